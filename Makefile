@@ -1,0 +1,43 @@
+# Every target creates .venv as needed, so `make demo` and `make test` work on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup check-spec check-spec-large test demo bench lint clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+## Model-check every MC configuration and show that every mutant is rejected for its property.
+check-spec: setup
+	$(BIN)/resume-check spec
+
+## The larger configurations, too slow for CI.
+check-spec-large: setup
+	$(BIN)/resume-check spec --large
+
+## The test suite, end to end with the real TLC.
+test: setup
+	$(BIN)/ruff check checker tests tools bench
+	$(BIN)/python -m pytest -q
+
+## The main job on built-in examples: judge every recorded trace against the contract.
+demo: setup
+	$(BIN)/resume-check traces/ ; test $$? -le 1
+	@echo "(exit code 1 above is expected: traces/ holds violating examples on purpose)"
+
+## Batched versus per-trace TLC runs; writes bench/results.md.
+bench: setup
+	$(BIN)/python bench/batch_bench.py --out bench/results.md
+
+lint: setup
+	$(BIN)/ruff check checker tests tools bench
+	$(BIN)/ruff format --check checker tests tools bench
+
+clean:
+	rm -rf $(VENV) states *.egg-info
