@@ -145,7 +145,8 @@ Fork(p, src, c, got) ==
                               !.task = [n \in Nodes |-> "idle"],
                               !.pos = [n \in Nodes |-> 1],
                               !.from = [done |-> got.done, ok |-> got.ok],
-                              !.fork = [from |-> src, to |-> c, got |-> got,
+                              !.fork = [from |-> src, to |-> c,
+                                        got |-> [done |-> got.done, ok |-> got.ok, rv |-> got.rv],
                                         want |-> [done |-> ckpt[src].done,
                                                   ok |-> {}, rv |-> {}]]]]
     /\ UNCHANGED <<wf, ckpt, pw, ledger, addr, delivered>>

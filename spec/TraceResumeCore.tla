@@ -17,8 +17,18 @@ WorkflowOf(h) ==
 
 TraceWorkflows == {WorkflowOf(Traces[i].header) : i \in DOMAIN Traces}
 
+\* As many processes as the batch's busiest trace had.
+TraceProcs == 1..IdCounts.proc
+
 Observed(e) == [id |-> e.checkpoint, parent |-> e.parent, done |-> e.done,
                 ok |-> e.ok, rv |-> e.values]
+
+\* The pending write a put_writes event acknowledges.
+WriteOf(e) ==
+    [at |-> e.checkpoint, node |-> e.node, kind |-> e.kind,
+     val |-> CASE e.kind = "interrupt" -> e.index
+               [] e.kind = "resume" -> e.value
+               [] OTHER -> 0]
 
 \* The ResumeCore action that event e records.
 Apply(e) ==
@@ -31,8 +41,7 @@ Apply(e) ==
     \/ e.ev = "task_end" /\ EndTask(e.proc, e.node, e.outcome)
     \/ e.ev = "step" /\ e.parent = run[e.proc].at /\ Step(e.proc, e.checkpoint, e.done)
     \/ e.ev = "put" /\ Persist(e.proc, e.checkpoint)
-    \/ e.ev = "put_writes" /\ PersistWrite(e.proc, [at |-> e.checkpoint, node |-> e.node,
-                                                     kind |-> e.kind, val |-> e.val])
+    \/ e.ev = "put_writes" /\ PersistWrite(e.proc, WriteOf(e))
     \/ e.ev = "finish" /\ Finish(e.proc)
     \/ e.ev = "crash" /\ \E kept \in SUBSET (mem[e.proc].cks \cup mem[e.proc].ws) :
                             Crash(e.proc, kept)

@@ -18,7 +18,9 @@
 (***************************************************************************)
 EXTENDS Naturals, Sequences, TLC
 
-CONSTANT Traces   \* <<[header |-> ..., events |-> <<...>>], ...>>
+CONSTANTS
+    Traces,   \* <<[header |-> ..., events |-> <<...>>], ...>>: identifiers as numbers
+    IdCounts  \* [namespace |-> the most identifiers of it any trace uses], e.g. procs
 
 VARIABLES t, l    \* the trace being validated and the cursor into its events
 

@@ -442,7 +442,7 @@ def _command(
     check_deadlock: bool,
     extra_args: Sequence[str],
 ) -> list[str]:
-    # ParallelGC: with TLC's default expectations unmet, -tool mode prints a GC warning (2401).
+    # TLC asks for the throughput collector; without it every run opens with warning 2401.
     command = [java, "-XX:+UseParallelGC", *shlex.split(os.environ.get(JAVA_OPTS_ENV, ""))]
     if library_paths:
         folders = os.pathsep.join(str(Path(folder).resolve()) for folder in library_paths)

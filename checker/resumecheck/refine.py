@@ -1,0 +1,218 @@
+"""From trace files to verdicts: validate, encode, run TLC once per contract, read its answer.
+
+This module decides nothing about semantics. TLC evaluates the contract's actions and
+properties; here we only route data and translate TLC's printed progress back to events.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from resumecheck.batch import write_batch
+from resumecheck.contract import Contract, find_contract
+from resumecheck.errors import TLCError, UsageError
+from resumecheck.tlc.runner import Outcome, TLCResult, run_tlc
+from resumecheck.tlc.values import FrozenDict, Value, format_value, parse_value
+from resumecheck.trace.encode import EncodedTrace, EncodeError, encode_trace
+from resumecheck.trace.reader import RawTrace, read_trace, trace_files
+from resumecheck.trace.schema import load_schema
+from resumecheck.verdict import Status, Verdict
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class _Prepared:
+    """A trace that passed validation, ready to go to TLC."""
+
+    raw: RawTrace
+    contract: Contract
+    encoded: EncodedTrace
+
+
+def judge(
+    paths: Sequence[Path],
+    *,
+    spec_paths: list[Path],
+    default_contract: str | None = None,
+    witness: bool = False,
+    on_line: Progress | None = None,
+) -> list[Verdict]:
+    """Judges every trace below `paths`; one TLC run per contract for the whole batch."""
+    files = trace_files(list(paths))
+    if not files:
+        raise UsageError("no trace files (*.jsonl, *.ndjson) in " + ", ".join(map(str, paths)))
+    verdicts: dict[int, Verdict] = {}
+    groups: dict[Contract, list[tuple[int, _Prepared]]] = defaultdict(list)
+    for position, path in enumerate(files):
+        prepared = _prepare(path, spec_paths, default_contract)
+        if isinstance(prepared, Verdict):
+            verdicts[position] = prepared
+        else:
+            groups[prepared.contract].append((position, prepared))
+    for contract, members in groups.items():
+        judged = _judge_group(contract, [p for _, p in members], witness, on_line)
+        for (position, _), verdict in zip(members, judged, strict=True):
+            verdicts[position] = verdict
+    return [verdicts[i] for i in range(len(files))]
+
+
+def _prepare(path: Path, spec_paths: list[Path], default: str | None) -> _Prepared | Verdict:
+    raw = read_trace(path)
+
+    def invalid(reason: str, contract: str | None = None) -> Verdict:
+        return Verdict(path, Status.INVALID, contract=contract, reason=reason,
+                       events=len(raw.events), truncated=raw.truncated)
+
+    if raw.problem or raw.header is None:
+        return invalid(raw.problem or "no header")
+    name = raw.header.get("contract", default)
+    if not isinstance(name, str):
+        return invalid("the header names no contract; pass --spec NAME")
+    schema = load_schema(name)
+    if schema is None:
+        return invalid(f"no trace format is known for contract {name!r}", name)
+    problem = schema.header_problem(raw.header)
+    if problem:
+        return invalid(f"line 1 (header): {problem}", name)
+    for index, event in enumerate(raw.events, start=1):
+        problem = schema.event_problem(event)
+        if problem:
+            return invalid(f"line {raw.lines[index - 1]} (event {index}): {problem}", name)
+    try:
+        contract = find_contract(name, spec_paths)
+        encoded = encode_trace(schema, raw.header, raw.events)
+    except UsageError as exc:
+        return invalid(str(exc), name)
+    except EncodeError as exc:
+        return invalid(_event_line(raw, str(exc)), name)
+    return _Prepared(raw, contract, encoded)
+
+
+def _event_line(raw: RawTrace, message: str) -> str:
+    """Rewrites 'event N: ...' as 'line L (event N): ...' for a person reading the file."""
+    head, _, rest = message.partition(":")
+    if head.startswith("event ") and head[6:].split(".")[0].isdigit():
+        index = int(head[6:].split(".")[0])
+        return f"line {raw.lines[index - 1]} ({head}):{rest}"
+    return message
+
+
+def _judge_group(
+    contract: Contract, traces: list[_Prepared], witness: bool, on_line: Progress | None
+) -> list[Verdict]:
+    result = _run(contract, [t.encoded for t in traces], witness=False, on_line=on_line)
+    if result.outcome is Outcome.OK:
+        verdicts = _read_verdicts(contract, traces, result)
+    elif len(traces) > 1 and result.outcome is Outcome.EVALUATION_ERROR:
+        # One trace broke the evaluation; judge each alone so the others still get a verdict.
+        verdicts = [_judge_group(contract, [t], False, on_line)[0] for t in traces]
+    else:
+        reason = f"TLC could not judge this batch ({result.outcome.value}): {result.error_text}"
+        if result.outcome is Outcome.SPEC_ERROR:
+            raise TLCError(f"contract {contract.name} does not parse: {result.error_text}")
+        verdicts = [_verdict(t, Status.ERROR, reason=reason.strip()) for t in traces]
+    if witness:
+        for trace, verdict in zip(traces, verdicts, strict=True):
+            if verdict.status in (Status.CONFORMS, Status.VIOLATES):
+                verdict.witness = _witness(contract, trace, verdict.matched)
+    return verdicts
+
+
+def _run(
+    contract: Contract, encoded: list[EncodedTrace], *, witness: bool, on_line: Progress | None
+) -> TLCResult:
+    folder = Path(tempfile.mkdtemp(prefix="resume-check-"))
+    try:
+        files = write_batch(folder, contract, encoded, witness=witness)
+        return run_tlc(files.module, files.config, library_paths=[contract.folder],
+                       on_line=on_line)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _verdict(trace: _Prepared, status: Status, **fields: Any) -> Verdict:
+    return Verdict(trace.raw.path, status, contract=trace.contract.name,
+                   events=len(trace.raw.events), truncated=trace.raw.truncated, **fields)
+
+
+def _read_verdicts(contract: Contract, traces: list[_Prepared], result: TLCResult) -> list[Verdict]:
+    progress: dict[int, int] = defaultdict(int)
+    broken: dict[tuple[int, int], set[str]] = defaultdict(set)
+    accepted: dict[int, dict[str, Any]] = {}
+    for line in result.prints:
+        value = parse_value(line)
+        if not (isinstance(value, tuple) and value and isinstance(value[0], str)):
+            continue
+        tag, *args = value
+        if tag == "rc-progress":
+            progress[args[0]] = max(progress[args[0]], args[1])
+        elif tag == "rc-violation":
+            broken[(args[0], args[1])] |= set(args[2])
+        elif tag == "rc-accepted":
+            accepted[args[0]] = _plain(args[1])
+    verdicts = []
+    for number, trace in enumerate(traces, start=1):
+        total = len(trace.raw.events)
+        matched = progress[number]
+        if matched > total:
+            raise TLCError(f"TLC reported {matched} matched events of {total}: a harness bug")
+        if matched == total and (number in accepted or total == 0):
+            verdicts.append(_verdict(trace, Status.CONFORMS, matched=total,
+                                     summary=accepted.get(number, {})))
+            continue
+        index = matched + 1
+        props = sorted(broken.get((number, index), set()))
+        if props:
+            reason = f"event {index} leads to a state that breaks {', '.join(props)}"
+        else:
+            reason = f"no action of {contract.name} allows event {index} after the {matched} before it"
+        verdicts.append(_verdict(
+            trace, Status.VIOLATES, matched=matched, event_index=index,
+            line=trace.raw.lines[index - 1], event=trace.raw.raw[index - 1],
+            properties=props, descriptions={p: contract.describe(p) for p in props},
+            reason=reason,
+        ))
+    return verdicts
+
+
+def _witness(contract: Contract, trace: _Prepared, matched: int) -> list[dict[str, Any]]:
+    """One behaviour of the contract that matches the first `matched` events, hidden state too."""
+    schema = load_schema(contract.name)
+    assert schema is not None and trace.raw.header is not None
+    prefix = encode_trace(schema, trace.raw.header, trace.raw.events[:matched])
+    result = _run(contract, [prefix], witness=True, on_line=None)
+    if result.outcome is not Outcome.INVARIANT_VIOLATION or result.violated != "NotMatched":
+        return [{"error": f"no witness: TLC said {result.outcome.value} {result.error_text}"}]
+    steps: list[dict[str, Any]] = []
+    previous: dict[str, Value] = {}
+    for state in result.error_trace:
+        variables = {k: v for k, v in state.variables.items() if k not in ("t", "l")}
+        changed = {k: format_value(v) for k, v in variables.items() if previous.get(k) != v}
+        index = len(steps)
+        step: dict[str, Any] = {"after_event": index}
+        if index:
+            step["event"] = trace.raw.raw[index - 1]
+        step["changed"] = changed
+        steps.append(step)
+        previous = variables
+    steps.append({"ids": {ns: {str(n): name for name, n in table.items()}
+                          for ns, table in prefix.ids.tables.items()}})
+    return steps
+
+
+def _plain(value: Value) -> Any:
+    """TLC values as JSON-friendly Python values."""
+    if isinstance(value, FrozenDict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, frozenset):
+        return sorted((_plain(v) for v in value), key=str)
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value

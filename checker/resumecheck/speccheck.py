@@ -1,0 +1,159 @@
+"""Model-check the contract and prove that each property can fail.
+
+Every `MC*.cfg` in the spec folder must pass. Every `mutants/*.mutant` is a small textual patch
+to a base module -- a broken variant of the protocol -- and must make TLC report a violation of
+exactly the property the mutant names. A mutant that TLC does not reject shows a property that
+cannot fail (or a mutant that no longer means anything): both are failures of the contract.
+
+Mutant file format::
+
+    # One or more comment lines: what the broken runtime does.
+    module: ResumeCore
+    config: MCResumeCore.cfg
+    expect: PC
+    --- replace
+    <exact text that occurs once in the module>
+    --- with
+    <its replacement>
+    --- end
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from resumecheck.errors import UsageError
+from resumecheck.tlc.runner import Outcome, run_tlc
+
+LARGE_SUFFIX = "Large"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    description: str
+    module: str
+    config: str
+    expect: str
+    patches: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Row:
+    kind: str  # "config" or "mutant"
+    name: str
+    expected: str  # "ok" or the property the mutant must break
+    outcome: str
+    distinct: int | None
+    seconds: float
+    passed: bool
+    detail: str = ""
+
+
+_META = re.compile(r"^(module|config|expect):\s*(\S+)\s*$", re.M)
+_PATCH = re.compile(r"^--- replace\n(.*?)^--- with\n(.*?)^--- end$", re.M | re.S)
+
+
+def parse_mutant(path: Path) -> Mutant:
+    text = path.read_text(encoding="utf-8")
+    head = text.split("--- replace", 1)[0]
+    meta = dict(_META.findall(head))
+    patches = tuple(_PATCH.findall(text))
+    missing = {"module", "config", "expect"} - meta.keys()
+    if missing or not patches:
+        raise UsageError(f"{path}: needs module:, config:, expect: and a replace/with/end block")
+    description = " ".join(
+        line.lstrip("# ").strip() for line in head.splitlines() if line.startswith("#")
+    )
+    return Mutant(path.stem, description, meta["module"], meta["config"], meta["expect"], patches)
+
+
+def module_for(config: Path) -> Path:
+    """`MCFoo.cfg` and `MCFooAsync.cfg` both check `MCFoo.tla`: the longest matching stem."""
+    candidates = [p for p in config.parent.glob("MC*.tla") if config.stem.startswith(p.stem)]
+    if not candidates:
+        raise UsageError(f"{config}: no MC*.tla module whose name starts its name")
+    return max(candidates, key=lambda p: len(p.stem))
+
+
+def configs(spec_dir: Path, *, large: bool) -> list[Path]:
+    found = sorted(spec_dir.glob("MC*.cfg"))
+    return [c for c in found if c.stem.endswith(LARGE_SUFFIX) == large]
+
+
+def mutants(spec_dir: Path) -> list[Mutant]:
+    return [parse_mutant(p) for p in sorted((spec_dir / "mutants").glob("*.mutant"))]
+
+
+def check_config(config: Path) -> Row:
+    result = run_tlc(module_for(config), config, workers=1)
+    passed = result.outcome is Outcome.OK
+    outcome = result.outcome.value + (f" {result.violated}" if result.violated else "")
+    return Row("config", config.name, "ok", outcome, result.distinct_states, result.seconds,
+               passed, "" if passed else result.error_text.strip())
+
+
+def check_mutant(spec_dir: Path, mutant: Mutant) -> Row:
+    folder = Path(tempfile.mkdtemp(prefix="resume-check-mutant-"))
+    try:
+        for source in spec_dir.glob("*.tla"):
+            shutil.copy(source, folder)
+        for source in spec_dir.glob("*.cfg"):
+            shutil.copy(source, folder)
+        target = folder / f"{mutant.module}.tla"
+        text = target.read_text(encoding="utf-8")
+        for old, new in mutant.patches:
+            if text.count(old) != 1:
+                return Row("mutant", mutant.name, mutant.expect, "patch does not apply", None,
+                           0.0, False, f"the text to replace occurs {text.count(old)} times")
+            text = text.replace(old, new)
+        target.write_text(text, encoding="utf-8")
+        config = folder / mutant.config
+        result = run_tlc(module_for(config), config, workers=1)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    violated = result.violated or ""
+    passed = result.outcome is Outcome.INVARIANT_VIOLATION and violated == mutant.expect
+    outcome = f"violates {violated}" if violated else result.outcome.value
+    return Row("mutant", mutant.name, mutant.expect, outcome, result.distinct_states,
+               result.seconds, passed, "" if passed else result.error_text.strip())
+
+
+def check_all(
+    spec_dir: Path, *, large: bool = False, only: str | None = None, jobs: int = 2,
+    on_row: Callable[[Row], None] | None = None,
+) -> list[Row]:
+    """Runs every configuration and mutant (in parallel, `jobs` TLC processes at a time)."""
+    tasks: list[tuple[str, Callable[[], Row]]] = [
+        (config.name, lambda c=config: check_config(c)) for config in configs(spec_dir, large=large)
+    ]
+    if not large:
+        tasks += [(m.name, lambda m=m: check_mutant(spec_dir, m)) for m in mutants(spec_dir)]
+    if only:
+        tasks = [(name, task) for name, task in tasks if only in name]
+    rows: list[Row] = []
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for row in pool.map(lambda named: named[1](), tasks):
+            rows.append(row)
+            if on_row:
+                on_row(row)
+    return rows
+
+
+def format_row(row: Row) -> str:
+    distinct = f"{row.distinct:,}" if row.distinct is not None else "-"
+    mark = "PASS" if row.passed else "FAIL"
+    return (f"{row.kind:<7} {row.name:<40} {distinct:>10} {row.seconds:>7.1f}s  "
+            f"{row.outcome:<24} expected {row.expected:<6} {mark}")
+
+
+def header_line() -> str:
+    return (f"{'kind':<7} {'name':<40} {'distinct':>10} {'time':>8}  {'outcome':<24} "
+            f"{'':<15} result")
+

@@ -1,0 +1,161 @@
+"""Turn a validated trace into TLA+ text that no trace content can change.
+
+The schema alone says how each field is encoded: identifiers (`x-intern`) become small integers
+numbered per trace in order of first appearance (so checkpoint ids grow with creation time, as
+uuid6 ids do), strings only ever come from the schema's own enums, arrays become sets unless the
+schema asks for a tuple, fields marked `x-tla: skip` stay out. A string the schema does not
+constrain can never reach TLA+: the encoder refuses the schema instead.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from resumecheck.trace.schema import TraceSchema
+
+_IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_SAFE_STRING = re.compile(r"^[\x20-\x7e]*$")
+_TLC_INT = 2**31 - 1
+
+
+class EncodeError(ValueError):
+    """The trace refers to something it never declared (e.g. a node not in its workflow)."""
+
+
+class SchemaDesignError(RuntimeError):
+    """The schema lets a value through that has no safe TLA+ encoding: a bug in the package."""
+
+
+@dataclass
+class InternTables:
+    """Per-trace numbering of identifiers; 0 stands for null."""
+
+    tables: dict[str, dict[Any, int]] = field(default_factory=dict)
+    closed: set[str] = field(default_factory=set)
+
+    def number(self, namespace: str, key: Any, where: str) -> int:
+        if key is None:
+            return 0
+        table = self.tables.setdefault(namespace, {})
+        if key not in table:
+            if namespace in self.closed:
+                raise EncodeError(f"{where}: {namespace} {key!r} was not declared in the header")
+            table[key] = len(table) + 1
+        return table[key]
+
+    def name(self, namespace: str, number: int) -> Any:
+        """The trace's own name for an interned number (for reports)."""
+        for key, value in self.tables.get(namespace, {}).items():
+            if value == number:
+                return key[1] if isinstance(key, tuple) else key
+        return None if number == 0 else number
+
+    def count(self, namespace: str) -> int:
+        return len(self.tables.get(namespace, {}))
+
+
+@dataclass
+class EncodedTrace:
+    """A trace as a TLA+ record expression, with the numbering used to write it."""
+
+    tla: str
+    ids: InternTables
+
+
+def encode_trace(
+    schema: TraceSchema, header: dict[str, Any], events: list[dict[str, Any]]
+) -> EncodedTrace:
+    """Encodes a trace already validated against `schema`."""
+    ids = InternTables()
+    encoder = _Encoder(schema, ids)
+    head = encoder.value(schema.defs["header"], header, "header")
+    body = [
+        encoder.value(schema.defs[f"ev_{event['ev']}"], event, f"event {i}")
+        for i, event in enumerate(events, start=1)
+    ]
+    events_tla = "<<" + ",\n  ".join(body) + ">>" if body else "<<>>"
+    return EncodedTrace(f"[header |-> {head},\n events |-> {events_tla}]", ids)
+
+
+def tla_string(text: str) -> str:
+    """A TLA+ string literal for text from the schema's own vocabulary."""
+    if not _SAFE_STRING.match(text):
+        raise SchemaDesignError(f"string {text!r} is not printable ASCII")
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class _Encoder:
+    def __init__(self, schema: TraceSchema, ids: InternTables) -> None:
+        self.schema = schema
+        self.ids = ids
+
+    def value(self, node: dict[str, Any], value: Any, where: str) -> str:
+        target = self.schema.resolve(node)
+        if "x-intern" in target:
+            return str(self.ids.number(target["x-intern"], _key(value), where))
+        if "const" in target or "enum" in target:
+            return self._literal(value, target, where)
+        kind = target.get("type")
+        if kind == "object":
+            return self._record(target, value, where)
+        if kind == "array":
+            return self._array(target, value, where)
+        if kind == "integer" and isinstance(value, int) and not isinstance(value, bool):
+            if abs(value) > _TLC_INT:
+                raise EncodeError(f"{where}: integer {value} out of range")
+            return str(value)
+        if kind == "boolean" and isinstance(value, bool):
+            return "TRUE" if value else "FALSE"
+        raise SchemaDesignError(f"{where}: no safe TLA+ encoding for schema {target!r}")
+
+    def _literal(self, value: Any, target: dict[str, Any], where: str) -> str:
+        allowed = [target["const"]] if "const" in target else target["enum"]
+        if value not in allowed:
+            raise EncodeError(f"{where}: {value!r} is not one of {allowed}")
+        if isinstance(value, str):
+            return tla_string(value)
+        if isinstance(value, bool):
+            return "TRUE" if value else "FALSE"
+        if isinstance(value, int):
+            return str(value)
+        raise SchemaDesignError(f"{where}: enum value {value!r} has no TLA+ encoding")
+
+    def _record(self, target: dict[str, Any], value: dict[str, Any], where: str) -> str:
+        props: dict[str, Any] = target.get("properties", {})
+        # Fields that declare a namespace come first, so later fields may refer to it.
+        order = sorted(props, key=lambda name: "x-declares" not in props[name])
+        fields = []
+        for name in order:
+            prop = props[name]
+            if prop.get("x-tla") == "skip":
+                continue
+            if not _IDENT.match(name):
+                raise SchemaDesignError(f"field name {name!r} is not a TLA+ identifier")
+            if name in value:
+                item = value[name]
+            elif "default" in prop:
+                item = prop["default"]
+            elif "default" in self.schema.resolve(prop):
+                item = self.schema.resolve(prop)["default"]
+            else:
+                raise SchemaDesignError(f"{where}: optional field {name!r} has no default")
+            fields.append((name, self.value(prop, item, f"{where}.{name}")))
+            if "x-declares" in prop:
+                self.ids.closed.add(prop["x-declares"])
+        fields.sort()
+        return "[" + ", ".join(f"{name} |-> {text}" for name, text in fields) + "]"
+
+    def _array(self, target: dict[str, Any], value: list[Any], where: str) -> str:
+        items = [self.value(target["items"], item, f"{where}[{i}]") for i, item in enumerate(value)]
+        if target.get("x-tla") == "tuple":
+            return "<<" + ", ".join(items) + ">>"
+        return "{" + ", ".join(items) + "}"
+
+
+def _key(value: Any) -> Any:
+    """A hashable identity for a JSON scalar used as an identifier (1 and "1" stay apart)."""
+    if value is None:
+        return None
+    return (type(value).__name__, value) if not isinstance(value, str) else value

@@ -1,0 +1,87 @@
+"""The trace format: one JSON Schema per contract, shipped with the package.
+
+Validation dispatches on the event kind itself, so an unknown event gets a one-line answer that
+names the kinds the contract knows, instead of a `oneOf` error listing every alternative.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jsonschema
+
+FORMAT = "resume-check/v1"
+
+
+@dataclass(frozen=True)
+class TraceSchema:
+    """The schema of one contract's traces and a validator per header and event kind."""
+
+    contract: str
+    document: dict[str, Any]
+
+    @property
+    def defs(self) -> dict[str, Any]:
+        return self.document["$defs"]
+
+    @property
+    def event_kinds(self) -> list[str]:
+        return sorted(name[3:] for name in self.defs if name.startswith("ev_"))
+
+    def resolve(self, node: dict[str, Any]) -> dict[str, Any]:
+        """Follows a local `$ref` (one level is all the format uses)."""
+        ref = node.get("$ref")
+        if ref is None:
+            return node
+        return self.defs[ref.rsplit("/", 1)[-1]]
+
+    def header_problem(self, header: dict[str, Any]) -> str | None:
+        return _first_error(self._validator("header"), header)
+
+    def event_problem(self, event: dict[str, Any]) -> str | None:
+        kind = event.get("ev")
+        if not isinstance(kind, str) or f"ev_{kind}" not in self.defs:
+            return f"unknown event {kind!r}; {self.contract} knows: {', '.join(self.event_kinds)}"
+        return _first_error(self._validator(f"ev_{kind}"), event)
+
+    def _validator(self, name: str) -> jsonschema.protocols.Validator:
+        return _validator(self.contract, name)
+
+
+def _first_error(validator: jsonschema.protocols.Validator, instance: Any) -> str | None:
+    error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+    if error is None:
+        return None
+    where = "/".join(str(part) for part in error.absolute_path)
+    return f"{where or '(top)'}: {error.message}"
+
+
+@cache
+def available_contracts() -> tuple[str, ...]:
+    root = resources.files("resumecheck.trace") / "schemas"
+    return tuple(
+        sorted(p.name.removesuffix(".v1.json") for p in root.iterdir() if p.name.endswith(".v1.json"))
+    )
+
+
+@cache
+def load_schema(contract: str) -> TraceSchema | None:
+    """The schema for `contract`, or None when the package ships none."""
+    if contract not in available_contracts():
+        return None
+    path = resources.files("resumecheck.trace") / "schemas" / f"{contract}.v1.json"
+    return TraceSchema(contract, json.loads(path.read_text(encoding="utf-8")))
+
+
+@cache
+def _validator(contract: str, name: str) -> jsonschema.protocols.Validator:
+    schema = load_schema(contract)
+    assert schema is not None
+    document = dict(schema.document)
+    document["$ref"] = f"#/$defs/{name}"
+    cls = jsonschema.validators.validator_for(document)
+    return cls(document, format_checker=cls.FORMAT_CHECKER)

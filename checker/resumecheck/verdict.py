@@ -1,0 +1,65 @@
+"""What resume-check concludes about one trace, in the words of the contract."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class Status(enum.Enum):
+    CONFORMS = "conforms"
+    VIOLATES = "violates"
+    INVALID = "invalid"
+    ERROR = "error"  # TLC could not judge it
+
+
+@dataclass
+class Verdict:
+    """The judgement of one trace file.
+
+    For a violation, `event_index` is the 1-based index of the first event that no behaviour of
+    the contract allows (`matched` = event_index - 1 events did match), `properties` the
+    properties that event would break, empty when no action of the contract matches it at all.
+    """
+
+    path: Path
+    status: Status
+    contract: str | None = None
+    events: int = 0
+    matched: int = 0
+    event_index: int | None = None
+    line: int | None = None
+    event: str | None = None
+    properties: list[str] = field(default_factory=list)
+    descriptions: dict[str, str] = field(default_factory=dict)
+    reason: str = ""
+    truncated: str | None = None
+    summary: dict[str, Any] = field(default_factory=dict)
+    witness: list[dict[str, Any]] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "path": str(self.path),
+            "status": self.status.value,
+            "contract": self.contract,
+            "events": self.events,
+            "matched": self.matched,
+        }
+        if self.status is Status.VIOLATES:
+            data |= {
+                "event_index": self.event_index,
+                "line": self.line,
+                "event": self.event,
+                "properties": self.properties,
+            }
+        if self.reason:
+            data["reason"] = self.reason
+        if self.truncated:
+            data["truncated"] = self.truncated
+        if self.summary:
+            data["summary"] = self.summary
+        if self.witness is not None:
+            data["witness"] = self.witness
+        return data
