@@ -105,8 +105,9 @@ Idle == [st |-> "down", at |-> 0, done |-> {}, ok |-> {}, rv |-> {},
 -----------------------------------------------------------------------------
 (* The runtime's moves.  Each is one event of a trace.                     *)
 
-Init ==
-    /\ wf \in Workflows
+\* The thread before anything ran, for workflow w.
+InitWith(w) ==
+    /\ wf = w
     /\ ckpt = [c \in {} |-> None]
     /\ pw = {}
     /\ mem = [p \in Procs |-> [cks |-> {}, ws |-> {}]]
@@ -114,6 +115,8 @@ Init ==
     /\ ledger = [k \in {} |-> None]
     /\ addr = [v \in {} |-> None]
     /\ delivered = {}
+
+Init == \E w \in Workflows : InitWith(w)
 
 \* Process p starts an invocation and the saver returns `got` as the latest
 \* checkpoint with its pending writes (id 0: the thread has no checkpoint).

@@ -15,8 +15,6 @@ WorkflowOf(h) ==
      durability |-> h.guarantees.durability,
      effects |-> h.guarantees.effects]
 
-TraceWorkflows == {WorkflowOf(Traces[i].header) : i \in DOMAIN Traces}
-
 \* As many processes as the batch's busiest trace had.
 TraceProcs == 1..IdCounts.proc
 
@@ -51,8 +49,7 @@ Broken == {name \in DOMAIN Properties : ~Properties[name]}
 TraceInit ==
     /\ t \in DOMAIN Traces
     /\ l = 1
-    /\ Init
-    /\ wf = WorkflowOf(Traces[t].header)
+    /\ InitWith(WorkflowOf(Traces[t].header))
 
 TraceNext ==
     /\ ~Matched

@@ -26,6 +26,8 @@ from resumecheck.verdict import Status, Verdict
 
 Progress = Callable[[str], None]
 
+TLC_WORKERS = 2
+
 
 @dataclass
 class _Prepared:
@@ -128,11 +130,15 @@ def _judge_group(
 def _run(
     contract: Contract, encoded: list[EncodedTrace], *, witness: bool, on_line: Progress | None
 ) -> TLCResult:
+    schema = load_schema(contract.name)
+    assert schema is not None
     folder = Path(tempfile.mkdtemp(prefix="resume-check-"))
     try:
-        files = write_batch(folder, contract, encoded, witness=witness)
+        files = write_batch(folder, contract, schema, encoded, witness=witness)
+        # Two workers keep separate registers; each prints its own progress and the report
+        # takes the maximum, so the verdict does not depend on the number of workers.
         return run_tlc(files.module, files.config, library_paths=[contract.folder],
-                       on_line=on_line)
+                       workers=1 if witness else TLC_WORKERS, on_line=on_line)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

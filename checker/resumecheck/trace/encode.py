@@ -71,12 +71,38 @@ def encode_trace(
     ids = InternTables()
     encoder = _Encoder(schema, ids)
     head = encoder.value(schema.defs["header"], header, "header")
-    body = [
-        encoder.value(schema.defs[f"ev_{event['ev']}"], event, f"event {i}")
-        for i, event in enumerate(events, start=1)
-    ]
+    body = [encoder.event(event, f"event {i}") for i, event in enumerate(events, start=1)]
     events_tla = "<<" + ",\n  ".join(body) + ">>" if body else "<<>>"
     return EncodedTrace(f"[header |-> {head},\n events |-> {events_tla}]", ids)
+
+
+def constructor_name(kind: str) -> str:
+    """The generated TLA+ operator that builds an event of `kind` (see `event_constructors`)."""
+    if not _IDENT.match(kind):
+        raise SchemaDesignError(f"event kind {kind!r} is not a TLA+ identifier")
+    return f"TraceEvent_{kind}"
+
+
+def event_fields(schema: TraceSchema, kind: str) -> list[str]:
+    """The fields of an event kind that reach TLA+, in constructor-argument order."""
+    props = schema.defs[f"ev_{kind}"]["properties"]
+    return sorted(name for name, prop in props.items() if prop.get("x-tla") != "skip" and name != "ev")
+
+
+def event_constructors(schema: TraceSchema) -> str:
+    """One TLA+ operator per event kind that builds its record from positional arguments.
+
+    Writing `TraceEvent_put(7, 1)` instead of `[checkpoint |-> 7, ev |-> "put", proc |-> 1]`
+    makes the generated module a third of the size, and SANY's parse time with it.
+    """
+    lines = []
+    for kind in schema.event_kinds:
+        fields = event_fields(schema, kind)
+        params = ", ".join(f"a{i}" for i in range(len(fields)))
+        parts = [f"ev |-> {tla_string(kind)}"] + [f"{f} |-> a{i}" for i, f in enumerate(fields)]
+        head = f"{constructor_name(kind)}({params})" if fields else constructor_name(kind)
+        lines.append(f"{head} == [{', '.join(sorted(parts))}]")
+    return "\n".join(lines)
 
 
 def tla_string(text: str) -> str:
@@ -110,6 +136,25 @@ class _Encoder:
             return "TRUE" if value else "FALSE"
         raise SchemaDesignError(f"{where}: no safe TLA+ encoding for schema {target!r}")
 
+    def event(self, event: dict[str, Any], where: str) -> str:
+        kind = event["ev"]
+        props = self.schema.defs[f"ev_{kind}"]["properties"]
+        args = [self._field(props[name], event, name, where)
+                for name in event_fields(self.schema, kind)]
+        name = constructor_name(kind)
+        return f"{name}({', '.join(args)})" if args else name
+
+    def _field(self, prop: dict[str, Any], value: dict[str, Any], name: str, where: str) -> str:
+        if name in value:
+            item = value[name]
+        elif "default" in prop:
+            item = prop["default"]
+        elif "default" in self.schema.resolve(prop):
+            item = self.schema.resolve(prop)["default"]
+        else:
+            raise SchemaDesignError(f"{where}: optional field {name!r} has no default")
+        return self.value(prop, item, f"{where}.{name}")
+
     def _literal(self, value: Any, target: dict[str, Any], where: str) -> str:
         allowed = [target["const"]] if "const" in target else target["enum"]
         if value not in allowed:
@@ -133,15 +178,7 @@ class _Encoder:
                 continue
             if not _IDENT.match(name):
                 raise SchemaDesignError(f"field name {name!r} is not a TLA+ identifier")
-            if name in value:
-                item = value[name]
-            elif "default" in prop:
-                item = prop["default"]
-            elif "default" in self.schema.resolve(prop):
-                item = self.schema.resolve(prop)["default"]
-            else:
-                raise SchemaDesignError(f"{where}: optional field {name!r} has no default")
-            fields.append((name, self.value(prop, item, f"{where}.{name}")))
+            fields.append((name, self._field(prop, value, name, where)))
             if "x-declares" in prop:
                 self.ids.closed.add(prop["x-declares"])
         fields.sort()
