@@ -5,7 +5,7 @@
 (***************************************************************************)
 EXTENDS ResumeCore
 
-CONSTANTS MaxFaults, MaxIds, MaxValues, Durabilities, Shapes
+CONSTANTS MaxFaults, MaxIds, MaxValues, Durabilities, Shapes, Guarantees
 
 VARIABLE faults   \* crashes and forks so far
 
@@ -23,7 +23,7 @@ ShapeNamed == ("fan" :> Fan @@ "chain" :> Chain)
 
 MCWorkflows ==
     {[nodes |-> ShapeNamed[s].nodes, pred |-> ShapeNamed[s].pred, body |-> ShapeNamed[s].body,
-      durability |-> d, effects |-> "exactly-once"] : s \in Shapes, d \in Durabilities}
+      durability |-> d, effects |-> g] : s \in Shapes, d \in Durabilities, g \in Guarantees}
 
 MCInit == Init /\ faults = 0
 

@@ -264,7 +264,8 @@ Crash(p, kept) ==
 -----------------------------------------------------------------------------
 (* The reference runtime: the correct choice at every move.               *)
 
-Fresh(S) == CHOOSE i \in 1..(Cardinality(S) + 1) : i \notin S
+\* A new id, larger than every id in S: checkpoint ids grow with time (uuid6).
+Fresh(S) == IF S = {} THEN 1 ELSE Max(S) + 1
 
 Up(p) == run[p].st = "up"
 

@@ -48,20 +48,47 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text",
-              show_default=True, help="Report format.")
-@click.option("--witness", is_flag=True,
-              help="Also print one behaviour of the contract that matches each trace (the "
-                   "matched prefix of a violating one), hidden variables included.")
-@click.option("--spec", "default_contract", metavar="NAME",
-              help="Contract for traces whose header names none (e.g. ResumeCore).")
-@click.option("--spec-path", "spec_paths", multiple=True, metavar="DIR",
-              type=click.Path(file_okay=False, path_type=Path),
-              help=f"Folder with contract modules, searched first (also ${SPEC_PATH_ENV}).")
-@click.option("--progress/--no-progress", default=None,
-              help="Show TLC's progress on stderr (default: when stderr is a terminal).")
-def check(paths: tuple[Path, ...], fmt: str, witness: bool, default_contract: str | None,
-          spec_paths: tuple[Path, ...], progress: bool | None) -> int:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(RENDERERS)),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@click.option(
+    "--witness",
+    is_flag=True,
+    help="Also print one behaviour of the contract that matches each trace (the "
+    "matched prefix of a violating one), hidden variables included.",
+)
+@click.option(
+    "--spec",
+    "default_contract",
+    metavar="NAME",
+    help="Contract for traces whose header names none (e.g. ResumeCore).",
+)
+@click.option(
+    "--spec-path",
+    "spec_paths",
+    multiple=True,
+    metavar="DIR",
+    type=click.Path(file_okay=False, path_type=Path),
+    help=f"Folder with contract modules, searched first (also ${SPEC_PATH_ENV}).",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Show TLC's progress on stderr (default: when stderr is a terminal).",
+)
+def check(
+    paths: tuple[Path, ...],
+    fmt: str,
+    witness: bool,
+    default_contract: str | None,
+    spec_paths: tuple[Path, ...],
+    progress: bool | None,
+) -> int:
     """Judge traces: conforms, violates (first bad event and the property it breaks), invalid.
 
     \b
@@ -91,8 +118,11 @@ def check(paths: tuple[Path, ...], fmt: str, witness: bool, default_contract: st
 @click.option("--large", is_flag=True, help="Run only the large configurations (MC*Large.cfg).")
 @click.option("--only", metavar="TEXT", help="Run only configurations and mutants named so.")
 @click.option("--jobs", default=2, show_default=True, help="TLC processes at once.")
-@click.option("--spec-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="The spec folder (default: the project's spec/).")
+@click.option(
+    "--spec-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The spec folder (default: the project's spec/).",
+)
 def spec(large: bool, only: str | None, jobs: int, spec_dir: Path | None) -> int:
     """Model-check the contract: every MC*.cfg must pass, every mutant must be rejected.
 
@@ -104,8 +134,9 @@ def spec(large: bool, only: str | None, jobs: int, spec_dir: Path | None) -> int
     if folder is None or not folder.is_dir():
         raise UsageError("no spec folder; pass --spec-dir")
     click.echo(header_line())
-    rows = check_all(folder, large=large, only=only, jobs=jobs,
-                     on_row=lambda row: click.echo(format_row(row)))
+    rows = check_all(
+        folder, large=large, only=only, jobs=jobs, on_row=lambda row: click.echo(format_row(row))
+    )
     failed = [row for row in rows if not row.passed]
     for row in failed:
         if row.detail:
@@ -125,8 +156,9 @@ class _ProgressLine:
             self.accepted += 1
         elif not line.startswith("Progress("):
             return
-        click.echo(f"\r\033[Kchecking: {self.accepted} trace(s) fully matched so far",
-                   err=True, nl=False)
+        click.echo(
+            f"\r\033[Kchecking: {self.accepted} trace(s) fully matched so far", err=True, nl=False
+        )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -69,8 +69,14 @@ def _prepare(path: Path, spec_paths: list[Path], default: str | None) -> _Prepar
     raw = read_trace(path)
 
     def invalid(reason: str, contract: str | None = None) -> Verdict:
-        return Verdict(path, Status.INVALID, contract=contract, reason=reason,
-                       events=len(raw.events), truncated=raw.truncated)
+        return Verdict(
+            path,
+            Status.INVALID,
+            contract=contract,
+            reason=reason,
+            events=len(raw.events),
+            truncated=raw.truncated,
+        )
 
     if raw.problem or raw.header is None:
         return invalid(raw.problem or "no header")
@@ -137,15 +143,26 @@ def _run(
         files = write_batch(folder, contract, schema, encoded, witness=witness)
         # Two workers keep separate registers; each prints its own progress and the report
         # takes the maximum, so the verdict does not depend on the number of workers.
-        return run_tlc(files.module, files.config, library_paths=[contract.folder],
-                       workers=1 if witness else TLC_WORKERS, on_line=on_line)
+        return run_tlc(
+            files.module,
+            files.config,
+            library_paths=[contract.folder],
+            workers=1 if witness else TLC_WORKERS,
+            on_line=on_line,
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
 def _verdict(trace: _Prepared, status: Status, **fields: Any) -> Verdict:
-    return Verdict(trace.raw.path, status, contract=trace.contract.name,
-                   events=len(trace.raw.events), truncated=trace.raw.truncated, **fields)
+    return Verdict(
+        trace.raw.path,
+        status,
+        contract=trace.contract.name,
+        events=len(trace.raw.events),
+        truncated=trace.raw.truncated,
+        **fields,
+    )
 
 
 def _read_verdicts(contract: Contract, traces: list[_Prepared], result: TLCResult) -> list[Verdict]:
@@ -170,21 +187,31 @@ def _read_verdicts(contract: Contract, traces: list[_Prepared], result: TLCResul
         if matched > total:
             raise TLCError(f"TLC reported {matched} matched events of {total}: a harness bug")
         if matched == total and (number in accepted or total == 0):
-            verdicts.append(_verdict(trace, Status.CONFORMS, matched=total,
-                                     summary=accepted.get(number, {})))
+            verdicts.append(
+                _verdict(trace, Status.CONFORMS, matched=total, summary=accepted.get(number, {}))
+            )
             continue
         index = matched + 1
         props = sorted(broken.get((number, index), set()))
         if props:
             reason = f"event {index} leads to a state that breaks {', '.join(props)}"
         else:
-            reason = f"no action of {contract.name} allows event {index} after the {matched} before it"
-        verdicts.append(_verdict(
-            trace, Status.VIOLATES, matched=matched, event_index=index,
-            line=trace.raw.lines[index - 1], event=trace.raw.raw[index - 1],
-            properties=props, descriptions={p: contract.describe(p) for p in props},
-            reason=reason,
-        ))
+            reason = (
+                f"no action of {contract.name} allows event {index} after the {matched} before it"
+            )
+        verdicts.append(
+            _verdict(
+                trace,
+                Status.VIOLATES,
+                matched=matched,
+                event_index=index,
+                line=trace.raw.lines[index - 1],
+                event=trace.raw.raw[index - 1],
+                properties=props,
+                descriptions={p: contract.describe(p) for p in props},
+                reason=reason,
+            )
+        )
     return verdicts
 
 
@@ -208,8 +235,14 @@ def _witness(contract: Contract, trace: _Prepared, matched: int) -> list[dict[st
         step["changed"] = changed
         steps.append(step)
         previous = variables
-    steps.append({"ids": {ns: {str(n): name for name, n in table.items()}
-                          for ns, table in prefix.ids.tables.items()}})
+    steps.append(
+        {
+            "ids": {
+                ns: {str(n): name for name, n in table.items()}
+                for ns, table in prefix.ids.tables.items()
+            }
+        }
+    )
     return steps
 
 

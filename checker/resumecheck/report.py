@@ -37,8 +37,10 @@ def _text_one(v: Verdict) -> list[str]:
     out: list[str] = []
     if v.status is Status.CONFORMS:
         met = ", ".join(f"{k}: {val}" for k, val in v.summary.items())
-        out.append(f"{v.path}: conforms to {v.contract} ({v.events} events)"
-                   + (f"; met {met}" if met else ""))
+        out.append(
+            f"{v.path}: conforms to {v.contract} ({v.events} events)"
+            + (f"; met {met}" if met else "")
+        )
     elif v.status is Status.VIOLATES:
         what = ", ".join(v.properties) if v.properties else "no action matches"
         out.append(f"{v.path}: violates {v.contract}: {what}")
@@ -47,8 +49,9 @@ def _text_one(v: Verdict) -> list[str]:
         for prop in v.properties:
             text = v.descriptions.get(prop, "")
             if text:
-                out.extend(textwrap.wrap(text, width=96,
-                                         initial_indent="  ", subsequent_indent="      "))
+                out.extend(
+                    textwrap.wrap(text, width=96, initial_indent="  ", subsequent_indent="      ")
+                )
     else:
         out.append(f"{v.path}: {v.status.value}: {v.reason}")
     if v.truncated:
@@ -59,14 +62,18 @@ def _text_one(v: Verdict) -> list[str]:
             if "ids" in step:
                 legend = "; ".join(
                     f"{ns} " + ", ".join(f"{n}={name!r}" for n, name in table.items())
-                    for ns, table in step["ids"].items())
+                    for ns, table in step["ids"].items()
+                )
                 out.append(f"    ids: {legend}")
                 continue
             if "error" in step:
                 out.append(f"    {step['error']}")
                 continue
-            head = "initial state" if not step["after_event"] else (
-                f"after event {step['after_event']}: {step['event']}")
+            head = (
+                "initial state"
+                if not step["after_event"]
+                else (f"after event {step['after_event']}: {step['event']}")
+            )
             out.append(f"    {head}")
             for name, value in step["changed"].items():
                 out.append(f"      {name} = {' '.join(value.split())}")
@@ -90,15 +97,19 @@ def render_junit(verdicts: Sequence[Verdict]) -> str:
         by_contract.setdefault(v.contract or "unknown", []).append(v)
     for contract, members in by_contract.items():
         suite = ET.SubElement(
-            suites, "testsuite", name=contract, tests=str(len(members)),
+            suites,
+            "testsuite",
+            name=contract,
+            tests=str(len(members)),
             failures=str(sum(v.status is Status.VIOLATES for v in members)),
             errors=str(sum(v.status in (Status.INVALID, Status.ERROR) for v in members)),
         )
         for v in members:
             case = ET.SubElement(suite, "testcase", classname=contract, name=str(v.path))
             if v.status is Status.VIOLATES:
-                failure = ET.SubElement(case, "failure", type=",".join(v.properties) or "unmatched",
-                                        message=v.reason)
+                failure = ET.SubElement(
+                    case, "failure", type=",".join(v.properties) or "unmatched", message=v.reason
+                )
                 failure.text = "\n".join(_text_one(v))
             elif v.status is not Status.CONFORMS:
                 error = ET.SubElement(case, "error", type=v.status.value, message=v.reason)

@@ -95,8 +95,16 @@ def check_config(config: Path) -> Row:
     result = run_tlc(module_for(config), config, workers=1)
     passed = result.outcome is Outcome.OK
     outcome = result.outcome.value + (f" {result.violated}" if result.violated else "")
-    return Row("config", config.name, "ok", outcome, result.distinct_states, result.seconds,
-               passed, "" if passed else result.error_text.strip())
+    return Row(
+        "config",
+        config.name,
+        "ok",
+        outcome,
+        result.distinct_states,
+        result.seconds,
+        passed,
+        "" if passed else result.error_text.strip(),
+    )
 
 
 def check_mutant(spec_dir: Path, mutant: Mutant) -> Row:
@@ -110,8 +118,16 @@ def check_mutant(spec_dir: Path, mutant: Mutant) -> Row:
         text = target.read_text(encoding="utf-8")
         for old, new in mutant.patches:
             if text.count(old) != 1:
-                return Row("mutant", mutant.name, mutant.expect, "patch does not apply", None,
-                           0.0, False, f"the text to replace occurs {text.count(old)} times")
+                return Row(
+                    "mutant",
+                    mutant.name,
+                    mutant.expect,
+                    "patch does not apply",
+                    None,
+                    0.0,
+                    False,
+                    f"the text to replace occurs {text.count(old)} times",
+                )
             text = text.replace(old, new)
         target.write_text(text, encoding="utf-8")
         config = folder / mutant.config
@@ -121,12 +137,24 @@ def check_mutant(spec_dir: Path, mutant: Mutant) -> Row:
     violated = result.violated or ""
     passed = result.outcome is Outcome.INVARIANT_VIOLATION and violated == mutant.expect
     outcome = f"violates {violated}" if violated else result.outcome.value
-    return Row("mutant", mutant.name, mutant.expect, outcome, result.distinct_states,
-               result.seconds, passed, "" if passed else result.error_text.strip())
+    return Row(
+        "mutant",
+        mutant.name,
+        mutant.expect,
+        outcome,
+        result.distinct_states,
+        result.seconds,
+        passed,
+        "" if passed else result.error_text.strip(),
+    )
 
 
 def check_all(
-    spec_dir: Path, *, large: bool = False, only: str | None = None, jobs: int = 2,
+    spec_dir: Path,
+    *,
+    large: bool = False,
+    only: str | None = None,
+    jobs: int = 2,
     on_row: Callable[[Row], None] | None = None,
 ) -> list[Row]:
     """Runs every configuration and mutant (in parallel, `jobs` TLC processes at a time)."""
@@ -149,11 +177,11 @@ def check_all(
 def format_row(row: Row) -> str:
     distinct = f"{row.distinct:,}" if row.distinct is not None else "-"
     mark = "PASS" if row.passed else "FAIL"
-    return (f"{row.kind:<7} {row.name:<40} {distinct:>10} {row.seconds:>7.1f}s  "
-            f"{row.outcome:<24} expected {row.expected:<6} {mark}")
+    return (
+        f"{row.kind:<7} {row.name:<40} {distinct:>10} {row.seconds:>7.1f}s  "
+        f"{row.outcome:<24} expected {row.expected:<6} {mark}"
+    )
 
 
 def header_line() -> str:
-    return (f"{'kind':<7} {'name':<40} {'distinct':>10} {'time':>8}  {'outcome':<24} "
-            f"{'':<15} result")
-
+    return f"{'kind':<7} {'name':<40} {'distinct':>10} {'time':>8}  {'outcome':<24} {'':<15} result"

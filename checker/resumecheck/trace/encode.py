@@ -86,7 +86,9 @@ def constructor_name(kind: str) -> str:
 def event_fields(schema: TraceSchema, kind: str) -> list[str]:
     """The fields of an event kind that reach TLA+, in constructor-argument order."""
     props = schema.defs[f"ev_{kind}"]["properties"]
-    return sorted(name for name, prop in props.items() if prop.get("x-tla") != "skip" and name != "ev")
+    return sorted(
+        name for name, prop in props.items() if prop.get("x-tla") != "skip" and name != "ev"
+    )
 
 
 def event_constructors(schema: TraceSchema) -> str:
@@ -139,8 +141,9 @@ class _Encoder:
     def event(self, event: dict[str, Any], where: str) -> str:
         kind = event["ev"]
         props = self.schema.defs[f"ev_{kind}"]["properties"]
-        args = [self._field(props[name], event, name, where)
-                for name in event_fields(self.schema, kind)]
+        args = [
+            self._field(props[name], event, name, where) for name in event_fields(self.schema, kind)
+        ]
         name = constructor_name(kind)
         return f"{name}({', '.join(args)})" if args else name
 

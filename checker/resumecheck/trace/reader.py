@@ -99,7 +99,9 @@ def trace_files(paths: list[Path]) -> list[Path]:
     for path in paths:
         if path.is_dir():
             found.extend(
-                sorted(p for p in path.rglob("*") if p.suffix in (".jsonl", ".ndjson") and p.is_file())
+                sorted(
+                    p for p in path.rglob("*") if p.suffix in (".jsonl", ".ndjson") and p.is_file()
+                )
             )
         else:
             found.append(path)

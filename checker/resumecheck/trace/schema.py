@@ -66,7 +66,9 @@ def _first_error(validator: jsonschema.protocols.Validator, instance: Any) -> st
 def available_contracts() -> tuple[str, ...]:
     root = resources.files("resumecheck.trace") / "schemas"
     return tuple(
-        sorted(p.name.removesuffix(".v1.json") for p in root.iterdir() if p.name.endswith(".v1.json"))
+        sorted(
+            p.name.removesuffix(".v1.json") for p in root.iterdir() if p.name.endswith(".v1.json")
+        )
     )
 
 
