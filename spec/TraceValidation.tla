@@ -22,6 +22,8 @@ EXTENDS Naturals, Sequences, TLC, TraceData
 (*   TraceLog      <<[header |-> ..., events |-> <<...>>], ...>>, every    *)
 (*                 identifier numbered, every string from the schema       *)
 (*   TraceIdCounts [namespace |-> the most identifiers of it a trace uses] *)
+(*   TraceCut      TRUE; FALSE only to show a person the state in which a  *)
+(*                 violating event ends (a witness of the violation)       *)
 (* They are definitions, not constants, so that TLC evaluates them once.   *)
 
 Traces == TraceLog
@@ -45,7 +47,7 @@ Advance(broken, summary) ==
     /\ t' = t
     /\ l' = l + 1
     /\ IF broken = {} THEN TRUE
-       ELSE PrintT(<<"rc-violation", t, l, broken>>) /\ FALSE
+       ELSE PrintT(<<"rc-violation", t, l, broken>>) /\ ~TraceCut
     /\ l' > Len(Events) => PrintT(<<"rc-accepted", t, summary>>)
 
 \* Violated exactly when a behaviour has matched the whole trace, so that

@@ -30,8 +30,13 @@ def write_batch(
     traces: Sequence[EncodedTrace],
     *,
     witness: bool = False,
+    cut: bool = True,
 ) -> BatchFiles:
-    """Writes the batch modules for `traces` (in order: trace i is TLA+ index i) into `folder`."""
+    """Writes the batch modules for `traces` (in order: trace i is TLA+ index i) into `folder`.
+
+    With `cut` false, a state that breaks a property is still explored: only for showing the
+    state a violating event leads to, never for a verdict.
+    """
     namespaces = sorted({ns for trace in traces for ns in trace.ids.tables} | {"proc"})
     counts = ", ".join(
         f"{ns} |-> {max((t.ids.count(ns) for t in traces), default=0)}" for ns in namespaces
@@ -43,6 +48,7 @@ def write_batch(
         f"{event_constructors(schema)}\n"
         f"TraceLog == <<\n{body}\n>>\n"
         f"TraceIdCounts == [{counts}]\n"
+        f"TraceCut == {'TRUE' if cut else 'FALSE'}\n"
         "====\n",
         encoding="utf-8",
     )

@@ -128,19 +128,28 @@ def _judge_group(
         verdicts = [_verdict(t, Status.ERROR, reason=reason.strip()) for t in traces]
     if witness:
         for trace, verdict in zip(traces, verdicts, strict=True):
-            if verdict.status in (Status.CONFORMS, Status.VIOLATES):
-                verdict.witness = _witness(contract, trace, verdict.matched)
+            if verdict.status is Status.CONFORMS:
+                verdict.witness = _witness(contract, trace, verdict.matched, cut=True)
+            elif verdict.status is Status.VIOLATES:
+                # Show the state the bad event leads to when it matched an action at all.
+                upto = verdict.matched + (1 if verdict.properties else 0)
+                verdict.witness = _witness(contract, trace, upto, cut=not verdict.properties)
     return verdicts
 
 
 def _run(
-    contract: Contract, encoded: list[EncodedTrace], *, witness: bool, on_line: Progress | None
+    contract: Contract,
+    encoded: list[EncodedTrace],
+    *,
+    witness: bool,
+    on_line: Progress | None,
+    cut: bool = True,
 ) -> TLCResult:
     schema = load_schema(contract.name)
     assert schema is not None
     folder = Path(tempfile.mkdtemp(prefix="resume-check-"))
     try:
-        files = write_batch(folder, contract, schema, encoded, witness=witness)
+        files = write_batch(folder, contract, schema, encoded, witness=witness, cut=cut)
         # Two workers keep separate registers; each prints its own progress and the report
         # takes the maximum, so the verdict does not depend on the number of workers.
         return run_tlc(
@@ -215,19 +224,30 @@ def _read_verdicts(contract: Contract, traces: list[_Prepared], result: TLCResul
     return verdicts
 
 
-def _witness(contract: Contract, trace: _Prepared, matched: int) -> list[dict[str, Any]]:
-    """One behaviour of the contract that matches the first `matched` events, hidden state too."""
+def _witness(
+    contract: Contract, trace: _Prepared, matched: int, *, cut: bool
+) -> list[dict[str, Any]]:
+    """One behaviour of the contract that matches the first `matched` events, hidden state too.
+
+    For a violation the last of those events is the bad one and `cut` is off, so the behaviour
+    ends in the state that breaks the property: the counterexample, in the contract's terms.
+    """
     schema = load_schema(contract.name)
     assert schema is not None and trace.raw.header is not None
     prefix = encode_trace(schema, trace.raw.header, trace.raw.events[:matched])
-    result = _run(contract, [prefix], witness=True, on_line=None)
+    result = _run(contract, [prefix], witness=True, on_line=None, cut=cut)
     if result.outcome is not Outcome.INVARIANT_VIOLATION or result.violated != "NotMatched":
         return [{"error": f"no witness: TLC said {result.outcome.value} {result.error_text}"}]
     steps: list[dict[str, Any]] = []
     previous: dict[str, Value] = {}
     for state in result.error_trace:
         variables = {k: v for k, v in state.variables.items() if k not in ("t", "l")}
-        changed = {k: format_value(v) for k, v in variables.items() if previous.get(k) != v}
+        changed: dict[str, str] = {}
+        for name, value in variables.items():
+            if name in previous:
+                changed.update(_diff(name, previous[name], value))
+            else:
+                changed[name] = format_value(value)
         index = len(steps)
         step: dict[str, Any] = {"after_event": index}
         if index:
@@ -244,6 +264,24 @@ def _witness(contract: Contract, trace: _Prepared, matched: int) -> list[dict[st
         }
     )
     return steps
+
+
+def _diff(path: str, old: Value, new: Value) -> dict[str, str]:
+    """The parts of a variable that changed, as `run[2].task[1]`-style paths, so a witness shows
+    what a step did rather than the whole state again."""
+    if old == new:
+        return {}
+    if isinstance(old, FrozenDict) and isinstance(new, FrozenDict) and old.keys() == new.keys():
+        items = [(k, old[k], new[k]) for k in new]
+    elif isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new):
+        items = [(i, a, b) for i, (a, b) in enumerate(zip(old, new, strict=True), start=1)]
+    else:
+        return {path: format_value(new)}
+    changed: dict[str, str] = {}
+    for key, a, b in items:
+        sub = f"{path}.{key}" if isinstance(key, str) and key.isidentifier() else f"{path}[{key}]"
+        changed.update(_diff(sub, a, b))
+    return changed
 
 
 def _plain(value: Value) -> Any:

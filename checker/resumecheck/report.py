@@ -57,7 +57,12 @@ def _text_one(v: Verdict) -> list[str]:
     if v.truncated:
         out.append(f"  note: {v.truncated}")
     if v.witness:
-        out.append("  witness (one behaviour of the contract that matches, hidden state too):")
+        out.append(
+            "  witness (a behaviour of the contract matching the trace, hidden state too):"
+            if v.status is Status.CONFORMS
+            else "  witness (the behaviour that matches the events before the bad one, then the "
+            "state the bad event leads to):"
+        )
         for step in v.witness:
             if "ids" in step:
                 legend = "; ".join(
