@@ -178,4 +178,11 @@ def main(argv: list[str] | None = None) -> None:
         code = exc.exit_code
     except KeyboardInterrupt:
         code = 130
+    except Exception as exc:  # a bug in resume-check, never a verdict: say so, exit 2
+        click.echo(
+            f"resume-check: internal error ({type(exc).__name__}: {exc}); "
+            "please report it with the input that caused it",
+            err=True,
+        )
+        code = 2
     sys.exit(code if isinstance(code, int) else 0)

@@ -255,14 +255,11 @@ def _witness(
         step["changed"] = changed
         steps.append(step)
         previous = variables
-    steps.append(
-        {
-            "ids": {
-                ns: {str(n): name for name, n in table.items()}
-                for ns, table in prefix.ids.tables.items()
-            }
-        }
-    )
+    legend = {
+        ns: {str(n): prefix.ids.name(ns, n) for n in table.values()}
+        for ns, table in prefix.ids.tables.items()
+    }
+    steps.append({"ids": legend})
     return steps
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from collections import Counter
 from collections.abc import Sequence
@@ -110,17 +111,30 @@ def render_junit(verdicts: Sequence[Verdict]) -> str:
             errors=str(sum(v.status in (Status.INVALID, Status.ERROR) for v in members)),
         )
         for v in members:
-            case = ET.SubElement(suite, "testcase", classname=contract, name=str(v.path))
+            case = ET.SubElement(suite, "testcase", classname=contract, name=_xml_text(str(v.path)))
             if v.status is Status.VIOLATES:
                 failure = ET.SubElement(
-                    case, "failure", type=",".join(v.properties) or "unmatched", message=v.reason
+                    case,
+                    "failure",
+                    type=",".join(v.properties) or "unmatched",
+                    message=_xml_text(v.reason),
                 )
-                failure.text = "\n".join(_text_one(v))
+                failure.text = _xml_text("\n".join(_text_one(v)))
             elif v.status is not Status.CONFORMS:
-                error = ET.SubElement(case, "error", type=v.status.value, message=v.reason)
-                error.text = v.reason
+                error = ET.SubElement(
+                    case, "error", type=v.status.value, message=_xml_text(v.reason)
+                )
+                error.text = _xml_text(v.reason)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+# Characters XML 1.0 cannot carry, even escaped; a trace may contain any of them.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
 
 
 RENDERERS = {"text": render_text, "json": render_json, "junit": render_junit}

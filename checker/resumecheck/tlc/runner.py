@@ -444,6 +444,12 @@ def _command(
 ) -> list[str]:
     # TLC asks for the throughput collector; without it every run opens with warning 2401.
     command = [java, "-XX:+UseParallelGC", *shlex.split(os.environ.get(JAVA_OPTS_ENV, ""))]
+    # TLC unpacks its standard modules (TLC.tla, Naturals.tla, ...) into java.io.tmpdir and
+    # deletes them on exit; concurrent runs sharing /tmp then read each other's half-written or
+    # deleted files (tlaplus/tlaplus#378). Each run gets a private temporary folder.
+    private_tmp = Path(metadir) / "java-tmp"
+    private_tmp.mkdir(exist_ok=True)
+    command.append(f"-Djava.io.tmpdir={private_tmp}")
     if library_paths:
         folders = os.pathsep.join(str(Path(folder).resolve()) for folder in library_paths)
         command.append(f"-DTLA-Library={folders}")

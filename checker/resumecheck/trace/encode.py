@@ -130,6 +130,8 @@ class _Encoder:
             return self._record(target, value, where)
         if kind == "array":
             return self._array(target, value, where)
+        if kind == "integer" and isinstance(value, float) and value.is_integer():
+            value = int(value)  # JSON Schema counts 1.0 as an integer; so do we
         if kind == "integer" and isinstance(value, int) and not isinstance(value, bool):
             if abs(value) > _TLC_INT:
                 raise EncodeError(f"{where}: integer {value} out of range")

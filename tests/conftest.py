@@ -1,0 +1,95 @@
+"""Shared helpers: where things are, how to run the real CLI, how to read and write traces."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACES = ROOT / "traces"
+CORE = TRACES / "core"
+SPEC = ROOT / "spec"
+MANIFEST = TRACES / "manifest.json"
+
+
+def _cli() -> Path:
+    beside = Path(sys.executable).parent / "resume-check"
+    return beside if beside.exists() else ROOT / ".venv" / "bin" / "resume-check"
+
+
+CLI = _cli()
+
+
+@dataclass
+class Run:
+    """One finished `resume-check` process."""
+
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> dict[str, Any]:
+        return json.loads(self.stdout)
+
+    def assert_no_traceback(self) -> None:
+        assert "Traceback" not in self.stdout, self.stdout
+        assert "Traceback" not in self.stderr, self.stderr
+
+    def __str__(self) -> str:
+        return (
+            f"resume-check {' '.join(self.args)} -> {self.returncode}\n"
+            f"--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
+        )
+
+
+def run_cli(
+    *args: str | Path,
+    cwd: Path = ROOT,
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
+) -> Run:
+    """Runs the installed console script as a user would, with a predictable spec path."""
+    full_env = {k: v for k, v in os.environ.items() if k != "RESUME_CHECK_SPEC_PATH"}
+    full_env.update(env or {})
+    argv = tuple(str(a) for a in args)
+    proc = subprocess.run(
+        [str(CLI), *argv],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=timeout,
+        check=False,
+    )
+    return Run(argv, proc.returncode, proc.stdout, proc.stderr)
+
+
+def read_trace_file(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A well-formed example trace as (header, events)."""
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+
+
+def write_trace_file(
+    path: Path,
+    header: dict[str, Any],
+    events: list[dict[str, Any]],
+    *,
+    ascii_only: bool = False,
+) -> Path:
+    """Writes a trace as JSON Lines (one header, one event per line, final newline)."""
+    lines = [json.dumps(item, ensure_ascii=ascii_only) for item in [header, *events]]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def by_name(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The verdicts of a `--format json` report keyed by file name."""
+    return {Path(t["path"]).name: t for t in document["traces"]}

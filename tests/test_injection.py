@@ -1,0 +1,274 @@
+"""Traces are untrusted: no identifier in a trace may change a verdict or reach the TLA+ text.
+
+Every example trace is rewritten with hostile names (TLA+ syntax, module delimiters, newlines,
+unicode, strings at the schema's maximum length) for every node, checkpoint, process, intent and
+resume value; plain and hostile copies are judged in one TLC run and must get the same verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CORE, SPEC, Run, by_name, read_trace_file, run_cli, write_trace_file
+from resumecheck.batch import write_batch
+from resumecheck.contract import find_contract
+from resumecheck.trace.encode import encode_trace
+from resumecheck.trace.schema import load_schema
+
+MAX_ID = 200  # the schema's maxLength for every identifier
+
+HOSTILE = [
+    'A" /\\ FALSE \\* ',
+    "====\n---- MODULE Evil ----\n",
+    "}] >> \\/ TRUE",
+    "(* unterminated comment",
+    'line\nbreak\r\ttab "quoted"',
+    "ünïcødé ✓ 日本語 \U0001f600",
+    "TraceLog == <<>>",
+    '\\" \\\\ \\n',
+    "LET x == 1 IN x",
+    "'; DROP TABLE traces; --",
+]
+
+# Which namespace each id field belongs to; lists hold ids of the namespace too.
+ID_FIELDS = {
+    "node": "node",
+    "checkpoint": "checkpoint",
+    "parent": "checkpoint",
+    "proc": "proc",
+    "intent": "intent",
+    "value": "value",
+}
+LIST_FIELDS = {"done": "node", "ok": "node", "values": "value"}
+
+
+class Renamer:
+    """Maps each plain id to a distinct hostile one, per namespace, in first-seen order (so the
+    numbering of first appearance, and with it checkpoint order, is unchanged)."""
+
+    def __init__(self) -> None:
+        self.maps: dict[str, dict[Any, str]] = {}
+
+    def __call__(self, namespace: str, name: Any) -> Any:
+        if name is None:
+            return None
+        table = self.maps.setdefault(namespace, {})
+        if name not in table:
+            i = len(table)
+            text = f"{HOSTILE[i % len(HOSTILE)]} {namespace}#{i}"
+            if i % 3 == 1:  # some ids exactly at the schema's maximum length
+                text = (text + "\u00e9" * MAX_ID)[:MAX_ID]
+            table[name] = text
+        return table[name]
+
+    def injected(self) -> list[str]:
+        return [name for table in self.maps.values() for name in table.values()]
+
+
+def hostile_copy(
+    header: dict[str, Any], events: list[dict[str, Any]], renamer: Renamer
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    header = json.loads(json.dumps(header))
+    workflow = header["workflow"]
+    workflow["nodes"] = [renamer("node", n) for n in workflow["nodes"]]
+    workflow["edges"] = [[renamer("node", a), renamer("node", b)] for a, b in workflow["edges"]]
+    out = []
+    for event in events:
+        event = dict(event)
+        for field, namespace in ID_FIELDS.items():
+            if field in event:
+                event[field] = renamer(namespace, event[field])
+        for field, namespace in LIST_FIELDS.items():
+            if field in event:
+                event[field] = [renamer(namespace, x) for x in event[field]]
+        out.append(event)
+    return header, out
+
+
+EXAMPLES = sorted(CORE.glob("*.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def judged_pairs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, list[str]]:
+    """One run over plain/ and hostile/ copies of every example."""
+    root = tmp_path_factory.mktemp("injection")
+    (root / "plain").mkdir()
+    (root / "hostile").mkdir()
+    injected: list[str] = []
+    for path in EXAMPLES:
+        header, events = read_trace_file(path)
+        write_trace_file(root / "plain" / path.name, header, events)
+        renamer = Renamer()
+        write_trace_file(root / "hostile" / path.name, *hostile_copy(header, events, renamer))
+        injected += renamer.injected()
+    run = run_cli("--format", "json", root / "plain", root / "hostile")
+    run.assert_no_traceback()
+    return run, injected
+
+
+def _split(run: Run) -> tuple[dict[str, dict], dict[str, dict]]:
+    traces = run.json()["traces"]
+    plain = {Path(t["path"]).name: t for t in traces if Path(t["path"]).parent.name == "plain"}
+    hostile = {Path(t["path"]).name: t for t in traces if Path(t["path"]).parent.name == "hostile"}
+    return plain, hostile
+
+
+def test_hostile_names_pass_the_schema(judged_pairs: tuple[Run, list[str]]) -> None:
+    run, injected = judged_pairs
+    assert max(len(name) for name in injected) == MAX_ID
+    assert any("\n" in name for name in injected)
+    assert run.json()["summary"]["invalid"] == 0
+    assert run.json()["summary"]["error"] == 0
+
+
+def test_every_hostile_copy_gets_the_plain_verdict(judged_pairs: tuple[Run, list[str]]) -> None:
+    run, _ = judged_pairs
+    plain, hostile = _split(run)
+    assert sorted(plain) == sorted(hostile) == sorted(p.name for p in EXAMPLES)
+    keys = ("status", "events", "matched", "event_index", "line", "properties")
+    differ = {
+        name: ({k: plain[name].get(k) for k in keys}, {k: hostile[name].get(k) for k in keys})
+        for name in plain
+        if any(plain[name].get(k) != hostile[name].get(k) for k in keys)
+    }
+    assert differ == {}
+
+
+def test_hostile_linear_trace_conforms(judged_pairs: tuple[Run, list[str]]) -> None:
+    _, hostile = _split(judged_pairs[0])
+    verdict = hostile["ok-linear-sync.jsonl"]
+    assert (verdict["status"], verdict["events"], verdict["matched"]) == ("conforms", 14, 14)
+
+
+def test_hostile_violating_traces_violate_as_plain_ones(
+    judged_pairs: tuple[Run, list[str]],
+) -> None:
+    _, hostile = _split(judged_pairs[0])
+    got = {
+        name: (hostile[name]["status"], hostile[name]["event_index"], hostile[name]["properties"])
+        for name in (
+            "pc-rerun-durable-task.jsonl",
+            "pc-sync-step-before-save.jsonl",
+            "unmatched-put-of-unknown-checkpoint.jsonl",
+        )
+    }
+    assert got == {
+        "pc-rerun-durable-task.jsonl": ("violates", 9, ["PC", "RD"]),
+        "pc-sync-step-before-save.jsonl": ("violates", 3, ["PC"]),
+        "unmatched-put-of-unknown-checkpoint.jsonl": ("violates", 4, []),
+    }
+
+
+def test_report_quotes_the_hostile_event_verbatim(judged_pairs: tuple[Run, list[str]]) -> None:
+    run, _ = judged_pairs
+    for verdict in run.json()["traces"]:
+        if verdict["status"] != "violates":
+            continue
+        lines = Path(verdict["path"]).read_text(encoding="utf-8").splitlines()
+        assert verdict["event"] == lines[verdict["line"] - 1]
+
+
+def test_id_one_past_the_maximum_length_is_invalid(tmp_path: Path) -> None:
+    header, events = read_trace_file(CORE / "ok-linear-sync.jsonl")
+    long = "n" * (MAX_ID + 1)
+    header["workflow"]["nodes"][0] = long
+    header["workflow"]["edges"] = [[long, "B"]]
+    path = write_trace_file(tmp_path / "long.jsonl", header, events)
+    run = run_cli("--format", "json", path)
+    run.assert_no_traceback()
+    assert run.returncode == 2
+    verdict = run.json()["traces"][0]
+    assert verdict["status"] == "invalid"
+    assert verdict["reason"].startswith("line 1 (header): workflow/nodes/0: ")
+    assert "is too long" in verdict["reason"]
+
+
+# --- the generated TLA+ ----------------------------------------------------------------------
+
+_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def _schema_words(node: Any) -> set[str]:
+    """Every string the schema itself allows as a value (enums, consts) and every event kind."""
+    words: set[str] = set()
+    if isinstance(node, dict):
+        if isinstance(node.get("const"), str):
+            words.add(node["const"])
+        words |= {v for v in node.get("enum", []) if isinstance(v, str)}
+        for value in node.values():
+            words |= _schema_words(value)
+    elif isinstance(node, list):
+        for value in node:
+            words |= _schema_words(value)
+    return words
+
+
+def test_generated_trace_data_holds_no_trace_text(tmp_path: Path) -> None:
+    schema = load_schema("ResumeCore")
+    assert schema is not None
+    contract = find_contract("ResumeCore", [SPEC])
+    encoded = []
+    injected: list[str] = []
+    for path in EXAMPLES:
+        header, events = read_trace_file(path)
+        renamer = Renamer()
+        encoded.append(encode_trace(schema, *hostile_copy(header, events, renamer)))
+        injected += renamer.injected()
+    write_batch(tmp_path, contract, schema, encoded)
+    text = (tmp_path / "TraceData.tla").read_text(encoding="utf-8")
+    found = [name for name in injected if name in text]
+    assert found == []
+    for fragment in ("Evil", "FALSE", "DROP", "(*", "LET", "\n\r", "#"):
+        assert fragment not in text
+    assert text.isascii()
+    # The only string literals are the schema's own words.
+    literals = set(_STRING.findall(text))
+    assert literals <= _schema_words(schema.document)
+    assert literals >= {"load", "step", "put", "sync", "exactly-once"}
+    # One module, one end.
+    assert text.startswith("---- MODULE TraceData ----\n")
+    assert text.count("MODULE") == 1
+    assert [line for line in text.splitlines() if line.startswith("====")] == ["===="]
+    assert text.endswith("====\n")
+
+
+def test_hostile_and_plain_traces_encode_identically() -> None:
+    """The encoding depends on the order ids first appear, never on their text."""
+    schema = load_schema("ResumeCore")
+    assert schema is not None
+    for path in EXAMPLES:
+        header, events = read_trace_file(path)
+        plain = encode_trace(schema, header, events)
+        hostile = encode_trace(schema, *hostile_copy(header, events, Renamer()))
+        assert hostile.tla == plain.tla, path.name
+
+
+def test_junit_stays_well_formed_with_unusual_unicode(tmp_path: Path) -> None:
+    """U+FFFE and U+FFFF are valid JSON and UTF-8 but not XML characters: a violating event that
+    names such a node must not make the JUnit report unparseable. One TLC run."""
+    from xml.etree import ElementTree as ET
+
+    header, events = read_trace_file(CORE / "pc-sync-step-before-save.jsonl")
+    renamer = Renamer()
+    renamer.maps["node"] = {"A": "A\ufffe", "B": "B\uffff"}
+    path = write_trace_file(tmp_path / "fffe.jsonl", *hostile_copy(header, events, renamer))
+    run = run_cli("--format", "junit", path)
+    run.assert_no_traceback()
+    assert run.returncode == 1
+    root = ET.fromstring(run.stdout.encode("utf-8"))
+    cases = root.findall("./testsuite/testcase")
+    assert len(cases) == 1
+    assert cases[0].find("failure").get("type") == "PC"
+
+
+def test_text_and_json_reports_name_the_trace_by_path(tmp_path: Path) -> None:
+    """An odd but legal file name reaches the reports unchanged (no TLC: the trace is invalid)."""
+    path = tmp_path / 'odd "name" ünï.jsonl'
+    path.write_text("nope\n", encoding="utf-8")
+    run = run_cli("--format", "json", path)
+    run.assert_no_traceback()
+    assert by_name(run.json())[path.name]["status"] == "invalid"

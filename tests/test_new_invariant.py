@@ -1,0 +1,88 @@
+"""Extensibility: a property added to the contract's TLA+ is checked with no Python change.
+
+A copy of spec/ gets a new invariant `NoFork` in ResumeCore.tla and in its `Properties` record;
+the checker, pointed at the copy with --spec-path (or $RESUME_CHECK_SPEC_PATH), now rejects the
+fork example at the fork event, while the original contract accepts it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import CORE, SPEC, by_name, run_cli
+
+PROPERTIES = "Properties == [PC |-> PC, EO |-> EO, CO |-> CO, CV |-> CV, FD |-> FD, RD |-> RD"
+COMMENT = "NoFork, no time travel: no process ever runs from a forked checkpoint."
+NEW_INVARIANT = f"\\* {COMMENT}\nNoFork == \\A p \\in Procs : run[p].fork = None\n\n"
+FORK_EVENT = 15  # ok-fork.jsonl: the 15th event (line 16) is the fork
+
+
+@pytest.fixture(scope="module")
+def extended_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("spec") / "spec"
+    shutil.copytree(SPEC, folder)
+    module = folder / "ResumeCore.tla"
+    text = module.read_text(encoding="utf-8")
+    assert text.count(PROPERTIES) == 1, "the Properties record changed shape; update this test"
+    text = text.replace(PROPERTIES, f"{NEW_INVARIANT}{PROPERTIES}, NoFork |-> NoFork", 1)
+    module.write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_fork_example_conforms_to_the_original_contract() -> None:
+    run = run_cli("--format", "json", CORE / "ok-fork.jsonl")
+    run.assert_no_traceback()
+    assert run.returncode == 0, run
+    assert run.json()["traces"][0]["status"] == "conforms"
+
+
+def test_new_invariant_rejects_the_fork_event(extended_spec: Path) -> None:
+    """One TLC run: the fork example now violates NoFork; a trace without a fork still conforms."""
+    run = run_cli(
+        "--format",
+        "json",
+        "--spec-path",
+        extended_spec,
+        CORE / "ok-fork.jsonl",
+        CORE / "ok-linear-sync.jsonl",
+    )
+    run.assert_no_traceback()
+    assert run.returncode == 1, run
+    verdicts = by_name(run.json())
+    fork = verdicts["ok-fork.jsonl"]
+    assert fork["status"] == "violates"
+    assert fork["properties"] == ["NoFork"]
+    assert fork["event_index"] == FORK_EVENT
+    assert fork["line"] == FORK_EVENT + 1
+    assert fork["matched"] == FORK_EVENT - 1
+    lines = (CORE / "ok-fork.jsonl").read_text(encoding="utf-8").splitlines()
+    assert fork["event"] == lines[FORK_EVENT]
+    assert '"ev": "fork"' in fork["event"]
+    assert verdicts["ok-linear-sync.jsonl"]["status"] == "conforms"
+
+
+def test_text_report_explains_the_new_property_with_its_comment(extended_spec: Path) -> None:
+    run = run_cli("--spec-path", extended_spec, CORE / "ok-fork.jsonl")
+    run.assert_no_traceback()
+    assert run.returncode == 1
+    lines = run.stdout.splitlines()
+    path = CORE / "ok-fork.jsonl"
+    assert lines[0] == f"{path}: violates ResumeCore: NoFork"
+    assert lines[1].startswith(f"  at event {FORK_EVENT} (line {FORK_EVENT + 1}): ")
+    assert f"  {COMMENT}" in lines
+    assert lines[-1] == "1 trace(s): 1 violates"
+
+
+def test_spec_path_from_the_environment(extended_spec: Path) -> None:
+    run = run_cli(
+        "--format",
+        "json",
+        CORE / "ok-fork.jsonl",
+        env={"RESUME_CHECK_SPEC_PATH": str(extended_spec)},
+    )
+    run.assert_no_traceback()
+    assert run.returncode == 1, run
+    verdict = run.json()["traces"][0]
+    assert (verdict["event_index"], verdict["properties"]) == (FORK_EVENT, ["NoFork"])

@@ -1,0 +1,207 @@
+"""trace/reader.py: JSON Lines read without trusting them (no TLC)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from resumecheck.trace import reader
+from resumecheck.trace.reader import read_trace, trace_files
+
+HEADER = b'{"format": "resume-check/v1", "workflow": {"nodes": ["A"], "edges": []}}'
+E1 = b'{"ev": "load", "proc": "w1"}'
+E2 = b'{"ev": "finish", "proc": "w1"}'
+
+
+def write(tmp_path: Path, data: bytes, name: str = "t.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def test_complete_trace(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, HEADER + b"\n" + E1 + b"\n" + E2 + b"\n"))
+    assert trace.problem is None
+    assert trace.truncated is None
+    assert trace.header == {"format": "resume-check/v1", "workflow": {"nodes": ["A"], "edges": []}}
+    assert trace.events == [{"ev": "load", "proc": "w1"}, {"ev": "finish", "proc": "w1"}]
+    assert trace.lines == [2, 3]
+    assert trace.raw == [E1.decode(), E2.decode()]
+
+
+def test_complete_last_line_without_newline_is_kept(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, HEADER + b"\n" + E1 + b"\n" + E2))
+    assert trace.problem is None
+    assert trace.truncated is None
+    assert len(trace.events) == 2
+
+
+def test_cut_last_line_is_dropped_and_noted(tmp_path: Path) -> None:
+    cut = E2[:10]
+    trace = read_trace(write(tmp_path, HEADER + b"\n" + E1 + b"\n" + cut))
+    assert trace.problem is None
+    assert trace.events == [{"ev": "load", "proc": "w1"}]
+    assert trace.lines == [2]
+    assert trace.truncated == (
+        "line 3 is incomplete (10 bytes, no newline): the writer was probably killed; "
+        "the complete lines before it are judged"
+    )
+
+
+def test_last_line_cut_inside_a_multibyte_character_is_truncation(tmp_path: Path) -> None:
+    line = '{"ev": "finish", "proc": "wörker"}'.encode()
+    cut = line[: line.index("ö".encode()) + 1]  # half of the two-byte ö
+    trace = read_trace(write(tmp_path, HEADER + b"\n" + E1 + b"\n" + cut))
+    assert trace.problem is None
+    assert trace.truncated is not None
+    assert trace.truncated.startswith(f"line 3 is incomplete ({len(cut)} bytes")
+    assert len(trace.events) == 1
+
+
+def test_broken_last_line_with_newline_is_invalid(tmp_path: Path) -> None:
+    """A newline after it means the writer finished the line: the damage is not a cut."""
+    trace = read_trace(write(tmp_path, HEADER + b"\n" + E1 + b"\n" + E2[:10] + b"\n"))
+    assert trace.truncated is None
+    assert trace.problem is not None
+    assert trace.problem.startswith("line 3: not JSON (")
+
+
+def test_broken_middle_line_is_invalid(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, HEADER + b"\n" + E1[:10] + b"\n" + E2 + b"\n"))
+    assert trace.truncated is None
+    assert trace.problem is not None
+    assert trace.problem.startswith("line 2: not JSON (")
+
+
+def test_broken_middle_line_and_cut_last_line(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, HEADER + b"\n" + E1[:10] + b"\n" + E2[:5]))
+    assert trace.problem is not None
+    assert trace.problem.startswith("line 2: not JSON (")
+
+
+def test_blank_lines_are_skipped_but_counted(tmp_path: Path) -> None:
+    data = b"\n" + HEADER + b"\n\n   \n" + E1 + b"\n\t\n" + E2 + b"\n\n"
+    trace = read_trace(write(tmp_path, data))
+    assert trace.problem is None
+    assert trace.truncated is None
+    assert trace.header is not None
+    assert trace.lines == [5, 7]
+    assert [e["ev"] for e in trace.events] == ["load", "finish"]
+
+
+def test_crlf_line_endings(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, HEADER + b"\r\n" + E1 + b"\r\n" + E2 + b"\r\n"))
+    assert trace.problem is None
+    assert trace.truncated is None
+    assert [e["ev"] for e in trace.events] == ["load", "finish"]
+    assert trace.lines == [2, 3]
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        (b"[1, 2]", "not a JSON object"),
+        (b'"just a string"', "not a JSON object"),
+        (b"42", "not a JSON object"),
+        (b"null", "not a JSON object"),
+        (b"true", "not a JSON object"),
+    ],
+)
+def test_non_object_json_is_invalid(tmp_path: Path, line: bytes, why: str) -> None:
+    trace = read_trace(write(tmp_path, HEADER + b"\n" + line + b"\n" + E2 + b"\n"))
+    assert trace.problem == f"line 2: {why}"
+
+
+def test_non_object_header_is_invalid(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, b"[]\n" + E1 + b"\n"))
+    assert trace.problem == "line 1: not a JSON object"
+    assert trace.header is None
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_not_json(tmp_path: Path, constant: str) -> None:
+    line = b'{"ev": "load", "proc": "w1", "ts": ' + constant.encode() + b"}"
+    trace = read_trace(write(tmp_path, HEADER + b"\n" + line + b"\n" + E2 + b"\n"))
+    assert trace.problem == f"line 2: not JSON ({constant} is not JSON)"
+
+
+def test_nan_in_a_cut_last_line_is_just_a_cut(tmp_path: Path) -> None:
+    line = b'{"ev": "load", "proc": "w1", "ts": NaN}'
+    trace = read_trace(write(tmp_path, HEADER + b"\n" + E1 + b"\n" + line))
+    # An unterminated last line that fails to parse is treated as cut short.
+    assert trace.problem is None
+    assert trace.truncated is not None
+    assert len(trace.events) == 1
+
+
+def test_invalid_utf8_is_invalid(tmp_path: Path) -> None:
+    bad = b'{"ev": "load", "proc": "w\xff1"}'
+    trace = read_trace(write(tmp_path, HEADER + b"\n" + bad + b"\n" + E2 + b"\n"))
+    assert trace.problem == "line 2: not UTF-8 text"
+
+
+def test_byte_order_mark_is_invalid(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, b"\xef\xbb\xbf" + HEADER + b"\n" + E1 + b"\n"))
+    assert trace.problem is not None
+    assert trace.problem.startswith("line 1: not JSON (")
+
+
+def test_empty_and_blank_files(tmp_path: Path) -> None:
+    for data in (b"", b"\n\n", b"  \t \n"):
+        trace = read_trace(write(tmp_path, data))
+        assert trace.problem == "empty file: a trace needs a header line"
+        assert trace.header is None
+
+
+def test_cut_header_is_no_header(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, HEADER[:20]))
+    assert trace.header is None
+    assert trace.problem == "no complete header line"
+    assert trace.truncated is not None
+
+
+def test_header_only(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, HEADER + b"\n"))
+    assert trace.problem is None
+    assert trace.header is not None
+    assert trace.events == []
+
+
+def test_unreadable_path_is_a_problem_not_an_exception(tmp_path: Path) -> None:
+    folder = tmp_path / "dir.jsonl"
+    folder.mkdir()
+    trace = read_trace(folder)
+    assert trace.problem is not None
+    assert trace.problem.startswith("cannot read: ")
+
+
+def test_line_length_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reader, "MAX_LINE_BYTES", 40)
+    long = b'{"ev": "load", "proc": "' + b"w" * 40 + b'"}'
+    trace = read_trace(write(tmp_path, b'{"format": "x"}\n' + long + b"\n" + E2 + b"\n"))
+    assert trace.problem == "line 2: line longer than 40 bytes"
+
+
+def test_event_count_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reader, "MAX_EVENTS", 2)
+    trace = read_trace(write(tmp_path, HEADER + b"\n" + (E1 + b"\n") * 3))
+    assert trace.problem == "more than 2 events"
+    trace = read_trace(write(tmp_path, HEADER + b"\n" + (E1 + b"\n") * 2))
+    assert trace.problem is None
+
+
+def test_trace_files_expands_folders_sorted(tmp_path: Path) -> None:
+    (tmp_path / "b.jsonl").write_text("{}\n")
+    (tmp_path / "a.ndjson").write_text("{}\n")
+    (tmp_path / "notes.txt").write_text("x\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "c.jsonl").write_text("{}\n")
+    (tmp_path / "folder.jsonl").mkdir()  # a folder named like a trace is not a trace
+    single = tmp_path / "notes.txt"
+    found = trace_files([tmp_path, single])
+    assert found == [
+        tmp_path / "a.ndjson",
+        tmp_path / "b.jsonl",
+        tmp_path / "sub" / "c.jsonl",
+        single,  # a file named explicitly is taken whatever its suffix
+    ]

@@ -1,0 +1,282 @@
+"""The three report formats and --witness, on a small mixed batch.
+
+The batch holds one trace of each kind of verdict: conforms, violates with two properties,
+violates with no matching action, and invalid.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import pytest
+from conftest import CORE, Run, by_name, read_trace_file, run_cli, write_trace_file
+
+CONFORMS = "ok-linear-sync.jsonl"
+TWO_PROPS = "pc-rerun-durable-task.jsonl"
+UNMATCHED = "unmatched-put-of-unknown-checkpoint.jsonl"
+INVALID = "invalid.jsonl"
+INVALID_REASON = "line 1: not JSON (Expecting value: line 1 column 1 (char 0))"
+
+
+def raw_line(name: str, line: int) -> str:
+    return (CORE / name).read_text(encoding="utf-8").splitlines()[line - 1]
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("reports")
+    for name in (CONFORMS, TWO_PROPS, UNMATCHED):
+        shutil.copy(CORE / name, folder / name)
+    (folder / INVALID).write_text("nope\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def as_json(batch: Path) -> Run:
+    run = run_cli("--format", "json", ".", cwd=batch)
+    run.assert_no_traceback()
+    return run
+
+
+# --- json ----------------------------------------------------------------------------------------
+
+
+def test_json_document_shape(as_json: Run) -> None:
+    assert as_json.returncode == 2
+    document = as_json.json()
+    assert set(document) == {"traces", "summary", "exit_code"}
+    assert document["exit_code"] == 2
+    assert document["summary"] == {"conforms": 1, "violates": 2, "invalid": 1, "error": 0}
+    assert [t["path"] for t in document["traces"]] == sorted(
+        [CONFORMS, TWO_PROPS, UNMATCHED, INVALID]
+    )
+
+
+def test_json_conforming_trace(as_json: Run) -> None:
+    assert by_name(as_json.json())[CONFORMS] == {
+        "path": CONFORMS,
+        "status": "conforms",
+        "contract": "ResumeCore",
+        "events": 14,
+        "matched": 14,
+        "summary": {"effects": "exactly-once"},
+    }
+
+
+def test_json_violation_with_two_properties(as_json: Run) -> None:
+    assert by_name(as_json.json())[TWO_PROPS] == {
+        "path": TWO_PROPS,
+        "status": "violates",
+        "contract": "ResumeCore",
+        "events": 9,
+        "matched": 8,
+        "event_index": 9,
+        "line": 10,
+        "event": raw_line(TWO_PROPS, 10),
+        "properties": ["PC", "RD"],
+        "reason": "event 9 leads to a state that breaks PC, RD",
+    }
+
+
+def test_json_violation_that_no_action_matches(as_json: Run) -> None:
+    assert by_name(as_json.json())[UNMATCHED] == {
+        "path": UNMATCHED,
+        "status": "violates",
+        "contract": "ResumeCore",
+        "events": 4,
+        "matched": 3,
+        "event_index": 4,
+        "line": 5,
+        "event": raw_line(UNMATCHED, 5),
+        "properties": [],
+        "reason": "no action of ResumeCore allows event 4 after the 3 before it",
+    }
+
+
+def test_json_invalid_trace(as_json: Run) -> None:
+    assert by_name(as_json.json())[INVALID] == {
+        "path": INVALID,
+        "status": "invalid",
+        "contract": None,
+        "events": 0,
+        "matched": 0,
+        "reason": INVALID_REASON,
+    }
+
+
+def test_json_exit_code_field_is_1_without_invalid_input(batch: Path) -> None:
+    run = run_cli("--format", "json", UNMATCHED, CONFORMS, cwd=batch)
+    run.assert_no_traceback()
+    assert run.returncode == 1
+    document = run.json()
+    assert document["exit_code"] == 1
+    assert document["summary"] == {"conforms": 1, "violates": 1, "invalid": 0, "error": 0}
+    # Traces named on the command line are reported in that order.
+    assert [t["path"] for t in document["traces"]] == [UNMATCHED, CONFORMS]
+
+
+# --- junit ---------------------------------------------------------------------------------------
+
+
+def test_junit_is_well_formed_with_one_testcase_per_trace(batch: Path) -> None:
+    run = run_cli("--format", "junit", ".", cwd=batch)
+    run.assert_no_traceback()
+    assert run.returncode == 2
+    root = ET.fromstring(run.stdout.encode("utf-8"))
+    assert root.tag == "testsuites"
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert set(suites) == {"ResumeCore", "unknown"}
+    core = suites["ResumeCore"]
+    assert (core.get("tests"), core.get("failures"), core.get("errors")) == ("3", "2", "0")
+    unknown = suites["unknown"]
+    assert (unknown.get("tests"), unknown.get("failures"), unknown.get("errors")) == ("1", "0", "1")
+
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert sorted(cases) == sorted([CONFORMS, TWO_PROPS, UNMATCHED, INVALID])
+    assert list(cases[CONFORMS]) == []
+    failure = cases[TWO_PROPS].find("failure")
+    assert failure is not None
+    assert failure.get("type") == "PC,RD"
+    assert failure.get("message") == "event 9 leads to a state that breaks PC, RD"
+    assert f"at event 9 (line 10): {raw_line(TWO_PROPS, 10)}" in (failure.text or "")
+    unmatched = cases[UNMATCHED].find("failure")
+    assert unmatched is not None
+    assert unmatched.get("type") == "unmatched"
+    error = cases[INVALID].find("error")
+    assert error is not None
+    assert (error.get("type"), error.get("message"), error.text) == (
+        "invalid",
+        INVALID_REASON,
+        INVALID_REASON,
+    )
+    assert cases[INVALID].find("failure") is None
+
+
+# --- text ----------------------------------------------------------------------------------------
+
+
+def test_text_names_property_event_and_line(batch: Path) -> None:
+    run = run_cli(".", cwd=batch)
+    run.assert_no_traceback()
+    assert run.returncode == 2
+    lines = run.stdout.splitlines()
+    assert f"{INVALID}: invalid: {INVALID_REASON}" in lines
+    assert f"{CONFORMS}: conforms to ResumeCore (14 events); met effects: exactly-once" in lines
+    start = lines.index(f"{TWO_PROPS}: violates ResumeCore: PC, RD")
+    assert lines[start + 1] == f"  at event 9 (line 10): {raw_line(TWO_PROPS, 10)}"
+    assert lines[start + 2] == (
+        "  the 8 event(s) before it match the contract; event 9 leads to a state that breaks PC, RD"
+    )
+    # Each broken property is explained by the comment above it in ResumeCore.tla.
+    assert lines[start + 3].startswith("  PC, prefix continuation: ")
+    assert any(line.startswith("  RD, recovery determinism: ") for line in lines[start + 3 :])
+    start = lines.index(f"{UNMATCHED}: violates ResumeCore: no action matches")
+    assert lines[start + 1] == f"  at event 4 (line 5): {raw_line(UNMATCHED, 5)}"
+    assert lines[-1] == "4 trace(s): 1 conforms, 2 violates, 1 invalid"
+
+
+# --- witness -------------------------------------------------------------------------------------
+
+CRASH = "ok-crash-resume.jsonl"
+VARIABLES = {"wf", "ckpt", "pw", "mem", "run", "ledger", "addr", "delivered"}
+
+
+@pytest.fixture(scope="module")
+def witness_json() -> dict[str, Any]:
+    run = run_cli("--witness", "--format", "json", CORE / CRASH)
+    run.assert_no_traceback()
+    assert run.returncode == 0, run
+    return run.json()["traces"][0]
+
+
+def test_witness_has_one_step_per_event_plus_the_initial_state(
+    witness_json: dict[str, Any],
+) -> None:
+    assert witness_json["status"] == "conforms"
+    events = witness_json["events"]
+    assert events == 16
+    witness = witness_json["witness"]
+    steps = [s for s in witness if "after_event" in s]
+    assert len(steps) == events + 1
+    assert [s["after_event"] for s in steps] == list(range(events + 1))
+    assert len(witness) == events + 2  # and the ids legend
+    raw = (CORE / CRASH).read_text(encoding="utf-8").splitlines()
+    assert "event" not in steps[0]
+    assert [s["event"] for s in steps[1:]] == raw[1:]
+
+
+def test_witness_initial_state_shows_every_variable(witness_json: dict[str, Any]) -> None:
+    initial = witness_json["witness"][0]["changed"]
+    assert set(initial) == VARIABLES
+    assert initial["ckpt"] == "<<>>"
+    assert initial["pw"] == "{}"
+
+
+def test_witness_shows_the_checkpoint_made_durable(witness_json: dict[str, Any]) -> None:
+    steps = witness_json["witness"]
+    # Event 3 is the saver's ack of c0: the durable checkpoints change.
+    assert '"ev": "put"' in steps[3]["event"]
+    assert "ckpt" in steps[3]["changed"]
+    changed_anywhere = {k.split("[")[0].split(".")[0] for s in steps[1:-1] for k in s["changed"]}
+    assert {"ckpt", "pw", "mem", "run"} <= changed_anywhere
+    # A task start changes nothing durable.
+    assert '"ev": "task_start"' in steps[4]["event"]
+    assert not any(k.startswith(("ckpt", "pw")) for k in steps[4]["changed"])
+
+
+def test_witness_ids_legend(witness_json: dict[str, Any]) -> None:
+    assert witness_json["witness"][-1] == {
+        "ids": {
+            "node": {"1": "A", "2": "B"},
+            "proc": {"1": "w1", "2": "w2"},
+            "checkpoint": {"1": "c0", "2": "c1", "3": "c2"},
+        }
+    }
+
+
+def test_witness_in_text(tmp_path: Path) -> None:
+    run = run_cli("--witness", CORE / CRASH)
+    run.assert_no_traceback()
+    assert run.returncode == 0
+    lines = run.stdout.splitlines()
+    assert lines[1].startswith("  witness (")
+    assert lines[2] == "    initial state"
+    heads = [line for line in lines if line.startswith("    after event ")]
+    assert len(heads) == 16
+    assert heads[-1] == f"    after event 16: {raw_line(CRASH, 17)}"
+    assert (
+        "    ids: node 1='A', 2='B'; proc 1='w1', 2='w2'; checkpoint 1='c0', 2='c1', 3='c2'"
+        in lines
+    )
+
+
+def test_witness_legend_shows_integer_process_ids_as_written(tmp_path: Path) -> None:
+    """A pid recorded as the JSON number 4242 is named 4242 in the legend, not an internal
+    ('int', 4242) key."""
+    header, events = read_trace_file(CORE / "ok-linear-sync.jsonl")
+    for event in events:
+        event["proc"] = 4242
+    path = write_trace_file(tmp_path / "pid.jsonl", header, events)
+    run = run_cli("--witness", "--format", "json", path)
+    run.assert_no_traceback()
+    assert run.returncode == 0, run
+    verdict = run.json()["traces"][0]
+    assert verdict["status"] == "conforms"
+    assert verdict["witness"][-1]["ids"]["proc"] == {"1": 4242}
+
+
+def test_witness_of_a_violation_ends_in_the_bad_state() -> None:
+    """pc-sync-step-before-save breaks PC at event 3: the witness shows events 1..3."""
+    name = "pc-sync-step-before-save.jsonl"
+    run = run_cli("--witness", "--format", "json", CORE / name)
+    run.assert_no_traceback()
+    assert run.returncode == 1
+    verdict = run.json()["traces"][0]
+    assert (verdict["event_index"], verdict["properties"]) == (3, ["PC"])
+    steps = [s for s in verdict["witness"] if "after_event" in s]
+    assert [s["after_event"] for s in steps] == [0, 1, 2, 3]
+    assert steps[-1]["event"] == raw_line(name, 4)
+    assert "run[1].task[1]" in steps[-1]["changed"]
