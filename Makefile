@@ -23,7 +23,7 @@ check-spec-large: setup
 
 ## The test suite, end to end with the real TLC.
 test: setup
-	$(BIN)/ruff check checker tests tools bench
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
 ## The main job on built-in examples: judge every recorded trace against the contract.
@@ -36,8 +36,8 @@ bench: setup
 	$(BIN)/python bench/batch_bench.py --out bench/results.md
 
 lint: setup
-	$(BIN)/ruff check checker tests tools bench
-	$(BIN)/ruff format --check checker tests tools bench
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 clean:
 	rm -rf $(VENV) states *.egg-info

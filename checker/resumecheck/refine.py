@@ -6,11 +6,14 @@ properties; here we only route data and translate TLC's printed progress back to
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +55,7 @@ def judge(
         raise UsageError("no trace files (*.jsonl, *.ndjson) in " + ", ".join(map(str, paths)))
     verdicts: dict[int, Verdict] = {}
     groups: dict[Contract, list[tuple[int, _Prepared]]] = defaultdict(list)
-    for position, path in enumerate(files):
-        prepared = _prepare(path, spec_paths, default_contract)
+    for position, prepared in enumerate(_prepare_all(files, spec_paths, default_contract)):
         if isinstance(prepared, Verdict):
             verdicts[position] = prepared
         else:
@@ -63,6 +65,23 @@ def judge(
         for (position, _), verdict in zip(members, judged, strict=True):
             verdicts[position] = verdict
     return [verdicts[i] for i in range(len(files))]
+
+
+# Below this many traces a process pool costs more than it saves.
+PARALLEL_PREPARE_FROM = 200
+
+
+def _prepare_all(
+    files: list[Path], spec_paths: list[Path], default: str | None
+) -> list[_Prepared | Verdict]:
+    """Reads, validates and encodes every trace; schema validation dominates on large batches,
+    so those are spread over the machine's cores."""
+    work = partial(_prepare, spec_paths=spec_paths, default=default)
+    cores = os.cpu_count() or 1
+    if len(files) < PARALLEL_PREPARE_FROM or cores < 2:
+        return [work(path) for path in files]
+    with ProcessPoolExecutor(max_workers=cores) as pool:
+        return list(pool.map(work, files, chunksize=max(1, len(files) // (4 * cores))))
 
 
 def _prepare(path: Path, spec_paths: list[Path], default: str | None) -> _Prepared | Verdict:
