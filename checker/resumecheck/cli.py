@@ -8,6 +8,7 @@ one-line message and an exit code, never a traceback.
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -146,19 +147,35 @@ def spec(large: bool, only: str | None, jobs: int, spec_dir: Path | None) -> int
 
 
 class _ProgressLine:
-    """Turns TLC's output into one updating status line on stderr."""
+    """Turns TLC's output into one status line on stderr, at most ten updates a second.
+
+    TLC validates all traces of a batch breadth-first, so the deepest matched event grows
+    steadily through the run, and fully matched traces arrive near its end.
+    """
 
     def __init__(self) -> None:
+        self.deepest = 0
         self.accepted = 0
+        self.shown = 0.0
 
     def __call__(self, line: str) -> None:
         if line.startswith('<<"rc-accepted"'):
             self.accepted += 1
-        elif not line.startswith("Progress("):
+        elif line.startswith('<<"rc-progress"'):
+            depth = line.rstrip(">").rsplit(",", 1)[-1].strip()
+            if depth.isdigit():
+                self.deepest = max(self.deepest, int(depth))
+        else:
             return
-        click.echo(
-            f"\r\033[Kchecking: {self.accepted} trace(s) fully matched so far", err=True, nl=False
-        )
+        now = time.monotonic()
+        if now - self.shown >= 0.1:
+            self.shown = now
+            click.echo(
+                f"\r\033[Kchecking: matched up to event {self.deepest}; "
+                f"{self.accepted} trace(s) fully matched",
+                err=True,
+                nl=False,
+            )
 
 
 def main(argv: list[str] | None = None) -> None:
