@@ -93,10 +93,8 @@ LiveValues ==
 
 Answers(to) == {w.val : w \in {w \in LiveValues : addr[w.val] = to}}
 
-\* Checkpoint ids ever seen: a runtime never reuses one (uuid6).
+\* Checkpoint ids something still refers to (a new id is larger than all).
 IdsInUse == DOMAIN ckpt \cup {w.at : w \in pw} \cup UNION {{k.id : k \in mem[p].cks} : p \in Procs}
-
-NoTasks == [n \in Nodes |-> "idle"]
 
 Idle == [st |-> "down", at |-> 0, done |-> {}, ok |-> {}, rv |-> {},
          task |-> [n \in {} |-> "idle"], pos |-> [n \in {} |-> 1],
