@@ -357,6 +357,29 @@ Next == Run \/ Fault
 
 Spec == Init /\ [][Next]_vars
 
+\* The moves the reference runtime could make next, as partial trace events:
+\* what a trace that stops matching was expected to do instead.  A running
+\* task's next move (effect, interrupt or task_end) depends on its body, which
+\* traces do not declare; it is shown as task_end.
+Expected ==
+    LET up == {p \in Procs : Up(p)}
+        persist(p) == wf.durability = "exit" => AboutToReturn(p)
+    IN  {[ev |-> "load", proc |-> p] : p \in {p \in Procs : ENABLED RefLoad(p)}}
+        \cup {[ev |-> "resume", proc |-> p] : p \in {p \in up : ENABLED RefResume(p)}}
+        \cup UNION {{[ev |-> "task_start", proc |-> p, node |-> n]
+                        : n \in Schedule(run[p].from) \ run[p].started}
+                     : p \in {p \in up : StepMayStart(p)}}
+        \cup UNION {{[ev |-> "task_end", proc |-> p, node |-> n]
+                        : n \in {n \in DOMAIN run[p].task : run[p].task[n] = "run"}}
+                     : p \in up}
+        \cup {[ev |-> "step", proc |-> p] : p \in {p \in up : ENABLED RefStep(p)}}
+        \cup UNION {{[ev |-> "put", proc |-> p, checkpoint |-> k.id] : k \in mem[p].cks}
+                     : p \in {p \in Procs : persist(p)}}
+        \cup UNION {{[ev |-> "put_writes", proc |-> p, checkpoint |-> w.at, node |-> w.node]
+                        : w \in mem[p].ws}
+                     : p \in {p \in Procs : persist(p)}}
+        \cup {[ev |-> "finish", proc |-> p] : p \in {p \in up : ENABLED RefFinish(p)}}
+
 -----------------------------------------------------------------------------
 (* The contract.  Each property is a state invariant; Properties names    *)
 (* them for resume-check, which checks every one on every trace.           *)

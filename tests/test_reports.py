@@ -92,6 +92,8 @@ def test_json_violation_that_no_action_matches(as_json: Run) -> None:
         "line": 5,
         "event": raw_line(UNMATCHED, 5),
         "properties": [],
+        # What the reference runtime would have done instead: start A, not save a phantom.
+        "expected": [{"ev": "task_start", "proc": "w1", "node": "A"}],
         "reason": "no action of ResumeCore allows event 4 after the 3 before it",
     }
 
@@ -175,6 +177,8 @@ def test_text_names_property_event_and_line(batch: Path) -> None:
     assert any(line.startswith("  RD, recovery determinism: ") for line in lines[start + 3 :])
     start = lines.index(f"{UNMATCHED}: violates ResumeCore: no action matches")
     assert lines[start + 1] == f"  at event 4 (line 5): {raw_line(UNMATCHED, 5)}"
+    assert lines[start + 3] == "  a correct runtime's next move would have been one of:"
+    assert lines[start + 4] == '    {"ev": "task_start", "proc": "w1", "node": "A"}'
     assert lines[-1] == "4 trace(s): 1 conforms, 2 violates, 1 invalid"
 
 

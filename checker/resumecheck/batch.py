@@ -29,7 +29,7 @@ def write_batch(
     schema: TraceSchema,
     traces: Sequence[EncodedTrace],
     *,
-    witness: bool = False,
+    invariants: Sequence[str] = (),
     cut: bool = True,
 ) -> BatchFiles:
     """Writes the batch modules for `traces` (in order: trace i is TLA+ index i) into `folder`.
@@ -59,7 +59,7 @@ def write_batch(
     )
     config = folder / "TraceBatch.cfg"
     text = contract.trace_config.read_text(encoding="utf-8")
-    if witness:
-        text += "\nINVARIANT NotMatched\n"
+    for name in invariants:
+        text += f"\nINVARIANT {name}\n"
     config.write_text(text, encoding="utf-8")
     return BatchFiles(module, config)

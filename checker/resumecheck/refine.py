@@ -6,6 +6,7 @@ properties; here we only route data and translate TLC's printed progress back to
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -24,7 +25,7 @@ from resumecheck.tlc.runner import Outcome, TLCResult, run_tlc
 from resumecheck.tlc.values import FrozenDict, Value, format_value, parse_value
 from resumecheck.trace.encode import EncodedTrace, EncodeError, encode_trace
 from resumecheck.trace.reader import RawTrace, read_trace, trace_files
-from resumecheck.trace.schema import load_schema
+from resumecheck.trace.schema import TraceSchema, load_schema
 from resumecheck.verdict import Status, Verdict
 
 Progress = Callable[[str], None]
@@ -134,9 +135,10 @@ def _event_line(raw: RawTrace, message: str) -> str:
 def _judge_group(
     contract: Contract, traces: list[_Prepared], witness: bool, on_line: Progress | None
 ) -> list[Verdict]:
-    result = _run(contract, [t.encoded for t in traces], witness=False, on_line=on_line)
+    result = _run(contract, [t.encoded for t in traces], on_line=on_line)
     if result.outcome is Outcome.OK:
         verdicts = _read_verdicts(contract, traces, result)
+        _add_expected(contract, traces, verdicts)
     elif len(traces) > 1 and result.outcome is Outcome.EVALUATION_ERROR:
         # One trace broke the evaluation; judge each alone so the others still get a verdict.
         verdicts = [_judge_group(contract, [t], False, on_line)[0] for t in traces]
@@ -156,26 +158,71 @@ def _judge_group(
     return verdicts
 
 
+def _add_expected(contract: Contract, traces: list[_Prepared], verdicts: list[Verdict]) -> None:
+    """For traces with an event no action allows, asks the contract what its reference runtime
+    would have done instead at that point: one more TLC run over all their matched prefixes."""
+    stuck = [
+        (trace, verdict)
+        for trace, verdict in zip(traces, verdicts, strict=True)
+        if verdict.status is Status.VIOLATES and not verdict.properties
+    ]
+    if not stuck:
+        return
+    schema = load_schema(contract.name)
+    assert schema is not None
+    prefixes = [
+        encode_trace(schema, t.raw.header or {}, t.raw.events[: v.matched]) for t, v in stuck
+    ]
+    result = _run(contract, prefixes, on_line=None, invariants=("TraceExpected",))
+    if result.outcome is not Outcome.OK:
+        return  # an area without TraceExpected: the verdict stands without the hint
+    moves: dict[int, set[Value]] = defaultdict(set)
+    for line in result.prints:
+        value = parse_value(line)
+        if isinstance(value, tuple) and value and value[0] == "rc-expected":
+            moves[value[1]] |= set(value[2])
+    for number, ((_, verdict), prefix) in enumerate(zip(stuck, prefixes, strict=True), start=1):
+        verdict.expected = sorted(
+            (_named_event(schema, prefix, move) for move in moves.get(number, ())),
+            key=lambda e: json.dumps(e, sort_keys=True),
+        )
+
+
+def _named_event(schema: TraceSchema, trace: EncodedTrace, move: Value) -> dict[str, Any]:
+    """A partial event from TLC in the trace's own names (`proc 2` back to `"w2"`)."""
+    assert isinstance(move, FrozenDict)
+    kind = str(move["ev"])
+    props = schema.defs[f"ev_{kind}"]["properties"] if f"ev_{kind}" in schema.defs else {}
+    named: dict[str, Any] = {"ev": kind}
+    for field, value in move.items():
+        if field == "ev":
+            continue
+        target = schema.resolve(props.get(field, {}))
+        namespace = target.get("x-intern")
+        named[str(field)] = trace.ids.name(namespace, value) if namespace else _plain(value)
+    return named
+
+
 def _run(
     contract: Contract,
     encoded: list[EncodedTrace],
     *,
-    witness: bool,
     on_line: Progress | None,
+    invariants: Sequence[str] = (),
     cut: bool = True,
 ) -> TLCResult:
     schema = load_schema(contract.name)
     assert schema is not None
     folder = Path(tempfile.mkdtemp(prefix="resume-check-"))
     try:
-        files = write_batch(folder, contract, schema, encoded, witness=witness, cut=cut)
+        files = write_batch(folder, contract, schema, encoded, invariants=invariants, cut=cut)
         # Two workers keep separate registers; each prints its own progress and the report
         # takes the maximum, so the verdict does not depend on the number of workers.
         return run_tlc(
             files.module,
             files.config,
             library_paths=[contract.folder],
-            workers=1 if witness else TLC_WORKERS,
+            workers=1 if invariants else TLC_WORKERS,
             on_line=on_line,
         )
     finally:
@@ -254,7 +301,7 @@ def _witness(
     schema = load_schema(contract.name)
     assert schema is not None and trace.raw.header is not None
     prefix = encode_trace(schema, trace.raw.header, trace.raw.events[:matched])
-    result = _run(contract, [prefix], witness=True, on_line=None, cut=cut)
+    result = _run(contract, [prefix], on_line=None, invariants=("NotMatched",), cut=cut)
     if result.outcome is not Outcome.INVARIANT_VIOLATION or result.violated != "NotMatched":
         return [{"error": f"no witness: TLC said {result.outcome.value} {result.error_text}"}]
     steps: list[dict[str, Any]] = []

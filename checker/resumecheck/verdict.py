@@ -38,6 +38,7 @@ class Verdict:
     truncated: str | None = None
     summary: dict[str, Any] = field(default_factory=dict)
     witness: list[dict[str, Any]] | None = None
+    expected: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -54,6 +55,8 @@ class Verdict:
                 "event": self.event,
                 "properties": self.properties,
             }
+            if not self.properties:
+                data["expected"] = self.expected
         if self.reason:
             data["reason"] = self.reason
         if self.truncated:
