@@ -96,7 +96,18 @@ Answers(to) == {w.val : w \in {w \in LiveValues : addr[w.val] = to}}
 \* Checkpoint ids something still refers to (a new id is larger than all).
 IdsInUse == DOMAIN ckpt \cup {w.at : w \in pw} \cup UNION {{k.id : k \in mem[p].cks} : p \in Procs}
 
-Idle == [st |-> "down", at |-> 0, done |-> {}, ok |-> {}, rv |-> {},
+(* A process's invocation, run[p]:                                         *)
+(*   st       "down" (no invocation), "up", or "ended" (it returned)         *)
+(*   at       the checkpoint the current step runs from (0: none yet)        *)
+(*   rv       the resume values it holds                                     *)
+(*   task     per node: "idle", "run", "parked", "ok" or "error"             *)
+(*   pos      per node: the next operation of its body (reference runtime)   *)
+(*   from     the state the current step was scheduled from: [done, ok]      *)
+(*   started  the tasks the current step started                             *)
+(*   last     the previous step: [from, started, ran, made] (for PC and RD)  *)
+(*   load     what the saver returned and what it holds: [got, want] (CV)    *)
+(*   fork     the fork it runs, what it saw and should see (FD)              *)
+Idle == [st |-> "down", at |-> 0, rv |-> {},
          task |-> [n \in {} |-> "idle"], pos |-> [n \in {} |-> 1],
          from |-> None, started |-> {}, last |-> None, load |-> None, fork |-> None]
 
@@ -121,8 +132,7 @@ Init == \E w \in Workflows : InitWith(w)
 Load(p, got) ==
     /\ run[p].st \in {"down", "ended"}
     /\ run' = [run EXCEPT ![p] =
-                 [Idle EXCEPT !.st = "up", !.at = got.id, !.done = got.done,
-                              !.ok = got.ok, !.rv = got.rv,
+                 [Idle EXCEPT !.st = "up", !.at = got.id, !.rv = got.rv,
                               !.task = [n \in Nodes |-> "idle"],
                               !.pos = [n \in Nodes |-> 1],
                               !.from = [done |-> got.done, ok |-> got.ok],
@@ -141,8 +151,7 @@ Fork(p, src, c, got) ==
                           ELSE {[id |-> c, parent |-> src, done |-> got.done, fork |-> TRUE]},
                   ws |-> {}]]
     /\ run' = [run EXCEPT ![p] =
-                 [Idle EXCEPT !.st = "up", !.at = c, !.done = got.done, !.ok = got.ok,
-                              !.rv = got.rv,
+                 [Idle EXCEPT !.st = "up", !.at = c, !.rv = got.rv,
                               !.task = [n \in Nodes |-> "idle"],
                               !.pos = [n \in Nodes |-> 1],
                               !.from = [done |-> got.done, ok |-> got.ok],
@@ -215,7 +224,7 @@ Step(p, c, done) ==
     /\ mem' = [mem EXCEPT ![p].cks = @ \cup
                  {[id |-> c, parent |-> run[p].at, done |-> done, fork |-> FALSE]}]
     /\ run' = [run EXCEPT ![p] =
-                 [@ EXCEPT !.at = c, !.done = done, !.ok = {}, !.rv = {},
+                 [@ EXCEPT !.at = c, !.rv = {},
                            !.task = [n \in Nodes |-> "idle"],
                            !.from = [done |-> done, ok |-> {}], !.started = {},
                            !.last = IF run[p].at = 0 THEN None
@@ -317,14 +326,14 @@ StepDone(p) ==
 
 RefStep(p) ==
     /\ \/ run[p].at = 0
-       \/ StepDone(p) /\ Ready(run[p].done) # {}
+       \/ StepDone(p) /\ Ready(run[p].from.done) # {}
     /\ Step(p, Fresh(IdsInUse),
-             IF run[p].at = 0 THEN {} ELSE run[p].done \cup Ready(run[p].done))
+             IF run[p].at = 0 THEN {} ELSE run[p].from.done \cup Ready(run[p].from.done))
 
 \* A step is over: nothing left to run, or a task parked at an interrupt.
 AboutToReturn(p) ==
     /\ run[p].at # 0
-    /\ \/ StepDone(p) /\ Ready(run[p].done) = {}
+    /\ \/ StepDone(p) /\ Ready(run[p].from.done) = {}
        \/ /\ run[p].started = Schedule(run[p].from)
           /\ \A n \in run[p].started : run[p].task[n] \in {"ok", "parked"}
           /\ \E n \in run[p].started : run[p].task[n] = "parked"
