@@ -1,0 +1,41 @@
+"""A trace on which TLC cannot evaluate the contract gets `error`; the rest of its batch is still
+judged. (Each trace of a failed batch is re-run alone to find which one broke the evaluation.)
+
+The fault is planted in a copy of the contract: the fork action fails with Assert.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from conftest import CORE, SPEC, by_name, run_cli
+
+FORK_LINE = '    \\/ e.ev = "fork" /\\ Fork('
+
+
+def test_evaluation_error_is_an_error_not_a_verdict(tmp_path: Path) -> None:
+    spec = tmp_path / "spec"
+    shutil.copytree(SPEC, spec)
+    module = spec / "TraceResumeCore.tla"
+    text = module.read_text(encoding="utf-8")
+    assert text.count(FORK_LINE) == 1, "the fork mapping changed shape; update this test"
+    module.write_text(
+        text.replace(FORK_LINE, '    \\/ e.ev = "fork" /\\ Assert(FALSE, "planted") /\\ Fork('),
+        encoding="utf-8",
+    )
+    run = run_cli(
+        "--format",
+        "json",
+        "--spec-path",
+        spec,
+        CORE / "ok-fork.jsonl",
+        CORE / "ok-linear-sync.jsonl",
+    )
+    run.assert_no_traceback()
+    assert run.returncode == 2, run
+    verdicts = by_name(run.json())
+    assert verdicts["ok-linear-sync.jsonl"]["status"] == "conforms"
+    broken = verdicts["ok-fork.jsonl"]
+    assert broken["status"] == "error"
+    assert "planted" in broken["reason"]
