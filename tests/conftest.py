@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -88,6 +89,17 @@ def write_trace_file(
     lines = [json.dumps(item, ensure_ascii=ascii_only) for item in [header, *events]]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def patched_spec(tmp_path: Path, module: str, old: str, new: str) -> Path:
+    """A copy of spec/ in which `old`, occurring exactly once in `module`, reads `new`."""
+    folder = tmp_path / "spec"
+    shutil.copytree(SPEC, folder)
+    path = folder / module
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{module} changed shape ({old!r}); update this test"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return folder
 
 
 def by_name(document: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORE, SPEC, Run, by_name, read_trace_file, run_cli, write_trace_file
+from conftest import (
+    CORE,
+    Run,
+    by_name,
+    patched_spec,
+    read_trace_file,
+    run_cli,
+    write_trace_file,
+)
 
 KNOWN_KINDS = (
     "crash, effect, finish, fork, interrupt, load, put, put_writes, resume, step, task_end, "
@@ -331,13 +339,7 @@ def test_missing_jar_exits_2_with_a_message() -> None:
 
 def test_contract_that_does_not_parse_exits_2(tmp_path: Path) -> None:
     """One TLC run: a syntax error in the contract is a tool failure, not a verdict."""
-    spec = tmp_path / "spec"
-    shutil.copytree(SPEC, spec)
-    module = spec / "ResumeCore.tla"
-    module.write_text(
-        module.read_text(encoding="utf-8").replace("Max(S) ==", "Max(S) == ((", 1),
-        encoding="utf-8",
-    )
+    spec = patched_spec(tmp_path, "ResumeCore.tla", "Max(S) ==", "Max(S) == ((")
     run = run_cli("--format", "json", "--spec-path", spec, CORE / "ok-linear-sync.jsonl")
     run.assert_no_traceback()
     assert run.returncode == 2

@@ -6,23 +6,19 @@ The fault is planted in a copy of the contract: the fork action fails with Asser
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from conftest import CORE, SPEC, by_name, run_cli
+from conftest import CORE, by_name, patched_spec, run_cli
 
 FORK_LINE = '    \\/ e.ev = "fork" /\\ Fork('
 
 
 def test_evaluation_error_is_an_error_not_a_verdict(tmp_path: Path) -> None:
-    spec = tmp_path / "spec"
-    shutil.copytree(SPEC, spec)
-    module = spec / "TraceResumeCore.tla"
-    text = module.read_text(encoding="utf-8")
-    assert text.count(FORK_LINE) == 1, "the fork mapping changed shape; update this test"
-    module.write_text(
-        text.replace(FORK_LINE, '    \\/ e.ev = "fork" /\\ Assert(FALSE, "planted") /\\ Fork('),
-        encoding="utf-8",
+    spec = patched_spec(
+        tmp_path,
+        "TraceResumeCore.tla",
+        FORK_LINE,
+        '    \\/ e.ev = "fork" /\\ Assert(FALSE, "planted") /\\ Fork(',
     )
     run = run_cli(
         "--format",

@@ -7,11 +7,10 @@ fork example at the fork event, while the original contract accepts it.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import CORE, SPEC, by_name, run_cli
+from conftest import CORE, by_name, patched_spec, run_cli
 
 PROPERTIES = "Properties == [PC |-> PC, EO |-> EO, CO |-> CO, CV |-> CV, FD |-> FD, RD |-> RD"
 COMMENT = "NoFork, no time travel: no process ever runs from a forked checkpoint."
@@ -21,14 +20,12 @@ FORK_EVENT = 15  # ok-fork.jsonl: the 15th event (line 16) is the fork
 
 @pytest.fixture(scope="module")
 def extended_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("spec") / "spec"
-    shutil.copytree(SPEC, folder)
-    module = folder / "ResumeCore.tla"
-    text = module.read_text(encoding="utf-8")
-    assert text.count(PROPERTIES) == 1, "the Properties record changed shape; update this test"
-    text = text.replace(PROPERTIES, f"{NEW_INVARIANT}{PROPERTIES}, NoFork |-> NoFork", 1)
-    module.write_text(text, encoding="utf-8")
-    return folder
+    return patched_spec(
+        tmp_path_factory.mktemp("spec"),
+        "ResumeCore.tla",
+        PROPERTIES,
+        f"{NEW_INVARIANT}{PROPERTIES}, NoFork |-> NoFork",
+    )
 
 
 def test_fork_example_conforms_to_the_original_contract() -> None:

@@ -1,9 +1,10 @@
 """Write the TLA+ that validates a batch of traces in one TLC run.
 
 Three generated files sit beside each other in a fresh folder: `TraceData.tla` (the traces as
-one constant, numbers and the schema's own words only), `TraceBatch.tla` (extends the contract's
-`Trace<Name>` module and the data) and `TraceBatch.cfg` (the contract's own `Trace<Name>.cfg`,
-plus an invariant in witness mode). The contract's folder is on TLC's library path.
+one definition, numbers and the schema's own words only), `TraceBatch.tla` (extends the
+contract's `Trace<Name>` module and the data) and `TraceBatch.cfg` (the contract's own
+`Trace<Name>.cfg`, plus the invariants a witness or diagnosis run adds). The contract's folder is
+on TLC's library path.
 """
 
 from __future__ import annotations

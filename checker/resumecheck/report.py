@@ -47,11 +47,12 @@ def _text_one(v: Verdict) -> list[str]:
         out.append(f"{v.path}: violates {v.contract}: {what}")
         out.append(f"  at event {v.event_index} (line {v.line}): {v.event}")
         out.append(f"  the {v.matched} event(s) before it match the contract; {v.reason}")
-        if not v.properties and v.expected:
-            out.append("  a correct runtime's next move would have been one of:")
-            out.extend(f"    {json.dumps(move)}" for move in v.expected)
-        elif not v.properties:
-            out.append("  and the reference runtime has no move from that state either")
+        if not v.properties and v.expected is not None:
+            if v.expected:
+                out.append("  a correct runtime's next move would have been one of:")
+                out.extend(f"    {json.dumps(move)}" for move in v.expected)
+            else:
+                out.append("  and the reference runtime has no move from that state either")
         for prop in v.properties:
             text = v.descriptions.get(prop, "")
             if text:

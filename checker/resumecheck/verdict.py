@@ -38,7 +38,9 @@ class Verdict:
     truncated: str | None = None
     summary: dict[str, Any] = field(default_factory=dict)
     witness: list[dict[str, Any]] | None = None
-    expected: list[dict[str, Any]] = field(default_factory=list)
+    # For an event no action allows: the reference runtime's possible moves there, or None when
+    # the contract could not say (an area without TraceExpected).
+    expected: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -55,7 +57,7 @@ class Verdict:
                 "event": self.event,
                 "properties": self.properties,
             }
-            if not self.properties:
+            if not self.properties and self.expected is not None:
                 data["expected"] = self.expected
         if self.reason:
             data["reason"] = self.reason
