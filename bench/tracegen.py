@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 # The wrong moves a violating trace can make, each with the properties TLC must name for it
-# (the same as for the matching example in traces/core and traces/manifest.json).
+# (the same as for the matching example in traces/core and traces/core/manifest.json).
 VIOLATIONS: dict[str, tuple[str, ...]] = {
     "cv-stale-latest": ("CV",),
     "cv-dropped-pending-write": ("CV",),

@@ -15,7 +15,17 @@ ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT / "traces"
 CORE = TRACES / "core"
 SPEC = ROOT / "spec"
-MANIFEST = TRACES / "manifest.json"
+
+
+def manifests() -> dict[str, dict[str, Any]]:
+    """Every area's expected verdicts (traces/<area>/manifest.json), keyed by the trace's path
+    relative to traces/. Each area keeps its own manifest so areas can be added independently."""
+    expected: dict[str, dict[str, Any]] = {}
+    for manifest in sorted(TRACES.rglob("manifest.json")):
+        folder = manifest.parent.relative_to(TRACES).as_posix()
+        for name, entry in json.loads(manifest.read_text(encoding="utf-8")).items():
+            expected[f"{folder}/{name}"] = entry
+    return expected
 
 
 def _cli() -> Path:

@@ -20,6 +20,7 @@ from resumecheck.errors import ResumeCheckError, UsageError
 from resumecheck.refine import judge
 from resumecheck.report import RENDERERS, exit_code
 from resumecheck.speccheck import check_all, format_row, header_line
+from resumecheck.suites import SuiteGroup
 
 
 class _CheckByDefault(click.Group):
@@ -40,6 +41,7 @@ def cli() -> None:
     resume-check traces/                    judge every *.jsonl below traces/
     resume-check --format json run.jsonl    the same, as JSON
     resume-check spec                       model-check the contract and its mutants
+    resume-check run langgraph --out DIR    record real runs with faults, then judge them
 
     A trace is JSON Lines: a header naming the contract (e.g. ResumeCore), the workflow and
     the runtime's declared guarantees, then one event per line (docs/trace-format.md). The
@@ -144,6 +146,22 @@ def spec(large: bool, only: str | None, jobs: int, spec_dir: Path | None) -> int
             click.echo(f"\n{row.name}: {row.detail}", err=True)
     click.echo(f"{len(rows)} checked, {len(failed)} failed")
     return 1 if failed or not rows else 0
+
+
+@cli.group(cls=SuiteGroup)
+def run() -> None:
+    """Record a matrix of real runs with injected faults, then judge every trace.
+
+    \b
+    resume-check run langgraph --backend sqlite --out out/lg
+    resume-check run revision  --policy validity --out out/rev
+    resume-check run recovery  --policy admissible --out out/rec
+    resume-check run sandbox   --policy effect-aware --out out/sb
+
+    Each suite writes one trace per run into --out, judges them all in one batch and prints a
+    table. Exit codes as for checking traces: 0 all conform, 1 a violation, 2 a tool failure.
+    `resume-check run SUITE --help` lists a suite's options.
+    """
 
 
 class _ProgressLine:

@@ -1,0 +1,63 @@
+"""The `resume-check run <suite>` registry: record a matrix of real runs, then judge it.
+
+A suite lives in the `rctools` package (tools/), which records traces and never judges them.
+Suites are imported only when asked for, so `resume-check` on traces needs none of the runtimes
+a suite drives (LangGraph, a sandbox, ...).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from resumecheck.errors import UsageError
+
+# suite name -> ("module:attribute" of its click command, one line for --help)
+SUITES: dict[str, tuple[str, str]] = {
+    "langgraph": (
+        "rctools.langgraph.command:command",
+        "a checkpointer on real LangGraph runs: crashes, interrupts, forks (ResumeCore)",
+    ),
+    "revision": (
+        "rctools.revision.command:command",
+        "revision recovery policies on LangGraph workloads (DagRevision)",
+    ),
+    "recovery": (
+        "rctools.recovery.command:command",
+        "restore policies after a failure downstream work acted on (SemanticRecovery)",
+    ),
+    "sandbox": (
+        "rctools.sandbox.command:command",
+        "sandbox checkpoint policies, SIGKILL at every turn (SandboxCR)",
+    ),
+}
+
+
+class SuiteGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(SUITES)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Lists the suites without importing them (a suite's runtime may be absent)."""
+        with formatter.section("Suites"):
+            formatter.write_dl([(name, line) for name, (_, line) in sorted(SUITES.items())])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in SUITES:
+            return None
+        module_name, _, attribute = SUITES[cmd_name][0].partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and module_name.startswith(exc.name):
+                raise UsageError(f"suite {cmd_name!r} is not part of this build") from exc
+            raise UsageError(
+                f"suite {cmd_name!r} needs {exc.name!r}, which is not installed; "
+                "install the runtimes with: pip install 'resume-check[runtimes]'"
+            ) from exc
+        command = getattr(module, attribute)
+        assert isinstance(command, click.Command)
+        return command
