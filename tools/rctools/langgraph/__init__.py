@@ -1,0 +1,7 @@
+"""Record real LangGraph runs as ResumeCore traces, with faults injected, and judge them.
+
+The recorder only records (`recorder`, `saver`, `callbacks`, `ledger`); the spec judges.
+`scenarios` are the apps, `driver` runs one scenario with one fault in forked worker
+processes, `matrix` runs every cell on the saver under test and on the reference saver, and
+`command` is `resume-check run langgraph`.
+"""

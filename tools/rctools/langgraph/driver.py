@@ -1,0 +1,226 @@
+"""Runs one matrix cell: a scenario, one fault, one durability mode, on one saver.
+
+Every invocation runs in a worker process forked from this one (LangGraph is imported once,
+so a process costs milliseconds, yet each worker has its own memory and its own saver). A
+SIGKILL is sent by this parent: the worker stops at the chosen point, says so through a
+pipe, and is killed there; the parent appends the `crash` event and a fresh worker resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from rctools.langgraph import worker
+from rctools.langgraph.scenarios import Scenario, workflow_of
+from rctools.langgraph.tracefile import TraceFile
+
+WORKER_TIMEOUT = 120.0
+MAX_INVOCATIONS = 12
+
+
+@dataclass
+class CellRun:
+    """What happened in a cell, besides the trace: for the report and for choosing kills."""
+
+    trace: Path
+    hooks: int = 0
+    killed_at: str | None = None
+    invocations: int = 0
+    failure: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def header(scenario: Scenario, fault: str, durability: str, backend: str) -> dict[str, Any]:
+    return {
+        "format": "resume-check/v1",
+        "contract": "ResumeCore",
+        "runtime": {"name": "langgraph", "version": version("langgraph")},
+        "backend": backend,
+        "thread": worker.THREAD,
+        "scenario": f"{scenario.name} ({fault}, durability={durability}): {scenario.description}",
+        # LangGraph documents that a node in flight at a crash runs again: at-least-once.
+        "guarantees": {"durability": durability, "effects": "at-least-once"},
+        "workflow": workflow_of(scenario.build()),
+    }
+
+
+def run_cell(
+    folder: Path,
+    scenario: Scenario,
+    durability: str,
+    factory: worker.SaverFactory,
+    backend: str,
+    fault: str = "none",
+    kill_at: int | None = None,
+) -> CellRun:
+    """Records the cell into folder/trace.jsonl; the saver keeps its data in folder/store."""
+    folder.mkdir(parents=True, exist_ok=True)
+    store = folder / "store"
+    store.mkdir(exist_ok=True)
+    os.environ["RESUME_CHECK_STORE"] = str(store)
+    trace = folder / "trace.jsonl"
+    graph = scenario.build()
+    cell = worker.Cell(
+        folder=folder,
+        trace=trace,
+        durability=durability,
+        build=scenario.build,
+        factory=factory,
+        nodes=tuple(workflow_of(graph)["nodes"]),
+    )
+    TraceFile(trace, "-").header(header(scenario, fault, durability, backend))
+    result = CellRun(trace)
+    _Session(cell, scenario, result, kill_at).play()
+    return result
+
+
+class _Session:
+    def __init__(self, cell: worker.Cell, scenario: Scenario, result: CellRun, kill_at: int | None):
+        self.cell, self.scenario, self.result = cell, scenario, result
+        self.kill_at = kill_at
+        self.procs = 0
+        self.first_park: dict[str, Any] | None = None
+
+    def play(self) -> None:
+        report = self.invoke("start")
+        extra = self.scenario.extra
+        if extra and extra[0].startswith("concurrent-") and report.get("parked"):
+            n = int(extra[0].rsplit("-", 1)[1])
+            self.invoke_many("resume", n, report["parked"][0])
+            report = {"done": False}
+        report = self.until_done(report)
+        if "pinned" in extra and self.first_park:
+            report = self.until_done(self.invoke("pinned", parked=self.first_park))
+        if "fork" in extra:
+            report = self.until_done(self.invoke("fork"))
+        if not report.get("done") and not self.result.failure:
+            self.result.notes.append("the thread did not finish")
+
+    def until_done(self, report: dict[str, Any]) -> dict[str, Any]:
+        while not (report.get("done") and not report.get("parked")):
+            if self.result.failure or self.result.invocations >= MAX_INVOCATIONS:
+                break
+            report = self.invoke("auto")
+            if not report.get("ran", True) and not report.get("killed"):
+                break
+        return report
+
+    def _job(self, kind: str, parked: dict[str, Any] | None) -> worker.Invocation:
+        self.procs += 1
+        remaining = None
+        if self.kill_at is not None and self.result.killed_at is None:
+            remaining = self.kill_at - self.result.hooks
+            remaining = remaining if remaining > 0 else None
+        return worker.Invocation(
+            kind=kind,
+            proc=f"w{self.procs}",
+            nonce=f"w{self.procs}",
+            parked=parked,
+            fork_at=self.scenario.fork_at,
+            kill_at=remaining,
+        )
+
+    def invoke(self, kind: str, parked: dict[str, Any] | None = None) -> dict[str, Any]:
+        job = self._job(kind, parked)
+        report = _wait(self.cell, job, _spawn(self.cell, job))
+        return self._account(job, report)
+
+    def invoke_many(self, kind: str, n: int, parked: dict[str, Any]) -> None:
+        jobs = [self._job(kind, parked) for _ in range(n)]
+        started = [(job, _spawn(self.cell, job)) for job in jobs]
+        for job, child in started:
+            self._account(job, _wait(self.cell, job, child))
+
+    def _account(self, job: worker.Invocation, report: dict[str, Any]) -> dict[str, Any]:
+        self.result.invocations += 1
+        self.result.hooks += int(report.get("hooks", 0))
+        if report.get("killed"):
+            self.result.killed_at = f"{job.proc}: {report['killed']}"
+        if report.get("failure"):
+            self.result.failure = f"{job.proc}: {report['failure']}"
+        if report.get("parked") and self.first_park is None:
+            self.first_park = report["parked"][0]
+        return report
+
+
+@dataclass
+class _Child:
+    pid: int
+    results: int
+    kills: int
+
+
+def _spawn(cell: worker.Cell, job: worker.Invocation) -> _Child:
+    kill_r, kill_w = os.pipe()
+    res_r, res_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the worker
+        os.close(kill_r)
+        os.close(res_r)
+        log = os.open(cell.folder / "workers.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        try:
+            report = worker.run(cell, job, kill_w)
+        except BaseException as exc:  # reported to the parent as a tool failure
+            report = {"failure": f"{type(exc).__name__}: {exc}"}
+        data = json.dumps(report, default=str).encode()
+        while data:
+            data = data[os.write(res_w, data) :]
+        os._exit(0)
+    os.close(kill_w)
+    os.close(res_w)
+    return _Child(pid, res_r, kill_r)
+
+
+def _wait(cell: worker.Cell, job: worker.Invocation, child: _Child) -> dict[str, Any]:
+    """Collects the worker's report, or kills it where it stopped and records the crash."""
+    selector = selectors.DefaultSelector()
+    selector.register(child.results, selectors.EVENT_READ, "results")
+    selector.register(child.kills, selectors.EVENT_READ, "kills")
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + WORKER_TIMEOUT
+    report: dict[str, Any] | None = None
+    try:
+        while report is None:
+            timeout = deadline - time.monotonic()
+            if timeout <= 0:
+                os.kill(child.pid, signal.SIGKILL)
+                os.waitpid(child.pid, 0)
+                report = {"failure": f"no answer within {WORKER_TIMEOUT:.0f} s"}
+                break
+            for key, _ in selector.select(timeout):
+                if key.data == "kills":
+                    point = os.read(child.kills, 4096).decode().strip()
+                    if not point:
+                        selector.unregister(child.kills)
+                        continue
+                    os.kill(child.pid, signal.SIGKILL)
+                    os.waitpid(child.pid, 0)
+                    TraceFile(cell.trace, job.proc).event("crash")
+                    report = {"killed": point, "hooks": job.kill_at or 0}
+                    break
+                chunk = os.read(child.results, 65536)
+                if chunk:
+                    chunks.append(chunk)
+                    continue
+                os.waitpid(child.pid, 0)
+                text = b"".join(chunks).decode()
+                report = json.loads(text) if text else {"failure": "worker died silently"}
+                break
+    finally:
+        selector.close()
+        os.close(child.results)
+        os.close(child.kills)
+    return report
