@@ -184,6 +184,11 @@ def _spawn(cell: worker.Cell, job: worker.Invocation) -> _Child:
     return _Child(pid, res_r, kill_r)
 
 
+def _has_events(trace: Path, proc: str) -> bool:
+    marker = f'"proc": "{proc}"'
+    return any(marker in line for line in trace.read_text(encoding="utf-8").splitlines()[1:])
+
+
 def _wait(cell: worker.Cell, job: worker.Invocation, child: _Child) -> dict[str, Any]:
     """Collects the worker's report, or kills it where it stopped and records the crash."""
     selector = selectors.DefaultSelector()
@@ -208,7 +213,8 @@ def _wait(cell: worker.Cell, job: worker.Invocation, child: _Child) -> dict[str,
                         continue
                     os.kill(child.pid, signal.SIGKILL)
                     os.waitpid(child.pid, 0)
-                    TraceFile(cell.trace, job.proc).event("crash")
+                    if _has_events(cell.trace, job.proc):  # else it died before doing anything
+                        TraceFile(cell.trace, job.proc).event("crash")
                     report = {"killed": point, "hooks": job.kill_at or 0}
                     break
                 chunk = os.read(child.results, 65536)

@@ -38,7 +38,7 @@ def _task(config: RunnableConfig) -> tuple[str, str, int]:
 
 def fire(config: RunnableConfig, intent: str) -> None:
     """Performs effect `intent` (e.g. 'email:invoice-7'): records it, then does it."""
-    task_id, node, step = _task(config)
+    _, node, step = _task(config)
     if _recorder is not None:
         _recorder.effect(step, node, intent)
     if _world is not None:
