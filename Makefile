@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup check-spec check-spec-large test demo bench lint clean
+.PHONY: setup check-spec check-spec-large test demo bench lint clean services-up services-down
 
 setup: $(STAMP)
 
@@ -34,6 +34,15 @@ demo: setup
 ## Batched versus per-trace TLC runs; writes bench/results.md.
 bench: setup
 	$(BIN)/python bench/batch_bench.py --out bench/results.md
+
+## Private PostgreSQL 15 and redis-server on 127.0.0.1 for the checkpointer backends (data in
+## .services/; installs the Debian packages if missing). Prints RESUME_CHECK_PG_URL=... and
+## RESUME_CHECK_REDIS_URL=...; reuses servers that are already up. Tests start them on their own.
+services-up: setup
+	$(BIN)/python -m rctools.services up
+
+services-down: setup
+	$(BIN)/python -m rctools.services down
 
 lint: setup
 	$(BIN)/ruff check .

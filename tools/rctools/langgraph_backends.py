@@ -1,0 +1,327 @@
+"""Checkpointer backends for the LangGraph matrix: one zero-argument factory per backend.
+
+The factory contract: a factory takes no arguments and returns either a `BaseCheckpointSaver`,
+a context manager yielding one, or (for savers bound to an event loop) an async context
+manager yielding one; `open_saver` / `aopen_saver` accept all three. Durable state lives under
+`$RESUME_CHECK_STORE`, a folder that is unique per matrix cell and shared by all processes of
+that cell, so a process started after a SIGKILL finds what its predecessor persisted. Server
+backends read `$RESUME_CHECK_PG_URL` / `$RESUME_CHECK_REDIS_URL` (see `rctools.services`) and
+derive their namespace (a PostgreSQL schema, a redis key prefix) from a token kept in the store
+folder: recreating the folder gives a fresh namespace even when a path is reused.
+
+API of each backend (`api_of` finds it from the saver itself):
+
+    memory          InMemorySaver            sync+async  one process only
+    sqlite          SqliteSaver              sync
+    sqlite-async    AsyncSqliteSaver         async       async context manager
+    postgres        PostgresSaver            sync        .setup() under an advisory lock
+    postgres-async  AsyncPostgresSaver       async       async context manager
+    redis           plainredis RedisSaver    sync
+    redis-async     plainredis AsyncRedisSaver  async    async context manager
+    lmdb            LMDBSaver                sync        list(filter=...) ignored, no delete_thread
+    lmdb-async      AsyncLMDBSaver           async       async context manager
+    objectstorage   ObjectStorageSaver       sync+async  file:// folder; thread ids must be
+                                                         path-safe ([A-Za-z0-9.:_-])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import inspect
+import os
+import secrets
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+STORE_VAR = "RESUME_CHECK_STORE"
+PG_URL_VAR = "RESUME_CHECK_PG_URL"
+REDIS_URL_VAR = "RESUME_CHECK_REDIS_URL"
+
+Factory = Callable[[], Any]
+
+BACKENDS: dict[str, str] = {
+    "memory": "rctools.langgraph_backends:memory",
+    "sqlite": "rctools.langgraph_backends:sqlite",
+    "sqlite-async": "rctools.langgraph_backends:sqlite_async",
+    "postgres": "rctools.langgraph_backends:postgres",
+    "postgres-async": "rctools.langgraph_backends:postgres_async",
+    "redis": "rctools.langgraph_backends:redis",
+    "redis-async": "rctools.langgraph_backends:redis_async",
+    "lmdb": "rctools.langgraph_backends:lmdb",
+    "lmdb-async": "rctools.langgraph_backends:lmdb_async",
+    "objectstorage": "rctools.langgraph_backends:objectstorage",
+}
+
+# Backends whose state outlives the process (all but memory).
+DURABLE = frozenset(BACKENDS) - {"memory"}
+
+
+class BackendError(Exception):
+    """A bad backend spec or a missing environment variable; the message says which."""
+
+
+# --------------------------------------------------------------------------- environment
+
+
+def store_dir() -> Path:
+    """The cell's store folder, created on first use."""
+    value = os.environ.get(STORE_VAR)
+    if not value:
+        raise BackendError(f"{STORE_VAR} is not set: point it at the matrix cell's store folder")
+    path = Path(value)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def cell_token() -> str:
+    """A random token stored in the cell's folder, the same for every process of the cell.
+
+    Why not a hash of the path: a runner that reuses an output folder would then find the
+    previous run's rows in a server. `os.link` publishes the token atomically, so two processes
+    starting together agree on one."""
+    folder = store_dir()
+    target = folder / "backend-token"
+    if not target.exists():
+        scratch = folder / f".backend-token.{os.getpid()}.{secrets.token_hex(4)}"
+        scratch.write_text(secrets.token_hex(8) + "\n")
+        with contextlib.suppress(FileExistsError):
+            os.link(scratch, target)
+        scratch.unlink()
+    return target.read_text().strip()
+
+
+def _url(var: str) -> str:
+    value = os.environ.get(var)
+    if not value:
+        raise BackendError(f"{var} is not set: start the servers with `make services-up`")
+    return value
+
+
+# --------------------------------------------------------------------------- factories
+
+
+def memory() -> BaseCheckpointSaver:
+    """Process memory only: a new process starts empty, so no crash scenarios with it."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    return InMemorySaver()
+
+
+def sqlite() -> contextlib.AbstractContextManager[BaseCheckpointSaver]:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    return SqliteSaver.from_conn_string(str(store_dir() / "checkpoints.sqlite"))
+
+
+def sqlite_async() -> contextlib.AbstractAsyncContextManager[BaseCheckpointSaver]:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    return AsyncSqliteSaver.from_conn_string(str(store_dir() / "checkpoints.sqlite"))
+
+
+def _pg_schema_url() -> tuple[str, str, int]:
+    """(url with the cell's schema as search_path, schema, advisory lock key)."""
+    schema = f"rc_{cell_token()}"
+    base = _url(PG_URL_VAR)
+    joiner = "&" if "?" in base else "?"
+    lock = int.from_bytes(hashlib.sha256(schema.encode()).digest()[:8], "big", signed=True)
+    return f"{base}{joiner}options=-csearch_path%3D{schema}", schema, lock
+
+
+@contextlib.contextmanager
+def postgres() -> Iterator[BaseCheckpointSaver]:
+    """PostgresSaver in a schema of its own; `.setup()` runs under an advisory lock because
+    two processes of one cell may start together and its migrations are not concurrency-safe."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    url, schema, lock = _pg_schema_url()
+    with psycopg.connect(_url(PG_URL_VAR), autocommit=True) as admin:
+        admin.execute("SELECT pg_advisory_lock(%s)", (lock,))
+        try:
+            admin.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+            with PostgresSaver.from_conn_string(url) as saver:
+                saver.setup()
+                admin.execute("SELECT pg_advisory_unlock(%s)", (lock,))
+                yield saver
+        finally:
+            if not admin.closed:
+                admin.execute("SELECT pg_advisory_unlock_all()")
+
+
+@contextlib.asynccontextmanager
+async def postgres_async() -> AsyncIterator[BaseCheckpointSaver]:
+    import psycopg
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    url, schema, lock = _pg_schema_url()
+    async with await psycopg.AsyncConnection.connect(_url(PG_URL_VAR), autocommit=True) as admin:
+        await admin.execute("SELECT pg_advisory_lock(%s)", (lock,))
+        try:
+            await admin.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+            async with AsyncPostgresSaver.from_conn_string(url) as saver:
+                await saver.setup()
+                await admin.execute("SELECT pg_advisory_unlock(%s)", (lock,))
+                yield saver
+        finally:
+            if not admin.closed:
+                await admin.execute("SELECT pg_advisory_unlock_all()")
+
+
+@contextlib.contextmanager
+def redis() -> Iterator[BaseCheckpointSaver]:
+    from langgraph_checkpoint_plainredis import RedisSaver
+
+    saver = RedisSaver(url=_url(REDIS_URL_VAR), prefix=f"rc:{cell_token()}")
+    try:
+        yield saver
+    finally:
+        saver.close()
+
+
+@contextlib.asynccontextmanager
+async def redis_async() -> AsyncIterator[BaseCheckpointSaver]:
+    from langgraph_checkpoint_plainredis import AsyncRedisSaver
+
+    saver = AsyncRedisSaver(url=_url(REDIS_URL_VAR), prefix=f"rc:{cell_token()}")
+    try:
+        yield saver
+    finally:
+        await saver.aclose()
+
+
+def _lmdb_env() -> Any:
+    import lmdb as lmdb_module
+
+    # Two named databases (checkpoints, writes); the map size is virtual, so be generous.
+    return lmdb_module.open(str(store_dir() / "lmdb"), max_dbs=4, map_size=1 << 30)
+
+
+@contextlib.contextmanager
+def lmdb() -> Iterator[BaseCheckpointSaver]:
+    from langgraph_checkpoint_lmdb import LMDBSaver
+
+    env = _lmdb_env()
+    try:
+        yield LMDBSaver(env)
+    finally:
+        env.close()
+
+
+@contextlib.asynccontextmanager
+async def lmdb_async() -> AsyncIterator[BaseCheckpointSaver]:
+    """AsyncLMDBSaver binds the event loop current at construction, so it is built inside
+    the running loop; it runs the sync saver in a thread pool."""
+    from langgraph_checkpoint_lmdb import AsyncLMDBSaver
+
+    env = _lmdb_env()
+    saver = AsyncLMDBSaver(env)
+    try:
+        yield saver
+    finally:
+        saver.executor.shutdown(wait=True)
+        env.close()
+
+
+def objectstorage() -> BaseCheckpointSaver:
+    from langgraph_checkpoint_objectstorage import ObjectStorageSaver
+
+    folder = store_dir() / "objects"
+    folder.mkdir(exist_ok=True)
+    return ObjectStorageSaver.from_conn_string(folder.resolve().as_uri())
+
+
+# --------------------------------------------------------------------------- lookup
+
+
+def resolve(spec: str) -> Factory:
+    """A backend name from BACKENDS or `module:factory`; a BackendError names what is wrong."""
+    target = BACKENDS.get(spec, spec)
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise BackendError(
+            f"unknown backend {spec!r}: use one of {', '.join(BACKENDS)} or MODULE:FACTORY"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise BackendError(f"backend {spec!r}: cannot import {module_name!r} ({exc})") from None
+    factory = getattr(module, attr, None)
+    if not callable(factory):
+        raise BackendError(f"backend {spec!r}: {module_name!r} has no callable {attr!r}")
+    return factory
+
+
+@contextlib.contextmanager
+def open_saver(factory: Factory) -> Iterator[BaseCheckpointSaver]:
+    """The saver of a sync-usable factory, closed afterwards."""
+    made = factory()
+    if isinstance(made, BaseCheckpointSaver):
+        yield made
+    elif hasattr(made, "__enter__"):
+        with made as saver:
+            yield _checked(saver)
+    elif hasattr(made, "__aenter__"):
+        raise BackendError("this backend opens asynchronously: use aopen_saver in an event loop")
+    else:
+        raise BackendError(f"factory returned {type(made).__name__}, not a checkpoint saver")
+
+
+@contextlib.asynccontextmanager
+async def aopen_saver(factory: Factory) -> AsyncIterator[BaseCheckpointSaver]:
+    """The saver of any factory, opened inside the running loop (async savers bind to it)."""
+    made = factory()
+    if isinstance(made, BaseCheckpointSaver):
+        yield made
+    elif hasattr(made, "__aenter__"):
+        async with made as saver:
+            yield _checked(saver)
+    elif hasattr(made, "__enter__"):
+        with made as saver:
+            yield _checked(saver)
+    else:
+        raise BackendError(f"factory returned {type(made).__name__}, not a checkpoint saver")
+
+
+def _checked(saver: object) -> BaseCheckpointSaver:
+    if not isinstance(saver, BaseCheckpointSaver):
+        raise BackendError(f"factory yielded {type(saver).__name__}, not a checkpoint saver")
+    return saver
+
+
+# --------------------------------------------------------------------------- API detection
+
+_SYNC_CORE = ("get_tuple", "put", "put_writes")
+_ASYNC_CORE = ("aget_tuple", "aput", "aput_writes")
+
+
+def _implements(saver: BaseCheckpointSaver, name: str) -> bool:
+    """Whether `name` is a real implementation: overridden from BaseCheckpointSaver and not a
+    stub. Savers use two kinds of stub: a method that only raises (NotImplementedError or a
+    `_*_unsupported` helper, as plainredis does), and a sync method that forwards to the
+    saver's own event loop with `run_coroutine_threadsafe` (AsyncSqliteSaver,
+    AsyncPostgresSaver), which deadlocks-or-raises on that loop's thread and so is no sync API
+    for a runner that drives the graph on that loop."""
+    method = getattr(type(saver), name, None)
+    if method is None or method is getattr(BaseCheckpointSaver, name):
+        return False
+    code = inspect.unwrap(method).__code__
+    names = set(code.co_names)
+    if "NotImplementedError" in names or any(n.endswith("_unsupported") for n in names):
+        return False
+    return "run_coroutine_threadsafe" not in names
+
+
+def api_of(saver: BaseCheckpointSaver) -> set[str]:
+    """{"sync"}, {"async"} or both: which API the saver really implements."""
+    api = set()
+    if all(_implements(saver, name) for name in _SYNC_CORE):
+        api.add("sync")
+    if all(_implements(saver, name) for name in _ASYNC_CORE):
+        api.add("async")
+    return api

@@ -1,0 +1,514 @@
+"""Private PostgreSQL and redis servers on loopback for the checkpointer backends under test.
+
+Why this exists: the postgres and redis savers must be judged against real servers, and `make
+test` must work on a fresh Debian 12 machine with nothing running. So this module installs the
+Debian packages when they are missing, keeps each server's files in a project-local folder
+(`.services/`, gitignored) and binds to 127.0.0.1 on a free port, so it never meets a system
+server or another checkout's servers.
+
+`up` is idempotent: a server that is already running (even one left behind by a killed run) is
+reused, a stale pid file or a half-finished `initdb` is cleaned up. `down` stops what is running.
+
+    python -m rctools.services up      # start (or reuse) both; prints the env lines
+    python -m rctools.services env     # RESUME_CHECK_PG_URL=... / RESUME_CHECK_REDIS_URL=...
+    python -m rctools.services status
+    python -m rctools.services down
+    python -m rctools.services reset   # down, then delete .services/ (a fresh cluster next time)
+
+Only the standard library is used, so this runs before anything else is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import hashlib
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PG_URL_VAR = "RESUME_CHECK_PG_URL"
+REDIS_URL_VAR = "RESUME_CHECK_REDIS_URL"
+DIR_VAR = "RESUME_CHECK_SERVICES_DIR"
+PG_DATABASE = "resume_check"
+APT_PACKAGES = ("postgresql", "redis-server")
+NAMES = ("postgres", "redis")
+# A unix socket path longer than this does not fit into sockaddr_un (108 bytes with the name).
+SOCKET_DIR_MAX = 80
+READY_TIMEOUT = 30.0
+
+
+class ServiceError(Exception):
+    """A server could not be installed, started or stopped; the message says why."""
+
+
+@dataclass
+class Started:
+    """What `up` did: the URLs of the running servers and which of them this call started."""
+
+    env: dict[str, str]
+    started: list[str] = field(default_factory=list)
+
+
+def services_dir() -> Path:
+    """`$RESUME_CHECK_SERVICES_DIR`, else `.services/` at the repository root (or the cwd when
+    this module is installed outside a checkout)."""
+    if os.environ.get(DIR_VAR):
+        return Path(os.environ[DIR_VAR]).resolve()
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "pyproject.toml").exists():
+        root = Path.cwd()
+    return root / ".services"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _free_port() -> int:
+    """A loopback port that nobody listens on right now (the server binds it a moment later;
+    a lost race shows up as a failed start, which is retried with another port)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    return raw.replace(b"\0", b" ").decode(errors="replace")
+
+
+def _alive(pid: int, needle: str) -> bool:
+    """Whether `pid` is a live process whose command line contains `needle`: a pid file can
+    outlive its server and the pid be reused by an unrelated process, which we must not
+    mistake for the server (nor signal)."""
+    return pid > 0 and needle in _cmdline(pid)
+
+
+def _read_int(path: Path, line: int = 0) -> int | None:
+    try:
+        return int(path.read_text().splitlines()[line].strip())
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _run(argv: list[str], *, user: str | None = None, timeout: float = 120) -> str:
+    """Runs a helper program; a failure becomes a ServiceError carrying its output."""
+    kwargs = {}
+    if user is not None and os.geteuid() == 0 and user != "root":
+        kwargs = {"user": user, "group": pwd.getpwnam(user).pw_gid, "extra_groups": []}
+    try:
+        proc = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            cwd="/",
+            **kwargs,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ServiceError(f"{argv[0]}: {exc}") from None
+    if proc.returncode != 0:
+        output = (proc.stdout + proc.stderr).strip()
+        raise ServiceError(f"{' '.join(argv)} failed ({proc.returncode}):\n{output}")
+    return proc.stdout
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """Serialises concurrent `up`/`down` calls on one checkout (two test sessions, make -j)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _wait(check: object, what: str, timeout: float = READY_TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():  # type: ignore[operator]
+            return
+        time.sleep(0.05)
+    raise ServiceError(f"{what} did not become ready within {timeout:.0f} s")
+
+
+# --------------------------------------------------------------------------- packages
+
+
+def _pg_bindir() -> Path | None:
+    """The newest Debian PostgreSQL server binaries (postgresql-15 on Debian 12)."""
+    found = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"),
+        key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0,
+    )
+    if found:
+        return found[-1].parent
+    on_path = shutil.which("pg_ctl")
+    return Path(on_path).resolve().parent if on_path else None
+
+
+def _redis_server() -> str | None:
+    return shutil.which("redis-server") or (
+        "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
+    )
+
+
+def ensure_installed() -> None:
+    """Installs the Debian packages of the missing servers (needs root and apt-get)."""
+    if _pg_bindir() is not None and _redis_server() is not None:
+        return
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        raise ServiceError(
+            "PostgreSQL or redis-server is missing; install them with "
+            f"`apt-get update && apt-get install -y {' '.join(APT_PACKAGES)}` (as root)"
+        )
+    print(f"services: installing {' '.join(APT_PACKAGES)} with apt-get", file=sys.stderr)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for argv in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *APT_PACKAGES]):
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise ServiceError(f"{' '.join(argv)} failed:\n{(proc.stdout + proc.stderr)[-2000:]}")
+    if _pg_bindir() is None or _redis_server() is None:
+        raise ServiceError(f"apt-get installed {APT_PACKAGES} but the servers are still missing")
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+
+
+class Postgres:
+    """One private cluster: data in `<dir>/pg/data`, trust auth, 127.0.0.1 only.
+
+    PostgreSQL refuses to run as root, so under root every server program runs as the
+    `postgres` user (created by the Debian package) and owns the cluster folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.home = folder / "pg"
+        self.data = self.home / "data"
+        self.log = self.home / "postgres.log"
+        self.marker = self.home / "initialized"
+        self.user = "postgres" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
+
+    @property
+    def socket_dir(self) -> Path:
+        """Unix sockets must have short paths; a deep checkout gets a per-checkout /tmp dir."""
+        local = self.home / "run"
+        if len(str(local)) <= SOCKET_DIR_MAX:
+            return local
+        digest = hashlib.sha256(str(self.home).encode()).hexdigest()[:12]
+        return Path("/tmp") / f"resume-check-pg-{digest}"
+
+    def _bin(self, name: str) -> str:
+        bindir = _pg_bindir()
+        if bindir is None:
+            raise ServiceError("PostgreSQL server binaries not found (apt-get install postgresql)")
+        return str(bindir / name)
+
+    def _own(self, path: Path) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            entry = pwd.getpwnam(self.user)
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+
+    def pid(self) -> int | None:
+        """The postmaster's pid if it is really running (postmaster.pid can be stale)."""
+        pid = _read_int(self.data / "postmaster.pid")
+        return pid if pid is not None and _alive(pid, str(self.data)) else None
+
+    def port(self) -> int | None:
+        return _read_int(self.data / "postmaster.pid", 3)
+
+    def url(self, port: int) -> str:
+        return f"postgresql://postgres@127.0.0.1:{port}/{PG_DATABASE}"
+
+    def _ready(self, port: int) -> bool:
+        try:
+            _run(
+                [self._bin("pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port), "-t", "1"],
+                timeout=5,
+            )
+        except ServiceError:
+            return False
+        return True
+
+    def _initdb(self) -> None:
+        """A fresh cluster; a folder without the marker is a half-finished one from a killed
+        run and is thrown away first."""
+        if self.marker.exists():
+            return
+        shutil.rmtree(self.data, ignore_errors=True)
+        self._own(self.home)
+        try:
+            _run(["test", "-w", str(self.home)], user=self.user)
+        except ServiceError:
+            raise ServiceError(
+                f"the {self.user} user cannot write {self.home} (a parent folder is private); "
+                f"point {DIR_VAR} at a folder it can reach, e.g. /var/tmp/resume-check"
+            ) from None
+        print(f"services: initdb {self.data}", file=sys.stderr)
+        _run(
+            [
+                self._bin("initdb"),
+                "-D",
+                str(self.data),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--no-locale",
+                "--no-instructions",
+            ],
+            user=self.user,
+        )
+        with (self.data / "postgresql.conf").open("a", encoding="utf-8") as conf:
+            conf.write("\n# resume-check: private test cluster, loopback only\n")
+            conf.write("listen_addresses = '127.0.0.1'\n")
+            conf.write(f"unix_socket_directories = '{self.socket_dir}'\n")
+        self.marker.write_text("ok\n")
+
+    def up(self) -> tuple[str, bool]:
+        """(url, started_now)."""
+        self._initdb()
+        if self.pid() is not None:
+            # A server that is still starting has not written its port yet.
+            _wait(lambda: self.port() is not None, "PostgreSQL (already running)")
+            port = self.port() or 0
+            _wait(lambda: self._ready(port), "PostgreSQL (already running)")
+            return self.url(port), False
+        (self.data / "postmaster.pid").unlink(missing_ok=True)
+        self._own(self.socket_dir)
+        last: ServiceError | None = None
+        for _ in range(3):
+            port = _free_port()
+            try:
+                _run(
+                    [
+                        self._bin("pg_ctl"),
+                        "-D",
+                        str(self.data),
+                        "-l",
+                        str(self.log),
+                        "-o",
+                        f"-p {port}",
+                        "-w",
+                        "-t",
+                        str(int(READY_TIMEOUT)),
+                        "start",
+                    ],
+                    user=self.user,
+                )
+            except ServiceError as exc:
+                last = exc
+                continue
+            self._create_database(port)
+            return self.url(port), True
+        raise ServiceError(f"PostgreSQL did not start; see {self.log}\n{last}")
+
+    def _create_database(self, port: int) -> None:
+        psql = [self._bin("psql"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres"]
+        exists = _run([*psql, "-tAc", f"SELECT 1 FROM pg_database WHERE datname='{PG_DATABASE}'"])
+        if exists.strip() != "1":
+            _run([*psql, "-qc", f"CREATE DATABASE {PG_DATABASE}"])
+
+    def down(self) -> bool:
+        if self.pid() is None:
+            return False
+        _run(
+            [self._bin("pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop"], user=self.user
+        )
+        return True
+
+
+# --------------------------------------------------------------------------- redis
+
+
+class Redis:
+    """One redis-server on 127.0.0.1, daemonized, pid file and log in `<dir>/redis`.
+
+    Snapshots are off (`save ""`): this is a scratch server, every start begins empty, and the
+    backends give each matrix cell its own key prefix while it runs."""
+
+    def __init__(self, folder: Path) -> None:
+        self.home = folder / "redis"
+        self.pidfile = self.home / "redis.pid"
+        self.portfile = self.home / "port"
+        self.log = self.home / "redis.log"
+
+    def pid(self) -> int | None:
+        pid, port = _read_int(self.pidfile), _read_int(self.portfile)
+        if pid is None or port is None:
+            return None
+        return pid if _alive(pid, f":{port}") and _alive(pid, "redis") else None
+
+    @staticmethod
+    def _command(port: int, command: bytes) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+            sock.sendall(command)
+            return sock.recv(64)
+
+    def _ready(self, port: int) -> bool:
+        try:
+            return self._command(port, b"PING\r\n").startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def url(self, port: int) -> str:
+        return f"redis://127.0.0.1:{port}/0"
+
+    def up(self) -> tuple[str, bool]:
+        port = _read_int(self.portfile)
+        if self.pid() is not None and port is not None:
+            _wait(lambda: self._ready(port), "redis (already running)")
+            return self.url(port), False
+        server = _redis_server()
+        if server is None:
+            raise ServiceError("redis-server not found (apt-get install redis-server)")
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.pidfile.unlink(missing_ok=True)
+        last: ServiceError | None = None
+        for _ in range(3):
+            port = _free_port()
+            self.portfile.write_text(f"{port}\n")
+            try:
+                _run(
+                    [
+                        server,
+                        "--bind",
+                        "127.0.0.1",
+                        "--port",
+                        str(port),
+                        "--daemonize",
+                        "yes",
+                        "--pidfile",
+                        str(self.pidfile),
+                        "--logfile",
+                        str(self.log),
+                        "--dir",
+                        str(self.home),
+                        "--save",
+                        "",
+                        "--appendonly",
+                        "no",
+                    ]
+                )
+                _wait(lambda: self.pid() is not None and self._ready(port), "redis", 10)  # noqa: B023
+            except ServiceError as exc:
+                last = exc
+                continue
+            return self.url(port), True
+        raise ServiceError(f"redis did not start; see {self.log}\n{last}")
+
+    def down(self) -> bool:
+        pid, port = self.pid(), _read_int(self.portfile)
+        if pid is None or port is None:
+            return False
+        with contextlib.suppress(OSError):
+            self._command(port, b"SHUTDOWN NOSAVE\r\n")
+        deadline = time.monotonic() + 10
+        while self.pid() is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self.pid() is not None:
+            os.kill(pid, signal.SIGKILL)
+        self.pidfile.unlink(missing_ok=True)
+        return True
+
+
+# --------------------------------------------------------------------------- API
+
+
+def _servers(folder: Path) -> dict[str, Postgres | Redis]:
+    return {"postgres": Postgres(folder), "redis": Redis(folder)}
+
+
+def up(folder: Path | None = None) -> Started:
+    """Starts (or reuses) both servers; installs the packages first when they are missing."""
+    folder = folder or services_dir()
+    ensure_installed()
+    result = Started(env={})
+    with _locked(folder):
+        for name, server in _servers(folder).items():
+            url, started = server.up()
+            result.env[PG_URL_VAR if name == "postgres" else REDIS_URL_VAR] = url
+            if started:
+                result.started.append(name)
+    return result
+
+
+def down(names: list[str] | None = None, folder: Path | None = None) -> list[str]:
+    """Stops the named servers (default both); returns those that were running."""
+    folder = folder or services_dir()
+    stopped = []
+    with _locked(folder):
+        for name, server in _servers(folder).items():
+            if (names is None or name in names) and server.down():
+                stopped.append(name)
+    return stopped
+
+
+def env(folder: Path | None = None) -> dict[str, str]:
+    """The URLs of the servers that are running now."""
+    folder = folder or services_dir()
+    pg, redis = Postgres(folder), Redis(folder)
+    urls = {}
+    pg_port, redis_port = pg.port(), _read_int(redis.portfile)
+    if pg.pid() is not None and pg_port is not None:
+        urls[PG_URL_VAR] = pg.url(pg_port)
+    if redis.pid() is not None and redis_port is not None:
+        urls[REDIS_URL_VAR] = redis.url(redis_port)
+    return urls
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m rctools.services",
+        description="Private PostgreSQL and redis servers on 127.0.0.1 for resume-check tests.",
+    )
+    parser.add_argument("action", choices=["up", "down", "env", "status", "reset"])
+    args = parser.parse_args(argv)
+    folder = services_dir()
+    try:
+        if args.action == "up":
+            result = up(folder)
+            for name in NAMES:
+                verb = "started" if name in result.started else "reused"
+                print(f"services: {name} {verb}", file=sys.stderr)
+            urls = result.env
+        elif args.action in ("down", "reset"):
+            stopped = down(folder=folder)
+            print(f"services: stopped {', '.join(stopped) or 'nothing'}", file=sys.stderr)
+            if args.action == "reset":
+                shutil.rmtree(folder, ignore_errors=True)
+                print(f"services: removed {folder}", file=sys.stderr)
+            return 0
+        else:
+            urls = env(folder)
+            if args.action == "env" and len(urls) < len(NAMES):
+                print("services: not running; start them with `make services-up`", file=sys.stderr)
+                return 1
+    except ServiceError as exc:
+        print(f"services: {exc}", file=sys.stderr)
+        return 2
+    if args.action == "status":
+        for name, var in (("postgres", PG_URL_VAR), ("redis", REDIS_URL_VAR)):
+            print(f"{name}: {urls.get(var, 'not running')}")
+        return 0
+    for var, url in urls.items():
+        print(f"{var}={url}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
