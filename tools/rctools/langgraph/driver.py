@@ -14,6 +14,7 @@ import selectors
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 from rctools.langgraph import worker
 from rctools.langgraph.scenarios import Scenario, workflow_of
 from rctools.langgraph.tracefile import TraceFile
+from rctools.langgraph_backends import open_saver
 
 WORKER_TIMEOUT = 120.0
 MAX_INVOCATIONS = 12
@@ -61,8 +63,12 @@ def run_cell(
     backend: str,
     fault: str = "none",
     kill_at: int | None = None,
+    in_process: bool = False,
 ) -> CellRun:
-    """Records the cell into folder/trace.jsonl; the saver keeps its data in folder/store."""
+    """Records the cell into folder/trace.jsonl; the saver keeps its data in folder/store.
+
+    `in_process`: every invocation runs in one worker process that keeps one saver (a saver
+    that lives in memory has nothing to hand to a second process)."""
     folder.mkdir(parents=True, exist_ok=True)
     store = folder / "store"
     store.mkdir(exist_ok=True)
@@ -79,14 +85,44 @@ def run_cell(
     )
     TraceFile(trace, "-").header(header(scenario, fault, durability, backend))
     result = CellRun(trace)
+    if in_process:
+        return _in_one_process(cell, scenario, result)
     _Session(cell, scenario, result, kill_at).play()
     return result
 
 
+def _in_one_process(cell: worker.Cell, scenario: Scenario, result: CellRun) -> CellRun:
+    job = worker.Invocation(kind="session", proc="-", nonce="-")
+    report = _wait(cell, job, _spawn(cell, job, lambda: _play_here(cell, scenario, result)))
+    for name in ("hooks", "invocations", "failure", "notes"):
+        if name in report:
+            setattr(result, name, report[name])
+    return result
+
+
+def _play_here(cell: worker.Cell, scenario: Scenario, result: CellRun) -> dict[str, Any]:
+    with open_saver(cell.factory) as saver:
+        _Session(cell, scenario, result, None, saver).play()
+    return {
+        "hooks": result.hooks,
+        "invocations": result.invocations,
+        "failure": result.failure,
+        "notes": result.notes,
+    }
+
+
 class _Session:
-    def __init__(self, cell: worker.Cell, scenario: Scenario, result: CellRun, kill_at: int | None):
+    def __init__(
+        self,
+        cell: worker.Cell,
+        scenario: Scenario,
+        result: CellRun,
+        kill_at: int | None,
+        saver: Any = None,
+    ) -> None:
         self.cell, self.scenario, self.result = cell, scenario, result
         self.kill_at = kill_at
+        self.saver = saver
         self.procs = 0
         self.first_park: dict[str, Any] | None = None
 
@@ -131,6 +167,12 @@ class _Session:
 
     def invoke(self, kind: str, parked: dict[str, Any] | None = None) -> dict[str, Any]:
         job = self._job(kind, parked)
+        if self.saver is not None:
+            try:
+                report = worker.run(self.cell, job, None, self.saver)
+            except Exception as exc:
+                report = {"failure": f"{type(exc).__name__}: {exc}"}
+            return self._account(job, report)
         report = _wait(self.cell, job, _spawn(self.cell, job))
         return self._account(job, report)
 
@@ -159,7 +201,9 @@ class _Child:
     kills: int
 
 
-def _spawn(cell: worker.Cell, job: worker.Invocation) -> _Child:
+def _spawn(
+    cell: worker.Cell, job: worker.Invocation, work: Callable[[], dict[str, Any]] | None = None
+) -> _Child:
     kill_r, kill_w = os.pipe()
     res_r, res_w = os.pipe()
     sys.stdout.flush()
@@ -172,7 +216,7 @@ def _spawn(cell: worker.Cell, job: worker.Invocation) -> _Child:
         os.dup2(log, 1)
         os.dup2(log, 2)
         try:
-            report = worker.run(cell, job, kill_w)
+            report = work() if work is not None else worker.run(cell, job, kill_w)
         except BaseException as exc:  # reported to the parent as a tool failure
             report = {"failure": f"{type(exc).__name__}: {exc}"}
         data = json.dumps(report, default=str).encode()

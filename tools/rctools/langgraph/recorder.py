@@ -132,13 +132,17 @@ class Recorder:
         nodes: Iterable[str],
         tasks: TaskNames,
         kill: KillSwitch | None = None,
+        durability: str = "sync",
     ) -> None:
         self.trace = trace
+        self.sync = durability == "sync"
         self.nodes = frozenset(nodes)
         self.tasks = tasks
         self.kill = kill or KillSwitch()
         self._resume: PendingResume | None = None
         self._start_pending = False
+        self._input_write_called = False
+        self._at_saved = False
         self._inputs_applied: set[str] = set()
         self._lock = threading.RLock()
         self._loaded = False
@@ -163,10 +167,17 @@ class Recorder:
         for task_id, channel, value in tup.pending_writes or ():
             if task_id == NULL_TASK and channel == "__resume__":
                 values.append(value_id(value))
+            elif channel == "__resume__" and isinstance(value, list):
+                # The values a re-executed task consumed, kept with the task: LangGraph
+                # stores one pending resume value per checkpoint and a later one replaces
+                # it, so an answer already consumed survives only here.
+                values.extend(value_id(v) for v in value)
             else:
                 by_task.setdefault(task_id, set()).add(channel)
         for task_id, channels in by_task.items():
-            if channels - _BOOKKEEPING and "__error__" not in channels:
+            # A task's result: any write to a state channel. An earlier failed attempt of
+            # the same task (an `__error__` write) does not undo a later success.
+            if channels - _BOOKKEEPING:
                 ok.add(self.tasks.get(task_id))
         parent = (tup.parent_config or {}).get("configurable", {}).get("checkpoint_id")
         return Observed(
@@ -196,7 +207,7 @@ class Recorder:
             self.trace.event("load", **seen.fields())
             # Loaded the input checkpoint: its input task runs, unless its write is saved.
             self._start_pending = seen.step == -1 and START not in seen.ok
-            self._move_to(seen.checkpoint, seen.step)
+            self._move_to(seen.checkpoint, seen.step, saved=True)
 
     # -- checkpoints -------------------------------------------------------------------
 
@@ -220,20 +231,33 @@ class Recorder:
             else:
                 self._activate_pinned()
                 done = self.done_of(checkpoint)
-                if self._start_pending and START in done:
-                    # LangGraph applies the input as a task with no node callbacks (its
-                    # write may even reach the saver later); the new checkpoint shows it ran.
-                    self._start_pending = False
-                    self._inputs_applied.add(parent or "")
-                    self.trace.event("task_start", node=START)
-                    self.trace.event("task_end", node=START, outcome="ok")
+                if START in done:
+                    self._input_applied()
                 self.trace.event("step", checkpoint=cid, parent=parent, done=done)
                 if metadata.get("source") == "input":
                     self._start_pending = True
+                    self._input_write_called = False
             self._move_to(cid, step)
 
     def checkpoint_saved(self, cid: str) -> None:
         self.emit(("ckpt", cid), "put", checkpoint=cid)
+        with self._lock:
+            if cid == self._at:
+                self._at_saved = True
+                if self._input_write_called:
+                    self._input_applied()
+
+    def _input_applied(self) -> None:
+        """LangGraph applies the input as a task with no node callbacks. It is recorded as
+        run at the first evidence, once its checkpoint is saved: its write is being made, or
+        the next checkpoint shows it done (the write can reach the saver even later)."""
+        if not self._start_pending:
+            return
+        self._start_pending = False
+        self._inputs_applied.add(self._at or "")
+        self.trace.event("task_start", node=START)
+        self.trace.event("task_end", node=START, outcome="ok")
+        self._release()
 
     # -- writes ------------------------------------------------------------------------
 
@@ -241,6 +265,12 @@ class Recorder:
         """`put_writes` was called: the moves that precede the saver's acknowledgement."""
         if task_id == NULL_TASK:
             self.announce_resume()
+        elif node == START:
+            with self._lock:
+                self._input_write_called = True
+                # Only "sync" promises that a step runs from a saved checkpoint.
+                if cid == self._at and (self._at_saved or not self.sync):
+                    self._input_applied()
 
     def writes_saved(
         self, cid: str, task_id: str, node: str, writes: list[tuple[str, Any]]
@@ -363,8 +393,8 @@ class Recorder:
         self.trace.event("fork", **{**pinned.fields(), "parent": pinned.checkpoint})
         self._move_to(pinned.checkpoint, pinned.step)
 
-    def _move_to(self, cid: str | None, step: int | None) -> None:
-        self._at, self._at_step = cid, step
+    def _move_to(self, cid: str | None, step: int | None, saved: bool = False) -> None:
+        self._at, self._at_step, self._at_saved = cid, step, saved
         if cid is None:
             return
         self._announced.add(cid)

@@ -9,8 +9,7 @@ report is not part of the trace.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from rctools.langgraph.callbacks import NodeCallbacks
 from rctools.langgraph.recorder import KillSwitch, PendingResume, Recorder, TaskNames
 from rctools.langgraph.saver import RecordingSaver, SaverLock
 from rctools.langgraph.tracefile import TraceFile
+from rctools.langgraph_backends import BackendError, aopen_saver, api_of, open_saver
 
 THREAD = "t1"
 SaverFactory = Callable[[], Any]
@@ -56,45 +56,27 @@ class Cell:
     nodes: tuple[str, ...]
 
 
-def uses_async(saver: BaseCheckpointSaver) -> bool:
-    """True when the saver implements only the async API (the sync one would raise)."""
-    cls = type(saver)
-    return cls.get_tuple is BaseCheckpointSaver.get_tuple and (
-        cls.aget_tuple is not BaseCheckpointSaver.aget_tuple
-    )
-
-
 def answer(parked: dict[str, Any], nonce: str) -> dict[str, str]:
     """A resume value unique to this process, so the trace can tell two answers apart."""
     return {"answer": f"ok {parked['node']}#{parked['index']}", "nonce": nonce}
 
 
-def run(cell: Cell, job: Invocation, kill_fd: int | None) -> dict[str, Any]:
-    """Runs the invocation in this (forked) process and returns the report."""
-    with _saver(cell.factory) as (saver, is_async):
-        if is_async:
-            return asyncio.run(_run_async(cell, job, kill_fd, saver))
+def run(
+    cell: Cell, job: Invocation, kill_fd: int | None, saver: BaseCheckpointSaver | None = None
+) -> dict[str, Any]:
+    """Runs the invocation in this (forked) process and returns the report. The graph is
+    driven through the sync API when the saver has one, else through the async API; `saver`
+    is given only when all invocations of a cell share one process (an in-memory saver)."""
+    if saver is not None:
         return _run_sync(cell, job, kill_fd, saver)
-
-
-@contextlib.contextmanager
-def _saver(factory: SaverFactory) -> Any:
-    made = factory()
-    if isinstance(made, BaseCheckpointSaver):
-        yield made, uses_async(made)
-    elif hasattr(made, "__enter__"):
-        with made as saver:
-            yield saver, uses_async(saver)
-    elif hasattr(made, "__aenter__"):
-        # An async context manager: enter it inside the event loop that will use it.
-        yield _AsyncEntered(made), True
-    else:
-        raise TypeError(f"saver factory returned {type(made).__name__}, not a checkpointer")
-
-
-class _AsyncEntered:
-    def __init__(self, manager: Any) -> None:
-        self.manager = manager
+    try:
+        with open_saver(cell.factory) as opened:
+            if "sync" in api_of(opened):
+                return _run_sync(cell, job, kill_fd, opened)
+    except BackendError as exc:
+        if "asynchronously" not in str(exc):
+            raise
+    return asyncio.run(_run_async(cell, job, kill_fd))
 
 
 def _prepare(
@@ -105,6 +87,7 @@ def _prepare(
         cell.nodes,
         TaskNames(cell.folder / "tasks"),
         KillSwitch(job.kill_at, kill_fd),
+        cell.durability,
     )
     ledger.install(recorder, cell.folder / "world")
     graph = cell.build()
@@ -137,7 +120,7 @@ def _plan(
             pinned = {"configurable": {"thread_id": THREAD, "checkpoint_id": parked["checkpoint"]}}
             return Command(resume=value), pinned
         return Command(resume=value), base
-    if state.next:
+    if state.next or state.tasks:
         return None, base
     return None
 
@@ -161,7 +144,8 @@ def _report(state: Any, error: str | None, recorder: Recorder, ran: bool) -> dic
     return {
         "ran": ran,
         "error": error,
-        "done": not state.next,
+        # After a crash `next` can be empty while a task is still due: look at both.
+        "done": not state.next and not state.tasks,
         "parked": _parked(state),
         "hooks": recorder.kill.count,
     }
@@ -188,10 +172,8 @@ def _run_sync(
     return _report(quiet.get_state(base), error, recorder, plan is not None)
 
 
-async def _run_async(
-    cell: Cell, job: Invocation, kill_fd: int | None, saver: Any
-) -> dict[str, Any]:
-    async with _entered(saver) as real:
+async def _run_async(cell: Cell, job: Invocation, kill_fd: int | None) -> dict[str, Any]:
+    async with aopen_saver(cell.factory) as real:
         app, quiet, recorder, config = _prepare(cell, job, kill_fd, real)
         base = {"configurable": {"thread_id": THREAD}}
         history = [s async for s in quiet.aget_state_history(base)]
@@ -207,12 +189,3 @@ async def _run_async(
                 error = f"{type(exc).__name__}: {exc}"
             recorder.finished()
         return _report(await quiet.aget_state(base), error, recorder, plan is not None)
-
-
-@contextlib.asynccontextmanager
-async def _entered(saver: Any) -> AsyncIterator[BaseCheckpointSaver]:
-    if isinstance(saver, _AsyncEntered):
-        async with saver.manager as real:
-            yield real
-    else:
-        yield saver

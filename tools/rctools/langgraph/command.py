@@ -1,0 +1,206 @@
+"""`resume-check run langgraph`: does a checkpointer keep the resume contract on real runs?"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+from resumecheck.errors import UsageError
+
+from rctools import services
+from rctools.langgraph.matrix import (
+    DURABILITIES,
+    REFERENCE,
+    Matrix,
+    Plan,
+    describe,
+    run_matrix,
+    to_json,
+)
+from rctools.langgraph.scenarios import SCENARIOS
+from rctools.langgraph_backends import BACKENDS, BackendError, resolve
+
+NEEDS_SERVER = {"postgres": services.PG_URL_VAR, "redis": services.REDIS_URL_VAR}
+
+
+@click.command(name="langgraph")
+@click.option("--backend", metavar="NAME", help=f"A bundled backend: {', '.join(BACKENDS)}.")
+@click.option(
+    "--saver",
+    metavar="MODULE:FACTORY",
+    help="Your checkpointer: a zero-argument callable returning a BaseCheckpointSaver or a "
+    "(async) context manager yielding one. Keep durable state under $RESUME_CHECK_STORE.",
+)
+@click.option(
+    "--scenarios",
+    default=",".join(SCENARIOS),
+    show_default=True,
+    help="Comma-separated scenario apps.",
+)
+@click.option(
+    "--durability",
+    default=",".join(DURABILITIES),
+    show_default=True,
+    help="Comma-separated LangGraph durability modes.",
+)
+@click.option(
+    "--kill-stride",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1),
+    help="SIGKILL at every N-th point (saver call entry/exit, node start/end).",
+)
+@click.option(
+    "--reference/--no-reference",
+    default=True,
+    show_default=True,
+    help=f"Also run every cell on LangGraph's {REFERENCE} saver, to tell saver findings from "
+    "runtime findings.",
+)
+@click.option("--strict", is_flag=True, help="Exit 1 on runtime findings too.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for traces (traces/<side>/<cell>.jsonl), cell work and summary.json.",
+)
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
+def command(
+    backend: str | None,
+    saver: str | None,
+    scenarios: str,
+    durability: str,
+    kill_stride: int,
+    reference: bool,
+    strict: bool,
+    fmt: str,
+    out: Path,
+    progress: bool | None,
+) -> int:
+    """Record real LangGraph runs on a checkpointer, with faults, and judge every trace.
+
+    \b
+    resume-check run langgraph --backend sqlite --out out/lg
+    resume-check run langgraph --saver my_pkg.savers:make_saver --out out/mine
+
+    Each cell is scenario x fault x durability. Faults: none, and a SIGKILL of the worker
+    process at each saver call and node start/end (then a fresh process resumes); the
+    scenarios add node errors, interrupts, retries, time travel, a checkpoint resumed twice
+    and 2 or 3 processes resuming one interrupt at once.
+
+    \b
+    A cell that fails only with your saver is a saver finding; one that fails on the
+    reference saver too is a runtime finding (LangGraph itself).
+    Exit codes: 0 no saver finding, 1 a saver finding (--strict: or a runtime finding),
+    2 a cell could not run or a trace could not be judged.
+    """
+    if bool(backend) == bool(saver):
+        raise UsageError("give exactly one of --backend NAME or --saver MODULE:FACTORY")
+    name = backend or str(saver)
+    picked = tuple(s for s in scenarios.split(",") if s)
+    unknown = [s for s in picked if s not in SCENARIOS]
+    if unknown:
+        raise UsageError(f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
+    modes = tuple(d for d in durability.split(",") if d)
+    if not modes or set(modes) - set(DURABILITIES):
+        raise UsageError(f"--durability takes {', '.join(DURABILITIES)}")
+    try:
+        factory = resolve(name)
+        reference_factory = resolve(REFERENCE) if reference and name != REFERENCE else None
+    except BackendError as exc:
+        raise UsageError(str(exc)) from None
+    started = _servers_for(name)
+    show = sys.stderr.isatty() if progress is None else progress
+    plan = Plan(picked, modes, kill_stride, in_process=name == "memory")
+    try:
+        matrix = run_matrix(
+            out, name, factory, plan, reference_factory, _ProgressBar() if show else None
+        )
+    finally:
+        if started:
+            services.down(started)
+    if show:
+        click.echo("\r\033[K", err=True, nl=False)
+    document = to_json(matrix)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    click.echo(json.dumps(document, indent=1) if fmt == "json" else render(matrix, out))
+    if matrix.findings("failed"):
+        return 2
+    return 1 if matrix.findings("saver") or (strict and matrix.findings("runtime")) else 0
+
+
+def _servers_for(name: str) -> list[str]:
+    """Starts a private PostgreSQL or redis when the backend needs one and none is given."""
+    var = next((v for k, v in NEEDS_SERVER.items() if name.startswith(k)), None)
+    if var is None or os.environ.get(var):
+        return []
+    try:
+        result = services.up()
+    except services.ServiceError as exc:
+        raise UsageError(f"backend {name} needs a server and it could not start: {exc}") from None
+    os.environ.update(result.env)
+    return result.started
+
+
+def render(matrix: Matrix, out: Path) -> str:
+    """The matrix as text: a row per scenario and durability, then the findings."""
+    lines = [f"LangGraph conformance matrix: {matrix.backend} (reference: {REFERENCE})", ""]
+    lines.append(f"{'scenario':<16} {'durability':<10} {'no fault':<28} SIGKILL at each point")
+    rows: dict[tuple[str, str], list] = {}
+    for cell in matrix.cells:
+        rows.setdefault((cell.key.scenario, cell.key.durability), []).append(cell)
+    for (scenario, mode), cells in rows.items():
+        clean = next((c for c in cells if c.key.fault == "none"), None)
+        kills = [c for c in cells if c.key.fault != "none"]
+        first = describe(clean.tested) if clean else "-"
+        if kills:
+            ok = sum(c.finding == "conforms" for c in kills)
+            after = f"{ok}/{len(kills)} conform"
+        else:
+            after = "-"
+        lines.append(f"{scenario:<16} {mode:<10} {first:<28} {after}")
+    for kind, title in (
+        ("saver", f"Saver findings: fail with {matrix.backend}, pass with the reference"),
+        ("runtime", "Runtime findings: fail on the reference saver too (LangGraph itself)"),
+        ("failed", "Cells that could not run or be judged"),
+    ):
+        found = matrix.findings(kind)
+        if not found:
+            continue
+        lines += ["", f"{title} ({len(found)}):"]
+        for cell in found:
+            lines.append(
+                f"  {cell.key.scenario} {cell.key.fault} {cell.key.durability}: "
+                f"{describe(cell.tested)}  {cell.tested.run.trace}"
+            )
+    counts = to_json(matrix)["counts"]
+    lines += [
+        "",
+        f"{counts['cells']} cells: {counts['conforms']} conform, {counts['saver']} saver "
+        f"finding(s), {counts['runtime']} runtime finding(s), {counts['failed']} failed; "
+        f"summary in {out / 'summary.json'}",
+    ]
+    return "\n".join(lines)
+
+
+class _ProgressBar:
+    def __init__(self) -> None:
+        self.shown = 0.0
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        now = time.monotonic()
+        if now - self.shown < 0.1 and done < total:
+            return
+        self.shown = now
+        width = 24
+        filled = width * done // max(total, 1)
+        bar = "#" * filled + "-" * (width - filled)
+        click.echo(f"\r\033[K[{bar}] {done}/{total} {what}"[:160], err=True, nl=False)

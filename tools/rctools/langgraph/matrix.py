@@ -1,0 +1,241 @@
+"""The conformance matrix: scenario x fault x durability, on the saver under test and on the
+reference saver, judged in one batch, each failing cell attributed to the saver or to
+LangGraph.
+
+Whose fault is it: a cell that fails with the saver under test but passes with the reference
+(LangGraph's SQLite saver) is a *saver finding*; a cell that fails with the reference too is a
+*runtime finding* -- LangGraph itself, e.g. two processes resuming one parked interrupt.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from resumecheck.contract import default_spec_paths
+from resumecheck.refine import judge
+from resumecheck.verdict import Status, Verdict
+
+from rctools.langgraph.driver import CellRun, run_cell
+from rctools.langgraph.scenarios import SCENARIOS
+from rctools.langgraph_backends import Factory
+
+REFERENCE = "sqlite"
+DURABILITIES = ("sync", "async")
+# Scenarios killed at every point: the others add concurrency or time travel, not new kills.
+KILLED = ("chain", "fanout", "two-interrupts", "node-error")
+# Scenarios that need several processes at once.
+MULTI_PROCESS = ("concurrent-2", "concurrent-3")
+
+
+@dataclass(frozen=True, order=True)
+class CellKey:
+    scenario: str
+    fault: str  # "none" or "kill@N": SIGKILL at the N-th recorder point
+    durability: str
+
+    @property
+    def slug(self) -> str:
+        return f"{self.scenario}.{self.fault}.{self.durability}"
+
+    @property
+    def kill_at(self) -> int | None:
+        return int(self.fault.split("@", 1)[1]) if self.fault.startswith("kill@") else None
+
+
+@dataclass
+class Side:
+    """One saver's run of one cell."""
+
+    run: CellRun
+    verdict: Verdict | None = None
+
+    @property
+    def status(self) -> str:
+        if self.run.failure:
+            return "failed"
+        return self.verdict.status.value if self.verdict else "unjudged"
+
+
+@dataclass
+class Cell:
+    key: CellKey
+    tested: Side
+    reference: Side | None = None
+
+    @property
+    def finding(self) -> str:
+        """conforms | saver | runtime | failed: whose fault a failing cell is."""
+        if self.tested.status in ("failed", "invalid", "error", "unjudged"):
+            return "failed"
+        if self.tested.status == "conforms":
+            return "conforms"
+        if self.reference is None or self.reference.status == "violates":
+            return "runtime"
+        return "saver"
+
+
+@dataclass
+class Matrix:
+    backend: str
+    cells: list[Cell] = field(default_factory=list)
+
+    def findings(self, kind: str) -> list[Cell]:
+        return [c for c in self.cells if c.finding == kind]
+
+
+@dataclass(frozen=True)
+class Plan:
+    scenarios: tuple[str, ...]
+    durabilities: tuple[str, ...] = DURABILITIES
+    kill_stride: int = 1  # kill at every n-th point (1: every point)
+    in_process: bool = False  # a saver that lives in one process's memory
+
+
+Progress = Callable[[int, int, str], None]
+
+
+def run_matrix(
+    out: Path,
+    backend: str,
+    factory: Factory,
+    plan: Plan,
+    reference: Factory | None,
+    on_progress: Progress | None = None,
+) -> Matrix:
+    """Records every cell under out/, then judges all traces in one TLC run."""
+    matrix = Matrix(backend)
+    sides = [("tested", backend, factory, plan.in_process)]
+    if reference is not None:
+        sides.append(("reference", REFERENCE, reference, False))
+    cells: dict[CellKey, Cell] = {}
+    expected = [_clean_cells(plan) * len(sides)]  # grows as each clean run counts its points
+    done = 0
+    for role, name, make, in_process in sides:
+        folder = out / "cells" / f"{role}-{name}"
+        for key, run in _record(folder, plan, name, make, in_process, expected):
+            done += 1
+            if on_progress:
+                on_progress(done, max(expected[0], done), f"{name} {key.slug}")
+            trace = out / "traces" / f"{role}-{name}" / f"{key.slug}.jsonl"
+            trace.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(run.trace, trace)
+            run.trace = trace
+            if role == "tested":
+                cells[key] = Cell(key, Side(run))
+            elif key in cells:
+                cells[key].reference = Side(run)
+    matrix.cells = [cells[k] for k in sorted(cells)]
+    if on_progress:
+        on_progress(done, done, "judging every trace in one TLC run")
+    _judge(matrix)
+    return matrix
+
+
+def _clean_cells(plan: Plan) -> int:
+    names = [s for s in plan.scenarios if not (plan.in_process and s in MULTI_PROCESS)]
+    return len(names) * len(plan.durabilities)
+
+
+def _record(
+    folder: Path,
+    plan: Plan,
+    backend: str,
+    factory: Factory,
+    in_process: bool,
+    expected: list[int],
+) -> Iterator[tuple[CellKey, CellRun]]:
+    for durability in plan.durabilities:
+        for name in plan.scenarios:
+            if in_process and name in MULTI_PROCESS:
+                continue
+            key = CellKey(name, "none", durability)
+            clean = _one(folder, key, backend, factory, in_process)
+            yield key, clean
+            if in_process or name not in KILLED:
+                continue
+            points = range(1, clean.hooks + 1, max(plan.kill_stride, 1))
+            expected[0] += len(points)
+            for point in points:
+                key = CellKey(name, f"kill@{point}", durability)
+                yield key, _one(folder, key, backend, factory, False)
+
+
+def _one(folder: Path, key: CellKey, backend: str, factory: Factory, in_process: bool) -> CellRun:
+    cell_dir = folder / key.slug
+    shutil.rmtree(cell_dir, ignore_errors=True)
+    return run_cell(
+        cell_dir,
+        SCENARIOS[key.scenario],
+        key.durability,
+        factory,
+        backend,
+        fault=key.fault,
+        kill_at=key.kill_at,
+        in_process=in_process,
+    )
+
+
+def _judge(matrix: Matrix) -> None:
+    sides = [c.tested for c in matrix.cells] + [c.reference for c in matrix.cells if c.reference]
+    recorded = [s for s in sides if not s.run.failure]
+    verdicts = judge([s.run.trace for s in recorded], spec_paths=default_spec_paths())
+    by_path = {v.path: v for v in verdicts}
+    for side in recorded:
+        side.verdict = by_path.get(side.run.trace)
+
+
+def describe(side: Side) -> str:
+    """A verdict in a few words: 'conforms', 'conforms (at-least-once)', 'CV at event 12'."""
+    if side.run.failure:
+        return f"failed: {side.run.failure}"
+    verdict = side.verdict
+    if verdict is None:
+        return "unjudged"
+    if verdict.status is Status.CONFORMS:
+        met = verdict.summary.get("effects")
+        return "conforms" + (f" ({met})" if met and met != "exactly-once" else "")
+    if verdict.status is Status.VIOLATES:
+        what = ", ".join(verdict.properties) or "no action matches"
+        return f"{what} at event {verdict.event_index}"
+    return f"{verdict.status.value}: {verdict.reason}"
+
+
+def to_json(matrix: Matrix) -> dict[str, Any]:
+    def side(s: Side | None) -> dict[str, Any] | None:
+        if s is None:
+            return None
+        v = s.verdict
+        return {
+            "trace": str(s.run.trace),
+            "status": s.status,
+            "verdict": describe(s),
+            "properties": list(v.properties) if v else [],
+            "event_index": v.event_index if v else None,
+            "killed_at": s.run.killed_at,
+            "invocations": s.run.invocations,
+            "notes": s.run.notes,
+        }
+
+    counts = {
+        kind: len(matrix.findings(kind)) for kind in ("conforms", "saver", "runtime", "failed")
+    }
+    return {
+        "backend": matrix.backend,
+        "reference": REFERENCE,
+        "counts": {"cells": len(matrix.cells), **counts},
+        "cells": [
+            {
+                "scenario": c.key.scenario,
+                "fault": c.key.fault,
+                "durability": c.key.durability,
+                "finding": c.finding,
+                "tested": side(c.tested),
+                "reference": side(c.reference),
+            }
+            for c in matrix.cells
+        ],
+    }
