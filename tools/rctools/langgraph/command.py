@@ -86,6 +86,9 @@ def command(
 ) -> int:
     """Record real LangGraph runs on a checkpointer, with faults, and judge every trace.
 
+    Every trace is judged against the ResumeCore contract in one TLC run; the table shows
+    each cell's verdict and the findings name the property broken and the trace file.
+
     \b
     resume-check run langgraph --backend sqlite --out out/lg
     resume-check run langgraph --saver my_pkg.savers:make_saver --out out/mine
@@ -134,7 +137,8 @@ def command(
     click.echo(json.dumps(document, indent=1) if fmt == "json" else render(matrix, out))
     if matrix.findings("failed"):
         return 2
-    return 1 if matrix.findings("saver") or (strict and matrix.findings("runtime")) else 0
+    suspect = matrix.findings("saver") + matrix.findings("unattributed")
+    return 1 if suspect or (strict and matrix.findings("runtime")) else 0
 
 
 def _servers_for(name: str) -> list[str]:
@@ -170,6 +174,7 @@ def render(matrix: Matrix, out: Path) -> str:
     for kind, title in (
         ("saver", f"Saver findings: fail with {matrix.backend}, pass with the reference"),
         ("runtime", "Runtime findings: fail on the reference saver too (LangGraph itself)"),
+        ("unattributed", "Findings not attributed (run without --no-reference to tell)"),
         ("failed", "Cells that could not run or be judged"),
     ):
         found = matrix.findings(kind)
@@ -185,8 +190,9 @@ def render(matrix: Matrix, out: Path) -> str:
     lines += [
         "",
         f"{counts['cells']} cells: {counts['conforms']} conform, {counts['saver']} saver "
-        f"finding(s), {counts['runtime']} runtime finding(s), {counts['failed']} failed; "
-        f"summary in {out / 'summary.json'}",
+        f"finding(s), {counts['runtime']} runtime finding(s), "
+        + (f"{counts['unattributed']} unattributed, " if counts["unattributed"] else "")
+        + f"{counts['failed']} failed; summary in {out / 'summary.json'}",
     ]
     return "\n".join(lines)
 

@@ -65,16 +65,17 @@ class Cell:
     key: CellKey
     tested: Side
     reference: Side | None = None
+    is_reference: bool = False  # the saver under test is the reference saver itself
 
     @property
     def finding(self) -> str:
-        """conforms | saver | runtime | failed: whose fault a failing cell is."""
+        """conforms | saver | runtime | unattributed | failed: whose fault a failing cell is."""
         if self.tested.status in ("failed", "invalid", "error", "unjudged"):
             return "failed"
         if self.tested.status == "conforms":
             return "conforms"
-        if self.reference is None:  # the saver under test is the reference
-            return "runtime"
+        if self.reference is None:
+            return "runtime" if self.is_reference else "unattributed"
         reference = self.reference.verdict
         if reference is None or reference.status is not Status.VIOLATES:
             return "saver"
@@ -118,7 +119,8 @@ def run_matrix(
     progress = _Counter(expected, on_progress)
     tested = folder_name(backend)
     for key, run in _record(out / "cells" / tested, plan, backend, factory, expected):
-        cells[key] = Cell(key, Side(_keep(run, out / "traces" / tested, key)))
+        side = Side(_keep(run, out / "traces" / tested, key))
+        cells[key] = Cell(key, side, is_reference=backend == REFERENCE)
         progress(f"{backend} {key.slug}")
     if reference is not None:
         expected[0] += len(cells)
@@ -239,9 +241,8 @@ def to_json(matrix: Matrix) -> dict[str, Any]:
             "notes": s.run.notes,
         }
 
-    counts = {
-        kind: len(matrix.findings(kind)) for kind in ("conforms", "saver", "runtime", "failed")
-    }
+    kinds = ("conforms", "saver", "runtime", "unattributed", "failed")
+    counts = {kind: len(matrix.findings(kind)) for kind in kinds}
     return {
         "backend": matrix.backend,
         "reference": REFERENCE,
