@@ -182,9 +182,10 @@ def render(matrix: Matrix, out: Path) -> str:
             continue
         lines += ["", f"{title} ({len(found)}):"]
         for cell in found:
+            also = f" (reference: {describe(cell.reference)})" if cell.reference else ""
             lines.append(
                 f"  {cell.key.scenario} {cell.key.fault} {cell.key.durability}: "
-                f"{describe(cell.tested)}  {cell.tested.run.trace}"
+                f"{describe(cell.tested)}{also}  {cell.tested.run.trace}"
             )
     counts = to_json(matrix)["counts"]
     lines += [

@@ -36,6 +36,7 @@ class CellRun:
     trace: Path
     hooks: int = 0
     killed_at: str | None = None
+    kill_point: tuple[str, int] | None = None  # (label, occurrence in the whole cell)
     invocations: int = 0
     failure: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -64,6 +65,7 @@ def run_cell(
     fault: str = "none",
     kill_at: int | None = None,
     in_process: bool = False,
+    kill_point: tuple[str, int] | None = None,
 ) -> CellRun:
     """Records the cell into folder/trace.jsonl; the saver keeps its data in folder/store.
 
@@ -87,7 +89,7 @@ def run_cell(
     result = CellRun(trace)
     if in_process:
         return _in_one_process(cell, scenario, result)
-    _Session(cell, scenario, result, kill_at).play()
+    _Session(cell, scenario, result, kill_at, kill_point=kill_point).play()
     return result
 
 
@@ -119,10 +121,13 @@ class _Session:
         result: CellRun,
         kill_at: int | None,
         saver: Any = None,
+        kill_point: tuple[str, int] | None = None,
     ) -> None:
         self.cell, self.scenario, self.result = cell, scenario, result
         self.kill_at = kill_at
+        self.kill_point = kill_point
         self.saver = saver
+        self.seen: dict[str, int] = {}  # kill points passed so far, per label
         self.procs = 0
         self.first_park: dict[str, Any] | None = None
 
@@ -152,10 +157,14 @@ class _Session:
 
     def _job(self, kind: str, parked: dict[str, Any] | None) -> worker.Invocation:
         self.procs += 1
-        remaining = None
-        if self.kill_at is not None and self.result.killed_at is None:
+        remaining = label = None
+        if self.result.killed_at is None and self.kill_at is not None:
             remaining = self.kill_at - self.result.hooks
             remaining = remaining if remaining > 0 else None
+        if self.result.killed_at is None and self.kill_point is not None:
+            name, nth = self.kill_point
+            left = nth - self.seen.get(name, 0)
+            label = (name, left) if left > 0 else None
         return worker.Invocation(
             kind=kind,
             proc=f"w{self.procs}",
@@ -163,6 +172,7 @@ class _Session:
             parked=parked,
             fork_at=self.scenario.fork_at,
             kill_at=remaining,
+            kill_label=label,
         )
 
     def invoke(self, kind: str, parked: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -186,7 +196,12 @@ class _Session:
         self.result.invocations += 1
         self.result.hooks += int(report.get("hooks", 0))
         if report.get("killed"):
-            self.result.killed_at = f"{job.proc}: {report['killed']}"
+            name, _, nth = str(report["killed"]).partition("\t")
+            occurrence = self.seen.get(name, 0) + int(nth or 1)
+            self.result.killed_at = f"{job.proc}: {name}"
+            self.result.kill_point = (name, occurrence)
+        for name, count in (report.get("points") or {}).items():
+            self.seen[name] = self.seen.get(name, 0) + int(count)
         if report.get("failure"):
             self.result.failure = f"{job.proc}: {report['failure']}"
         if report.get("parked") and self.first_park is None:

@@ -74,20 +74,30 @@ class TaskNames:
 class KillSwitch:
     """Counts the points where a SIGKILL may land; at the chosen one it tells the parent
     process through a pipe and waits to be killed. Points: each saver call's entry and exit,
-    each node's start and end."""
+    each node's start and end. A point is chosen by its number in this process (`at`) or as
+    the n-th occurrence of a label (`label`, `occurrence`), which finds the same moment in a
+    run on another saver."""
 
-    def __init__(self, at: int | None = None, pipe_fd: int | None = None) -> None:
-        self.at = at
-        self.pipe_fd = pipe_fd
+    def __init__(
+        self,
+        at: int | None = None,
+        pipe_fd: int | None = None,
+        label: str | None = None,
+        occurrence: int | None = None,
+    ) -> None:
+        self.at, self.pipe_fd = at, pipe_fd
+        self.label, self.occurrence = label, occurrence
         self.count = 0
+        self.seen: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def point(self, label: str) -> None:
         with self._lock:
             self.count += 1
-            hit = self.count == self.at
+            nth = self.seen[label] = self.seen.get(label, 0) + 1
+            hit = self.count == self.at or (label == self.label and nth == self.occurrence)
         if hit and self.pipe_fd is not None:
-            os.write(self.pipe_fd, f"{label}\n".encode())
+            os.write(self.pipe_fd, f"{label}\t{nth}\n".encode())
             while True:  # the parent sends SIGKILL
                 time.sleep(60)
 

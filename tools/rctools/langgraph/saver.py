@@ -118,9 +118,9 @@ class RecordingSaver(BaseCheckpointSaver):
     ) -> RunnableConfig:
         self.recorder.checkpoint_made(_checkpoint_id(config), checkpoint, dict(metadata))
         with self.lock.held():
-            self.recorder.kill.point(f"put {checkpoint['id']} entry")
+            self.recorder.kill.point("put entry")
             result = self.inner.put(config, checkpoint, metadata, new_versions)
-            self.recorder.kill.point(f"put {checkpoint['id']} exit")
+            self.recorder.kill.point("put exit")
             self.recorder.checkpoint_saved(checkpoint["id"])
         return result
 
@@ -143,9 +143,9 @@ class RecordingSaver(BaseCheckpointSaver):
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         async with self.lock.held_async():
-            self.recorder.kill.point("aget_tuple entry")
+            self.recorder.kill.point("get_tuple entry")
             tup = await self.inner.aget_tuple(config)
-            self.recorder.kill.point("aget_tuple exit")
+            self.recorder.kill.point("get_tuple exit")
             self.recorder.read(config, tup)
         return tup
 
@@ -169,9 +169,9 @@ class RecordingSaver(BaseCheckpointSaver):
     ) -> RunnableConfig:
         self.recorder.checkpoint_made(_checkpoint_id(config), checkpoint, dict(metadata))
         async with self.lock.held_async():
-            self.recorder.kill.point(f"aput {checkpoint['id']} entry")
+            self.recorder.kill.point("put entry")
             result = await self.inner.aput(config, checkpoint, metadata, new_versions)
-            self.recorder.kill.point(f"aput {checkpoint['id']} exit")
+            self.recorder.kill.point("put exit")
             self.recorder.checkpoint_saved(checkpoint["id"])
         return result
 

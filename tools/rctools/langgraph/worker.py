@@ -42,6 +42,7 @@ class Invocation:
     parked: dict[str, Any] | None = None
     fork_at: str = ""
     kill_at: int | None = None
+    kill_label: tuple[str, int] | None = None  # (label, occurrence in this process)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def _prepare(
         TraceFile(cell.trace, job.proc),
         cell.nodes,
         TaskNames(cell.folder / "tasks"),
-        KillSwitch(job.kill_at, kill_fd),
+        KillSwitch(job.kill_at, kill_fd, *(job.kill_label or (None, None))),
         cell.durability,
     )
     ledger.install(recorder, cell.folder / "world")
@@ -148,6 +149,7 @@ def _report(state: Any, error: str | None, recorder: Recorder, ran: bool) -> dic
         "done": not state.next and not state.tasks,
         "parked": _parked(state),
         "hooks": recorder.kill.count,
+        "points": recorder.kill.seen,
     }
 
 

@@ -1,0 +1,48 @@
+"""The matrix on real servers: PostgreSQL and redis, started on loopback by the test set-up.
+
+Each cell also runs on the reference saver, so a failure here is attributed: a saver finding
+would mean the server-backed saver loses, mixes or resurrects state that SQLite keeps.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from services import services  # noqa: F401  (the session fixture)
+
+
+@pytest.mark.parametrize("backend", ["postgres", "redis"])
+def test_a_server_backed_saver_keeps_the_contract_where_langgraph_does(
+    backend: str, services: dict[str, str], tmp_path: Path
+) -> None:
+    run = run_cli(
+        "run",
+        "langgraph",
+        "--backend",
+        backend,
+        "--scenarios",
+        "chain,two-interrupts,concurrent-2",
+        "--durability",
+        "sync",
+        "--kill-stride",
+        "4",
+        "--format",
+        "json",
+        "--out",
+        tmp_path,
+        "--no-progress",
+        env=services,
+    )
+    run.assert_no_traceback()
+    assert run.returncode == 0, run
+    document = run.json()
+    assert document["counts"]["saver"] == 0
+    assert document["counts"]["failed"] == 0
+    cells = {(c["scenario"], c["fault"]): c for c in document["cells"]}
+    assert cells[("chain", "none")]["finding"] == "conforms"
+    concurrent = cells[("concurrent-2", "none")]
+    assert (concurrent["finding"], concurrent["tested"]["properties"]) == ("runtime", ["CO"])
+    kills = [c for (s, f), c in cells.items() if s == "chain" and f != "none"]
+    assert kills and all(c["finding"] == "conforms" for c in kills)
