@@ -4,7 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup check-spec check-spec-large test demo bench lint clean services-up services-down
+.PHONY: setup check-spec check-spec-large test demo bench lint clean services-up services-down \
+        record-langgraph
 
 setup: $(STAMP)
 
@@ -26,14 +27,27 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
-## The main job on built-in examples: judge every recorded trace against the contract.
+## The main job on built-in examples: judge every recorded trace against the contract, then
+## record and judge the LangGraph conformance matrix on SQLite (real runs, real SIGKILLs).
 demo: setup
-	$(BIN)/resume-check traces/ ; test $$? -le 1
-	@echo "(exit code 1 above is expected: traces/ holds violating examples on purpose)"
+	@mkdir -p out
+	$(BIN)/resume-check traces/ > out/demo-traces.txt ; test $$? -le 1
+	@tail -n 1 out/demo-traces.txt
+	@echo "(traces/ holds violating examples on purpose: the full report is in out/demo-traces.txt)"
+	$(BIN)/resume-check run langgraph --backend sqlite --out out/demo-langgraph
 
-## Batched versus per-trace TLC runs; writes bench/results.md.
+## Re-record traces/langgraph/<backend>/ (the matrix per backend, with its verdicts).
+record-langgraph: setup
+	@for b in sqlite memory postgres redis lmdb objectstorage; do \
+	  $(BIN)/resume-check run langgraph --backend $$b --no-reference --no-progress \
+	    --out out/record/$$b > /dev/null ; \
+	  $(BIN)/python -m rctools.langgraph.publish out/record/$$b/summary.json traces/langgraph/$$b ; \
+	done
+
+## Batched versus per-trace TLC runs; the recorder's overhead. Writes bench/*results.md.
 bench: setup
 	$(BIN)/python bench/batch_bench.py --out bench/results.md
+	$(BIN)/python bench/recorder_bench.py --out bench/recorder-results.md
 
 ## Private PostgreSQL 15 and redis-server on 127.0.0.1 for the checkpointer backends (data in
 ## .services/; installs the Debian packages if missing). Prints RESUME_CHECK_PG_URL=... and

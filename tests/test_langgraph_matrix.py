@@ -91,11 +91,18 @@ def test_a_node_killed_after_its_effect_runs_again_and_the_verdict_says_at_least
     assert {c["tested"]["verdict"] for c in after_end} == {"conforms (at-least-once)"}
 
 
-def test_two_processes_resuming_one_interrupt_break_consume_once(sqlite_matrix: Run) -> None:
+# Without fencing, which property a race breaks first depends on the interleaving: both
+# answers delivered (CO), the node's effect fired by both (EO), or the node run again after
+# the other process saved its result (PC).
+UNFENCED = {"CO", "EO", "PC"}
+
+
+def test_two_processes_resuming_one_interrupt_is_a_runtime_finding(sqlite_matrix: Run) -> None:
     for mode in ("sync", "async"):
         cell = _cells(sqlite_matrix)[("concurrent-2", "none", mode)]
         assert cell["finding"] == "runtime"
-        assert cell["tested"]["properties"] == ["CO"]
+        assert cell["tested"]["properties"]
+        assert set(cell["tested"]["properties"]) <= UNFENCED
 
 
 def test_resuming_an_answered_checkpoint_again_breaks_fork_determinism(

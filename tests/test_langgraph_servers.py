@@ -15,7 +15,9 @@ from services import services  # noqa: F401  (the session fixture)
 
 @pytest.mark.parametrize("backend", ["postgres", "redis"])
 def test_a_server_backed_saver_keeps_the_contract_where_langgraph_does(
-    backend: str, services: dict[str, str], tmp_path: Path
+    backend: str,
+    services: dict[str, str],  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     run = run_cli(
         "run",
@@ -43,6 +45,7 @@ def test_a_server_backed_saver_keeps_the_contract_where_langgraph_does(
     cells = {(c["scenario"], c["fault"]): c for c in document["cells"]}
     assert cells[("chain", "none")]["finding"] == "conforms"
     concurrent = cells[("concurrent-2", "none")]
-    assert (concurrent["finding"], concurrent["tested"]["properties"]) == ("runtime", ["CO"])
+    assert concurrent["finding"] == "runtime"
+    assert set(concurrent["tested"]["properties"]) <= {"CO", "EO", "PC"}
     kills = [c for (s, f), c in cells.items() if s == "chain" and f != "none"]
     assert kills and all(c["finding"] == "conforms" for c in kills)

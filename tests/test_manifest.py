@@ -107,7 +107,9 @@ def test_verdict_matches_manifest(name: str, verdicts: dict[str, dict[str, Any]]
 
 
 def test_folder_of_conformant_examples_exits_0(tmp_path: Path) -> None:
-    conformant = sorted(n for n, e in EXPECTED.items() if e["status"] == "conforms")
+    conformant = sorted(
+        n for n, e in EXPECTED.items() if e["status"] == "conforms" and n.startswith("core/")
+    )
     assert len(conformant) >= 2
     for name in conformant:
         shutil.copy(TRACES / name, tmp_path / Path(name).name)

@@ -23,7 +23,7 @@ _recorder: Recorder | None = None
 _world: Path | None = None
 
 
-def install(recorder: Recorder, world: Path) -> None:
+def install(recorder: Recorder | None, world: Path | None) -> None:
     """Called once per worker process, before the graph runs."""
     global _recorder, _world
     _recorder, _world = recorder, world

@@ -132,8 +132,37 @@ def run_matrix(
             progress(f"reference {key.slug}")
     matrix.cells = [cells[k] for k in sorted(cells)]
     progress("judging every trace in one TLC run")
-    _judge(matrix)
+    _judge(matrix.cells)
+    if reference is not None:
+        _confirm(out, matrix, reference, progress)
     return matrix
+
+
+REFERENCE_RETRIES = 3
+
+
+def _confirm(out: Path, matrix: Matrix, reference: Factory, progress: _Counter) -> None:
+    """Runs the reference again where only the saver under test failed.
+
+    Some LangGraph behaviour shows only when a background save wins a race against the
+    SIGKILL; one passing reference run does not prove the reference cannot fail the cell.
+    A cell stays a saver finding only if the reference passes it every time."""
+    suspects = matrix.findings("saver")
+    for attempt in range(1, REFERENCE_RETRIES + 1):
+        if not suspects:
+            return
+        retries: list[Cell] = []
+        folder = out / "cells" / f"reference-{REFERENCE}-again-{attempt}"
+        for cell in suspects:
+            run = _one(folder, cell.key, REFERENCE, reference, False, cell.tested.run.kill_point)
+            kept = _keep(run, out / "traces" / f"reference-{REFERENCE}-again-{attempt}", cell.key)
+            retries.append(Cell(cell.key, Side(kept)))
+            progress(f"reference again {cell.key.slug}")
+        _judge(retries)
+        for cell, again in zip(suspects, retries, strict=True):
+            if again.tested.status == "violates":
+                cell.reference = again.tested
+        suspects = [cell for cell in suspects if cell.finding == "saver"]
 
 
 def _clean_cells(plan: Plan) -> int:
@@ -209,8 +238,8 @@ def _one(
     )
 
 
-def _judge(matrix: Matrix) -> None:
-    sides = [c.tested for c in matrix.cells] + [c.reference for c in matrix.cells if c.reference]
+def _judge(cells: list[Cell]) -> None:
+    sides = [c.tested for c in cells] + [c.reference for c in cells if c.reference]
     recorded = [s for s in sides if not s.run.failure]
     verdicts = judge([s.run.trace for s in recorded], spec_paths=default_spec_paths())
     by_path = {v.path: v for v in verdicts}

@@ -3,7 +3,8 @@
     python -m rctools.langgraph.publish OUT/summary.json traces/langgraph/sqlite
 
 copies the saver-under-test's traces and writes the folder's manifest.json from the verdicts
-the run got, so the test suite re-judges every recorded trace and must get the same verdict.
+the run got, so the test suite re-judges every recorded trace and must get the same verdict;
+it also writes the folder's MATRIX.md, the table docs/langgraph.md shows.
 """
 
 from __future__ import annotations
@@ -35,7 +36,31 @@ def publish(summary: Path, folder: Path) -> int:
     (folder / "manifest.json").write_text(
         json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8"
     )
+    (folder / "MATRIX.md").write_text(markdown(document), encoding="utf-8")
     return len(manifest)
+
+
+def markdown(document: dict[str, Any]) -> str:
+    """One row per scenario and durability: the fault-free verdict, then the SIGKILL cells."""
+    rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for cell in document["cells"]:
+        rows.setdefault((cell["scenario"], cell["durability"]), []).append(cell)
+    lines = [
+        f"Backend `{document['backend']}`: {document['counts']['cells']} cells.",
+        "",
+        "| scenario | durability | no fault | SIGKILL cells conforming | broken after a SIGKILL |",
+        "|---|---|---|---:|---|",
+    ]
+    for (scenario, mode), cells in sorted(rows.items()):
+        clean = next((c for c in cells if c["fault"] == "none"), None)
+        kills = [c for c in cells if c["fault"] != "none"]
+        ok = sum(c["tested"]["status"] == "conforms" for c in kills)
+        bad = sorted({p for c in kills for p in c["tested"]["properties"]})
+        lines.append(
+            f"| {scenario} | {mode} | {clean['tested']['verdict'] if clean else '-'} | "
+            f"{f'{ok}/{len(kills)}' if kills else '-'} | {', '.join(bad) or '-'} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

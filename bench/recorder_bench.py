@@ -1,0 +1,142 @@
+"""Recorder overhead: one 20-node LangGraph graph on SQLite, with and without recording.
+
+Without: the graph compiled with LangGraph's SqliteSaver. With: the same saver wrapped by the
+recorder (RecordingSaver + node callbacks + the effect ledger + one trace file), as
+`resume-check run langgraph` runs it. Runs alternate (without, with, without, ...) in one
+process so that machine noise hits both alike; the table reports medians and their ratio.
+Two node bodies: an empty node (the worst case: all time is LangGraph and the saver) and a
+node with a 5 ms stand-in model call.
+
+    python bench/recorder_bench.py --out bench/recorder-results.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import operator
+import sqlite3
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from rctools.langgraph import ledger
+from rctools.langgraph.callbacks import NodeCallbacks
+from rctools.langgraph.recorder import Recorder, TaskNames
+from rctools.langgraph.saver import RecordingSaver, SaverLock
+from rctools.langgraph.tracefile import TraceFile
+
+NODES = 20
+
+
+class State(TypedDict):
+    log: Annotated[list[str], operator.add]
+
+
+def graph(model_ms: float) -> StateGraph:
+    """Four layers of five nodes: 20 nodes, fan-out and fan-in between layers."""
+    g = StateGraph(State)
+    layers = [[f"n{layer}{i}" for i in range(5)] for layer in range(4)]
+
+    def node(name: str) -> Any:
+        def run(state: State, config: RunnableConfig) -> dict[str, Any]:
+            if model_ms:
+                time.sleep(model_ms / 1000)  # the stand-in model call
+            ledger.fire(config, f"notify:{name}")
+            return {"log": [name]}
+
+        return run
+
+    for layer in layers:
+        for name in layer:
+            g.add_node(name, node(name))
+    for name in layers[0]:
+        g.add_edge(START, name)
+    for upper, lower in itertools.pairwise(layers):
+        for name in lower:
+            g.add_edge(list(upper), name)
+    for name in layers[-1]:
+        g.add_edge(name, END)
+    return g
+
+
+def one_run(folder: Path, model_ms: float, record: bool, n: int) -> float:
+    conn = sqlite3.connect(folder / "db.sqlite", check_same_thread=False, isolation_level=None)
+    saver = SqliteSaver(conn)
+    saver.setup()
+    config: dict[str, Any] = {"configurable": {"thread_id": f"t{n}-{record}"}}
+    g = graph(model_ms)
+    if record:
+        nodes = ["__start__", *g.nodes]
+        recorder = Recorder(
+            TraceFile(folder / f"trace-{n}.jsonl", "w1"), nodes, TaskNames(folder / "tasks")
+        )
+        ledger.install(recorder, folder / "world")
+        app = g.compile(
+            checkpointer=RecordingSaver(saver, recorder, SaverLock(folder / "saver.lock"))
+        )
+        config["callbacks"] = [NodeCallbacks(recorder)]
+    else:
+        ledger.install(None, None)
+        app = g.compile(checkpointer=saver)
+    start = time.perf_counter()
+    app.invoke({"log": []}, config, durability="sync")
+    if record:
+        recorder.finished()
+    elapsed = time.perf_counter() - start
+    conn.close()
+    return elapsed
+
+
+def measure(model_ms: float, rounds: int) -> tuple[float, float]:
+    times: dict[bool, list[float]] = {False: [], True: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for n in range(rounds + 2):
+            for record in (False, True):
+                t = one_run(folder, model_ms, record, n)
+                if n >= 2:  # warm-up rounds are not counted
+                    times[record].append(t)
+    return statistics.median(times[False]), statistics.median(times[True])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    rows = []
+    for label, model_ms in (("empty nodes", 0.0), ("5 ms stand-in model call", 5.0)):
+        plain, recorded = measure(model_ms, args.rounds)
+        rows.append((label, plain, recorded, recorded / plain - 1))
+        print(
+            f"{label}: {plain * 1000:.1f} ms -> {recorded * 1000:.1f} ms "
+            f"({(recorded / plain - 1) * 100:+.1f} %)"
+        )
+    if args.out:
+        lines = [
+            "# Recorder overhead",
+            "",
+            f"One invocation of a {NODES}-node LangGraph graph (4 layers of 5, fan-out/fan-in) "
+            "on SqliteSaver, durability sync; medians of "
+            f"{args.rounds} alternating runs each, measured in one process by "
+            "`python bench/recorder_bench.py`. Target: under 5 %.",
+            "",
+            "| node body | without recorder | with recorder | overhead |",
+            "|---|---:|---:|---:|",
+        ]
+        for label, plain, recorded, over in rows:
+            lines.append(
+                f"| {label} | {plain * 1000:.1f} ms | {recorded * 1000:.1f} ms | "
+                f"{over * 100:+.1f} % |"
+            )
+        args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
