@@ -67,11 +67,12 @@ class Incarnation:
     pos: int = 0
     exited: bool = False
     checkpoints: dict[str, Snapshot] = field(default_factory=dict)
-    outputs: list[tuple[int, str, bool]] = field(default_factory=list)  # pos, value, committed
-    consumed: list[tuple[int, str, int, str]] = field(
-        default_factory=list
-    )  # pos, from, its pos, value
-    effects: list[tuple[int, str, int | None]] = field(default_factory=list)  # pos, policy, row
+    # (pos, value, committed)
+    outputs: list[tuple[int, str, bool]] = field(default_factory=list)
+    # (pos, producer, the producer's pos of the output, value)
+    consumed: list[tuple[int, str, int, str]] = field(default_factory=list)
+    # (pos, policy, the effect's row in the world; None for a replay)
+    effects: list[tuple[int, str, int | None]] = field(default_factory=list)
 
     @property
     def committed(self) -> bool:
