@@ -121,6 +121,8 @@ class Engine:
         decide: Callable[[Engine, str], Decision],
         trace_path: Path,
         db_path: Path,
+        *,
+        latency: float = 0.0,
     ) -> None:
         self.workload = workload
         self.policy = policy
@@ -129,14 +131,16 @@ class Engine:
         self.inc = {name: Incarnation() for name in workload.instances}
         self.resume: dict[str, Snapshot] = {}
         self.failed_segment: Segment | None = None
-        self.model = Model()
+        self.model = Model(latency)
         db_path.parent.mkdir(parents=True, exist_ok=True)
         db_path.unlink(missing_ok=True)
         # LangGraph's saver and the world each get their own connection to the run's database:
         # one connection shared across LangGraph's worker threads interleaves transactions.
         self.db = sqlite3.connect(db_path, check_same_thread=False, timeout=30)
         self.world = World(
-            sqlite3.connect(db_path, check_same_thread=False, timeout=30), dict(workload.tools)
+            sqlite3.connect(db_path, check_same_thread=False, timeout=30),
+            dict(workload.tools),
+            latency,
         )
         self.trace = TraceWriter(trace_path, self._header())
         self.graph = self._graph()
@@ -233,13 +237,16 @@ class Engine:
                 lambda: self._readable(action.source, action.draft) is not None,
                 f"{name} waits for {action.source}",
             )
+        # The model and the tools are called outside the lock, as parallel instances would.
+        intent = f"{name}/{action.intent}"
+        issued = self.world.call(action.tool, intent) if action.kind == "effect" else None
+        chosen = None
+        if action.kind in ("emit", "commit") and not action.template:
+            chosen = self.model.choose(action.choices, inc.attempt)
         with self.cond:
             pos = inc.pos + 1
             if action.kind in ("emit", "commit"):
-                if action.template:
-                    value = action.template.format(**known)
-                else:
-                    value = self.model.choose(action.choices, inc.attempt)
+                value = chosen or action.template.format(**known)
                 known["self"] = value
                 committed = action.kind == "commit"
                 output = value if committed else f"{value} (draft)"
@@ -255,8 +262,7 @@ class Engine:
                 inc.consumed.append((pos, action.source, out_pos, output))
                 self.trace.event("consume", instance=name, value=output, **{"from": action.source})
             else:
-                intent = f"{name}/{action.intent}"
-                issued = self.world.call(action.tool, intent)
+                assert issued is not None
                 policy = self.workload.tools[action.tool]
                 if policy != "none":
                     inc.effects.append((pos, policy, issued.effect))

@@ -68,9 +68,11 @@ def record(
     out: Path,
     *,
     repeat: int = 1,
+    latency: float = 0.0,
     on_run: Callable[[str], None] | None = None,
 ) -> list[RunResult]:
-    """Runs every (policy, workload) pair `repeat` times; traces go to out/<policy>/."""
+    """Runs every (policy, workload) pair `repeat` times; traces go to out/<policy>/. Each model
+    and tool call takes `latency` seconds."""
     results = []
     for policy in policies:
         for name in workloads:
@@ -84,6 +86,7 @@ def record(
                     POLICIES[policy],
                     out / policy / f"{name}{suffix}.jsonl",
                     out / "state" / f"{policy}-{name}{suffix}.sqlite",
+                    latency=latency,
                 )
                 results.append(engine.run())
     return results

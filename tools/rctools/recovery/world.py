@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass
 
 from rctools.recovery.workloads import Policy
@@ -37,9 +38,12 @@ class Issued:
 class World:
     """Tool calls against one SQLite database, safe to call from LangGraph's worker threads."""
 
-    def __init__(self, db: sqlite3.Connection, tools: dict[str, Policy]) -> None:
+    def __init__(
+        self, db: sqlite3.Connection, tools: dict[str, Policy], latency: float = 0.0
+    ) -> None:
         self.db = db
         self.tools = tools
+        self.latency = latency  # seconds a call takes, as a remote tool's round trip would
         self.lock = threading.Lock()
         self.requests = itertools.count(1)
         with self.lock:
@@ -48,6 +52,7 @@ class World:
     def call(self, tool: str, intent: str) -> Issued:
         policy = self.tools[tool]
         request = f"req-{next(self.requests)}"
+        time.sleep(self.latency)
         with self.lock, self.db:
             if policy == "irreversible":
                 row = self.db.execute("SELECT effect FROM ledger WHERE intent = ?", (intent,))
@@ -88,11 +93,13 @@ class Model:
     """A model stand-in: deterministic per attempt, but a re-executed instance (a later
     attempt) chooses the next option, as a re-sampled model may. Counts its calls."""
 
-    def __init__(self) -> None:
+    def __init__(self, latency: float = 0.0) -> None:
         self.calls = 0
+        self.latency = latency  # seconds a call takes, as a model's response time would
         self.lock = threading.Lock()
 
     def choose(self, options: tuple[str, ...], attempt: int) -> str:
         with self.lock:
             self.calls += 1
+        time.sleep(self.latency)
         return options[(attempt - 1) % len(options)]
