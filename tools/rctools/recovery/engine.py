@@ -315,6 +315,14 @@ class Engine:
 
     def run(self) -> RunResult:
         """Runs the workload to completion or to a block, recovering from each failure."""
+        try:
+            return self._run()
+        finally:
+            self.trace.close()
+            self.world.db.close()
+            self.db.close()
+
+    def _run(self) -> RunResult:
         config = {"configurable": {"thread_id": str(uuid.uuid4())}}
         payload: dict[str, Any] | None = {"known": {}}
         failed_at: float | None = None
@@ -349,10 +357,9 @@ class Engine:
         else:
             raise Stuck(f"{self.workload.name}: still failing after {MAX_RECOVERIES} recoveries")
         done = time.perf_counter()
-        self.trace.close()
         actions = sum(e["ev"] in ("emit", "commit", "consume", "effect") for e in self.trace.events)
         completed = outcome == "completed"
-        result = RunResult(
+        return RunResult(
             workload=self.workload.name,
             policy=self.policy,
             trace=self.trace.path,
@@ -364,6 +371,3 @@ class Engine:
             model_calls=self.model.calls,
             effects=self.world.counts(),
         )
-        self.world.db.close()
-        self.db.close()
-        return result
