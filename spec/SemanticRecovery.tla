@@ -124,6 +124,7 @@ NoLegalButInadmissibleRestore == ~LegalButInadmissible
 -----------------------------------------------------------------------------
 (* The runtime's moves.  Each is one event of a trace.                     *)
 
+\* Nothing has run yet, for workload w.
 InitWith(w) ==
     /\ wl = w
     /\ st = [i \in w.insts |-> "idle"]

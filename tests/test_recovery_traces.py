@@ -35,6 +35,10 @@ def _replay_of_nothing(h: dict, evs: list) -> tuple[dict, list]:
     return h, [*evs[:3], {**fake, "replayed": True}]
 
 
+def _restore_to_missing_exit(h: dict, evs: list) -> tuple[dict, list]:
+    return h, [*evs[:10], {"ev": "restore", "instance": "A", "boundary": "exit"}]
+
+
 def _core_event(h: dict, evs: list) -> tuple[dict, list]:
     return h, [*evs[:3], {"ev": "step", "proc": "w1", "checkpoint": "c1", "parent": None}]
 
@@ -47,6 +51,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]
     _variant(folder, "undeclared-tool.jsonl", _undeclared_tool)
     _variant(folder, "replay-of-nothing.jsonl", _replay_of_nothing)
     _variant(folder, "core-event.jsonl", _core_event)
+    _variant(folder, "restore-to-missing-exit.jsonl", _restore_to_missing_exit)
     run: Run = run_cli("--format", "json", folder)
     run.assert_no_traceback()
     assert run.returncode == 2, run  # invalid traces among them
@@ -83,3 +88,15 @@ def test_an_event_of_another_contract_is_invalid(judged: dict) -> None:
     verdict = judged["core-event.jsonl"]
     assert verdict["status"] == "invalid"
     assert "unknown event 'step'; SemanticRecovery knows: begin, block, commit" in verdict["reason"]
+
+
+def test_a_restore_to_a_checkpoint_never_taken_names_the_expected_restore(judged: dict) -> None:
+    """A failed instance has no exit checkpoint; the spec's reference controller says what it
+    would have done instead: restore A to its latest admissible checkpoint, its commit."""
+    verdict = judged["restore-to-missing-exit.jsonl"]
+    assert (verdict["status"], verdict["event_index"], verdict["properties"]) == (
+        "violates",
+        11,
+        [],
+    )
+    assert verdict["expected"] == [{"ev": "restore", "instance": "A", "boundary": "commit"}]
