@@ -1,8 +1,9 @@
 ------------------------- MODULE MCSemanticRecovery -------------------------
 (***************************************************************************)
-(* Model-checking instance of SemanticRecovery: two instances A (1) and B  *)
-(* (2), the workload shapes of the schedule-form scenario, a bounded       *)
-(* number of failures and the values a re-sampled model may choose.        *)
+(* Model-checking instance of SemanticRecovery: instances A (1), B (2) and *)
+(* C (3) in the shapes of the schedule-form scenario and a pipeline, a     *)
+(* bounded number of failures, and the values a re-sampled model may       *)
+(* choose.                                                                 *)
 (***************************************************************************)
 EXTENDS SemanticRecovery
 
@@ -33,10 +34,18 @@ Precommit ==
     1 :> <<Op("emit"), Call("book", 1), Op("commit")>>
     @@ 2 :> <<Use(1, TRUE), Call("invite", 2), Op("commit")>>
 
-ShapeNamed == ("schedule" :> Schedule @@ "payment" :> Payment @@ "precommit" :> Precommit)
+\* A pipeline: B reads A's commit, C reads B's (as in diagnosis and ETL).
+Chain ==
+    1 :> <<Op("commit"), Call("book", 1)>>
+    @@ 2 :> <<Use(1, FALSE), Call("invite", 2), Op("commit")>>
+    @@ 3 :> <<Use(2, FALSE), Call("lookup", 4), Op("commit")>>
+
+ShapeNamed == ("schedule" :> Schedule @@ "payment" :> Payment @@ "precommit" :> Precommit
+               @@ "chain" :> Chain)
 
 MCWorkloads ==
-    {[insts |-> {1, 2}, tools |-> Tools, body |-> ShapeNamed[s], vals |-> Vals] : s \in Shapes}
+    {[insts |-> DOMAIN ShapeNamed[s], tools |-> Tools, body |-> ShapeNamed[s], vals |-> Vals]
+        : s \in Shapes}
 
 MCInit == Init /\ faults = 0
 
