@@ -2,7 +2,7 @@
 policies where a consumer already acted on the failed instance's output, accepts `admissible`
 and `retry`, and `admissible` blocks exactly where no checkpoint is admissible.
 
-One run of the whole matrix (4 policies x 6 workloads, one TLC run to judge it) is shared.
+One run of the whole matrix (5 policies x 6 workloads, one TLC run to judge it) is shared.
 """
 
 from __future__ import annotations
@@ -19,7 +19,10 @@ COMMITTED_HANDOFF = ("schedule-form", "navigation", "diagnosis", "etl")
 # Workloads where nothing is admissible: B read A's draft, or A paid after its commit.
 NOTHING_ADMISSIBLE = ("schedule-form-draft", "schedule-form-payment")
 WORKLOADS = COMMITTED_HANDOFF + NOTHING_ADMISSIBLE
-POLICIES = ("retry", "entry", "native", "admissible")
+POLICIES = ("retry", "entry", "native", "resume", "admissible")
+# A native restore forks LangGraph's checkpoint, so the committed consumers that ran in the same
+# step run again: it breaks PreserveCommitted besides what the restore itself breaks.
+FORK = ["PreserveCommitted"]
 
 
 @pytest.fixture(scope="module")
@@ -46,32 +49,37 @@ def test_the_matrix_runs_every_pair_and_exits_1(matrix: Run, out: Path, runs: di
     assert all(r["verdict"] in ("conforms", "violates") for r in runs.values())
 
 
-@pytest.mark.parametrize("policy", ["entry", "native"])
+@pytest.mark.parametrize("policy", ["entry", "native", "resume"])
 @pytest.mark.parametrize("workload", ["schedule-form", "diagnosis", "etl"])
 def test_checkpoint_aligned_restores_orphan_committed_consumers(
     runs: dict, policy: str, workload: str
 ) -> None:
     run = runs[(policy, workload)]
-    assert (run["verdict"], run["properties"]) == ("violates", ["RestoreSound"])
+    extra = FORK if policy == "native" else []
+    assert (run["verdict"], run["properties"]) == ("violates", sorted(["RestoreSound", *extra]))
     assert not run["success"]
 
 
-def test_entry_is_caught_on_navigation_where_native_lands_on_the_commit(runs: dict) -> None:
+def test_navigation_where_a_langgraph_checkpoint_is_the_commit_checkpoint(runs: dict) -> None:
     """Navigation splits A into two LangGraph nodes at its commit: the checkpoint LangGraph
-    resumes from is A's commit checkpoint, which is admissible; A's entry is not."""
+    resumes from is A's commit checkpoint, which is admissible; A's entry is not. Resuming is
+    then sound; forking still re-runs B, which had committed in that step."""
     assert runs[("entry", "navigation")]["properties"] == ["RestoreSound"]
-    assert runs[("native", "navigation")]["verdict"] == "conforms"
-    trace = Path(runs[("native", "navigation")]["trace"])
-    _, events = read_trace_file(trace)
-    assert [e["boundary"] for e in events if e["ev"] == "restore"] == ["commit"]
+    assert runs[("resume", "navigation")]["verdict"] == "conforms"
+    assert runs[("native", "navigation")]["properties"] == FORK
+    for policy, also in (("resume", None), ("native", ["B"])):
+        _, events = read_trace_file(Path(runs[(policy, "navigation")]["trace"]))
+        restores = [(e["boundary"], e.get("also")) for e in events if e["ev"] == "restore"]
+        assert restores == [("commit", also)], policy
 
 
-@pytest.mark.parametrize("policy", ["entry", "native"])
+@pytest.mark.parametrize("policy", ["entry", "native", "resume"])
 @pytest.mark.parametrize("workload", NOTHING_ADMISSIBLE)
 def test_restoring_when_nothing_is_admissible_breaks_block_when_none(
     runs: dict, policy: str, workload: str
 ) -> None:
-    assert runs[(policy, workload)]["properties"] == ["BlockWhenNone"]
+    extra = FORK if policy == "native" else []
+    assert runs[(policy, workload)]["properties"] == sorted(["BlockWhenNone", *extra])
 
 
 @pytest.mark.parametrize("policy", ["admissible", "retry"])

@@ -65,8 +65,10 @@ def command(
 
     \b
     Policies: retry (rerun the whole task), entry (restore the failed instance's entry),
-    native (LangGraph's checkpoint-aligned restore), admissible (the latest admissible
-    checkpoint, or block). Exit codes: 0 all conform, 1 a violation, 2 a tool failure.
+    native (LangGraph's checkpoint-aligned restore: fork the latest checkpoint before the
+    failure), resume (LangGraph's resume after an error: re-run the failed node), admissible
+    (the latest admissible checkpoint, or block).
+    Exit codes: 0 all conform, 1 a violation, 2 a tool failure.
     """
     show = sys.stderr.isatty() if progress is None else progress
 
@@ -95,12 +97,12 @@ def command(
 
 def table(judged: list[Judged], out: Path) -> str:
     """One line per run: policy, workload, how it ended, the verdict, the trace file."""
-    lines = [f"{'policy':<11} {'workload':<22} {'outcome':<10} {'verdict':<28} trace"]
+    lines = [f"{'policy':<11} {'workload':<22} {'outcome':<10} {'verdict':<40} trace"]
     for j in judged:
         trace = j.run.trace.relative_to(out) if j.run.trace.is_relative_to(out) else j.run.trace
         lines.append(
             f"{j.run.policy:<11} {j.run.workload:<22} {j.run.outcome:<10} "
-            f"{j.verdict_text:<28} {trace}"
+            f"{j.verdict_text:<40} {trace}"
         )
     bad = sum(not j.conforms for j in judged)
     lines.append(f"{len(judged)} run(s): {len(judged) - bad} conform, {bad} do not")

@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -84,10 +84,19 @@ class Incarnation:
 
 @dataclass(frozen=True)
 class Decision:
-    """What the controller does about a failure: restore the failed instance, block or rerun."""
+    """What the controller does about a failure: restore the failed instance, block or rerun.
+
+    A restore resumes the LangGraph thread in one of three ways: from the instance checkpoint
+    chosen (`checkpoint`: the re-run node starts there), from LangGraph's own latest checkpoint
+    (`node`: the failed node re-runs from its start, the step's successful writes are kept), or
+    from a fork of that checkpoint (`fork`: the whole step re-runs, so the instances `also`
+    that ran in it start again too).
+    """
 
     kind: Literal["restore", "block", "rerun"]
     boundary: str = ""
+    resume: Literal["checkpoint", "node", "fork"] = "checkpoint"
+    also: tuple[str, ...] = ()
 
 
 NATIVE = Snapshot(-1, -1, {})  # restore point: LangGraph's own node start and saved state
@@ -131,6 +140,7 @@ class Engine:
         self.inc = {name: Incarnation() for name in workload.instances}
         self.resume: dict[str, Snapshot] = {}
         self.failed_segment: Segment | None = None
+        self.config: dict[str, Any] = {}
         self.model = Model(latency)
         db_path.parent.mkdir(parents=True, exist_ok=True)
         db_path.unlink(missing_ok=True)
@@ -165,6 +175,9 @@ class Engine:
 
     def actions_of(self, instance: str) -> tuple[Action, ...]:
         return self.workload.instances[instance]
+
+    def segment(self, node: str) -> Segment:
+        return next(s for s in self.workload.layout() if s.node == node)
 
     def pos_at(self, instance: str, index: int) -> int:
         """The position (traced actions done) before action `index` of an instance."""
@@ -285,30 +298,36 @@ class Engine:
 
     # --- recovery --------------------------------------------------------------------------
 
-    def restore(self, name: str, boundary: str, *, native: bool) -> None:
-        """Rolls instance `name` back to its checkpoint `boundary`: effects after it are taken
-        back (irreversible ones stay), outputs and consumptions after it dropped."""
+    def restore(self, name: str, decision: Decision) -> None:
+        """Rolls instance `name` back to its checkpoint `decision.boundary`: effects after it
+        are taken back (irreversible ones stay), outputs and consumptions after it dropped.
+        The instances `decision.also` go back to their start."""
         inc = self.inc[name]
-        snap = inc.checkpoints[boundary]
+        snap = inc.checkpoints[decision.boundary]
         q = snap.pos
-        for pos, policy, row in inc.effects:
-            if pos > q and row is not None and policy != "irreversible":
-                self.world.take_back(row)
+        self._take_back(e for e in inc.effects if e[0] > q)
         inc.effects = [e for e in inc.effects if e[0] <= q or e[1] == "irreversible"]
         inc.outputs = [o for o in inc.outputs if o[0] <= q]
         inc.consumed = [c for c in inc.consumed if c[0] <= q]
-        rank = BOUNDARIES.index(boundary)
+        rank = BOUNDARIES.index(decision.boundary)
         inc.checkpoints = {b: s for b, s in inc.checkpoints.items() if BOUNDARIES.index(b) <= rank}
         inc.pos, inc.exited, inc.attempt = q, False, inc.attempt + 1
-        self.resume[name] = NATIVE if native else snap
-        self.trace.event("restore", instance=name, boundary=boundary)
+        self.resume[name] = snap if decision.resume == "checkpoint" else NATIVE
+        for other in decision.also:
+            self._take_back(self.inc[other].effects)
+            self.inc[other] = Incarnation(attempt=self.inc[other].attempt + 1)
+        fields = {"also": list(decision.also)} if decision.also else {}
+        self.trace.event("restore", instance=name, boundary=decision.boundary, **fields)
+
+    def _take_back(self, effects: Iterable[tuple[int, str, int | None]]) -> None:
+        for _, policy, row in effects:
+            if row is not None and policy != "irreversible":
+                self.world.take_back(row)
 
     def rerun(self) -> None:
         """Takes back every effect that can be taken back; every instance starts again."""
         for inc in self.inc.values():
-            for _, policy, row in inc.effects:
-                if row is not None and policy != "irreversible":
-                    self.world.take_back(row)
+            self._take_back(inc.effects)
         self.inc = {name: Incarnation(attempt=inc.attempt + 1) for name, inc in self.inc.items()}
         self.resume.clear()
         self.trace.event("rerun")
@@ -323,7 +342,7 @@ class Engine:
             self.db.close()
 
     def _run(self) -> RunResult:
-        config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+        self.config = {"configurable": {"thread_id": str(uuid.uuid4())}}
         payload: dict[str, Any] | None = {"known": {}}
         failed_at: float | None = None
         committed_at_failure: set[str] = set()
@@ -331,7 +350,7 @@ class Engine:
         outcome: Literal["completed", "blocked"] = "completed"
         for _ in range(MAX_RECOVERIES + 1):
             try:
-                self.graph.invoke(payload, config)
+                self.graph.invoke(payload, self.config)
                 break
             except InjectedFailure as failure:
                 name = failure.instance
@@ -349,10 +368,13 @@ class Engine:
                 if decision.kind == "rerun":
                     self.rerun()
                     reran = True
-                    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+                    self.config = {"configurable": {"thread_id": str(uuid.uuid4())}}
                     payload = {"known": {}}
                 else:
-                    self.restore(name, decision.boundary, native=self.policy == "native")
+                    if decision.resume == "fork":
+                        latest = self.graph.get_state(self.config)
+                        self.config = self.graph.update_state(latest.config, None)
+                    self.restore(name, decision)
                     payload = None
         else:
             raise Stuck(f"{self.workload.name}: still failing after {MAX_RECOVERIES} recoveries")

@@ -22,17 +22,40 @@ def entry(engine: Engine, failed: str) -> Decision:
     return Decision("restore", "entry")
 
 
-def native(engine: Engine, failed: str) -> Decision:
-    """LangGraph's checkpoint-aligned restore: resume from the latest LangGraph checkpoint
-    before the failure, i.e. re-run the failed node from its start. The instance checkpoint
-    that node start coincides with is the boundary restored to."""
+def _node_start(engine: Engine, failed: str) -> str:
+    """The checkpoint of `failed` its failed LangGraph node started at: where LangGraph's own
+    checkpoint, taken before that node's step, leaves the instance."""
     segment = engine.failed_segment
     assert segment is not None and segment.instance == failed
     pos = engine.pos_at(failed, segment.start)
     for boundary, snapshot in engine.inc[failed].checkpoints.items():
         if snapshot.pos == pos and snapshot.index <= segment.start:
-            return Decision("restore", boundary)
+            return boundary
     raise RuntimeError(f"node {segment.node} starts at no checkpoint of {failed}")
+
+
+def resume(engine: Engine, failed: str) -> Decision:
+    """LangGraph's resume after an error: invoke the thread again; LangGraph keeps the writes of
+    the step's successful tasks and re-runs the failed node from its start."""
+    return Decision("restore", _node_start(engine, failed), resume="node")
+
+
+def native(engine: Engine, failed: str) -> Decision:
+    """LangGraph's checkpoint-aligned restore: fork from the latest checkpoint before the
+    failure (time travel). A fork carries no pending writes, so every task of that step runs
+    again: the failed node from its start, and the other instances that ran in the step from
+    theirs, committed or not."""
+    others = set()
+    for task in engine.graph.get_state(engine.config).tasks:
+        segment = engine.segment(task.name)
+        if segment.instance == failed:
+            continue
+        if segment.start != 0:
+            raise RuntimeError(f"node {segment.node} does not start {segment.instance}")
+        others.add(segment.instance)
+    return Decision(
+        "restore", _node_start(engine, failed), resume="fork", also=tuple(sorted(others))
+    )
 
 
 def admissible_boundaries(engine: Engine, failed: str) -> list[str]:
@@ -67,5 +90,6 @@ POLICIES: dict[str, Callable[[Engine, str], Decision]] = {
     "retry": retry,
     "entry": entry,
     "native": native,
+    "resume": resume,
     "admissible": admissible,
 }
