@@ -136,6 +136,20 @@ def test_one_conforming_pair_exits_0_with_a_text_table(tmp_path: Path) -> None:
     assert (tmp_path / "summary.json").is_file()
 
 
+def test_without_the_ledger_a_rerun_charges_the_deposit_again(tmp_path: Path) -> None:
+    run = run_cli(
+        "run", "recovery", "--policy", "retry", "--workload", "schedule-form-payment",
+        "--no-ledger", "--out", tmp_path, "--format", "json", "--no-progress",
+    )  # fmt: skip
+    run.assert_no_traceback()
+    assert run.returncode == 1, run
+    (result,) = run.json()["runs"]
+    assert result["properties"] == ["NoResurrectedEffect"]
+    _, events = read_trace_file(Path(result["trace"]))
+    charges = [e for e in events if e["ev"] == "effect" and e["tool"] == "payments.charge"]
+    assert [e.get("replayed", False) for e in charges] == [False, False]
+
+
 def test_an_unknown_policy_is_a_usage_error(tmp_path: Path) -> None:
     run = run_cli("run", "recovery", "--policy", "optimistic", "--out", tmp_path)
     run.assert_no_traceback()

@@ -50,6 +50,13 @@ class RunFailed(ResumeCheckError):
     help="Folder for traces, run databases and summary.json.",
 )
 @click.option(
+    "--ledger/--no-ledger",
+    default=True,
+    show_default=True,
+    help="Whether the tool layer remembers irreversible intents; without it a rerun issues "
+    "them again (NoResurrectedEffect).",
+)
+@click.option(
     "--progress/--no-progress",
     default=None,
     help="Show progress on stderr (default: when stderr is a terminal).",
@@ -59,6 +66,7 @@ def command(
     workloads: tuple[str, ...],
     fmt: str,
     out: Path,
+    ledger: bool,
     progress: bool | None,
 ) -> int:
     """Run restore policies on workloads where a failed instance's output was already acted on.
@@ -82,6 +90,7 @@ def command(
             list(policies or POLICIES),
             list(workloads or WORKLOADS),
             out,
+            ledger=ledger,
             on_run=lambda what: note(f"recording {what}"),
         )
     except Stuck as exc:

@@ -132,6 +132,7 @@ class Engine:
         db_path: Path,
         *,
         latency: float = 0.0,
+        ledger: bool = True,
     ) -> None:
         self.workload = workload
         self.policy = policy
@@ -151,6 +152,7 @@ class Engine:
             sqlite3.connect(db_path, check_same_thread=False, timeout=30),
             dict(workload.tools),
             latency,
+            ledger=ledger,
         )
         self.trace = TraceWriter(trace_path, self._header())
         self.graph = self._graph()

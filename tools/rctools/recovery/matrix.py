@@ -69,10 +69,12 @@ def record(
     *,
     repeat: int = 1,
     latency: float = 0.0,
+    ledger: bool = True,
     on_run: Callable[[str], None] | None = None,
 ) -> list[RunResult]:
     """Runs every (policy, workload) pair `repeat` times; traces go to out/<policy>/. Each model
-    and tool call takes `latency` seconds."""
+    and tool call takes `latency` seconds; without `ledger`, irreversible intents are not
+    remembered."""
     results = []
     for policy in policies:
         for name in workloads:
@@ -87,6 +89,7 @@ def record(
                     out / policy / f"{name}{suffix}.jsonl",
                     out / "state" / f"{policy}-{name}{suffix}.sqlite",
                     latency=latency,
+                    ledger=ledger,
                 )
                 results.append(engine.run())
     return results

@@ -39,10 +39,16 @@ class World:
     """Tool calls against one SQLite database, safe to call from LangGraph's worker threads."""
 
     def __init__(
-        self, db: sqlite3.Connection, tools: dict[str, Policy], latency: float = 0.0
+        self,
+        db: sqlite3.Connection,
+        tools: dict[str, Policy],
+        latency: float = 0.0,
+        *,
+        ledger: bool = True,
     ) -> None:
         self.db = db
         self.tools = tools
+        self.ledger = ledger  # off: a tool layer that forgets what it issued (a broken runtime)
         self.latency = latency  # seconds a call takes, as a remote tool's round trip would
         self.lock = threading.Lock()
         self.requests = itertools.count(1)
@@ -54,7 +60,7 @@ class World:
         request = f"req-{next(self.requests)}"
         time.sleep(self.latency)
         with self.lock, self.db:
-            if policy == "irreversible":
+            if policy == "irreversible" and self.ledger:
                 row = self.db.execute("SELECT effect FROM ledger WHERE intent = ?", (intent,))
                 if row.fetchone() is not None:
                     return Issued(None, request, replayed=True)
@@ -68,7 +74,8 @@ class World:
             effect = cursor.lastrowid
             if policy == "irreversible":
                 self.db.execute(
-                    "INSERT INTO ledger VALUES (?, ?, ?)", (intent, effect, f"done {request}")
+                    "INSERT OR REPLACE INTO ledger VALUES (?, ?, ?)",
+                    (intent, effect, f"done {request}"),
                 )
             return Issued(effect, request, replayed=False)
 
