@@ -7,10 +7,11 @@ instance, its current incarnation: position, outputs, consumptions, effects and 
 commit and exit checkpoints (snapshots of where it was and what it knew).
 
 When an instance fails, LangGraph saves the successful parallel tasks' writes and raises. The
-controller localizes the failure and asks the policy what to do; a restore sets the instance's
-restore point and resumes the LangGraph thread (LangGraph re-runs only the failed node, which
-starts from the restore point), a rerun starts a fresh thread, a block ends the run. The engine
-records what happened; whether it was right is for the SemanticRecovery spec to say.
+controller localizes the failure and asks the policy what to do. A restore resumes the
+LangGraph thread, where LangGraph re-runs only the failed node (from the instance checkpoint the
+policy chose, or from the node's start), or forks LangGraph's latest checkpoint, where the
+whole step re-runs; a rerun starts a fresh thread; a block ends the run. The engine records
+what happened; whether it was right is for the SemanticRecovery spec to say.
 """
 
 from __future__ import annotations
