@@ -16,6 +16,10 @@ Mutant file format::
     --- with
     <its replacement>
     --- end
+
+A mutant may instead (or also) add an invariant to its configuration with `invariant: NAME`:
+a *witness* that some state the unchanged protocol reaches breaks NAME (e.g. a restore that is
+legal for the controller yet inadmissible). TLC must then report exactly NAME (`expect: NAME`).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ class Mutant:
     config: str
     expect: str
     patches: tuple[tuple[str, str], ...]
+    invariant: str | None = None
 
 
 @dataclass(frozen=True)
@@ -56,7 +61,7 @@ class Row:
     detail: str = ""
 
 
-_META = re.compile(r"^(module|config|expect):\s*(\S+)\s*$", re.M)
+_META = re.compile(r"^(module|config|expect|invariant):\s*(\S+)\s*$", re.M)
 _PATCH = re.compile(r"^--- replace\n(.*?)^--- with\n(.*?)^--- end$", re.M | re.S)
 
 
@@ -66,12 +71,20 @@ def parse_mutant(path: Path) -> Mutant:
     meta = dict(_META.findall(head))
     patches = tuple(_PATCH.findall(text))
     missing = {"module", "config", "expect"} - meta.keys()
-    if missing or not patches:
+    if missing or not (patches or "invariant" in meta):
         raise UsageError(f"{path}: needs module:, config:, expect: and a replace/with/end block")
     description = " ".join(
         line.lstrip("# ").strip() for line in head.splitlines() if line.startswith("#")
     )
-    return Mutant(path.stem, description, meta["module"], meta["config"], meta["expect"], patches)
+    return Mutant(
+        path.stem,
+        description,
+        meta["module"],
+        meta["config"],
+        meta["expect"],
+        patches,
+        meta.get("invariant"),
+    )
 
 
 def module_for(config: Path) -> Path:
@@ -131,6 +144,9 @@ def check_mutant(spec_dir: Path, mutant: Mutant) -> Row:
             text = text.replace(old, new)
         target.write_text(text, encoding="utf-8")
         config = folder / mutant.config
+        if mutant.invariant:
+            with config.open("a", encoding="utf-8") as handle:
+                handle.write(f"\nINVARIANT {mutant.invariant}\n")
         result = run_tlc(module_for(config), config, workers=1)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

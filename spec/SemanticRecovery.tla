@@ -1,0 +1,359 @@
+--------------------------- MODULE SemanticRecovery ---------------------------
+(***************************************************************************)
+(* Semantic recoverability of a structured tool-agent workflow (after the  *)
+(* DART system).                                                           *)
+(*                                                                         *)
+(* A task runs as subtask instances.  Each instance does a sequence of     *)
+(* actions: it emits outputs before it commits (drafts), commits one       *)
+(* output, consumes outputs of other instances (producer -> consumer       *)
+(* handoffs) and calls tools.  A tool has a policy: its effect is none,    *)
+(* reversible (a restore undoes it), compensable (a restore compensates    *)
+(* it) or irreversible (nothing undoes it; a ledger keyed by intent may    *)
+(* only replay its recorded result).  An instance has up to three          *)
+(* checkpoints: entry, commit and exit.  An instance may fail at any       *)
+(* action boundary; the controller localizes the failure to an instance    *)
+(* and then restores one instance to one of its checkpoints, blocks, or    *)
+(* reruns the whole task.                                                  *)
+(*                                                                         *)
+(* A restore is legal for the controller when the checkpoint exists.  It   *)
+(* is admissible only if, besides, no committed consumer depends on an     *)
+(* output produced after the checkpoint (it would be orphaned: a re-run    *)
+(* may choose another value, as a re-sampled model does) and no            *)
+(* irreversible effect lies after it.  The two differ, and a reachable     *)
+(* state shows it (LegalButInadmissible, checked by a witness run).        *)
+(*                                                                         *)
+(* As in ResumeCore, the actions are the runtime's observable moves and    *)
+(* admit wrong choices, so that a faulty runtime's trace has a behaviour;  *)
+(* the properties say which choices are correct.  Next is the reference    *)
+(* runtime with its controller: it restores the failed instance to its     *)
+(* latest admissible checkpoint and blocks or reruns when none is.         *)
+(***************************************************************************)
+EXTENDS Naturals, FiniteSets, Sequences, TLC
+
+CONSTANTS
+    Workloads   \* the workloads, with their tools' policies, a behaviour may start from
+
+(***************************************************************************)
+(* A workload record:                                                      *)
+(*   insts  a set of instance ids                                          *)
+(*   tools  [tool ids -> "none" | "reversible" | "compensable" |           *)
+(*          "irreversible"]: each tool's policy                            *)
+(*   body   [insts -> Seq(op)]: what an instance does, in order (only the  *)
+(*          reference runtime reads it; traces say what happened):         *)
+(*            [op |-> "emit"]     an output before the commit (a draft)    *)
+(*            [op |-> "commit"]   the committed output                     *)
+(*            [op |-> "consume", from |-> j, pre |-> b]  j's committed     *)
+(*                                output, or (b) one of its drafts         *)
+(*            [op |-> "effect", tool |-> t, intent |-> k]                  *)
+(*   vals   the values a model may choose for an output; a re-execution    *)
+(*          may choose another                                             *)
+(***************************************************************************)
+
+VARIABLES
+    wl,       \* the workload, fixed by Init
+    st,       \* per instance: "idle", "run", "failed" or "exited"
+    pos,      \* per instance: the number of actions of its current incarnation
+    ck,       \* per instance: its checkpoints, boundary -> position
+    outs,     \* live outputs: set of [inst, pos, val, committed]
+    dep,      \* per instance: what it consumed, set of [out, at] (at: the consume's position)
+    fx,       \* effects of the current incarnations not undone: set of [inst, pos, intent, policy]
+    issued,   \* the ledger: irreversible intent -> times issued (replays excluded)
+    ctl,      \* the controller: [mode |-> "run" | "localized" | "blocked", loc |-> inst or 0]
+    last,     \* the last recovery decision and what held when it was made
+    tally     \* recovery decisions so far, for the summary of a conforming trace
+
+vars == <<wl, st, pos, ck, outs, dep, fx, issued, ctl, last, tally>>
+
+Boundaries == {"entry", "commit", "exit"}
+
+\* Checkpoints are taken in this order within an incarnation.
+Rank == ("entry" :> 0 @@ "commit" :> 1 @@ "exit" :> 2)
+
+NoDecision == [kind |-> "none", inst |-> 0, boundary |-> "none", loc |-> 0,
+               adm |-> {}, lost |-> {}]
+
+-----------------------------------------------------------------------------
+(* Derived views.                                                          *)
+
+Insts == wl.insts
+
+Committed(i) == "commit" \in DOMAIN ck[i]
+
+Failed == {i \in Insts : st[i] = "failed"}
+
+\* The committed instances other than i that consumed a live output of i
+\* produced after i's checkpoint b: a restore of i to b orphans them.
+Orphans(i, b) ==
+    {j \in Insts \ {i} :
+        /\ Committed(j)
+        /\ \E d \in dep[j] : d.out \in outs /\ d.out.inst = i /\ d.out.pos > ck[i][b]}
+
+\* The irreversible effects of i's current incarnation after its checkpoint b.
+IrreversibleAfter(i, b) ==
+    {e \in fx : e.inst = i /\ e.policy = "irreversible" /\ e.pos > ck[i][b]}
+
+\* The controller may restore i to b: a failure was localized and the
+\* checkpoint exists.  That is all a checkpoint-aligned controller checks.
+Legal(i, b) == ctl.mode = "localized" /\ i \in Insts /\ b \in DOMAIN ck[i]
+
+\* Restoring i to b is admissible: the checkpoint exists, no committed
+\* consumer depends on output produced after it, and no irreversible effect
+\* lies after it.
+Admissible(i, b) ==
+    /\ b \in DOMAIN ck[i]
+    /\ Orphans(i, b) = {}
+    /\ IrreversibleAfter(i, b) = {}
+
+\* The checkpoints of instance i the reference controller may restore it to.
+AdmissibleOf(i) == {b \in Boundaries : Admissible(i, b)}
+
+\* The admissible restores of failed instances, as <<instance, boundary>>.
+AdmissibleSet == {ib \in Failed \X Boundaries : Admissible(ib[1], ib[2])}
+
+\* The separation between legality and validity: the controller could
+\* restore the failed instance it localized to a checkpoint that exists but is
+\* not admissible.
+LegalButInadmissible ==
+    \E b \in Boundaries : /\ Legal(ctl.loc, b)
+                          /\ ctl.loc \in Failed
+                          /\ ~Admissible(ctl.loc, b)
+
+\* Violated in a reachable state of the reference runtime (a witness run).
+NoLegalButInadmissibleRestore == ~LegalButInadmissible
+
+-----------------------------------------------------------------------------
+(* The runtime's moves.  Each is one event of a trace.                     *)
+
+\* Nothing has run yet, for workload w.
+InitWith(w) ==
+    /\ wl = w
+    /\ st = [i \in w.insts |-> "idle"]
+    /\ pos = [i \in w.insts |-> 0]
+    /\ ck = [i \in w.insts |-> [b \in {} |-> 0]]
+    /\ outs = {}
+    /\ dep = [i \in w.insts |-> {}]
+    /\ fx = {}
+    /\ issued = [k \in {} |-> 0]
+    /\ ctl = [mode |-> "run", loc |-> 0]
+    /\ last = NoDecision
+    /\ tally = [restores |-> 0, blocks |-> 0, needless |-> 0, reruns |-> 0]
+
+Init == \E w \in Workloads : InitWith(w)
+
+\* Instance i starts: its entry checkpoint is taken.
+Begin(i) ==
+    /\ i \in Insts /\ st[i] = "idle"
+    /\ st' = [st EXCEPT ![i] = "run"]
+    /\ ck' = [ck EXCEPT ![i] = ("entry" :> 0)]
+    /\ UNCHANGED <<wl, pos, outs, dep, fx, issued, ctl, last, tally>>
+
+\* Running instance i does one more action, with outputs `new` ({} or one).
+Act(i, new) ==
+    /\ pos' = [pos EXCEPT ![i] = @ + 1]
+    /\ outs' = outs \cup new
+
+\* Instance i emits value v before its commit (a draft others may read).
+Emit(i, v) ==
+    /\ i \in Insts /\ st[i] = "run"
+    /\ Act(i, {[inst |-> i, pos |-> pos[i] + 1, val |-> v, committed |-> FALSE]})
+    /\ UNCHANGED <<wl, st, ck, dep, fx, issued, ctl, last, tally>>
+
+\* Instance i commits value v: its commit checkpoint is taken.
+Commit(i, v) ==
+    /\ i \in Insts /\ st[i] = "run" /\ ~Committed(i)
+    /\ Act(i, {[inst |-> i, pos |-> pos[i] + 1, val |-> v, committed |-> TRUE]})
+    /\ ck' = [ck EXCEPT ![i] = @ @@ ("commit" :> pos[i] + 1)]
+    /\ UNCHANGED <<wl, st, dep, fx, issued, ctl, last, tally>>
+
+\* Instance i consumes live output o of another instance (a handoff).
+Consume(i, o) ==
+    /\ i \in Insts /\ st[i] = "run"
+    /\ o \in outs /\ o.inst # i
+    /\ Act(i, {})
+    /\ dep' = [dep EXCEPT ![i] = @ \cup {[out |-> o, at |-> pos[i] + 1]}]
+    /\ UNCHANGED <<wl, st, ck, fx, issued, ctl, last, tally>>
+
+\* Instance i calls tool t for intent k.  An irreversible intent the ledger
+\* knows may be `replayed`: its recorded result is used, nothing is issued.
+Effect(i, t, k, replayed) ==
+    /\ i \in Insts /\ st[i] = "run"
+    /\ t \in DOMAIN wl.tools
+    /\ LET policy == wl.tools[t] IN
+       /\ replayed => policy = "irreversible" /\ k \in DOMAIN issued
+       /\ fx' = IF policy = "none" THEN fx
+                ELSE fx \cup {[inst |-> i, pos |-> pos[i] + 1, intent |-> k, policy |-> policy]}
+       /\ issued' = IF policy # "irreversible" \/ replayed THEN issued
+                    ELSE IF k \in DOMAIN issued THEN [issued EXCEPT ![k] = @ + 1]
+                    ELSE issued @@ (k :> 1)
+    /\ Act(i, {})
+    /\ UNCHANGED <<wl, st, ck, dep, ctl, last, tally>>
+
+\* Instance i finishes: its exit checkpoint is taken.
+Exit(i) ==
+    /\ i \in Insts /\ st[i] = "run"
+    /\ st' = [st EXCEPT ![i] = "exited"]
+    /\ ck' = [ck EXCEPT ![i] = @ @@ ("exit" :> pos[i])]
+    /\ UNCHANGED <<wl, pos, outs, dep, fx, issued, ctl, last, tally>>
+
+\* Running instance i fails at an action boundary.
+Fail(i) ==
+    /\ i \in Insts /\ st[i] = "run"
+    /\ st' = [st EXCEPT ![i] = "failed"]
+    /\ UNCHANGED <<wl, pos, ck, outs, dep, fx, issued, ctl, last, tally>>
+
+\* The controller attributes a failure to instance i.
+Localize(i) ==
+    /\ i \in Insts /\ ctl.mode = "run"
+    /\ ctl' = [mode |-> "localized", loc |-> i]
+    /\ UNCHANGED <<wl, st, pos, ck, outs, dep, fx, issued, last, tally>>
+
+\* What held when the controller decided, for the properties.
+Decision(kind, i, b, lost) ==
+    [kind |-> kind, inst |-> i, boundary |-> b, loc |-> ctl.loc,
+     adm |-> AdmissibleSet, lost |-> lost]
+
+\* The controller restores instance i to its checkpoint b and, with it, rolls
+\* the instances `also` back to their start (a checkpoint-aligned runtime may
+\* rewind more than the failed instance).  What i did after b is undone:
+\* outputs and consumptions dropped, reversible effects undone, compensable
+\* ones compensated; irreversible ones stay.
+Restore(i, b, also) ==
+    /\ Legal(i, b)
+    /\ also \subseteq Insts \ {i}
+    /\ LET q == ck[i][b]
+           reset(j) == j \in also
+           after(x) == x.inst = i /\ x.pos > q
+       IN /\ st' = [j \in Insts |-> IF j = i THEN "run" ELSE IF reset(j) THEN "idle" ELSE st[j]]
+          /\ pos' = [j \in Insts |-> IF j = i THEN q ELSE IF reset(j) THEN 0 ELSE pos[j]]
+          /\ ck' = [j \in Insts |->
+                      IF j = i THEN [c \in {c \in DOMAIN ck[i] : Rank[c] <= Rank[b]} |-> ck[i][c]]
+                      ELSE IF reset(j) THEN [c \in {} |-> 0] ELSE ck[j]]
+          /\ outs' = {o \in outs : ~after(o) /\ ~reset(o.inst)}
+          /\ dep' = [j \in Insts |->
+                       IF j = i THEN {d \in dep[i] : d.at <= q}
+                       ELSE IF reset(j) THEN {} ELSE dep[j]]
+          /\ fx' = {e \in fx : ~reset(e.inst) /\ (after(e) => e.policy = "irreversible")}
+    /\ ctl' = [mode |-> "run", loc |-> 0]
+    /\ last' = Decision("restore", i, b, {j \in also : Committed(j)})
+    /\ tally' = [tally EXCEPT !.restores = @ + 1]
+    /\ UNCHANGED <<wl, issued>>
+
+\* The controller blocks: recovery is left to a person.
+Block ==
+    /\ ctl.mode = "localized"
+    /\ ctl' = [ctl EXCEPT !.mode = "blocked"]
+    /\ last' = Decision("block", 0, "none", {})
+    /\ tally' = [tally EXCEPT !.blocks = @ + 1,
+                              !.needless = @ + (IF AdmissibleSet = {} THEN 0 ELSE 1)]
+    /\ UNCHANGED <<wl, st, pos, ck, outs, dep, fx, issued>>
+
+\* The controller reruns the whole task: every instance starts again, every
+\* effect that can be undone is; irreversible ones stay, in the ledger.
+Rerun ==
+    /\ ctl.mode = "localized"
+    /\ st' = [i \in Insts |-> "idle"]
+    /\ pos' = [i \in Insts |-> 0]
+    /\ ck' = [i \in Insts |-> [b \in {} |-> 0]]
+    /\ outs' = {}
+    /\ dep' = [i \in Insts |-> {}]
+    /\ fx' = {}
+    /\ ctl' = [mode |-> "run", loc |-> 0]
+    /\ last' = Decision("rerun", 0, "none", {})
+    /\ tally' = [tally EXCEPT !.reruns = @ + 1]
+    /\ UNCHANGED <<wl, issued>>
+
+-----------------------------------------------------------------------------
+(* The reference runtime and its controller.                              *)
+
+Body(i) == wl.body[i]
+
+\* Instance i does the next action of its body, or exits after the last.
+RefOp(i) ==
+    /\ st[i] = "run"
+    /\ IF pos[i] >= Len(Body(i)) THEN Exit(i)
+       ELSE LET op == Body(i)[pos[i] + 1] IN
+            CASE op.op = "emit" -> \E v \in wl.vals : Emit(i, v)
+              [] op.op = "commit" -> \E v \in wl.vals : Commit(i, v)
+              [] op.op = "consume" ->
+                     \E o \in outs : o.inst = op.from /\ o.committed = ~op.pre /\ Consume(i, o)
+              [] op.op = "effect" ->
+                     \* the ledger knows this irreversible intent: replay it
+                     Effect(i, op.tool, op.intent,
+                            wl.tools[op.tool] = "irreversible" /\ op.intent \in DOMAIN issued)
+
+RefLocalize == \E i \in Failed : Localize(i)
+
+\* The latest admissible checkpoint of the localized instance; block or
+\* rerun when it has none.
+RefDecide ==
+    /\ ctl.mode = "localized"
+    /\ LET i == ctl.loc
+           adm == AdmissibleOf(i)
+       IN IF adm # {}
+          THEN \E b \in adm : /\ \A c \in adm : Rank[c] <= Rank[b]
+                              /\ Restore(i, b, {})
+          ELSE Block \/ Rerun
+
+Run ==
+    \/ \E i \in Insts : Begin(i) \/ RefOp(i)
+    \/ RefLocalize
+    \/ RefDecide
+
+Fault == \E i \in Insts : Fail(i)
+
+Next == Run \/ Fault
+
+Spec == Init /\ [][Next]_vars
+
+\* The controller's moves the reference runtime could make next, as partial
+\* trace events: what a trace that stops matching was expected to do instead.
+\* The instances' own next actions depend on their bodies, which traces do
+\* not declare.
+Expected ==
+    IF ctl.mode = "localized"
+    THEN LET i == ctl.loc
+             adm == AdmissibleOf(i)
+         IN IF adm = {} THEN {[ev |-> "block"], [ev |-> "rerun"]}
+            ELSE {[ev |-> "restore", instance |-> i, boundary |-> b] :
+                    b \in {b \in adm : \A c \in adm : Rank[c] <= Rank[b]}}
+    ELSE IF ctl.mode = "run"
+    THEN {[ev |-> "localize", instance |-> i] : i \in Failed}
+    ELSE {}
+
+-----------------------------------------------------------------------------
+(* The contract.  Each property is a state invariant; Properties names    *)
+(* them for resume-check, which checks every one on every trace.           *)
+
+\* RestoreSound: when a failed instance has an admissible checkpoint, a local
+\* restore targets the localized failed instance at one of its admissible
+\* checkpoints.
+RestoreSound ==
+    last.kind = "restore" /\ last.adm # {} =>
+        /\ last.inst = last.loc
+        /\ <<last.inst, last.boundary>> \in last.adm
+
+\* BlockWhenNone: when no checkpoint of a failed instance is admissible,
+\* recovery blocks or reruns the whole task; it never restores locally.
+BlockWhenNone ==
+    last.kind = "restore" => last.adm # {}
+
+\* PreserveCommitted: a restore leaves every other committed instance and its
+\* output as they were.
+PreserveCommitted ==
+    last.kind = "restore" => last.lost = {}
+
+\* NoResurrectedEffect: an irreversible effect is issued at most once per
+\* intent, across restores and reruns, whatever request id it is issued under.
+NoResurrectedEffect ==
+    \A k \in DOMAIN issued : issued[k] <= 1
+
+Properties == [RestoreSound |-> RestoreSound, BlockWhenNone |-> BlockWhenNone,
+               PreserveCommitted |-> PreserveCommitted,
+               NoResurrectedEffect |-> NoResurrectedEffect]
+
+\* What a conforming trace showed: its recovery decisions, and the blocks
+\* taken although an admissible checkpoint existed.
+Summary ==
+    [restores |-> tally.restores, blocks |-> tally.blocks,
+     needless_blocks |-> tally.needless, reruns |-> tally.reruns]
+=============================================================================

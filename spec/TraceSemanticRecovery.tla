@@ -1,0 +1,48 @@
+------------------------ MODULE TraceSemanticRecovery ------------------------
+(***************************************************************************)
+(* Trace validation for SemanticRecovery: each event of a trace (format    *)
+(* v1) is one SemanticRecovery action with the event's fields as its       *)
+(* parameters.  Which live output a consume read, when a producer emitted  *)
+(* and committed the same value, stays free and TLC searches over it.      *)
+(***************************************************************************)
+EXTENDS SemanticRecovery, TraceValidation
+
+\* The workload record SemanticRecovery expects, built from a trace header.
+WorkloadOf(h) ==
+    LET tools == h.workflow.tools IN
+    [insts |-> h.workflow.instances,
+     tools |-> [k \in {r.name : r \in tools} |-> (CHOOSE r \in tools : r.name = k).policy],
+     body |-> [i \in h.workflow.instances |-> <<>>],
+     vals |-> {}]
+
+\* The SemanticRecovery action that event e records.
+Apply(e) ==
+    \/ e.ev = "begin" /\ Begin(e.instance)
+    \/ e.ev = "emit" /\ Emit(e.instance, e.value)
+    \/ e.ev = "commit" /\ Commit(e.instance, e.value)
+    \/ e.ev = "consume" /\ \E o \in outs : /\ o.inst = e.from /\ o.val = e.value
+                                           /\ Consume(e.instance, o)
+    \/ e.ev = "effect" /\ Effect(e.instance, e.tool, e.intent, e.replayed)
+    \/ e.ev = "exit" /\ Exit(e.instance)
+    \/ e.ev = "fail" /\ Fail(e.instance)
+    \/ e.ev = "localize" /\ Localize(e.instance)
+    \/ e.ev = "restore" /\ Restore(e.instance, e.boundary, e.also)
+    \/ e.ev = "block" /\ Block
+    \/ e.ev = "rerun" /\ Rerun
+
+Broken == {name \in DOMAIN Properties : ~Properties[name]}
+
+\* Printed in a diagnosis run, at the end of the prefix a trace matched: the
+\* moves the reference controller expected next.
+TraceExpected == Matched => PrintT(<<"rc-expected", t, Expected>>)
+
+TraceInit ==
+    /\ t \in DOMAIN Traces
+    /\ l = 1
+    /\ InitWith(WorkloadOf(Traces[t].header))
+
+TraceNext ==
+    /\ ~Matched
+    /\ Apply(Ev)
+    /\ Advance(Broken', Summary')
+=============================================================================

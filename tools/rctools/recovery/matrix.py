@@ -1,0 +1,103 @@
+"""Record a matrix of runs, policy by workload, and join each run with its verdict.
+
+Shared by the `resume-check run recovery` command and the benchmark, so both measure and judge
+the same runs the same way: one judge() call, one TLC run, for the whole batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from resumecheck.contract import default_spec_paths
+from resumecheck.refine import judge
+from resumecheck.verdict import Status, Verdict
+
+from rctools.recovery.engine import Engine, RunResult
+from rctools.recovery.policies import POLICIES
+from rctools.recovery.workloads import WORKLOADS
+
+
+@dataclass
+class Judged:
+    """One run and the contract's verdict on its trace."""
+
+    run: RunResult
+    verdict: Verdict
+
+    @property
+    def conforms(self) -> bool:
+        return self.verdict.status is Status.CONFORMS
+
+    @property
+    def success(self) -> bool:
+        """The task got done and the contract accepts how."""
+        return self.conforms and self.run.outcome == "completed"
+
+    @property
+    def verdict_text(self) -> str:
+        if self.verdict.status is Status.VIOLATES:
+            return "violates " + (", ".join(self.verdict.properties) or "(no action matches)")
+        return self.verdict.status.value
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "policy": self.run.policy,
+            "workload": self.run.workload,
+            "trace": str(self.run.trace),
+            "outcome": self.run.outcome,
+            "verdict": self.verdict.status.value,
+            "properties": self.verdict.properties,
+            "success": self.success,
+            "actions": self.run.actions,
+            "replayed": self.run.replayed,
+            "preserved": self.run.preserved,
+            "blocks": self.verdict.summary.get("blocks"),
+            "needless_blocks": self.verdict.summary.get("needless_blocks"),
+            "recovery_seconds": self.run.recovery_seconds,
+            "model_calls": self.run.model_calls,
+            "effects": self.run.effects,
+        }
+
+
+def record(
+    policies: Sequence[str],
+    workloads: Sequence[str],
+    out: Path,
+    *,
+    repeat: int = 1,
+    latency: float = 0.0,
+    ledger: bool = True,
+    on_run: Callable[[str], None] | None = None,
+) -> list[RunResult]:
+    """Runs every (policy, workload) pair `repeat` times; traces go to out/<policy>/. Each model
+    and tool call takes `latency` seconds; without `ledger`, irreversible intents are not
+    remembered."""
+    results = []
+    for policy in policies:
+        for name in workloads:
+            for attempt in range(1, repeat + 1):
+                suffix = f"-{attempt}" if repeat > 1 else ""
+                if on_run:
+                    on_run(f"{policy} / {name}{suffix}")
+                engine = Engine(
+                    WORKLOADS[name],
+                    policy,
+                    POLICIES[policy],
+                    out / policy / f"{name}{suffix}.jsonl",
+                    out / "state" / f"{policy}-{name}{suffix}.sqlite",
+                    latency=latency,
+                    ledger=ledger,
+                )
+                results.append(engine.run())
+    return results
+
+
+def judge_runs(
+    runs: list[RunResult], *, on_line: Callable[[str], None] | None = None
+) -> list[Judged]:
+    """Judges every run's trace in one batch against the SemanticRecovery spec."""
+    verdicts = judge([r.trace for r in runs], spec_paths=default_spec_paths(), on_line=on_line)
+    return [Judged(run, verdict) for run, verdict in zip(runs, verdicts, strict=True)]
