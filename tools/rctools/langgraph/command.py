@@ -137,7 +137,7 @@ def command(
     click.echo(json.dumps(document, indent=1) if fmt == "json" else render(matrix, out))
     if matrix.findings("failed"):
         return 2
-    suspect = matrix.findings("saver") + matrix.findings("unattributed")
+    suspect = any(matrix.findings(k) for k in ("saver", "saver-error", "unattributed"))
     return 1 if suspect or (strict and matrix.findings("runtime")) else 0
 
 
@@ -173,6 +173,7 @@ def render(matrix: Matrix, out: Path) -> str:
         lines.append(f"{scenario:<16} {mode:<10} {first:<28} {after}")
     for kind, title in (
         ("saver", f"Saver findings: fail with {matrix.backend}, pass with the reference"),
+        ("saver-error", f"Saver errors: {matrix.backend} raised where the reference did not"),
         ("runtime", "Runtime findings: fail on the reference saver too (LangGraph itself)"),
         ("unattributed", "Findings not attributed (run without --no-reference to tell)"),
         ("failed", "Cells that could not run or be judged"),
@@ -191,7 +192,9 @@ def render(matrix: Matrix, out: Path) -> str:
     lines += [
         "",
         f"{counts['cells']} cells: {counts['conforms']} conform, {counts['saver']} saver "
-        f"finding(s), {counts['runtime']} runtime finding(s), "
+        f"finding(s), "
+        + (f"{counts['saver-error']} saver error(s), " if counts["saver-error"] else "")
+        + f"{counts['runtime']} runtime finding(s), "
         + (f"{counts['unattributed']} unattributed, " if counts["unattributed"] else "")
         + f"{counts['failed']} failed; summary in {out / 'summary.json'}",
     ]

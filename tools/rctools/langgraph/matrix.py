@@ -69,7 +69,11 @@ class Cell:
 
     @property
     def finding(self) -> str:
-        """conforms | saver | runtime | unattributed | failed: whose fault a failing cell is."""
+        """conforms | saver | saver-error | runtime | unattributed | failed: whose fault a
+        failing cell is. `saver-error`: a process raised from the saver under test (e.g. a
+        store left unreadable by a SIGKILL) where the reference ran the cell."""
+        if self.tested.status == "failed" and self.reference is not None:
+            return "saver-error" if self.reference.status != "failed" else "failed"
         if self.tested.status in ("failed", "invalid", "error", "unjudged"):
             return "failed"
         if self.tested.status == "conforms":
@@ -279,7 +283,7 @@ def to_json(matrix: Matrix) -> dict[str, Any]:
             "notes": s.run.notes,
         }
 
-    kinds = ("conforms", "saver", "runtime", "unattributed", "failed")
+    kinds = ("conforms", "saver", "saver-error", "runtime", "unattributed", "failed")
     counts = {kind: len(matrix.findings(kind)) for kind in kinds}
     return {
         "backend": matrix.backend,
