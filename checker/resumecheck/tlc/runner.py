@@ -513,6 +513,19 @@ def run_tlc(
         shutil.rmtree(metadir, ignore_errors=True)
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: the kernel kills TLC if the thread that started it dies.
+
+    TLC runs in its own session (so a terminal's Ctrl-C reaches resume-check, which stops it
+    cleanly); without this, a resume-check killed by SIGKILL or a timeout would leave a JVM
+    behind that keeps a core busy for as long as the model takes."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
 def _run(
     command: list[str],
     cwd: Path,
@@ -534,6 +547,7 @@ def _run(
             errors="replace",
             bufsize=1,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
     except OSError as exc:
         raise ToolchainError(f"cannot start {command[0]}: {exc}") from exc
