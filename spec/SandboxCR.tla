@@ -224,7 +224,8 @@ Crash ==
 
 \* The runtime restores the sandbox to turn h: it shows files f and processes
 \* p, and the agent's history holds the turns up to n.  What was done after
-\* turn h is undone.
+\* turn h is undone, and so are the model's responses to it: they answered
+\* results that the restored history does not hold.
 Restore(h, f, p, n) ==
     /\ ~agent.up /\ head # None
     /\ h \in DOMAIN at
@@ -236,7 +237,8 @@ Restore(h, f, p, n) ==
     /\ decided' = h
     /\ runs' = [c \in Cmds |-> IF c[1] > h THEN 0 ELSE runs[c]]
     /\ agent' = [Down EXCEPT !.up = TRUE, !.sent = n]
-    /\ UNCHANGED <<wl, at, head, resp, outs, insp, missing, diverged>>
+    /\ resp' = {i \in resp : i <= h}
+    /\ UNCHANGED <<wl, at, head, outs, insp, missing, diverged>>
 
 -----------------------------------------------------------------------------
 (* The reference runtime: the correct choice at every move.               *)

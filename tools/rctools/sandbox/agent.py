@@ -106,6 +106,7 @@ class Agent:
         self.store.restore_upper(head["files_at"], self.upper)
         shutil.rmtree(self.work, ignore_errors=True)
         history = self.store.cut_conversation(turn)
+        self.store.drop_responses_after(turn)
         self._start_sandbox()
         table = self.store.procs_at(head["procs_at"])
         for process in table:

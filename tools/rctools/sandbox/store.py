@@ -95,6 +95,13 @@ class Store:
     def cache_response(self, turn: int, response: dict[str, Any]) -> None:
         write_atomic(self.responses / f"{turn}.json", response)
 
+    def drop_responses_after(self, turn: int) -> None:
+        """Responses to turns after a restored one answered results the history no longer
+        holds: a re-run turn asks the model again."""
+        for path in self.responses.glob("*.json"):
+            if int(path.stem) > turn:
+                path.unlink()
+
     def record_results(self, turn: int, results: list[dict[str, Any]]) -> None:
         write_atomic(self.conversation / f"{turn}.json", results)
 
