@@ -194,7 +194,9 @@ class Store:
                 _remove(upper / path)
             for path in sorted(meta["stored"]):
                 _materialize(
-                    self._files_dir(number) / "data" / path, upper / path, meta["stored"][path]
+                    self._files_dir(number) / "data" / path,
+                    upper / path,
+                    tuple(meta["stored"][path]),
                 )
 
     # --- process images -----------------------------------------------------------------------

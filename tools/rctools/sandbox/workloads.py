@@ -127,13 +127,14 @@ WORKLOADS = {
     for w in (
         Workload(
             "dev-task",
-            "explore, install a package, temp files, start a server, query it, append, "
-            "a failing command, read-only turns",
+            "explore, install a package and delete its tarball, temp files, start a server, "
+            "query it, append, a failing command, read-only turns",
             (
                 ("ls src", "cat README.md"),
                 (
                     "mkdir -p prefix && tar -xzf pkgs/tool-1.0.tar.gz -C prefix",
                     "prefix/bin/tool --version",
+                    "rm pkgs/tool-1.0.tar.gz",
                 ),
                 (
                     "sort src/words.txt > .sorted.tmp && uniq -c .sorted.tmp > .counts.tmp",
