@@ -25,6 +25,7 @@ import argparse
 import datetime
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -62,6 +63,13 @@ def main() -> int:
         print(f"sandbox_bench: {problem}", file=sys.stderr)
         return 2
     scratch = Path(tempfile.mkdtemp(prefix="rc-sandbox-bench-"))
+    try:
+        return _bench(args, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _bench(args: argparse.Namespace, scratch: Path) -> int:
     load_before = os.getloadavg()
 
     print("recording crash runs ...", file=sys.stderr)

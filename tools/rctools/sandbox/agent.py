@@ -18,6 +18,7 @@ itself, at one of three instants of turn TURN:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -198,39 +199,35 @@ class Agent:
         previous: tuple[int, Manifest],
         frozen: list[int],
     ) -> None:
-        """The checkpoint job: writes the images, then publishes the turn's restore point."""
+        """The checkpoint job: writes the images, then publishes the turn's restore point.
+
+        The sandbox stays frozen until the files are copied, so the file image is the
+        boundary's instant; the crash point "checkpoint" falls before the job is done."""
+        crash = functools.partial(self.maybe_crash, turn, "checkpoint")
+        written: dict[str, str] = {}
+        size = 0
         try:
-            if not capture:
-                Sandbox.thaw(frozen)
-                self.maybe_crash(turn, "checkpoint")
-            else:
-                written, size = {}, 0
-                if "files" in capture:
-                    delta = previous if self.policy.file_images == "delta" else None
-                    image = self.store.write_files_image(
-                        turn,
-                        self.upper,
-                        upper,
-                        delta,
-                        self.base_manifest,
-                        before_done=lambda: self.maybe_crash(turn, "checkpoint"),
-                    )
-                    written["files"], size = image.digest, size + image.bytes
-                Sandbox.thaw(frozen)
-                if "procs" in capture:
-                    if "files" not in capture:
-                        self.maybe_crash(turn, "checkpoint")
-                    image = self.store.write_procs_image(turn, table)
-                    written["procs"], size = image.digest, size + image.bytes
-                self.trace.emit(
-                    "job_done",
-                    turn=turn,
-                    files=written.get("files"),
-                    procs=written.get("procs"),
-                    bytes=size,
+            if "files" in capture:
+                delta = previous if self.policy.file_images == "delta" else None
+                image = self.store.write_files_image(
+                    turn, self.upper, upper, delta, self.base_manifest, before_done=crash
                 )
+                written["files"], size = image.digest, size + image.bytes
         finally:
             Sandbox.thaw(frozen)
+        if "files" not in capture:
+            crash()
+        if "procs" in capture:
+            image = self.store.write_procs_image(turn, table)
+            written["procs"], size = image.digest, size + image.bytes
+        if capture:
+            self.trace.emit(
+                "job_done",
+                turn=turn,
+                files=written.get("files"),
+                procs=written.get("procs"),
+                bytes=size,
+            )
         self.store.publish(turn, self.latest["files"], self.latest["procs"])
         self.trace.emit(
             "publish", turn=turn, files_at=self.latest["files"], procs_at=self.latest["procs"]

@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,7 +136,7 @@ class Store:
         now: Manifest,
         previous: tuple[int, Manifest] | None,
         base: Manifest,
-        before_done: Any = None,
+        before_done: Callable[[], None] | None = None,
     ) -> Image:
         """Copies the upper layer's entries into image `turn`: all of them, or (with
         `previous`, the last file image's turn and manifest) only those changed since."""

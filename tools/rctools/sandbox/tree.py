@@ -35,7 +35,7 @@ def file_sha(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _entry(path: Path, st: os.stat_result, *, upper: bool) -> Entry | None:
+def _entry(path: Path, st: os.stat_result, *, upper: bool) -> Entry:
     mode = f"{stat.S_IMODE(st.st_mode):o}"
     if stat.S_ISREG(st.st_mode):
         return ("file", mode, file_sha(path))
@@ -68,8 +68,6 @@ def manifest(root: Path, *, upper: bool = False) -> Manifest:
                 rel = f"{prefix}{item.name}"
                 path = Path(item.path)
                 entry = _entry(path, item.stat(follow_symlinks=False), upper=upper)
-                if entry is None:
-                    continue
                 found[rel] = entry
                 if entry[0] == "dir":
                     walk(path, rel + "/")
