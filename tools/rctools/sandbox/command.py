@@ -8,9 +8,11 @@ skipped and wall time.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -30,13 +32,24 @@ from rctools.sandbox.workloads import WORKLOADS
 REQUIRED_TOOLS = ("unshare", "nsenter", "mount")
 
 
+@functools.cache
 def missing_privileges() -> str | None:
-    """Why this machine cannot run sandboxes, or None when it can."""
+    """Why this machine cannot run sandboxes, or None when it can (asked once, by trying)."""
     if os.geteuid() != 0:
         return "sandboxes need root (mount, PID and network namespaces, overlayfs)"
     absent = [tool for tool in REQUIRED_TOOLS if shutil.which(tool) is None]
     if absent:
         return "missing tools (util-linux): " + ", ".join(absent)
+    probe = subprocess.run(
+        ["unshare", "--mount", "--pid", "--net", "--fork", "--mount-proc", "true"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        return "cannot create namespaces here: " + probe.stderr.strip()
+    if "overlay" not in Path("/proc/filesystems").read_text(encoding="utf-8"):
+        return "the kernel offers no overlayfs"
     return None
 
 
