@@ -10,14 +10,16 @@ CONSTANTS MaxCrashes
 VARIABLE crashes   \* crashes so far
 
 \* Turn 1 installs a package (two commands, files), turn 2 starts a server
-\* (processes), turn 3 only reads (no effect), turn 4 appends to a file and
+\* (processes), turn 3 only reads (no effect), turn 4 restarts the server with
+\* a new configuration (files and processes), turn 5 appends to a file and
 \* creates and deletes a temp file (files).  Digests are numbers.
-Agent == [cmds |-> <<2, 1, 1, 2>>,
+Agent == [cmds |-> <<2, 1, 1, 1, 2>>,
           state |-> (0 :> [files |-> 1, procs |-> 1]
                      @@ 1 :> [files |-> 2, procs |-> 1]
                      @@ 2 :> [files |-> 2, procs |-> 2]
                      @@ 3 :> [files |-> 2, procs |-> 2]
-                     @@ 4 :> [files |-> 3, procs |-> 2])]
+                     @@ 4 :> [files |-> 3, procs |-> 3]
+                     @@ 5 :> [files |-> 4, procs |-> 3])]
 
 MCWorkloads == {Agent}
 
