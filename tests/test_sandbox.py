@@ -25,6 +25,9 @@ TURNS = len(WORKLOADS["dev-task"].turns)
 # dev-task turns whose net effect is nothing: exploration, temp files created and deleted, a
 # failing command with a read-only query, a read-only turn.
 READ_ONLY_TURNS = {1, 3, 7, 8}
+# Where the baselines are killed: before any effect, after the install (turn 2), while the
+# server (turn 4) is not yet in a restore point, after it, and at the end.
+BASELINE_TURNS = (1, 3, 4, 5, TURNS)
 
 
 def _run(tmp: Path, *args: str) -> tuple[Run, dict[str, Any]]:
@@ -44,6 +47,7 @@ def correct(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, dict[str, An
 def baselines(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, dict[str, Any], Path]:
     out = tmp_path_factory.mktemp("baselines")
     args = ("--policy", "chat-only", "--policy", "chat-files", "--crash-points", "checkpoint")
+    args += ("--crash-turns", ",".join(map(str, BASELINE_TURNS)))
     run, summary = _run(out, *args)
     return run, summary, out
 
@@ -118,7 +122,8 @@ def test_baselines_are_caught_by_restore_consistency(baselines: Any) -> None:
     assert verdicts[("chat-only", "turn 3 checkpoint")] == "RestoreConsistency"
     # ... chat-files keeps it but loses the background server (turn 4, processes).
     assert verdicts[("chat-files", "turn 3 checkpoint")] == "conforms"
-    for turn in range(5, TURNS + 1):
+    assert verdicts[("chat-files", "turn 4 checkpoint")] == "conforms"  # restores turn 3
+    for turn in (5, TURNS):
         assert verdicts[("chat-files", f"turn {turn} checkpoint")] == "RestoreConsistency"
         assert verdicts[("chat-only", f"turn {turn} checkpoint")] == "RestoreConsistency"
 

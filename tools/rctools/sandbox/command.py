@@ -79,6 +79,12 @@ def missing_privileges() -> str | None:
     help="Where in each turn to SIGKILL ('none': fault-free runs only).",
 )
 @click.option(
+    "--crash-turns",
+    default="all",
+    show_default=True,
+    help="Turns to SIGKILL in, e.g. '1,4,8'.",
+)
+@click.option(
     "--latency", default=0.02, show_default=True, help="Model call stand-in, seconds per turn."
 )
 @click.option("--jobs", default=2, show_default=True, help="Runs recorded at once.")
@@ -88,6 +94,7 @@ def command(
     policies: tuple[str, ...],
     workloads: tuple[str, ...],
     crash_points: str,
+    crash_turns: str,
     latency: float,
     jobs: int,
     fmt: str,
@@ -106,8 +113,14 @@ def command(
     unknown = [p for p in points if p not in CRASH_POINTS]
     if unknown:
         raise UsageError(f"unknown crash point(s) {unknown}; known: {', '.join(CRASH_POINTS)}")
+    turns = None
+    if crash_turns != "all":
+        try:
+            turns = {int(t) for t in crash_turns.split(",")}
+        except ValueError:
+            raise UsageError(f"--crash-turns: {crash_turns!r} is not 'all' or 1,2,...") from None
     chosen = sorted(POLICIES) if "all" in policies else list(dict.fromkeys(policies))
-    specs = matrix(list(workloads), chosen, points)
+    specs = matrix(list(workloads), chosen, points, turns=turns)
     traces = out / "traces"
     if traces.exists():
         shutil.rmtree(traces)

@@ -55,17 +55,23 @@ class RunResult:
 
 
 def matrix(
-    workloads: list[str], policies: list[str], points: list[str], *, fault_free: int = 1
+    workloads: list[str],
+    policies: list[str],
+    points: list[str],
+    *,
+    fault_free: int = 1,
+    turns: set[int] | None = None,
 ) -> list[RunSpec]:
-    """Fault-free runs, then a SIGKILL at every turn and every crash point."""
+    """Fault-free runs, then a SIGKILL at every crash point of every turn (or of `turns`)."""
     specs = []
     for workload in workloads:
-        turns = len(WORKLOADS[workload].turns)
+        count = len(WORKLOADS[workload].turns)
+        chosen = [t for t in range(1, count + 1) if turns is None or t in turns]
         for policy in policies:
             specs += [RunSpec(workload, policy, None)] * fault_free
             specs += [
                 RunSpec(workload, policy, (turn, point))
-                for turn in range(1, turns + 1)
+                for turn in chosen
                 for point in points
                 if point in CRASH_POINTS
             ]
