@@ -33,7 +33,9 @@ BASELINE_TURNS = (1, 3, 4, 5, TURNS)
 def _run(tmp: Path, *args: str) -> tuple[Run, dict[str, Any]]:
     run = run_cli("run", "sandbox", *args, "--format", "json", "--out", tmp, timeout=900)
     run.assert_no_traceback()
-    return run, json.loads((tmp / "summary.json").read_text(encoding="utf-8"))
+    summary = json.loads((tmp / "summary.json").read_text(encoding="utf-8"))
+    assert run.json() == summary  # --format json prints what summary.json holds
+    return run, summary
 
 
 @pytest.fixture(scope="module")

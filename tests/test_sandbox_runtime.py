@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import SPEC
+from conftest import SPEC, run_cli
 from rctools.sandbox.command import missing_privileges
 from rctools.sandbox.namespace import Sandbox
 from rctools.sandbox.recorder import RunSpec, record
@@ -122,3 +122,21 @@ def test_every_sandbox_property_has_a_mutant() -> None:
         assert "module: SandboxCR" in mutant_text, mutant
         expected |= set(re.findall(r"^expect:\s*(\S+)", mutant_text, re.M))
     assert expected == properties
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--crash-points", "sometimes"), "unknown crash point(s) ['sometimes']"),
+        (("--crash-turns", "last"), "--crash-turns: 'last' is not 'all' or 1,2,..."),
+    ],
+)
+@needs_root
+def test_bad_suite_options_are_usage_errors(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    run = run_cli("run", "sandbox", *args, "--out", tmp_path)
+    run.assert_no_traceback()
+    assert run.returncode == 2, run
+    assert message in run.stderr
+    assert not (tmp_path / "summary.json").exists()
