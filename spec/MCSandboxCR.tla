@@ -1,0 +1,38 @@
+---------------------------- MODULE MCSandboxCR -----------------------------
+(***************************************************************************)
+(* Model-checking instance of SandboxCR: one small agent workload whose    *)
+(* turns have every kind of net effect, and a bounded number of crashes.   *)
+(***************************************************************************)
+EXTENDS SandboxCR
+
+CONSTANTS MaxCrashes
+
+VARIABLE crashes   \* crashes so far
+
+\* Turn 1 installs a package (two commands, files), turn 2 starts a server
+\* (processes), turn 3 only reads (no effect), turn 4 restarts the server with
+\* a new configuration (files and processes), turn 5 appends to a file and
+\* creates and deletes a temp file (files).  Digests are numbers.
+Agent == [cmds |-> <<2, 1, 1, 1, 2>>,
+          state |-> (0 :> [files |-> 1, procs |-> 1]
+                     @@ 1 :> [files |-> 2, procs |-> 1]
+                     @@ 2 :> [files |-> 2, procs |-> 2]
+                     @@ 3 :> [files |-> 2, procs |-> 2]
+                     @@ 4 :> [files |-> 3, procs |-> 3]
+                     @@ 5 :> [files |-> 4, procs |-> 3])]
+
+MCWorkloads == {Agent}
+
+MCInit == Init /\ crashes = 0
+
+MCNext ==
+    \/ Run /\ UNCHANGED crashes
+    \/ crashes < MaxCrashes /\ Fault /\ crashes' = crashes + 1
+
+MCSpec == MCInit /\ [][MCNext]_<<vars, crashes>>
+
+TypeOK ==
+    /\ agent.up \in BOOLEAN /\ agent.got \in BOOLEAN
+    /\ \A c \in DOMAIN imgs : c[1] \in Kinds /\ imgs[c].done \in BOOLEAN
+    /\ head # None => head.turn \in 0..Len(wl.cmds)
+=============================================================================

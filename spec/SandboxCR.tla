@@ -1,0 +1,387 @@
+------------------------------ MODULE SandboxCR ------------------------------
+(***************************************************************************)
+(* Checkpoint and restore of an agent's sandbox (after the Crab system).   *)
+(*                                                                         *)
+(* An agent runs turns.  In turn i it executes the tool commands the       *)
+(* model's response to turn i-1 asked for, in a sandbox with files and     *)
+(* processes; at the turn boundary it sends the results to the model and   *)
+(* waits for the model's response to turn i.  Meanwhile the runtime's      *)
+(* effect inspector classifies the turn's net effect since the last        *)
+(* checkpoint (files, processes, both, none) and the checkpoint policy     *)
+(* decides what to capture: nothing (skip), files, processes or both.  A   *)
+(* checkpoint job writes the images in the background; once they are       *)
+(* complete the runtime publishes a restore point for the turn (the        *)
+(* restore head), composed of the latest file image and the latest process *)
+(* image at or before that turn.  The model's response is cached durably   *)
+(* when it arrives and released to the agent only when the turn's restore  *)
+(* point is published.                                                     *)
+(*                                                                         *)
+(* The sandbox and the agent can be killed at any instant (SIGKILL).  The  *)
+(* runtime then restores the sandbox from the restore head, cuts the       *)
+(* agent's history at that turn, fast-forwards over a cached response and  *)
+(* re-issues the commands that were in flight.                             *)
+(*                                                                         *)
+(* The state of the sandbox is seen only through digests: the files and   *)
+(* the process table at each turn boundary, what each image holds, what    *)
+(* a restore produced, what each command printed.  The actions take the    *)
+(* runtime's observations and choices as parameters and admit wrong ones,  *)
+(* so a faulty runtime's trace still has a behaviour; the properties at    *)
+(* the end say which are correct.  Next is the reference runtime, with the *)
+(* checkpoint policy Policy; model checking shows it keeps every property. *)
+(***************************************************************************)
+EXTENDS Naturals, FiniteSets, Sequences, TLC
+
+CONSTANTS
+    Workloads,  \* the workloads a behaviour may run
+    Policy      \* the reference runtime's policy: "chat-only", "chat-files", "full", "effect-aware"
+
+(***************************************************************************)
+(* A workload record:                                                      *)
+(*   cmds    <<c1, ..., cn>>: the number of commands in each of the n turns *)
+(*   state   [0..n -> [files, procs]]: the digests a fault-free run shows  *)
+(*           at each turn boundary (0: the sandbox before turn 1); only    *)
+(*           the reference runtime reads it, traces say what they saw      *)
+(***************************************************************************)
+
+VARIABLES
+    wl,         \* the workload, fixed by Init
+    at,         \* turn -> the sandbox observed at its boundary: [files, procs]
+    imgs,       \* <<kind, turn>> -> [dig, done]: checkpoint images taken
+    last,       \* kind -> the turn whose state the last checkpoint of that kind holds
+    decided,    \* the latest turn whose checkpoint decision was made
+    head,       \* the restore head: [turn, files_at, procs_at] (durable)
+    resp,       \* the turns whose model response is cached (durable)
+    agent,      \* [up, sent, got, cmd]: see below
+    runs,       \* <<turn, cmd>> -> executions whose effects no restore has undone
+    outs,       \* <<turn, cmd>> -> what its first finished execution printed
+    insp,       \* the last inspection: [turn, said, truly]
+    missing,    \* commands of the last boundary's turn that never ran
+    diverged,   \* re-executed commands that printed something else than before
+    rest        \* the last restore: what it produced and what it should have
+
+vars == <<wl, at, imgs, last, decided, head, resp, agent, runs, outs, insp, missing,
+          diverged, rest>>
+
+None == [none |-> TRUE]
+
+Kinds == {"files", "procs"}
+
+(* The agent, agent:                                                       *)
+(*   up    the sandbox and the agent run                                   *)
+(*   sent  the last turn whose results are in the agent's history (sent to *)
+(*         the model); 0 is the task itself                                *)
+(*   got   the model's response to turn `sent` was released to the agent   *)
+(*   cmd   the command of turn sent+1 in flight (0: none)                  *)
+Down == [up |-> FALSE, sent |-> 0, got |-> FALSE, cmd |-> 0]
+
+-----------------------------------------------------------------------------
+(* Derived views.                                                          *)
+
+Turns == 1..Len(wl.cmds)
+
+Cmds == UNION {{<<i, k>> : k \in 1..wl.cmds[i]} : i \in Turns}
+
+Max(S) == CHOOSE x \in S : \A y \in S : y <= x
+Min(S) == CHOOSE x \in S : \A y \in S : x <= y
+
+Busy == agent.cmd # 0
+
+\* The turn the agent executes commands of.
+Current == agent.sent + 1
+
+\* The latest image of `kind` taken at or before turn t.
+LatestImg(kind, t) == Max({c[2] : c \in {c \in DOMAIN imgs : c[1] = kind /\ c[2] <= t}})
+
+\* The kinds whose state differs from the state their last checkpoint holds.
+Changed(f, p) ==
+    {k \in Kinds : [files |-> f, procs |-> p][k] # at[last[k]][k]}
+
+Complete(kind, t) == <<kind, t>> \in DOMAIN imgs /\ imgs[<<kind, t>>].done
+
+-----------------------------------------------------------------------------
+(* The runtime's moves.  Each is one event of a trace.                     *)
+
+InitWith(w) ==
+    /\ wl = w
+    /\ at = [i \in {} |-> None]
+    /\ imgs = [c \in {} |-> None]
+    /\ last = [k \in Kinds |-> 0]
+    /\ decided = 0
+    /\ head = None
+    /\ resp = {}
+    /\ agent = Down
+    /\ runs = [c \in Cmds |-> 0]
+    /\ outs = [c \in {} |-> 0]
+    /\ insp = None
+    /\ missing = {}
+    /\ diverged = {}
+    /\ rest = None
+
+Init == \E w \in Workloads : InitWith(w)
+
+\* The sandbox starts with files f and processes p; that state is the first
+\* restore point, and the task is the agent's first "response".
+Start(f, p) ==
+    /\ head = None
+    /\ at' = (0 :> [files |-> f, procs |-> p])
+    /\ imgs' = (<<"files", 0>> :> [dig |-> f, done |-> TRUE])
+                @@ (<<"procs", 0>> :> [dig |-> p, done |-> TRUE])
+    /\ head' = [turn |-> 0, files_at |-> 0, procs_at |-> 0]
+    /\ resp' = {0}
+    /\ agent' = [Down EXCEPT !.up = TRUE]
+    /\ UNCHANGED <<wl, last, decided, runs, outs, insp, missing, diverged, rest>>
+
+\* The agent starts command k of turn i.
+CmdStart(i, k) ==
+    /\ agent.up /\ agent.got /\ ~Busy
+    /\ i = Current
+    /\ <<i, k>> \in Cmds
+    /\ agent' = [agent EXCEPT !.cmd = k]
+    /\ runs' = [runs EXCEPT ![<<i, k>>] = @ + 1]
+    /\ UNCHANGED <<wl, at, imgs, last, decided, head, resp, outs, insp, missing, diverged,
+                   rest>>
+
+\* Command k of turn i finishes and printed `out`.
+CmdEnd(i, k, out) ==
+    /\ agent.up /\ agent.cmd = k /\ k # 0
+    /\ i = Current
+    /\ agent' = [agent EXCEPT !.cmd = 0]
+    /\ IF <<i, k>> \in DOMAIN outs
+       THEN /\ diverged' = IF outs[<<i, k>>] = out THEN diverged
+                           ELSE diverged \cup {<<i, k>>}
+            /\ UNCHANGED outs
+       ELSE /\ outs' = (<<i, k>> :> out) @@ outs
+            /\ UNCHANGED diverged
+    /\ UNCHANGED <<wl, at, imgs, last, decided, head, resp, runs, insp, missing, rest>>
+
+\* Turn i ends: the sandbox shows files f and processes p, the inspector says
+\* the kinds in `said` changed since the last checkpoint, and the results go
+\* to the model.
+Boundary(i, f, p, said) ==
+    /\ agent.up /\ agent.got /\ ~Busy
+    /\ i = Current /\ i \in Turns
+    /\ said \subseteq Kinds
+    /\ at' = (i :> [files |-> f, procs |-> p]) @@ at
+    /\ agent' = [agent EXCEPT !.sent = i, !.got = FALSE]
+    /\ insp' = [turn |-> i, said |-> said, truly |-> Changed(f, p)]
+    /\ missing' = {<<i, k>> : k \in {k \in 1..wl.cmds[i] : runs[<<i, k>>] = 0}}
+    /\ UNCHANGED <<wl, imgs, last, decided, head, resp, runs, outs, diverged, rest>>
+
+\* The policy decides what turn i's checkpoint captures (nothing: a skip);
+\* a checkpoint job for those images starts.
+Checkpoint(i, capture) ==
+    /\ agent.up
+    /\ i = decided + 1 /\ i = agent.sent
+    /\ capture \subseteq Kinds
+    /\ imgs' = [c \in {<<k, i>> : k \in capture} |-> [dig |-> 0, done |-> FALSE]] @@ imgs
+    /\ last' = [k \in Kinds |-> IF k \in capture THEN i ELSE last[k]]
+    /\ decided' = i
+    /\ UNCHANGED <<wl, at, head, resp, agent, runs, outs, insp, missing, diverged, rest>>
+
+\* The checkpoint job of turn i has written its images durably: the file
+\* image holds files f, the process image processes p.
+JobDone(i, f, p) ==
+    /\ agent.up
+    /\ \E k \in Kinds : <<k, i>> \in DOMAIN imgs /\ ~imgs[<<k, i>>].done
+    /\ imgs' = [c \in DOMAIN imgs |->
+                  IF c[2] = i THEN [dig |-> IF c[1] = "files" THEN f ELSE p, done |-> TRUE]
+                  ELSE imgs[c]]
+    /\ UNCHANGED <<wl, at, last, decided, head, resp, agent, runs, outs, insp, missing,
+                   diverged, rest>>
+
+\* The runtime publishes the restore point of turn t: the file image of turn
+\* fa and the process image of turn pa.
+Publish(t, fa, pa) ==
+    /\ agent.up
+    /\ head # None /\ head.turn < t /\ t <= decided
+    /\ head' = [turn |-> t, files_at |-> fa, procs_at |-> pa]
+    /\ UNCHANGED <<wl, at, imgs, last, decided, resp, agent, runs, outs, insp, missing,
+                   diverged, rest>>
+
+\* The model's response to turn i arrives and is cached.
+Response(i) ==
+    /\ agent.up /\ ~agent.got
+    /\ i = agent.sent /\ i \notin resp
+    /\ resp' = resp \cup {i}
+    /\ UNCHANGED <<wl, at, imgs, last, decided, head, agent, runs, outs, insp, missing,
+                   diverged, rest>>
+
+\* The cached response to turn i is released to the agent.
+Release(i) ==
+    /\ agent.up /\ ~agent.got
+    /\ i = agent.sent /\ i \in resp
+    /\ agent' = [agent EXCEPT !.got = TRUE]
+    /\ UNCHANGED <<wl, at, imgs, last, decided, head, resp, runs, outs, insp, missing,
+                   diverged, rest>>
+
+\* The sandbox and the agent are killed; checkpoint jobs in progress are lost.
+Crash ==
+    /\ agent.up
+    /\ agent' = Down
+    /\ imgs' = [c \in {c \in DOMAIN imgs : imgs[c].done} |-> imgs[c]]
+    /\ UNCHANGED <<wl, at, last, decided, head, resp, runs, outs, insp, missing, diverged,
+                   rest>>
+
+\* The runtime restores the sandbox to turn h: it shows files f and processes
+\* p, and the agent's history holds the turns up to n.  What was done after
+\* turn h is undone, and so are the model's responses to it: they answered
+\* results that the restored history does not hold.
+Restore(h, f, p, n) ==
+    /\ ~agent.up /\ head # None
+    /\ h \in DOMAIN at
+    /\ rest' = [got |-> [turn |-> h, files |-> f, procs |-> p, history |-> n],
+                want |-> [turn |-> head.turn, files |-> at[h].files, procs |-> at[h].procs,
+                          history |-> h]]
+    /\ imgs' = [c \in {c \in DOMAIN imgs : c[2] <= h} |-> imgs[c]]
+    /\ last' = [k \in Kinds |-> h]
+    /\ decided' = h
+    /\ runs' = [c \in Cmds |-> IF c[1] > h THEN 0 ELSE runs[c]]
+    /\ agent' = [Down EXCEPT !.up = TRUE, !.sent = n]
+    /\ resp' = {i \in resp : i <= h}
+    /\ UNCHANGED <<wl, at, head, outs, insp, missing, diverged>>
+
+-----------------------------------------------------------------------------
+(* The reference runtime: the correct choice at every move.               *)
+
+S(i) == wl.state[i]
+
+\* What command k of turn i prints in a fault-free run.
+Out(i, k) == 10 * i + k
+
+Todo(i) == {k \in 1..wl.cmds[i] : runs[<<i, k>>] = 0}
+
+RefStart == Start(S(0).files, S(0).procs)
+
+RefCmd ==
+    \/ /\ ~Busy /\ Current \in Turns /\ Todo(Current) # {}
+       /\ CmdStart(Current, Min(Todo(Current)))
+    \/ Busy /\ CmdEnd(Current, agent.cmd, Out(Current, agent.cmd))
+
+\* The inspector: the kinds whose state changed since their last checkpoint.
+Inspect(i) == Changed(S(i).files, S(i).procs)
+
+RefBoundary ==
+    /\ Current \in Turns /\ Todo(Current) = {}
+    /\ Boundary(Current, S(Current).files, S(Current).procs, Inspect(Current))
+
+\* What the policy captures, given the inspector's classification.
+Capture ==
+    CASE Policy = "chat-only" -> {}
+      [] Policy = "chat-files" -> {"files"}
+      [] Policy = "full" -> Kinds
+      [] Policy = "effect-aware" -> insp.said
+
+RefCheckpoint == decided < agent.sent /\ Checkpoint(agent.sent, Capture)
+
+\* The job copies the images frozen at the boundary.
+RefJobDone ==
+    \E i \in {c[2] : c \in {c \in DOMAIN imgs : ~imgs[c].done}} :
+        JobDone(i, at[i].files, at[i].procs)
+
+\* A restore point is published once every image it names is complete.
+RefPublish ==
+    LET t == decided
+        fa == LatestImg("files", t)
+        pa == LatestImg("procs", t)
+    IN /\ Complete("files", fa) /\ Complete("procs", pa)
+       /\ Publish(t, fa, pa)
+
+RefResponse == agent.sent \in Turns /\ Response(agent.sent)
+
+\* Completion gating: a response waits for its turn's restore point.
+RefRelease == agent.sent <= head.turn /\ Release(agent.sent)
+
+RefRestore ==
+    Restore(head.turn, imgs[<<"files", head.files_at>>].dig,
+            imgs[<<"procs", head.procs_at>>].dig, head.turn)
+
+Run ==
+    \/ RefStart
+    \/ /\ agent.up /\ head # None
+       /\ \/ RefCmd \/ RefBoundary \/ RefCheckpoint \/ RefJobDone \/ RefPublish
+          \/ RefResponse \/ RefRelease
+    \/ ~agent.up /\ head # None /\ RefRestore
+
+Fault == head # None /\ Crash
+
+Next == Run \/ Fault
+
+Spec == Init /\ [][Next]_vars
+
+\* The moves the reference runtime could make next, as partial trace events:
+\* what a trace that stops matching was expected to do instead.
+Expected ==
+    LET up == agent.up /\ head # None
+        ready == up /\ agent.got /\ ~Busy /\ Current \in Turns
+    IN  (IF head = None THEN {[ev |-> "start"]} ELSE {})
+        \cup (IF ready /\ Todo(Current) # {}
+              THEN {[ev |-> "cmd_start", turn |-> Current, cmd |-> Min(Todo(Current))]}
+              ELSE {})
+        \cup (IF up /\ Busy THEN {[ev |-> "cmd_end", turn |-> Current, cmd |-> agent.cmd]}
+              ELSE {})
+        \cup (IF ready /\ Todo(Current) = {} THEN {[ev |-> "boundary", turn |-> Current]}
+              ELSE {})
+        \cup (IF up /\ decided < agent.sent THEN {[ev |-> "checkpoint", turn |-> agent.sent]}
+              ELSE {})
+        \cup (IF up THEN {[ev |-> "job_done", turn |-> c[2]]
+                             : c \in {c \in DOMAIN imgs : ~imgs[c].done}}
+              ELSE {})
+        \cup (IF /\ up /\ head.turn < decided
+                 /\ Complete("files", LatestImg("files", decided))
+                 /\ Complete("procs", LatestImg("procs", decided))
+              THEN {[ev |-> "publish", turn |-> decided]} ELSE {})
+        \cup (IF up /\ ~agent.got /\ agent.sent \in Turns /\ agent.sent \notin resp
+              THEN {[ev |-> "response", turn |-> agent.sent]} ELSE {})
+        \cup (IF up /\ ~agent.got /\ agent.sent \in resp /\ agent.sent <= head.turn
+              THEN {[ev |-> "release", turn |-> agent.sent]} ELSE {})
+        \cup (IF ~agent.up /\ head # None THEN {[ev |-> "restore", turn |-> head.turn]} ELSE {})
+
+-----------------------------------------------------------------------------
+(* The contract.  Each property is a state invariant; Properties names    *)
+(* them for resume-check, which checks every one on every trace.           *)
+
+\* InspectorSound: the inspector reports every kind (files, processes) whose
+\* state differs from what its last checkpoint holds; false alarms are allowed.
+InspectorSound ==
+    insp # None => insp.truly \subseteq insp.said
+
+\* BoundaryAligned: every complete checkpoint image holds exactly the state
+\* its turn's boundary showed.
+BoundaryAligned ==
+    \A c \in DOMAIN imgs : imgs[c].done => imgs[c].dig = at[c[2]][c[1]]
+
+\* ManifestComposition: the restore head combines the latest file image and
+\* the latest process image taken at or before its turn.
+ManifestComposition ==
+    head # None =>
+        /\ head.files_at = LatestImg("files", head.turn)
+        /\ head.procs_at = LatestImg("procs", head.turn)
+
+\* AtomicPublish: the restore head only ever names complete images.
+AtomicPublish ==
+    head # None => Complete("files", head.files_at) /\ Complete("procs", head.procs_at)
+
+\* CompletionGating: the model's response to a turn reaches the agent only
+\* once that turn's restore point is published.
+CompletionGating ==
+    agent.got => head # None /\ agent.sent <= head.turn
+
+\* RestoreConsistency: a restore goes to the restore head, its files and
+\* processes equal that turn's boundary and the agent's history is cut there;
+\* no command runs twice on the same state, none is skipped, and a re-run
+\* command prints what it printed before.
+RestoreConsistency ==
+    /\ rest # None => rest.got = rest.want
+    /\ \A c \in DOMAIN runs : runs[c] <= 1
+    /\ missing = {}
+    /\ diverged = {}
+
+Properties ==
+    [InspectorSound |-> InspectorSound, BoundaryAligned |-> BoundaryAligned,
+     ManifestComposition |-> ManifestComposition, AtomicPublish |-> AtomicPublish,
+     CompletionGating |-> CompletionGating, RestoreConsistency |-> RestoreConsistency]
+
+\* What a conforming trace showed: whether RestoreConsistency was put to the
+\* test by a restore, or held only vacuously.
+Summary == [restore |-> IF rest = None THEN "none" ELSE "consistent"]
+=============================================================================

@@ -1,0 +1,145 @@
+"""The sandbox suite end to end: real namespaces and overlayfs, SIGKILL at every turn, SandboxCR.
+
+`full` and `effect-aware` must conform at every crash point of the dev-task workload; the
+baselines `chat-only` and `chat-files` must be caught, by RestoreConsistency, once the sandbox
+has file or process effects they do not capture. Everything is judged by the contract: these
+tests only read its verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Run, run_cli
+from rctools.sandbox.command import missing_privileges
+from rctools.sandbox.workloads import WORKLOADS
+
+pytestmark = pytest.mark.skipif(
+    missing_privileges() is not None, reason=f"sandbox unavailable: {missing_privileges()}"
+)
+
+TURNS = len(WORKLOADS["dev-task"].turns)
+# dev-task turns whose net effect is nothing: exploration, temp files created and deleted, a
+# failing command with a read-only query, a read-only turn.
+READ_ONLY_TURNS = {1, 3, 7, 8}
+# Where the baselines are killed: before any effect, after the install (turn 2), while the
+# server (turn 4) is not yet in a restore point, after it, and at the end.
+BASELINE_TURNS = (1, 3, 4, 5, TURNS)
+
+
+def _run(tmp: Path, *args: str) -> tuple[Run, dict[str, Any]]:
+    run = run_cli("run", "sandbox", *args, "--format", "json", "--out", tmp, timeout=900)
+    run.assert_no_traceback()
+    summary = json.loads((tmp / "summary.json").read_text(encoding="utf-8"))
+    assert run.json() == summary  # --format json prints what summary.json holds
+    return run, summary
+
+
+@pytest.fixture(scope="module")
+def correct(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, dict[str, Any], Path]:
+    out = tmp_path_factory.mktemp("correct")
+    run, summary = _run(out, "--policy", "full", "--policy", "effect-aware")
+    return run, summary, out
+
+
+@pytest.fixture(scope="module")
+def baselines(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, dict[str, Any], Path]:
+    out = tmp_path_factory.mktemp("baselines")
+    args = ("--policy", "chat-only", "--policy", "chat-files", "--crash-points", "checkpoint")
+    args += ("--crash-turns", ",".join(map(str, BASELINE_TURNS)))
+    run, summary = _run(out, *args)
+    return run, summary, out
+
+
+def test_full_and_effect_aware_conform_at_every_crash_point(correct: Any) -> None:
+    run, summary, _ = correct
+    assert run.returncode == 0, run
+    assert summary["exit_code"] == 0
+    runs = summary["runs"]
+    assert {r["verdict"] for r in runs} == {"conforms"}
+    for policy in ("full", "effect-aware"):
+        crashes = {r["crash"] for r in runs if r["policy"] == policy and r["crash"] != "none"}
+        assert crashes == {
+            f"turn {t} {p}"
+            for t in range(1, TURNS + 1)
+            for p in ("command", "checkpoint", "response")
+        }
+    stats = {s["policy"]: s for s in summary["policies"]}
+    assert stats["full"]["correctness"] == stats["effect-aware"]["correctness"] == 1.0
+
+
+def test_every_crash_run_really_crashed_and_restored(correct: Any) -> None:
+    _, summary, out = correct
+    for entry in summary["runs"]:
+        lines = (out / "traces" / entry["trace"]).read_text(encoding="utf-8").splitlines()
+        kinds = [json.loads(line)["ev"] for line in lines[1:]]
+        if entry["crash"] == "none":
+            assert "crash" not in kinds and "restore" not in kinds
+        else:
+            assert kinds.count("crash") == 1 and kinds.count("restore") == 1, entry
+            assert kinds.index("restore") == kinds.index("crash") + 1
+
+
+def _decisions(out: Path, summary: dict[str, Any], policy: str) -> dict[int, list[str]]:
+    (clean,) = [r for r in summary["runs"] if r["policy"] == policy and r["crash"] == "none"]
+    lines = (out / "traces" / clean["trace"]).read_text(encoding="utf-8").splitlines()[1:]
+    events = [json.loads(line) for line in lines]
+    return {e["turn"]: e["capture"] for e in events if e["ev"] == "checkpoint"}
+
+
+def test_effect_aware_skips_read_only_turns_and_captures_the_rest(correct: Any) -> None:
+    _, summary, out = correct
+    decisions = _decisions(out, summary, "effect-aware")
+    assert {t for t, capture in decisions.items() if not capture} == READ_ONLY_TURNS
+    assert decisions[2] == ["files"]  # the package install
+    assert decisions[4] == ["procs"]  # the background server
+    assert decisions[5] == ["files"]  # the server's log, written when queried
+    assert decisions[6] == ["files"]  # the append
+    assert all(
+        capture == ["files", "procs"] for capture in _decisions(out, summary, "full").values()
+    )
+
+
+def test_effect_aware_writes_far_fewer_checkpoint_bytes_than_full(correct: Any) -> None:
+    _, summary, _ = correct
+    stats = {s["policy"]: s for s in summary["policies"]}
+    assert stats["effect-aware"]["skipped_share"] == len(READ_ONLY_TURNS) / TURNS
+    assert stats["full"]["skipped_share"] == 0
+    assert stats["effect-aware"]["checkpoint_bytes"] < stats["full"]["checkpoint_bytes"] / 3
+
+
+def test_baselines_are_caught_by_restore_consistency(baselines: Any) -> None:
+    run, summary, _ = baselines
+    assert run.returncode == 1, run
+    assert summary["exit_code"] == 1
+    verdicts = {(r["policy"], r["crash"]): r["verdict"] for r in summary["runs"]}
+    assert set(verdicts.values()) == {"conforms", "RestoreConsistency"}
+    for policy in ("chat-only", "chat-files"):
+        assert verdicts[(policy, "none")] == "conforms"  # no crash, nothing to lose
+        assert verdicts[(policy, "turn 1 checkpoint")] == "conforms"  # nothing happened yet
+    # chat-only loses the installed package (turn 2, files) ...
+    assert verdicts[("chat-only", "turn 3 checkpoint")] == "RestoreConsistency"
+    # ... chat-files keeps it but loses the background server (turn 4, processes).
+    assert verdicts[("chat-files", "turn 3 checkpoint")] == "conforms"
+    assert verdicts[("chat-files", "turn 4 checkpoint")] == "conforms"  # restores turn 3
+    for turn in (5, TURNS):
+        assert verdicts[("chat-files", f"turn {turn} checkpoint")] == "RestoreConsistency"
+        assert verdicts[("chat-only", f"turn {turn} checkpoint")] == "RestoreConsistency"
+
+
+def test_the_violation_is_the_restore_that_lost_the_server(baselines: Any) -> None:
+    """chat-files restores the files but not the process table: the restore event itself is
+    the first one that breaks the contract."""
+    _, summary, out = baselines
+    (entry,) = [
+        r
+        for r in summary["runs"]
+        if r["policy"] == "chat-files" and r["crash"] == f"turn {TURNS} checkpoint"
+    ]
+    lines = (out / "traces" / entry["trace"]).read_text(encoding="utf-8").splitlines()
+    event = json.loads(lines[entry["event"]])  # line 0 is the header, events count from 1
+    assert event["ev"] == "restore"
+    assert event["turn"] == TURNS - 1

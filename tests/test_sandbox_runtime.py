@@ -1,0 +1,142 @@
+"""The sandbox runtime's parts on a real overlay, and what the contract says about its limits.
+
+The inspector's evidence (the overlay's upper layer) must show a turn's net file effects
+exactly; a checkpoint image must rebuild the state it was taken from; and re-spawning a
+process from its command line -- the fallback used instead of CRIU -- must be judged honestly:
+a server whose in-memory state mattered shows up as a RestoreConsistency violation.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import SPEC, run_cli
+from rctools.sandbox.command import missing_privileges
+from rctools.sandbox.namespace import Sandbox
+from rctools.sandbox.recorder import RunSpec, record
+from rctools.sandbox.store import Store
+from rctools.sandbox.tree import WHITEOUT, manifest, merge, tree_digest
+from resumecheck.contract import default_spec_paths
+from resumecheck.refine import judge
+from resumecheck.verdict import Status
+
+needs_root = pytest.mark.skipif(
+    missing_privileges() is not None, reason=f"sandbox unavailable: {missing_privileges()}"
+)
+
+
+def _base(root: Path) -> Path:
+    base = root / "base"
+    (base / "docs").mkdir(parents=True)
+    (base / "keep.txt").write_text("keep\n")
+    (base / "drop.txt").write_text("drop\n")
+    (base / "docs" / "a.md").write_text("a\n")
+    return base
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> Sandbox:
+    box = Sandbox(_base(tmp_path), tmp_path / "upper", tmp_path / "work", tmp_path / "mnt")
+    box.start()
+    yield box
+    box.kill()
+
+
+@needs_root
+def test_upper_layer_shows_net_file_effects_exactly(sandbox: Sandbox) -> None:
+    result = sandbox.run(
+        "echo new > new.txt && rm drop.txt && echo tmp > t.tmp && rm t.tmp "
+        "&& echo more >> keep.txt && rm -r docs && mkdir docs && echo b > docs/b.md"
+    )
+    assert result.exit == 0, result.output
+    upper = manifest(sandbox.upper, upper=True)
+    assert upper["drop.txt"] == WHITEOUT  # a deletion is a whiteout
+    assert "t.tmp" not in upper  # created and deleted within the turn: no net effect
+    assert upper["docs"][2:] == ("opaque",)  # the old docs/ is hidden, not merged
+    assert {"new.txt", "keep.txt", "docs/b.md"} <= upper.keys()
+    merged = merge(manifest(sandbox.lower), upper)
+    assert tree_digest(merged) == tree_digest(manifest(sandbox.view))
+    assert "docs/a.md" not in merged
+
+
+@needs_root
+def test_file_images_rebuild_the_state_they_were_taken_from(tmp_path: Path) -> None:
+    base = _base(tmp_path)
+    store = Store(tmp_path / "store")
+    box = Sandbox(base, tmp_path / "upper", tmp_path / "work", tmp_path / "mnt")
+    box.start()
+    try:
+        box.run("echo one > one.txt && rm drop.txt")
+        first = manifest(box.upper, upper=True)
+        store.write_files_image(1, box.upper, first, (0, {}), manifest(base))
+        box.run("rm one.txt && echo two > two.txt && echo x >> keep.txt")
+        second = manifest(box.upper, upper=True)
+        image = store.write_files_image(2, box.upper, second, (1, first), manifest(base))
+        live = tree_digest(manifest(box.view))
+    finally:
+        box.kill()
+    assert image.digest == live
+    store.restore_upper(2, tmp_path / "restored")
+    again = Sandbox(base, tmp_path / "restored", tmp_path / "work2", tmp_path / "mnt2")
+    again.start()
+    try:
+        assert tree_digest(manifest(again.view)) == live
+        assert (
+            again.run("cat two.txt keep.txt; ls").output
+            == "two\nkeep\nx\ndocs\nkeep.txt\ntwo.txt\n"
+        )
+    finally:
+        again.kill()
+
+
+@needs_root
+def test_respawn_loses_in_memory_state_and_the_contract_says_so(tmp_path: Path) -> None:
+    """A full checkpoint every turn, but processes come back by re-spawn: the memory server
+    restarts at zero hits, and the re-run query of turn 3 prints something else than before."""
+    spec = RunSpec("memory-server", "full", (3, "checkpoint"))
+    result = record(spec, tmp_path, tmp_path / "scratch", latency=0.01)
+    (verdict,) = judge([result.trace], spec_paths=default_spec_paths())
+    assert verdict.status is Status.VIOLATES
+    assert verdict.properties == ["RestoreConsistency"]
+    assert '"ev": "cmd_end"' in (verdict.event or "")
+
+
+def test_every_sandbox_property_has_a_mutant() -> None:
+    text = (SPEC / "SandboxCR.tla").read_text(encoding="utf-8")
+    record_text = re.search(r"^Properties ==\s*\[(.*?)\]", text, re.M | re.S)
+    assert record_text
+    properties = set(re.findall(r"(\w+)\s*\|->", record_text.group(1)))
+    assert properties == {
+        "InspectorSound",
+        "BoundaryAligned",
+        "ManifestComposition",
+        "AtomicPublish",
+        "CompletionGating",
+        "RestoreConsistency",
+    }
+    expected = set()
+    for mutant in (SPEC / "mutants").glob("sandbox-*.mutant"):
+        mutant_text = mutant.read_text(encoding="utf-8")
+        assert "module: SandboxCR" in mutant_text, mutant
+        expected |= set(re.findall(r"^expect:\s*(\S+)", mutant_text, re.M))
+    assert expected == properties
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--crash-points", "sometimes"), "unknown crash point(s) ['sometimes']"),
+        (("--crash-turns", "last"), "--crash-turns: 'last' is not 'all' or 1,2,..."),
+    ],
+)
+@needs_root
+def test_bad_suite_options_are_usage_errors(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    run = run_cli("run", "sandbox", *args, "--out", tmp_path)
+    run.assert_no_traceback()
+    assert run.returncode == 2, run
+    assert message in run.stderr
+    assert not (tmp_path / "summary.json").exists()

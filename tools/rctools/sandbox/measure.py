@@ -1,0 +1,162 @@
+"""What a batch of sandbox runs measured, per (workload, policy), next to its verdicts.
+
+Recovery correctness is the share of crash runs whose trace conforms to SandboxCR -- the
+contract's verdict, not a check of our own. Checkpoint bytes, the share of skipped turns and
+the wall time come from the fault-free runs: bytes and decisions from their traces (`job_done`
+and `checkpoint` events), time from the recorder's clock. The overhead is relative to the
+median fault-free run of `chat-only`, which checkpoints no sandbox state at all.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from resumecheck.verdict import Status, Verdict
+
+from rctools.sandbox.recorder import RunResult
+
+BASELINE = "chat-only"
+
+
+@dataclass
+class Row:
+    """One run: what ran and what the contract said."""
+
+    workload: str
+    policy: str
+    crash: str
+    verdict: str  # "conforms", the broken properties, or the status
+    event: int | None
+    trace: str
+
+
+@dataclass
+class PolicyStats:
+    workload: str
+    policy: str
+    crash_runs: int
+    correct: int
+    correctness: float | None
+    checkpoint_bytes: int | None
+    skipped_share: float | None
+    seconds: float | None
+    overhead: float | None
+    violated: list[str]
+
+
+def verdict_word(verdict: Verdict) -> str:
+    if verdict.status is Status.VIOLATES:
+        return ", ".join(verdict.properties) or "no action matches"
+    return verdict.status.value
+
+
+def rows(results: list[RunResult], verdicts: list[Verdict]) -> list[Row]:
+    by_path = {v.path.resolve(): v for v in verdicts}
+    found = []
+    for result in results:
+        verdict = by_path[result.trace.resolve()]
+        found.append(
+            Row(
+                result.spec.workload,
+                result.spec.policy,
+                result.spec.crash_label,
+                verdict_word(verdict),
+                verdict.event_index,
+                result.trace.name,
+            )
+        )
+    return found
+
+
+def _events(path: Path) -> list[dict[str, Any]]:
+    lines = path.read_text(encoding="utf-8").splitlines()[1:]
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def stats(results: list[RunResult], verdicts: list[Verdict]) -> list[PolicyStats]:
+    by_path = {v.path.resolve(): v for v in verdicts}
+    groups: dict[tuple[str, str], list[RunResult]] = {}
+    for result in results:
+        groups.setdefault((result.spec.workload, result.spec.policy), []).append(result)
+    table = []
+    for (workload, policy), members in groups.items():
+        crashed = [r for r in members if r.spec.crash]
+        clean = [r for r in members if not r.spec.crash]
+        correct = sum(by_path[r.trace.resolve()].status is Status.CONFORMS for r in crashed)
+        violated = sorted(
+            {p for r in crashed for p in by_path[r.trace.resolve()].properties}
+            | {p for r in clean for p in by_path[r.trace.resolve()].properties}
+        )
+        size = skipped = seconds = None
+        if clean:
+            events = _events(clean[0].trace)
+            size = sum(e.get("bytes", 0) for e in events if e["ev"] == "job_done")
+            decisions = [e for e in events if e["ev"] == "checkpoint"]
+            skipped = sum(not e["capture"] for e in decisions) / len(decisions)
+            seconds = statistics.median(r.seconds for r in clean)
+        table.append(
+            PolicyStats(
+                workload,
+                policy,
+                len(crashed),
+                correct,
+                correct / len(crashed) if crashed else None,
+                size,
+                skipped,
+                seconds,
+                None,
+                violated,
+            )
+        )
+    for entry in table:
+        base = next(
+            (s for s in table if s.workload == entry.workload and s.policy == BASELINE), None
+        )
+        if base and base.seconds and entry.seconds is not None:
+            entry.overhead = entry.seconds / base.seconds - 1
+    return table
+
+
+def summary(results: list[RunResult], verdicts: list[Verdict], exit_code: int) -> dict[str, Any]:
+    return {
+        "contract": "SandboxCR",
+        "runs": [asdict(r) for r in rows(results, verdicts)],
+        "policies": [asdict(s) for s in stats(results, verdicts)],
+        "exit_code": exit_code,
+    }
+
+
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f} %"
+
+
+def render_rows(found: list[Row]) -> str:
+    head = f"{'workload':<14} {'policy':<13} {'SIGKILL':<20} {'verdict':<28} trace"
+    lines = [head, "-" * len(head)]
+    for r in found:
+        where = f" @ event {r.event}" if r.event and r.verdict != "conforms" else ""
+        verdict = r.verdict + where
+        lines.append(f"{r.workload:<14} {r.policy:<13} {r.crash:<20} {verdict:<28} {r.trace}")
+    return "\n".join(lines)
+
+
+def render_stats(table: list[PolicyStats]) -> str:
+    head = (
+        f"{'workload':<14} {'policy':<13} {'correct':>14} {'ckpt bytes':>11} "
+        f"{'skipped':>8} {'wall s':>7} {'overhead':>9}  violated"
+    )
+    lines = [head, "-" * len(head)]
+    for s in table:
+        correct = f"{s.correct}/{s.crash_runs} {percent(s.correctness)}"
+        size = "-" if s.checkpoint_bytes is None else f"{s.checkpoint_bytes:,}"
+        wall = "-" if s.seconds is None else f"{s.seconds:.2f}"
+        over = "-" if s.overhead is None else f"{100 * s.overhead:+.1f} %"
+        lines.append(
+            f"{s.workload:<14} {s.policy:<13} {correct:>14} {size:>11} "
+            f"{percent(s.skipped_share):>8} {wall:>7} {over:>9}  {', '.join(s.violated) or '-'}"
+        )
+    return "\n".join(lines)

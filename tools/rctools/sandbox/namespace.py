@@ -1,0 +1,205 @@
+"""A sandbox: its own mount, PID and network namespace, its workspace an overlay mount.
+
+The overlay's lower layer is the base image (read-only), its upper layer holds every change made
+since -- so what changed is a directory listing away, and a deletion is a whiteout. Tool
+commands run inside the namespaces through `nsenter`; a background process they leave behind is
+re-parented to the sandbox's PID 1 (`init.py`), so the live processes are exactly the processes
+of that PID namespace, and one SIGKILL of PID 1 kills them all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rctools.sandbox.tree import digest
+
+# What a tool command sees: no host environment leaks in, so a command's output depends only on
+# the sandbox.
+COMMAND_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be set up (no privileges for namespaces or overlayfs, ...)."""
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    exit: int
+    output: str
+
+    @property
+    def digest(self) -> str:
+        return digest({"exit": self.exit, "output": self.output})
+
+
+@dataclass(frozen=True)
+class Process:
+    """A live process as a restore can recreate it: its command line and working directory."""
+
+    argv: tuple[str, ...]
+    cwd: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"argv": list(self.argv), "cwd": self.cwd}
+
+
+def table_digest(processes: list[Process]) -> str:
+    return digest(sorted([list(p.argv), p.cwd] for p in processes))
+
+
+class Sandbox:
+    """One running sandbox over the layers `lower` (read-only) and `upper` (its changes)."""
+
+    def __init__(self, lower: Path, upper: Path, work: Path, mountpoint: Path) -> None:
+        self.lower, self.upper, self.work, self.mountpoint = lower, upper, work, mountpoint
+        self._unshare: subprocess.Popen[str] | None = None
+        self.init_pid = 0
+
+    def start(self) -> None:
+        for folder in (self.upper, self.work, self.mountpoint):
+            folder.mkdir(parents=True, exist_ok=True)
+        argv = [
+            "unshare",
+            "--mount",
+            "--pid",
+            "--net",
+            "--fork",
+            "--mount-proc",
+            "--propagation",
+            "private",
+            sys.executable,
+            "-m",
+            "rctools.sandbox.init",
+            *(str(p) for p in (self.lower, self.upper, self.work, self.mountpoint)),
+        ]
+        self._unshare = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        assert self._unshare.stdout is not None
+        if self._unshare.stdout.readline().strip() != "ready":
+            self._unshare.wait(timeout=10)
+            assert self._unshare.stderr is not None
+            raise SandboxError(
+                "the sandbox did not start (namespaces and overlayfs need root): "
+                + self._unshare.stderr.read().strip()
+            )
+        self.init_pid = _child_of(self._unshare.pid)
+        self._pidns = os.readlink(f"/proc/{self.init_pid}/ns/pid")
+
+    @property
+    def view(self) -> Path:
+        """The merged workspace as the sandbox sees it, readable from the host."""
+        return Path(f"/proc/{self.init_pid}/root") / self.mountpoint.relative_to("/")
+
+    def _shell(self, script: str, cwd: str = ".") -> list[str]:
+        """A shell inside the namespaces, in `cwd` of the workspace. (nsenter's own --wd opens
+        the directory before it enters the mount namespace: the host's, not the overlay.)"""
+        where = shlex.quote(str(self.mountpoint / cwd))
+        enter = ["nsenter", f"--target={self.init_pid}", "--mount", "--pid", "--net", "--"]
+        return [*enter, "/bin/sh", "-c", f"cd {where} || exit 125\n{script}"]
+
+    def run(self, command: str, timeout: float = 60) -> CommandResult:
+        """Runs a tool command in the workspace and waits for it (not for what it backgrounds)."""
+        proc = subprocess.run(
+            self._shell(command),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env={**COMMAND_ENV, "HOME": str(self.mountpoint)},
+            timeout=timeout,
+            check=False,
+        )
+        return CommandResult(proc.returncode, proc.stdout.decode("utf-8", "replace"))
+
+    def pids(self) -> list[int]:
+        """The live processes of the sandbox (PID 1, the reaper, excluded), as host PIDs."""
+        found = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) == self.init_pid:
+                continue
+            try:
+                if os.readlink(f"/proc/{name}/ns/pid") != self._pidns:
+                    continue
+                with open(f"/proc/{name}/stat", encoding="utf-8") as fh:
+                    state = fh.read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue  # it exited while we looked
+            if state not in ("Z", "X"):
+                found.append(int(name))
+        return sorted(found)
+
+    def processes(self) -> list[Process]:
+        table = []
+        for pid in self.pids():
+            try:
+                raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+                cwd = os.readlink(f"/proc/{pid}/cwd")
+            except OSError:
+                continue
+            argv = tuple(part.decode("utf-8", "replace") for part in raw.split(b"\0")[:-1])
+            table.append(Process(argv, self._relative(cwd)))
+        return sorted(table, key=lambda p: (p.argv, p.cwd))
+
+    def _relative(self, cwd: str) -> str:
+        path = Path(cwd)
+        if path.is_relative_to(self.mountpoint):
+            return str(path.relative_to(self.mountpoint))
+        return str(path)
+
+    def spawn(self, process: Process) -> None:
+        """Starts a process again from its command line, in the background, like the command
+        that first started it (the re-spawn restore of process images)."""
+        subprocess.run(
+            [*self._shell('"$@" </dev/null >/dev/null 2>&1 &', process.cwd), "sh", *process.argv],
+            env={**COMMAND_ENV, "HOME": str(self.mountpoint)},
+            check=True,
+            timeout=30,
+        )
+
+    def freeze(self) -> list[int]:
+        """Stops every process so a checkpoint copies one instant; returns what to thaw."""
+        stopped = []
+        for pid in self.pids():
+            try:
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+            except ProcessLookupError:
+                pass
+        return stopped
+
+    @staticmethod
+    def thaw(pids: list[int]) -> None:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+    def kill(self) -> None:
+        """SIGKILL of the sandbox's PID 1: every process in it dies, the mount goes with them."""
+        if self.init_pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.init_pid, signal.SIGKILL)
+        if self._unshare is not None:
+            self._unshare.wait(timeout=30)
+            self._unshare = None
+
+
+def _child_of(pid: int, timeout: float = 5.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        if children:
+            return int(children[0])
+        time.sleep(0.005)
+    raise SandboxError(f"unshare ({pid}) started no sandbox process")

@@ -1,0 +1,161 @@
+"""Agent workloads replayed from scripted turns: the model's recorded responses.
+
+Response i of a workload is the list of tool commands of turn i+1 (response 0 answers the task);
+the last response ends the task. The base image is built here, deterministically, so every run
+starts from the same bytes: a source tree, a package tarball to install, a small server with its
+client. Commands print only what depends on the sandbox's state (no timestamps, no PIDs), so a
+command re-run on the same state prints the same thing -- which the contract checks.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+CLIENT = """\
+import socket, sys, time
+
+deadline = time.monotonic() + 5
+while True:
+    try:
+        conn = socket.create_connection(("127.0.0.1", 8080), timeout=5)
+        break
+    except OSError:
+        if time.monotonic() > deadline:
+            print("no server")
+            sys.exit(1)
+        time.sleep(0.02)
+conn.sendall(sys.argv[1].encode() + b"\\n")
+print(conn.makefile().readline().strip())
+"""
+
+# Keeps its state in a file of the workspace: a restore of the files restores it.
+FILE_SERVER = """\
+import os, socket
+
+LOG = "data/hits.log"
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", 8080))
+srv.listen()
+while True:
+    conn, _ = srv.accept()
+    request = conn.makefile().readline().strip()
+    if request == "hit":
+        with open(LOG, "a") as log:
+            log.write("hit\\n")
+    hits = sum(1 for _ in open(LOG)) if os.path.exists(LOG) else 0
+    conn.sendall(b"pong\\n" if request == "ping" else f"hits={hits}\\n".encode())
+    conn.close()
+"""
+
+# Keeps its state in memory only: re-spawning it from its command line loses the count.
+MEMORY_SERVER = """\
+import socket
+
+hits = 0
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", 8080))
+srv.listen()
+while True:
+    conn, _ = srv.accept()
+    request = conn.makefile().readline().strip()
+    if request == "hit":
+        hits += 1
+    conn.sendall(b"pong\\n" if request == "ping" else f"hits={hits}\\n".encode())
+    conn.close()
+"""
+
+TOOL = """\
+#!/bin/sh
+echo "tool 1.0 ($(ls "$(dirname "$0")/../lib/tool" | wc -l) modules)"
+"""
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    description: str
+    turns: tuple[tuple[str, ...], ...]
+
+    def response(self, turn: int) -> dict[str, object]:
+        """The model's recorded response to turn `turn` (0: to the task)."""
+        if turn < len(self.turns):
+            return {"turn": turn, "commands": list(self.turns[turn])}
+        return {"turn": turn, "final": f"{self.name}: done"}
+
+    def build_base(self, root: Path) -> None:
+        """Writes the base image (the sandbox before turn 1) into `root`."""
+        rng = random.Random(7)
+        (root / "src").mkdir(parents=True)
+        (root / "data").mkdir()
+        (root / "pkgs").mkdir()
+        (root / "README.md").write_text("# demo project\nBuild with the tool package.\n")
+        (root / "notes.txt").write_text("agent notes\n")
+        words = [rng.choice(["alpha", "beta", "gamma", "delta", "omega"]) for _ in range(400)]
+        (root / "src" / "words.txt").write_text("\n".join(words) + "\n")
+        for i in range(20):
+            (root / "src" / f"mod{i:02}.py").write_text(f"VALUE = {i}\n" * 40)
+        (root / "client.py").write_text(CLIENT)
+        (root / "server.py").write_text(FILE_SERVER)
+        (root / "memserver.py").write_text(MEMORY_SERVER)
+        (root / "pkgs" / "tool-1.0.tar.gz").write_bytes(_package(rng))
+
+
+def _package(rng: random.Random) -> bytes:
+    """A package of about 1 MiB: a launcher script and binary-like modules."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+        members = [("bin/tool", TOOL.encode(), 0o755)]
+        members += [(f"lib/tool/mod{i:02}.so", rng.randbytes(32 * 1024), 0o644) for i in range(32)]
+        members.append(("share/doc/tool/README", b"tool 1.0\n", 0o644))
+        for name, content, mode in members:
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(content), mode, 1_700_000_000
+            tar.addfile(info, io.BytesIO(content))
+    return buffer.getvalue()
+
+
+SERVER_UP = "python3 {script} </dev/null >/dev/null 2>&1 &"
+
+WORKLOADS = {
+    w.name: w
+    for w in (
+        Workload(
+            "dev-task",
+            "explore, install a package and delete its tarball, temp files, start a server, "
+            "query it, append, a failing command, read-only turns",
+            (
+                ("ls src", "cat README.md"),
+                (
+                    "mkdir -p prefix && tar -xzf pkgs/tool-1.0.tar.gz -C prefix",
+                    "prefix/bin/tool --version",
+                    "rm pkgs/tool-1.0.tar.gz",
+                ),
+                (
+                    "sort src/words.txt > .sorted.tmp && uniq -c .sorted.tmp > .counts.tmp",
+                    "wc -l < .counts.tmp && rm -f .sorted.tmp .counts.tmp",
+                ),
+                (SERVER_UP.format(script="server.py"), "python3 client.py ping"),
+                ("python3 client.py hit",),
+                ("echo 'checked the server' >> notes.txt", "tail -n 2 notes.txt"),
+                ("cat missing.txt", "python3 client.py count"),
+                ("grep -c . notes.txt", "python3 client.py count"),
+            ),
+        ),
+        Workload(
+            "memory-server",
+            "a server that counts requests in memory, queried on later turns",
+            (
+                (SERVER_UP.format(script="memserver.py"), "python3 client.py ping"),
+                ("python3 client.py hit",),
+                ("python3 client.py hit",),
+                ("python3 client.py count",),
+            ),
+        ),
+    )
+}
