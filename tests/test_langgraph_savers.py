@@ -20,7 +20,9 @@ FIXTURES = ROOT / "tests" / "fixtures"
 ENV = {"PYTHONPATH": str(FIXTURES)}
 
 
-def _matrix(tmp_path: Path, factory: str, scenarios: str = "chain,two-interrupts") -> dict:
+def _matrix(
+    tmp_path: Path, factory: str, scenarios: str = "chain,two-interrupts", stride: int = 3
+) -> dict:
     run = run_cli(
         "run",
         "langgraph",
@@ -31,7 +33,7 @@ def _matrix(tmp_path: Path, factory: str, scenarios: str = "chain,two-interrupts
         "--durability",
         "sync",
         "--kill-stride",
-        "3",
+        str(stride),
         "--format",
         "json",
         "--out",
@@ -46,18 +48,19 @@ def _matrix(tmp_path: Path, factory: str, scenarios: str = "chain,two-interrupts
 
 
 @pytest.mark.parametrize(
-    ("factory", "prop"),
+    ("factory", "prop", "stride"),
     [
-        ("drops_pending_writes", "CV"),
-        ("parent_as_latest", "CV"),
-        ("writes_kept_in_memory", "CV"),
-        ("write_behind_objectstorage", "CV"),
+        ("drops_pending_writes", "CV", 3),
+        # wrong from the first resume on: its runs never finish, so few kill points suffice
+        ("parent_as_latest", "CV", 40),
+        ("writes_kept_in_memory", "CV", 3),
+        ("write_behind_objectstorage", "CV", 3),
     ],
 )
 def test_a_broken_saver_is_a_saver_finding_with_the_property_named(
-    tmp_path: Path, factory: str, prop: str
+    tmp_path: Path, factory: str, prop: str, stride: int
 ) -> None:
-    document = _matrix(tmp_path, factory, "chain")
+    document = _matrix(tmp_path, factory, "chain", stride)
     assert document["exit_code"] == 1
     saver = [c for c in document["cells"] if c["finding"] == "saver"]
     assert saver, "the broken saver was not caught"

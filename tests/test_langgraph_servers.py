@@ -25,7 +25,7 @@ def test_a_server_backed_saver_keeps_the_contract_where_langgraph_does(
         "--backend",
         backend,
         "--scenarios",
-        "chain,two-interrupts,concurrent-2",
+        "chain,node-error,fork,concurrent-2",
         "--durability",
         "sync",
         "--kill-stride",
@@ -47,5 +47,6 @@ def test_a_server_backed_saver_keeps_the_contract_where_langgraph_does(
     concurrent = cells[("concurrent-2", "none")]
     assert concurrent["finding"] == "runtime"
     assert set(concurrent["tested"]["properties"]) <= {"CO", "EO", "PC"}
-    kills = [c for (s, f), c in cells.items() if s == "chain" and f != "none"]
+    assert cells[("fork", "none")]["finding"] == "runtime"
+    kills = [c for (s, f), c in cells.items() if s in ("chain", "node-error") and f != "none"]
     assert kills and all(c["finding"] == "conforms" for c in kills)

@@ -184,6 +184,8 @@ def render(matrix: Matrix, out: Path) -> str:
         lines += ["", f"{title} ({len(found)}):"]
         for cell in found:
             also = f" (reference: {describe(cell.reference)})" if cell.reference else ""
+            if cell.reference_elsewhere:
+                also = f" (the reference breaks it at {cell.reference_elsewhere})"
             lines.append(
                 f"  {cell.key.scenario} {cell.key.fault} {cell.key.durability}: "
                 f"{describe(cell.tested)}{also}  {cell.tested.run.trace}"

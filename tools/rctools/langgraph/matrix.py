@@ -66,6 +66,8 @@ class Cell:
     tested: Side
     reference: Side | None = None
     is_reference: bool = False  # the saver under test is the reference saver itself
+    # Another cell of this scenario where the reference breaks the same property, if any.
+    reference_elsewhere: str | None = None
 
     @property
     def finding(self) -> str:
@@ -85,7 +87,7 @@ class Cell:
         reference = self.reference.verdict
         if reference is not None and reference.status is Status.VIOLATES:
             return "runtime"
-        return "saver"
+        return "runtime" if self.reference_elsewhere else "saver"
 
 
 @dataclass
@@ -167,6 +169,28 @@ def _confirm(out: Path, matrix: Matrix, reference: Factory, progress: _Counter) 
             if again.tested.status == "violates":
                 cell.reference = again.tested
         suspects = [cell for cell in suspects if cell.finding == "saver"]
+    _same_property_elsewhere(matrix, suspects)
+
+
+def _same_property_elsewhere(matrix: Matrix, suspects: list[Cell]) -> None:
+    """A property the reference breaks in the same scenario and durability at another kill
+    point is LangGraph's too: which point shows it depends on how fast the saver writes (a
+    slower or faster store moves a background save across the kill). A saver finding is a
+    property the reference never breaks in that scenario."""
+    broken: dict[tuple[str, str, str], str] = {}
+    for cell in matrix.cells:
+        verdict = cell.reference.verdict if cell.reference else None
+        if verdict is not None and verdict.status is Status.VIOLATES:
+            for prop in verdict.properties:
+                key = (cell.key.scenario, cell.key.durability, prop)
+                broken.setdefault(key, cell.key.fault)
+    for cell in suspects:
+        verdict = cell.tested.verdict
+        for prop in verdict.properties if verdict else []:
+            where = broken.get((cell.key.scenario, cell.key.durability, prop))
+            if where:
+                cell.reference_elsewhere = where
+                break
 
 
 def _clean_cells(plan: Plan) -> int:
@@ -279,6 +303,7 @@ def to_json(matrix: Matrix) -> dict[str, Any]:
             "properties": list(v.properties) if v else [],
             "event_index": v.event_index if v else None,
             "killed_at": s.run.killed_at,
+            "kill_point": list(s.run.kill_point) if s.run.kill_point else None,
             "invocations": s.run.invocations,
             "notes": s.run.notes,
         }
@@ -295,6 +320,7 @@ def to_json(matrix: Matrix) -> dict[str, Any]:
                 "fault": c.key.fault,
                 "durability": c.key.durability,
                 "finding": c.finding,
+                "reference_elsewhere": c.reference_elsewhere,
                 "tested": side(c.tested),
                 "reference": side(c.reference),
             }
