@@ -49,17 +49,16 @@ class TaskNames:
         self.path = path
         self._names: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._fd: int | None = None
 
     def add(self, task_id: str, node: str) -> None:
         with self._lock:
             if self._names.get(task_id) == node:
                 return
             self._names[task_id] = node
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, f"{task_id} {node}\n".encode())
-            finally:
-                os.close(fd)
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            os.write(self._fd, f"{task_id} {node}\n".encode())
 
     def get(self, task_id: str) -> str:
         with self._lock:
