@@ -29,6 +29,7 @@ import pwd
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -67,7 +68,19 @@ def services_dir() -> Path:
     root = Path(__file__).resolve().parents[2]
     if not (root / "pyproject.toml").exists():
         root = Path.cwd()
+    if not _reachable_by_others(root):
+        # A checkout under a private folder (e.g. /root): the postgres user could not reach
+        # its data there, so the servers live in a folder of their own for this checkout.
+        digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
+        return Path("/var/tmp") / f"resume-check-services-{digest}"
     return root / ".services"
+
+
+def _reachable_by_others(folder: Path) -> bool:
+    """Whether every folder from / down to `folder` lets other users through (o+x)."""
+    return all(
+        part.stat().st_mode & stat.S_IXOTH for part in [folder, *folder.parents] if part.exists()
+    )
 
 
 # --------------------------------------------------------------------------- helpers
