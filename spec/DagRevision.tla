@@ -127,10 +127,10 @@ Stale(a) ==
 Conflicts == {att[a].node : a \in {a \in Work : Stale(a)}}
 
 \* S closed under dependents.
+RECURSIVE Downstream(_)
 Downstream(S) ==
-    LET step[k \in 0..Cardinality(Nodes)] ==
-            IF k = 0 THEN S ELSE step[k - 1] \cup {n \in Nodes : wf.pred[n] \cap step[k - 1] # {}}
-    IN step[Cardinality(Nodes)]
+    LET wider == S \cup {n \in Nodes : wf.pred[n] \cap S # {}}
+    IN  IF wider = S THEN S ELSE Downstream(wider)
 
 \* The affected set: active nodes whose work is stale, and their dependents.
 Affected == Downstream(Conflicts) \cap ActiveNodes
@@ -278,13 +278,15 @@ Revoke(a) ==
     /\ att' = [att EXCEPT ![a].fx = "revoked"]
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
 
-\* The runtime returns the outputs of the nodes `result` as the final result.
+\* The runtime returns the outputs of the nodes `result` as the final result
+\* (an output no current commit accounts for is `uncommitted`).
 Finish(result) ==
     /\ up
-    /\ result \subseteq Committed
+    /\ result \subseteq Nodes
     /\ final' = [result |-> result, active |-> ActiveNodes,
-                 outputs |-> {<<n, att[cur[n]].basis>> : n \in result},
-                 lin |-> UNION {att[cur[n]].lin : n \in result},
+                 uncommitted |-> result \ Committed,
+                 outputs |-> {<<n, att[cur[n]].basis>> : n \in result \cap Committed},
+                 lin |-> UNION {att[cur[n]].lin : n \in result \cap Committed},
                  effects |-> Published,
                  oracle |-> {<<n, Oracle(n)>> : n \in ActiveNodes},
                  oracleEffects |-> {<<n, Oracle(n)>> : n \in ActiveNodes \cap wf.effects}]
@@ -445,6 +447,7 @@ RouteValidity ==
 \* published effects equal those of a full restart on the latest inputs.
 OracleEquivalence ==
     final # None =>
+        /\ final.uncommitted \cap final.active = {}
         /\ {o \in final.outputs : o[1] \in final.active} = final.oracle
         /\ final.effects = final.oracleEffects
 
