@@ -121,7 +121,7 @@ class RevisionRuntime:
         self.injection = injection
         self.fired = False
         self.model = FakeModel(on_call=lambda: self._inject("during", self.running))
-        scenario = f"revision of {workload.revision.path} {injection.label}" if injection else "-"
+        scenario = f"revision of {injection.revision.path} {injection.label}" if injection else "-"
         self.record = Recorder(header(workload, policy, scenario, metadata.version("langgraph")))
         self.inputs = Inputs(workload.inputs)
         self.dag = nx.DiGraph([(m, n.name) for n in workload.nodes for m in n.after])
