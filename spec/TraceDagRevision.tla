@@ -46,6 +46,10 @@ Apply(e) ==
 
 Broken == {name \in DOMAIN Properties : ~Properties[name]}
 
+\* Printed in a diagnosis run, at the end of the prefix a trace matched: the
+\* moves a reference runtime expected next.
+TraceExpected == Matched => PrintT(<<"rc-expected", t, Expected>>)
+
 TraceInit ==
     /\ t \in DOMAIN Traces
     /\ l = 1
