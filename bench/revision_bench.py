@@ -32,7 +32,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rctools.revision.runtime import Injection, Outcome, RevisionRuntime, injection_points
+from rctools.revision.injection import Injection, injection_points
+from rctools.revision.runtime import Outcome, RevisionRuntime
 from rctools.revision.workloads import WORKLOADS, Revision, Workload
 from resumecheck.contract import default_spec_paths
 from resumecheck.refine import judge

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rctools.revision.runtime import Injection, Outcome, RevisionRuntime, injection_points
+from rctools.revision.injection import Injection, injection_points
+from rctools.revision.runtime import Outcome, RevisionRuntime
 from rctools.revision.workloads import Workload
 
 

@@ -23,10 +23,12 @@ import networkx as nx
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
+from rctools.revision.injection import Injection
 from rctools.revision.model import FakeModel
 from rctools.revision.policies import PLANNERS, Graph, Plan, Work
 from rctools.revision.recorder import Recorder, header
-from rctools.revision.workloads import Revision, Workload
+from rctools.revision.tracking import Inputs, TrackedReads
+from rctools.revision.workloads import Workload
 
 
 def _merge(old: dict[str, str], new: dict[str, str]) -> dict[str, str]:
@@ -49,64 +51,14 @@ class Attempt:
     effect: str = "none"  # "none", "staged", "published", "revoked"
 
 
-class Inputs:
-    """The versioned input record: a revision makes a new version of one path."""
-
-    def __init__(self, values: dict[str, str | int]) -> None:
-        self.values = dict(values)
-        self.versions = {p: 0 for p in values}
-
-
-class TrackedReads:
-    """What a node body gets instead of the input record: every read is recorded."""
-
-    def __init__(self, inputs: Inputs, on_read: Callable[[str, int], None]) -> None:
-        self._inputs = inputs
-        self._on_read = on_read
-
-    def __getitem__(self, path: str) -> str | int:
-        self._on_read(path, self._inputs.versions[path])
-        return self._inputs.values[path]
-
-
-@dataclass(frozen=True)
-class Injection:
-    """Where the revision arrives: before a node starts, while it runs (inside its model
-    call, after its reads), or after the run has finished."""
-
-    point: str  # "before", "during" or "after"
-    node: str | None
-    revision: Revision
-
-    @property
-    def label(self) -> str:
-        return f"{self.point}-{self.node}" if self.node else self.point
-
-
-def injection_points(workload: Workload) -> list[Injection]:
-    """Every point of a run: before and during each node on the initial route, and after."""
-    points: list[Injection] = []
-    for node in workload.nodes:
-        if node.route and workload.inputs[node.route[0]] != node.route[1]:
-            continue
-        points += [
-            Injection("before", node.name, workload.revision),
-            Injection("during", node.name, workload.revision),
-        ]
-    return [*points, Injection("after", None, workload.revision)]
-
-
 @dataclass
 class Outcome:
-    """What one run cost and produced."""
+    """What one run cost."""
 
     calls: int
     tokens: int
-    attempts: int
     recomputed: list[str]
     """Nodes executed again after the revision arrived, in order."""
-    result: dict[str, str]
-    published: list[str]
 
 
 class RevisionRuntime:
@@ -332,14 +284,7 @@ class RevisionRuntime:
                 self.record("finish", result=[n for n in self.workload.order if n in final])
             break
         self.conn.close()
-        return Outcome(
-            self.model.calls,
-            self.model.tokens,
-            len(self.attempts),
-            self.recomputed,
-            {n: a.output for n, a in self.cur.items() if self._active(n)},
-            [a.id for a in self.attempts if a.effect == "published"],
-        )
+        return Outcome(self.model.calls, self.model.tokens, self.recomputed)
 
     def _new_thread(self) -> dict[str, Any]:
         return {"configurable": {"thread_id": f"t{next(self._threads)}"}}
