@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -87,7 +88,7 @@ class RevisionRuntime:
         self.restart = False
         self.recomputed: list[str] = []
         self._ids = itertools.count(1)
-        self._threads = itertools.count(1)
+        self.id_prefix = "a"  # a restarted process numbers its attempts apart
         self.conn = sqlite3.connect(db, check_same_thread=False)
         self.graph = self._build()
 
@@ -126,7 +127,9 @@ class RevisionRuntime:
         while self._active(name):
             preds = [m for m in node.after if self._active(m)]
             parents = tuple(self.cur[m].id for m in preds if m in self.cur)
-            attempt = Attempt(f"a{next(self._ids)}", name, parents, dict(self.inputs.versions))
+            attempt = Attempt(
+                f"{self.id_prefix}{next(self._ids)}", name, parents, dict(self.inputs.versions)
+            )
             self.attempts.append(attempt)
             self.in_flight = attempt
             if self.fired and any(a.node == name for a in self.attempts[:-1]):
@@ -263,9 +266,16 @@ class RevisionRuntime:
 
     # --- the driver ------------------------------------------------------------------------
 
-    def run(self) -> Outcome:
-        config = self._new_thread()
-        given: State | None = {"outputs": {}}
+    def run(self, resume: dict[str, Any] | None = None) -> Outcome:
+        """Runs to the end; `resume` (a restart after a crash) is the thread to continue, after
+        replanning against what is durable."""
+        config = resume or self._new_thread()
+        given: State | None = None if resume else {"outputs": {}}
+        if resume:
+            self.pending = True
+            self._replan(None)
+            if self.resume_at is not None:
+                config, given = self._resume_point(config)
         while True:
             for _ in self.graph.stream(given, config, stream_mode="updates"):
                 if self.resume_at is not None:
@@ -287,7 +297,7 @@ class RevisionRuntime:
         return Outcome(self.model.calls, self.model.tokens, self.recomputed)
 
     def _new_thread(self) -> dict[str, Any]:
-        return {"configurable": {"thread_id": f"t{next(self._threads)}"}}
+        return {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:12]}"}}
 
     def _resume_point(self, config: dict[str, Any]) -> tuple[dict[str, Any], State | None]:
         """A full restart starts a new thread; otherwise the thread forks from the checkpoint
