@@ -92,6 +92,7 @@ def test_validity_recomputes_exactly_the_affected_set(judged: Judged, workload: 
     points = {k[2]: run for k, (run, _) in judged.items() if k[:2] == (workload, "validity")}
     for point, run in points.items():
         expected = _expected_recompute(WORKLOADS[workload], point)
+        assert run.outcome is not None
         assert set(run.outcome.recomputed) == expected, point
         assert len(run.outcome.recomputed) == len(expected), point  # each node once
 
@@ -107,6 +108,7 @@ def test_the_revise_scenario_costs(judged: Judged) -> None:
 
 def test_unknown_provenance_falls_back_to_the_suffix(judged: Judged) -> None:
     run, verdict = judged[("untracked", "validity", "after")]
+    assert run.outcome is not None
     assert verdict.status is Status.CONFORMS
     assert run.outcome.recomputed == ["C", "E", "D"]
     plans = [json.loads(line) for line in run.trace.read_text().splitlines() if '"plan"' in line]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rctools.revision.crash import CRASH_POINTS, record_crash
+from rctools.revision.crash import crash_points, record_crash
 from rctools.revision.workloads import WORKLOADS
 from resumecheck.contract import default_spec_paths
 from resumecheck.refine import judge
@@ -18,7 +18,7 @@ CASES = [
     (w, p, c)
     for w in ("diamond", "route")
     for p in ("full", "suffix", "validity", "stale")
-    for c in (CRASH_POINTS if p != "stale" else ("after-revision",))
+    for c in crash_points(p)
 ]
 
 

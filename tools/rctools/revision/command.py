@@ -41,7 +41,12 @@ from rctools.revision.workloads import WORKLOADS
     required=True,
     help="Folder for the traces and summary.json.",
 )
-def command(policy: str, workloads: tuple[str, ...], fmt: str, out: Path) -> int:
+@click.option(
+    "--crash/--no-crash",
+    default=False,
+    help="Also kill each run with SIGKILL after the revision and in the recovery, and restart.",
+)
+def command(policy: str, workloads: tuple[str, ...], fmt: str, out: Path, crash: bool) -> int:
     """Inject a revision at every point of each workload, recover by POLICY, judge the traces.
 
     \b
@@ -49,7 +54,7 @@ def command(policy: str, workloads: tuple[str, ...], fmt: str, out: Path) -> int
     """
     chosen = [WORKLOADS[name] for name in (workloads or sorted(WORKLOADS))]
     try:
-        runs = record(chosen, policy, out, on_run=_progress)
+        runs = record(chosen, policy, out, crash=crash, on_run=_progress)
     except Exception as exc:  # the runtime under test failed: not a verdict
         click.echo(f"\nresume-check run revision: recording failed: {exc!r}", err=True)
         return 2
@@ -82,18 +87,19 @@ def _row(run: Run, verdict: Verdict) -> dict[str, Any]:
         "verdict": verdict.status.value,
         "properties": verdict.properties,
         "result": result,
-        "model_calls": run.outcome.calls,
-        "tokens": run.outcome.tokens,
-        "recomputed": run.outcome.recomputed,
+        "model_calls": run.outcome.calls if run.outcome else None,
+        "tokens": run.outcome.tokens if run.outcome else None,
+        "recomputed": run.outcome.recomputed if run.outcome else None,
         "trace": str(run.trace),
     }
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
-    lines = [f"{'workload':<10} {'revision':<18} {'policy':<9} {'calls':>5}  {'result':<44} trace"]
+    lines = [f"{'workload':<10} {'revision':<20} {'policy':<9} {'calls':>5}  {'result':<44} trace"]
     for r in rows:
         lines.append(
-            f"{r['workload']:<10} {r['point']:<18} {r['policy']:<9} {r['model_calls']:>5}  "
+            f"{r['workload']:<10} {r['point']:<20} {r['policy']:<9} "
+            f"{'-' if r['model_calls'] is None else r['model_calls']:>5}  "
             f"{r['result']:<44} {r['trace']}"
         )
     bad = sum(r["verdict"] != "conforms" for r in rows)

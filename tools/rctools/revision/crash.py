@@ -27,6 +27,11 @@ from rctools.revision.workloads import WORKLOADS, Workload
 CRASH_POINTS = ("after-revision", "in-recovery")
 
 
+def crash_points(policy: str) -> tuple[str, ...]:
+    """`stale` never recovers, so it has no recovery to crash in."""
+    return CRASH_POINTS if policy != "stale" else ("after-revision",)
+
+
 class SyncedRecorder(Recorder):
     """Appends each event to the trace and syncs it, so a SIGKILL leaves a valid prefix."""
 

@@ -277,7 +277,10 @@ class RevisionRuntime:
             if self.resume_at is not None:
                 config, given = self._resume_point(config)
         while True:
-            for _ in self.graph.stream(given, config, stream_mode="updates"):
+            # sync: a checkpoint is durable before the next node starts, so the checkpoint a
+            # restart forks from shows what the killed process had done (async may lose it).
+            steps = self.graph.stream(given, config, stream_mode="updates", durability="sync")
+            for _ in steps:
                 if self.resume_at is not None:
                     break
             if self.resume_at is not None:
