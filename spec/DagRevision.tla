@@ -1,0 +1,478 @@
+------------------------------ MODULE DagRevision ------------------------------
+(***************************************************************************)
+(* Revision recovery for a DAG workflow (after the REVISE system).          *)
+(*                                                                         *)
+(* The workflow's inputs are versioned paths (fields of the input record). *)
+(* Each execution of a node is an attempt: it records the version of every *)
+(* path it read (data reads; a read that escaped tracking marks the        *)
+(* attempt's provenance unknown), the route it ran on (control reads: the  *)
+(* paths its conditional edges test) and the parent attempts whose outputs *)
+(* it consumed.  While the workflow runs, revisions arrive: replace or     *)
+(* append a value, cancel an earlier revision (restore a value), or change *)
+(* a control path (flip a route).  A revision is accepted only against the *)
+(* current version of its path and makes a new version.                    *)
+(*                                                                         *)
+(* After revisions the runtime plans: it cancels attempts in flight and    *)
+(* invalidates committed outputs (to be recomputed), and keeps the rest    *)
+(* (in-flight attempts continue, committed outputs are reused).  A         *)
+(* finished attempt commits -- its output becomes the node's current       *)
+(* output -- or is rejected; an effect on the outside world is staged by   *)
+(* an attempt and published (or later revoked) by the runtime.  Finish     *)
+(* returns the outputs of the result nodes.                                *)
+(*                                                                         *)
+(* A crash loses the attempts in flight, their staged effects and the      *)
+(* plan; commits, published effects and accepted revisions are durable.    *)
+(* This is ResumeCore's Crash in sync durability, seen at the level of     *)
+(* attempts: a committed attempt is a task whose write is durable (PC says *)
+(* it is not re-run), an attempt in flight is a task of the lost process,  *)
+(* and Restart is ResumeCore's Load of the latest durable state.  What     *)
+(* DagRevision adds is that a durable commit may have gone stale while the *)
+(* process was down, so a restarted runtime must revalidate before reuse.  *)
+(*                                                                         *)
+(* As in ResumeCore, the actions are the runtime's observable moves with   *)
+(* the runtime's choices as parameters; they admit wrong choices so that a *)
+(* faulty runtime's trace still has a behaviour, and the properties say    *)
+(* which choices are correct.  Next is a family of reference runtimes      *)
+(* (policies full, suffix and validity) that make only correct choices.    *)
+(***************************************************************************)
+EXTENDS Naturals, FiniteSets, Sequences, TLC
+
+CONSTANTS
+    Workflows,  \* the workflows (with a policy for the reference runtime) a behaviour may run
+    Width       \* how many attempts the reference runtime runs at once
+
+(***************************************************************************)
+(* A workflow record:                                                      *)
+(*   nodes    a set of node ids                                            *)
+(*   order    a sequence of all nodes, topologically sorted (the order a   *)
+(*            sequential runtime runs them in; suffix recovery cuts it)    *)
+(*   pred     [nodes -> SUBSET nodes]: the nodes whose outputs it consumes *)
+(*   paths    the input paths                                              *)
+(*   reads    [nodes -> SUBSET paths]: the paths each node truly reads     *)
+(*   routes   a set of [node, path, value]: the node is on the route only  *)
+(*            while control path `path` holds `value`                      *)
+(*   effects  the nodes that have an effect on the outside world           *)
+(*   init     [paths -> Int]: initial values (only control values matter)  *)
+(* For the reference runtime only:                                         *)
+(*   policy   "full" | "suffix" | "validity"                               *)
+(*   untracked the nodes whose reads escape tracking                       *)
+(***************************************************************************)
+
+VARIABLES
+    wf,     \* the workflow, fixed by Init
+    ver,    \* per path: its current version (0 at the start; +1 per accepted revision)
+    val,    \* per path: its current value (what control paths route on)
+    att,    \* attempts: id -> the attempt record below
+    cur,    \* per node: its current committed attempt (0: none)
+    plan,   \* the last plan and what it was judged against (None: no plan yet)
+    due,    \* a plan is due: a revision or a restart happened since the last plan
+    up,     \* the runtime process is running
+    final   \* what Finish returned, until the next revision (None: not finished)
+
+vars == <<wf, ver, val, att, cur, plan, due, up, final>>
+
+None == [none |-> TRUE]
+
+(* An attempt record, att[a]:                                              *)
+(*   node     the node it executes                                         *)
+(*   parents  the attempts whose outputs it consumed                       *)
+(*   vers     the version of every path when it started                    *)
+(*   reads    the recorded data reads: a set of <<path, version>>          *)
+(*   unknown  a read escaped tracking: its provenance is unknown           *)
+(*   st       "run", "done" (finished, not committed), "committed",        *)
+(*            "rejected", "cancelled" or "lost" (in flight at a crash)     *)
+(*   fx       its effect: "none", "staged", "published", "revoked" or      *)
+(*            "dropped" (staged, never published)                          *)
+(*   commit   "none", or whether it was "fresh" or "stale" when committed  *)
+(*   basis    the versions its output depends on, itself and through its   *)
+(*            parents: a set of <<path, version>> (fixed when it finishes) *)
+(*   lin      the nodes whose outputs reached it through its parents       *)
+
+-----------------------------------------------------------------------------
+(* Derived views.                                                          *)
+
+Nodes == wf.nodes
+Paths == wf.paths
+
+RoutePaths(n) == {r.path : r \in {r \in wf.routes : r.node = n}}
+
+\* A node is on the route while every control path it is guarded by holds its value.
+Active(n) == \A r \in wf.routes : r.node = n => val[r.path] = r.value
+ActiveNodes == {n \in Nodes : Active(n)}
+ActivePreds(n) == {m \in wf.pred[n] : Active(m)}
+
+InFlight == {a \in DOMAIN att : att[a].st \in {"run", "done"}}
+Committed == {n \in Nodes : cur[n] # 0}
+\* The work a plan decides about: attempts in flight and current committed attempts.
+Work == InFlight \cup {cur[n] : n \in Committed}
+
+\* The paths revised since attempt a started.
+Touched(a) == {p \in Paths : ver[p] # att[a].vers[p]}
+
+\* Attempt a's provenance is unknown and something changed since it started.
+Blind(a) == att[a].unknown /\ Touched(a) # {}
+
+\* Attempt a's output would not be what the workflow computes now: a read
+\* changed, provenance is unknown and anything changed, its route changed, or
+\* its parents are not the current committed attempts of its active inputs.
+Stale(a) ==
+    LET n == att[a].node IN
+    \/ \E r \in att[a].reads : ver[r[1]] # r[2]
+    \/ Blind(a)
+    \/ RoutePaths(n) \cap Touched(a) # {}
+    \/ ~Active(n)
+    \/ att[a].parents # {cur[m] : m \in ActivePreds(n)}
+
+\* The nodes whose work is stale: where recovery must start.
+Conflicts == {att[a].node : a \in {a \in Work : Stale(a)}}
+
+\* S closed under dependents.
+RECURSIVE Downstream(_)
+Downstream(S) ==
+    LET wider == S \cup {n \in Nodes : wf.pred[n] \cap S # {}}
+    IN  IF wider = S THEN S ELSE Downstream(wider)
+
+\* The affected set: active nodes whose work is stale, and their dependents.
+Affected == Downstream(Conflicts) \cap ActiveNodes
+
+Pos(n) == CHOOSE i \in DOMAIN wf.order : wf.order[i] = n
+Min(S) == CHOOSE x \in S : \A y \in S : x <= y
+
+\* The topological suffix from the earliest conflict.
+Suffix ==
+    IF Conflicts = {} THEN {}
+    ELSE {n \in ActiveNodes : Pos(n) >= Min({Pos(m) : m \in Conflicts})}
+
+\* Some work's provenance is too coarse to compute the affected set from.
+Unknown == \E a \in Work : Blind(a)
+
+\* What a full restart on the current inputs computes at node n: the
+\* versions of what it reads and routes on, and of what its inputs depend on.
+RECURSIVE Oracle(_)
+Oracle(n) ==
+    {<<p, ver[p]>> : p \in wf.reads[n] \cup RoutePaths(n)}
+    \cup UNION {Oracle(m) : m \in ActivePreds(n)}
+
+\* What attempt a's output depends on, as far as the runtime recorded it.
+BasisOf(a) ==
+    LET n == att[a].node
+        unseen == IF att[a].unknown THEN wf.reads[n] ELSE {}
+    IN  att[a].reads
+        \cup {<<p, att[a].vers[p]>> : p \in RoutePaths(n) \cup unseen}
+        \cup UNION {att[q].basis : q \in att[a].parents}
+
+Published == {<<att[a].node, att[a].basis>> : a \in {a \in DOMAIN att : att[a].fx = "published"}}
+
+-----------------------------------------------------------------------------
+(* The runtime's moves.  Each is one event of a trace.                     *)
+
+InitWith(w) ==
+    /\ wf = w
+    /\ ver = [p \in w.paths |-> 0]
+    /\ val = w.init
+    /\ att = [a \in {} |-> None]
+    /\ cur = [n \in w.nodes |-> 0]
+    /\ plan = None
+    /\ due = FALSE
+    /\ up = TRUE
+    /\ final = None
+
+Init == \E w \in Workflows : InitWith(w)
+
+\* A revision of path p of the given kind, made against version `base`, with
+\* new value v (kind "control"; other kinds change content, not routes).  It
+\* is accepted only if `base` is the current version.
+Revise(kind, p, base, v, accepted) ==
+    /\ p \in Paths
+    /\ IF accepted
+       THEN /\ base = ver[p]
+            /\ ver' = [ver EXCEPT ![p] = @ + 1]
+            /\ val' = IF kind = "control" THEN [val EXCEPT ![p] = v] ELSE val
+            /\ due' = TRUE
+            /\ final' = None
+            /\ UNCHANGED <<wf, att, cur, plan, up>>
+       ELSE /\ base # ver[p]
+            /\ UNCHANGED vars
+
+\* The runtime plans in `mode` ("selective", "suffix" or "full"): it cancels
+\* the attempts `cancel` in flight and invalidates the committed outputs of
+\* the nodes `invalidate`; everything else is kept (continued or reused).
+Plan(mode, cancel, invalidate) ==
+    /\ up
+    /\ cancel \subseteq InFlight
+    /\ invalidate \subseteq Committed
+    /\ LET kept == ({att[a].node : a \in InFlight \ cancel} \cup (Committed \ invalidate))
+                   \cap ActiveNodes
+       IN plan' = [mode |-> mode, kept |-> kept, affected |-> Affected,
+                   suffix |-> Suffix, unknown |-> Unknown]
+    /\ att' = [a \in DOMAIN att |->
+                 IF a \in cancel
+                 THEN [att[a] EXCEPT !.st = "cancelled",
+                                     !.fx = IF @ = "staged" THEN "dropped" ELSE @]
+                 ELSE att[a]]
+    /\ cur' = [n \in Nodes |-> IF n \in invalidate THEN 0 ELSE cur[n]]
+    /\ due' = FALSE
+    /\ UNCHANGED <<wf, ver, val, up, final>>
+
+\* Attempt a of node n starts, consuming the outputs of attempts `parents`.
+Start(a, n, parents) ==
+    /\ up
+    /\ a \notin DOMAIN att
+    /\ n \in Nodes
+    /\ parents \subseteq DOMAIN att
+    /\ att' = att @@ (a :> [node |-> n, parents |-> parents, vers |-> ver, reads |-> {},
+                            unknown |-> FALSE, st |-> "run", fx |-> "none",
+                            commit |-> "none", basis |-> {},
+                            lin |-> UNION {att[q].lin \cup {att[q].node} : q \in parents}])
+    /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+
+\* Running attempt a reads version v of path p (a stale runtime may read an old one).
+Read(a, p, v) ==
+    /\ a \in DOMAIN att /\ att[a].st = "run"
+    /\ p \in Paths /\ v \in 0..ver[p]
+    /\ att' = [att EXCEPT ![a].reads = @ \cup {<<p, v>>}]
+    /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+
+\* Running attempt a read something tracking did not see.
+ReadUnknown(a) ==
+    /\ a \in DOMAIN att /\ att[a].st = "run"
+    /\ att' = [att EXCEPT ![a].unknown = TRUE]
+    /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+
+\* Running attempt a stages its effect (it is not visible outside yet).
+Stage(a) ==
+    /\ a \in DOMAIN att /\ att[a].st = "run" /\ att[a].fx = "none"
+    /\ att' = [att EXCEPT ![a].fx = "staged"]
+    /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+
+\* Attempt a finishes; its output is held, not yet committed.
+End(a) ==
+    /\ a \in DOMAIN att /\ att[a].st = "run"
+    /\ att' = [att EXCEPT ![a].st = "done", ![a].basis = BasisOf(a)]
+    /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+
+\* Finished attempt a commits: its output becomes its node's current output.
+Commit(a) ==
+    /\ a \in DOMAIN att /\ att[a].st = "done"
+    /\ att' = [att EXCEPT ![a].st = "committed",
+                          ![a].commit = IF Stale(a) THEN "stale" ELSE "fresh"]
+    /\ cur' = [cur EXCEPT ![att[a].node] = a]
+    /\ UNCHANGED <<wf, ver, val, plan, due, up, final>>
+
+\* Finished attempt a is rejected (revalidation failed): its output and effect are dropped.
+Reject(a) ==
+    /\ a \in DOMAIN att /\ att[a].st = "done"
+    /\ att' = [att EXCEPT ![a].st = "rejected",
+                          ![a].fx = IF @ = "staged" THEN "dropped" ELSE @]
+    /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+
+\* The effect attempt a staged is published.
+Publish(a) ==
+    /\ a \in DOMAIN att /\ att[a].fx = "staged"
+    /\ att' = [att EXCEPT ![a].fx = "published"]
+    /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+
+\* The effect attempt a published is revoked (compensated).
+Revoke(a) ==
+    /\ a \in DOMAIN att /\ att[a].fx = "published"
+    /\ att' = [att EXCEPT ![a].fx = "revoked"]
+    /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+
+\* The runtime returns the outputs of the nodes `result` as the final result
+\* (an output no current commit accounts for is `uncommitted`).
+Finish(result) ==
+    /\ up
+    /\ result \subseteq Nodes
+    /\ final' = [result |-> result, active |-> ActiveNodes,
+                 uncommitted |-> result \ Committed,
+                 outputs |-> {<<n, att[cur[n]].basis>> : n \in result \cap Committed},
+                 lin |-> UNION {att[cur[n]].lin : n \in result \cap Committed},
+                 effects |-> Published,
+                 oracle |-> {<<n, Oracle(n)>> : n \in ActiveNodes},
+                 oracleEffects |-> {<<n, Oracle(n)>> : n \in ActiveNodes \cap wf.effects}]
+    /\ UNCHANGED <<wf, ver, val, att, cur, plan, due, up>>
+
+\* The runtime process is killed: attempts in flight, staged effects and what it
+\* knew about pending recovery are lost.
+Crash ==
+    /\ up
+    /\ up' = FALSE
+    /\ att' = [a \in DOMAIN att |->
+                 IF a \in InFlight
+                 THEN [att[a] EXCEPT !.st = "lost",
+                                     !.fx = IF @ = "staged" THEN "dropped" ELSE @]
+                 ELSE att[a]]
+    /\ due' = FALSE
+    /\ UNCHANGED <<wf, ver, val, cur, plan, final>>
+
+\* A new process takes over from the durable commits; it must replan before
+\* building on them, since revisions may have arrived while it was down.
+Restart ==
+    /\ ~up
+    /\ up' = TRUE
+    /\ due' = TRUE
+    /\ UNCHANGED <<wf, ver, val, att, cur, plan, final>>
+
+-----------------------------------------------------------------------------
+(* The reference runtimes: the correct choice at every move.              *)
+
+NewId == Cardinality(DOMAIN att) + 1
+
+InFlightOf(n) == {a \in InFlight : att[a].node = n}
+
+\* What a plan must recompute besides affected work: the nodes off the route.
+OffRoute == Nodes \ ActiveNodes
+
+\* The nodes a plan of `mode` cancels and invalidates.
+PlanSet(mode) ==
+    CASE mode = "full" -> Nodes
+      [] mode = "suffix" -> Suffix \cup OffRoute
+      [] mode = "selective" -> Affected \cup OffRoute
+
+PlanAs(mode) ==
+    Plan(mode, {a \in InFlight : att[a].node \in PlanSet(mode)}, Committed \cap PlanSet(mode))
+
+\* full restarts everything; suffix cuts the order at the earliest conflict;
+\* validity recomputes the affected set, or the suffix when provenance is unknown.
+RefPlan ==
+    /\ due
+    /\ CASE wf.policy = "full" -> PlanAs("full")
+         [] wf.policy = "suffix" -> PlanAs("suffix")
+         [] wf.policy = "validity" -> PlanAs(IF Unknown THEN "suffix" ELSE "selective")
+
+Ready(n) ==
+    /\ n \in ActiveNodes
+    /\ cur[n] = 0
+    /\ InFlightOf(n) = {}
+    /\ \A m \in ActivePreds(n) : cur[m] # 0
+
+\* Ready nodes start in the workflow's order, up to Width at a time.
+RefStart ==
+    /\ ~due
+    /\ Cardinality(InFlight) < Width
+    /\ \E n \in Nodes :
+         /\ Ready(n)
+         /\ \A m \in Nodes : Ready(m) => Pos(n) <= Pos(m)
+         /\ Start(NewId, n, {cur[m] : m \in ActivePreds(n)})
+
+Unread(a) == wf.reads[att[a].node] \ {r[1] : r \in att[a].reads}
+
+\* A tracked read records the current version; an untracked node's reads are unseen.
+RefRead(a) ==
+    IF att[a].node \in wf.untracked
+    THEN ~att[a].unknown /\ ReadUnknown(a)
+    ELSE \E p \in Unread(a) : Read(a, p, ver[p])
+
+RefEnd(a) ==
+    /\ IF att[a].node \in wf.untracked THEN att[a].unknown ELSE Unread(a) = {}
+    /\ att[a].node \in wf.effects => att[a].fx = "staged"
+    /\ End(a)
+
+\* Commit revalidates: a stale result is rejected.
+RefCommit(a) == IF Stale(a) THEN Reject(a) ELSE Commit(a)
+
+Publishable(a) ==
+    /\ att[a].fx = "staged" /\ att[a].st = "committed"
+    /\ cur[att[a].node] = a /\ Active(att[a].node)
+
+Revocable(a) ==
+    /\ att[a].fx = "published"
+    /\ cur[att[a].node] # a \/ ~Active(att[a].node)
+
+RefFinish ==
+    /\ ~due /\ final = None /\ InFlight = {}
+    /\ ActiveNodes \subseteq Committed
+    /\ \A a \in DOMAIN att : ~Publishable(a) /\ ~Revocable(a)
+    /\ Finish(ActiveNodes)
+
+Run ==
+    \/ up /\ RefPlan
+    \/ up /\ RefStart
+    \/ \E a \in DOMAIN att :
+         \/ att[a].st = "run" /\ (RefRead(a) \/ RefEnd(a))
+         \/ att[a].st = "run" /\ att[a].node \in wf.effects /\ Stage(a)
+         \/ att[a].st = "done" /\ up /\ RefCommit(a)
+         \/ Publishable(a) /\ up /\ Publish(a)
+         \/ Revocable(a) /\ up /\ Revoke(a)
+    \/ up /\ RefFinish
+    \/ Restart
+
+ControlPaths == {r.path : r \in wf.routes}
+
+\* A revision the user may send at any time: new content for a data path, or
+\* another route for a control path, against the current version.
+Revision(p) ==
+    IF p \in ControlPaths
+    THEN \E v \in {r.value : r \in {r \in wf.routes : r.path = p}} \ {val[p]} :
+            Revise("control", p, ver[p], v, TRUE)
+    ELSE Revise("replace", p, ver[p], val[p], TRUE)
+
+Next == Run \/ Crash \/ \E p \in Paths : Revision(p)
+
+Spec == Init /\ [][Next]_vars
+
+\* The moves a reference runtime could make next, as partial trace events:
+\* what a trace that stops matching was expected to do instead.  A running
+\* attempt's next move depends on its node's reads; it is shown as end.
+Expected ==
+    LET one(b) == IF b THEN {1} ELSE {} IN
+        {[ev |-> "plan"] : x \in one(up /\ due)}
+        \cup {[ev |-> "start", node |-> n] : n \in {n \in Nodes : up /\ ~due /\ Ready(n)}}
+        \cup {[ev |-> "end", attempt |-> a] : a \in {a \in InFlight : att[a].st = "run"}}
+        \cup {[ev |-> IF Stale(a) THEN "reject" ELSE "commit", attempt |-> a]
+                : a \in {a \in InFlight : att[a].st = "done"}}
+        \cup {[ev |-> "publish", attempt |-> a] : a \in {a \in DOMAIN att : Publishable(a)}}
+        \cup {[ev |-> "revoke", attempt |-> a] : a \in {a \in DOMAIN att : Revocable(a)}}
+        \cup {[ev |-> "finish"] : x \in one(up /\ ENABLED RefFinish)}
+        \cup {[ev |-> "restart"] : x \in one(~up)}
+
+-----------------------------------------------------------------------------
+(* The contract.  Each property is a state invariant; Properties names    *)
+(* them for resume-check, which checks every one on every trace.           *)
+
+\* NoStaleCommit: an attempt commits only if nothing it read or routed on was
+\* revised since it started and its parents are still the current committed attempts.
+NoStaleCommit == \A a \in DOMAIN att : att[a].commit # "stale"
+
+\* PlanSoundness: a plan keeps (continues or reuses) only work outside the
+\* affected set: the nodes whose work is stale, closed under dependents.
+PlanSoundness == plan # None => plan.kept \cap plan.affected = {}
+
+\* FailClosed: unknown provenance widens a plan to a suffix or full restart,
+\* never the reverse; a suffix plan keeps nothing from the earliest conflict on,
+\* a full restart keeps nothing.
+FailClosed ==
+    plan # None =>
+        /\ plan.unknown => plan.mode # "selective"
+        /\ plan.mode = "suffix" => plan.kept \cap plan.suffix = {}
+        /\ plan.mode = "full" => plan.kept = {}
+
+\* EffectsFollowCommit: an effect is published only by an attempt that committed.
+EffectsFollowCommit ==
+    \A a \in DOMAIN att : att[a].fx \in {"published", "revoked"} => att[a].commit # "none"
+
+\* RouteValidity: no output of a node off the current route reaches the final
+\* result, directly or through the nodes that consumed it.
+RouteValidity ==
+    final # None =>
+        /\ final.result \subseteq final.active
+        /\ final.lin \cap (Nodes \ final.active) = {}
+
+\* OracleEquivalence: at finish, the outputs of the route's nodes and the
+\* published effects equal those of a full restart on the latest inputs.
+OracleEquivalence ==
+    final # None =>
+        /\ final.uncommitted \cap final.active = {}
+        /\ {o \in final.outputs : o[1] \in final.active} = final.oracle
+        /\ final.effects = final.oracleEffects
+
+Properties ==
+    [NoStaleCommit |-> NoStaleCommit, PlanSoundness |-> PlanSoundness,
+     FailClosed |-> FailClosed, EffectsFollowCommit |-> EffectsFollowCommit,
+     RouteValidity |-> RouteValidity, OracleEquivalence |-> OracleEquivalence]
+
+\* What a conforming trace showed: attempts started and committed.
+Summary ==
+    [attempts |-> Cardinality(DOMAIN att),
+     committed |-> Cardinality({a \in DOMAIN att : att[a].st = "committed"})]
+=============================================================================

@@ -1,0 +1,66 @@
+---------------------------- MODULE MCDagRevision ----------------------------
+(***************************************************************************)
+(* Model-checking instance of DagRevision: the workflows of the REVISE     *)
+(* scenario, a bounded number of revisions (at every point of the run) and *)
+(* crashes, each reference policy.                                         *)
+(***************************************************************************)
+EXTENDS DagRevision
+
+CONSTANTS Shapes, Policies, MaxRevisions, MaxCrashes
+
+VARIABLES
+    revs,     \* revisions so far
+    crashes   \* crashes so far
+
+\* A -> {B, C} -> D plus an independent E (the REVISE scenario); y is read only
+\* by C, x by A; D has an effect.  Order A, B, C, E, D.
+Dag == [nodes |-> {"A", "B", "C", "D", "E"},
+        order |-> <<"A", "B", "C", "E", "D">>,
+        pred |-> ("A" :> {} @@ "B" :> {"A"} @@ "C" :> {"A"} @@ "D" :> {"B", "C"} @@ "E" :> {}),
+        paths |-> {"x", "y", "z"},
+        reads |-> ("A" :> {"x"} @@ "B" :> {} @@ "C" :> {"y"} @@ "D" :> {} @@ "E" :> {"z"}),
+        routes |-> {},
+        effects |-> {"D"},
+        revisable |-> {"x", "y"}]
+
+\* R -> {B1 | B2} -> J: the control path c selects B1 (0) or B2 (1); J has an effect.
+Route == [nodes |-> {"R", "B1", "B2", "J"},
+          order |-> <<"R", "B1", "B2", "J">>,
+          pred |-> ("R" :> {} @@ "B1" :> {"R"} @@ "B2" :> {"R"} @@ "J" :> {"B1", "B2"}),
+          paths |-> {"q", "c"},
+          reads |-> ("R" :> {"q"} @@ "B1" :> {} @@ "B2" :> {} @@ "J" :> {}),
+          routes |-> {[node |-> "B1", path |-> "c", value |-> 0],
+                      [node |-> "B2", path |-> "c", value |-> 1]},
+          effects |-> {"J"},
+          revisable |-> {"c"}]
+
+\* shape name -> [workflow, nodes whose reads escape tracking]
+ShapeNamed ==
+    ("dag" :> [w |-> Dag, untracked |-> {}]
+     @@ "dag-untracked" :> [w |-> Dag, untracked |-> {"E"}]
+     @@ "route" :> [w |-> Route, untracked |-> {}])
+
+MCWorkflows ==
+    {LET w == ShapeNamed[s].w IN
+       [nodes |-> w.nodes, order |-> w.order, pred |-> w.pred, paths |-> w.paths,
+        reads |-> w.reads, routes |-> w.routes, effects |-> w.effects,
+        init |-> [p \in w.paths |-> 0], revisable |-> w.revisable,
+        untracked |-> ShapeNamed[s].untracked, policy |-> pol]
+     : s \in Shapes, pol \in Policies}
+
+MCInit == Init /\ revs = 0 /\ crashes = 0
+
+MCNext ==
+    \/ Run /\ UNCHANGED <<revs, crashes>>
+    \/ revs < MaxRevisions /\ (\E p \in wf.revisable : Revision(p))
+       /\ revs' = revs + 1 /\ UNCHANGED crashes
+    \/ crashes < MaxCrashes /\ Crash /\ crashes' = crashes + 1 /\ UNCHANGED revs
+
+MCSpec == MCInit /\ [][MCNext]_<<vars, revs, crashes>>
+
+TypeOK ==
+    /\ \A a \in DOMAIN att :
+         /\ att[a].st \in {"run", "done", "committed", "rejected", "cancelled", "lost"}
+         /\ att[a].fx \in {"none", "staged", "published", "revoked", "dropped"}
+    /\ \A n \in Nodes : cur[n] \in {0} \cup DOMAIN att
+=============================================================================

@@ -1,0 +1,62 @@
+-------------------------- MODULE TraceDagRevision --------------------------
+(***************************************************************************)
+(* Trace validation for DagRevision: each event of a trace (format v1) is  *)
+(* one DagRevision action with the event's fields as its parameters.  The  *)
+(* workflow, its paths and who reads them come from the trace's header.    *)
+(* Nothing is hidden: the affected set, the suffix and the oracle are      *)
+(* computed by the contract from what the events recorded.                 *)
+(***************************************************************************)
+EXTENDS DagRevision, TraceValidation
+
+\* The initial value of path p: declared in the header, else 0.
+InitialValue(w, p) ==
+    IF \E v \in w.values : v.path = p THEN (CHOOSE v \in w.values : v.path = p).value ELSE 0
+
+\* The workflow record DagRevision expects, built from a trace header.  The
+\* reference-runtime fields (policy, untracked, revisable) are unused here.
+WorkflowOf(h) ==
+    LET w == h.workflow
+        ns == {w.nodes[i] : i \in DOMAIN w.nodes}
+    IN  [nodes |-> ns,
+         order |-> w.nodes,
+         pred |-> [n \in ns |-> {e[1] : e \in {e \in w.edges : e[2] = n}}],
+         paths |-> w.paths,
+         reads |-> [n \in ns |-> {r.path : r \in {r \in w.reads : r.node = n}}],
+         routes |-> w.routes,
+         effects |-> w.effects,
+         init |-> [p \in w.paths |-> InitialValue(w, p)],
+         policy |-> "none", untracked |-> {}, revisable |-> {}]
+
+\* The DagRevision action that event e records (path 0: a read tracking missed).
+Apply(e) ==
+    \/ e.ev = "revise" /\ Revise(e.kind, e.path, e.base, e.value, e.accepted)
+    \/ e.ev = "plan" /\ Plan(e.mode, e.cancel, e.invalidate)
+    \/ e.ev = "start" /\ Start(e.attempt, e.node, e.parents)
+    \/ e.ev = "read" /\ IF e.path = 0 THEN ReadUnknown(e.attempt)
+                                      ELSE Read(e.attempt, e.path, e.version)
+    \/ e.ev = "stage" /\ Stage(e.attempt)
+    \/ e.ev = "end" /\ End(e.attempt)
+    \/ e.ev = "commit" /\ Commit(e.attempt)
+    \/ e.ev = "reject" /\ Reject(e.attempt)
+    \/ e.ev = "publish" /\ Publish(e.attempt)
+    \/ e.ev = "revoke" /\ Revoke(e.attempt)
+    \/ e.ev = "crash" /\ Crash
+    \/ e.ev = "restart" /\ Restart
+    \/ e.ev = "finish" /\ Finish(e.result)
+
+Broken == {name \in DOMAIN Properties : ~Properties[name]}
+
+\* Printed in a diagnosis run, at the end of the prefix a trace matched: the
+\* moves a reference runtime expected next.
+TraceExpected == Matched => PrintT(<<"rc-expected", t, Expected>>)
+
+TraceInit ==
+    /\ t \in DOMAIN Traces
+    /\ l = 1
+    /\ InitWith(WorkflowOf(Traces[t].header))
+
+TraceNext ==
+    /\ ~Matched
+    /\ Apply(Ev)
+    /\ Advance(Broken', Summary')
+=============================================================================

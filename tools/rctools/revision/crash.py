@@ -1,0 +1,168 @@
+"""Recovery interrupted by a real crash: the runtime process is killed with SIGKILL.
+
+A child process runs the workload with the revision after the run and kills itself (SIGKILL)
+at the crash point: right after the revision is accepted (before any plan), or inside the first
+model call of the recovery. What survives is what was durable: the SQLite checkpoints, the
+input record and the committed attempts (a state file replaced atomically after every commit,
+plan and revision) and the trace so far (appended and synced event by event). The parent
+records the crash, and a second process restarts from the durable state, replans and finishes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from rctools.revision.injection import Injection
+from rctools.revision.recorder import Recorder
+from rctools.revision.runtime import Attempt, RevisionRuntime
+from rctools.revision.workloads import WORKLOADS, Workload
+
+CRASH_POINTS = ("after-revision", "in-recovery")
+
+
+def crash_points(policy: str) -> tuple[str, ...]:
+    """`stale` never recovers, so it has no recovery to crash in."""
+    return CRASH_POINTS if policy != "stale" else ("after-revision",)
+
+
+class SyncedRecorder(Recorder):
+    """Appends each event to the trace and syncs it, so a SIGKILL leaves a valid prefix."""
+
+    def __init__(self, head: dict[str, Any], path: Path) -> None:
+        super().__init__(head)
+        self.path = path
+        if not path.exists():
+            self._append(head)
+        self.seq = len(path.read_text(encoding="utf-8").splitlines()) - 1
+
+    def __call__(self, ev: str, **fields: Any) -> None:
+        self.seq += 1
+        self._append({"seq": self.seq, "ev": ev, **fields})
+
+    def _append(self, line: dict[str, Any]) -> None:
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(line) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+
+class DurableRuntime(RevisionRuntime):
+    """The runtime with its commits made durable, and a crash point where it kills itself."""
+
+    def __init__(
+        self, workload: Workload, policy: str, folder: Path, crash: str, *, restart: bool
+    ) -> None:
+        super().__init__(
+            workload, policy, Injection("after", None, workload.revision), folder / "db.sqlite"
+        )
+        self.folder = folder
+        self.crash = crash
+        self.record = SyncedRecorder(self.record.head, folder / "trace.jsonl")
+        self.model.on_call = self._on_call
+        self.thread = ""
+        self.generation = 0
+        if restart:
+            self._load()
+
+    # What is durable, and loading it back in a new process.
+    def _persist(self) -> None:
+        state = {
+            "values": self.inputs.values,
+            "versions": self.inputs.versions,
+            "fired": self.fired,
+            "generation": self.generation,
+            "thread": self.thread,
+            "cur": {n: {**asdict(a), "reads": sorted(a.reads)} for n, a in self.cur.items()},
+        }
+        temp = self.folder / "state.json.tmp"
+        with temp.open("w", encoding="utf-8") as f:
+            json.dump(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, self.folder / "state.json")
+
+    def _load(self) -> None:
+        state = json.loads((self.folder / "state.json").read_text(encoding="utf-8"))
+        self.inputs.values, self.inputs.versions = state["values"], state["versions"]
+        self.fired = state["fired"]
+        self.thread = state["thread"]
+        self.generation = state["generation"] + 1
+        self.id_prefix = f"r{self.generation}-a"  # ids of the killed process may be in use
+        for name, a in state["cur"].items():
+            reads = {(p, v) for p, v in a.pop("reads")}
+            self.cur[name] = Attempt(**{**a, "parents": tuple(a["parents"]), "reads": reads})
+
+    def _new_thread(self) -> dict[str, Any]:
+        config = super()._new_thread()
+        self.thread = config["configurable"]["thread_id"]
+        return config
+
+    def _commit(self, attempt: Attempt) -> None:
+        super()._commit(attempt)
+        self._persist()
+
+    def _replan(self, at: str | None) -> None:
+        super()._replan(at)
+        self._persist()
+
+    def _inject(self, point: str, node: str | None) -> bool:
+        fired = super()._inject(point, node)
+        if fired:
+            self._persist()
+            if self.crash == "after-revision":
+                os.kill(os.getpid(), signal.SIGKILL)
+        return fired
+
+    def _on_call(self) -> None:
+        if self.fired and self.crash == "in-recovery":
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def resume_after_crash(self) -> None:
+        self.record("restart")
+        self.crash = "none"
+        self.run({"configurable": {"thread_id": self.thread}})
+
+
+def record_crash(workload: Workload, policy: str, crash: str, out: Path) -> Path:
+    """Runs, kills and restarts; returns the trace. Raises if the child did not die by SIGKILL."""
+    folder = out / f"{workload.name}-{policy}-crash-{crash}"
+    folder.mkdir(parents=True, exist_ok=False)
+    first = _child(workload, policy, crash, folder, "first")
+    if first.returncode != -signal.SIGKILL:
+        raise RuntimeError(f"the run was not killed ({first.returncode}): {first.stderr[-500:]}")
+    SyncedRecorder({}, folder / "trace.jsonl")("crash")
+    second = _child(workload, policy, crash, folder, "restart")
+    if second.returncode != 0:
+        raise RuntimeError(f"the restart failed ({second.returncode}): {second.stderr[-500:]}")
+    trace = out / f"{folder.name}.jsonl"
+    os.replace(folder / "trace.jsonl", trace)
+    return trace
+
+
+def _child(
+    workload: Workload, policy: str, crash: str, folder: Path, mode: str
+) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "rctools.revision.crash", workload.name, policy, crash]
+    return subprocess.run(
+        [*argv, str(folder), mode], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def main(argv: list[str]) -> None:
+    name, policy, crash, folder, mode = argv
+    runtime = DurableRuntime(WORKLOADS[name], policy, Path(folder), crash, restart=mode != "first")
+    if mode == "first":
+        runtime.run()
+    else:
+        runtime.resume_after_crash()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,48 @@
+"""Writes what the runtime did as a DagRevision trace (format v1): it records, never judges."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rctools.revision.workloads import Workload
+
+
+def header(workload: Workload, policy: str, scenario: str, runtime_version: str) -> dict[str, Any]:
+    """The trace header: the workflow graph, the paths each node reads, routes and effects."""
+    nodes = workload.nodes
+    return {
+        "format": "resume-check/v1",
+        "contract": "DagRevision",
+        "runtime": {"name": "langgraph", "version": runtime_version},
+        "policy": policy,
+        "workload": workload.name,
+        "scenario": scenario,
+        "workflow": {
+            "nodes": workload.order,
+            "edges": [[m, n.name] for n in nodes for m in n.after],
+            "paths": list(workload.inputs),
+            "reads": [{"node": n.name, "path": p} for n in nodes for p in n.reads],
+            "routes": [
+                {"node": n.name, "path": n.route[0], "value": n.route[1]} for n in nodes if n.route
+            ],
+            "effects": [n.name for n in nodes if n.effect],
+            "values": [{"path": p, "value": workload.inputs[p]} for p in sorted(workload.controls)],
+        },
+    }
+
+
+class Recorder:
+    """Collects events in the order they happen and writes the trace in one go."""
+
+    def __init__(self, head: dict[str, Any]) -> None:
+        self.head = head
+        self.events: list[dict[str, Any]] = []
+
+    def __call__(self, ev: str, **fields: Any) -> None:
+        self.events.append({"seq": len(self.events) + 1, "ev": ev, **fields})
+
+    def write(self, path: Path) -> None:
+        lines = [json.dumps(self.head)] + [json.dumps(e) for e in self.events]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
