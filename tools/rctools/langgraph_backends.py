@@ -231,7 +231,9 @@ async def lmdb_async() -> AsyncIterator[BaseCheckpointSaver]:
 def objectstorage() -> BaseCheckpointSaver:
     from langgraph_checkpoint_objectstorage import ObjectStorageSaver
 
-    folder = store_dir() / "objects"
+    # The object store caches by URL across folders of the same path: a token makes the URL
+    # new when a runner reuses an output folder.
+    folder = store_dir() / f"objects-{cell_token()}"
     folder.mkdir(exist_ok=True)
     return ObjectStorageSaver.from_conn_string(folder.resolve().as_uri())
 

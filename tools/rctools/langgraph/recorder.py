@@ -18,7 +18,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,9 +73,9 @@ class TaskNames:
 class KillSwitch:
     """Counts the points where a SIGKILL may land; at the chosen one it tells the parent
     process through a pipe and waits to be killed. Points: each saver call's entry and exit,
-    each node's start and end. A point is chosen by its number in this process (`at`) or as
-    the n-th occurrence of a label (`label`, `occurrence`), which finds the same moment in a
-    run on another saver."""
+    each node's start and end, except while the recorder holds back events. A point is chosen
+    by its number in this process (`at`) or as the n-th occurrence of a label (`label`,
+    `occurrence`), which finds the same moment in a run on another saver."""
 
     def __init__(
         self,
@@ -89,8 +89,13 @@ class KillSwitch:
         self.count = 0
         self.seen: dict[str, int] = {}
         self._lock = threading.Lock()
+        # While it returns True the process is at no kill point: the recorder holds events it
+        # cannot write in order yet, and a kill would leave the trace without them.
+        self.paused: Callable[[], bool] = lambda: False
 
     def point(self, label: str) -> None:
+        if self.paused():
+            return
         with self._lock:
             self.count += 1
             nth = self.seen[label] = self.seen.get(label, 0) + 1
@@ -148,6 +153,7 @@ class Recorder:
         self.nodes = frozenset(nodes)
         self.tasks = tasks
         self.kill = kill or KillSwitch()
+        self.kill.paused = lambda: bool(self._held)
         self._resume: PendingResume | None = None
         self._start_pending = False
         self._input_write_called = False
