@@ -4,8 +4,8 @@ Without: the graph compiled with LangGraph's SqliteSaver. With: the same saver w
 recorder (RecordingSaver + node callbacks + the effect ledger + one trace file), as
 `resume-check run langgraph` runs it. Runs alternate (without, with, without, ...) in one
 process so that machine noise hits both alike; the table reports medians and their ratio.
-Two node bodies: an empty node (the worst case: all time is LangGraph and the saver) and a
-node with a 5 ms stand-in model call.
+Three node bodies: an empty node (the worst case: all time is LangGraph and the saver), and a
+node with a 5 ms or a 50 ms stand-in model call (a hosted model answers in hundreds of ms).
 
     python bench/recorder_bench.py --out bench/recorder-results.md
 """
@@ -117,7 +117,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     rows = []
-    for label, model_ms in (("empty nodes", 0.0), ("5 ms stand-in model call", 5.0)):
+    for label, model_ms in (
+        ("empty nodes (worst case)", 0.0),
+        ("5 ms stand-in model call", 5.0),
+        ("50 ms stand-in model call", 50.0),
+    ):
         m = measure(model_ms, args.rounds)
         rows.append((label, m))
         print(

@@ -32,9 +32,9 @@ def _checkpoint_id(config: RunnableConfig) -> str | None:
     return config.get("configurable", {}).get("checkpoint_id")
 
 
-def _node_of(task_path: str, fallback: str) -> str:
+def _node_of(task_path: str) -> str | None:
     """`put_writes`'s task_path looks like '~__pregel_pull, B'; the node is its last part."""
-    return task_path.rsplit(", ", 1)[-1].strip() if task_path else fallback
+    return task_path.rsplit(", ", 1)[-1].strip() if task_path else None
 
 
 class SaverLock:
@@ -196,7 +196,7 @@ class RecordingSaver(BaseCheckpointSaver):
         self, config: RunnableConfig, task_id: str, task_path: str
     ) -> tuple[str, str]:
         cid = _checkpoint_id(config) or ""
-        node = _node_of(task_path, self.recorder.tasks.get(task_id))
+        node = _node_of(task_path) or self.recorder.tasks.get(task_id)
         self.recorder.tasks.add(task_id, node)
         self.recorder.writes_called(cid, task_id, node)
         self.recorder.kill.point(f"put_writes {node} entry")
