@@ -234,6 +234,8 @@ class Recorder:
         with self._lock:
             pinned = self._pinned
             if metadata.get("source") == "fork" and pinned is not None:
+                # The fork checkpoint is new and holds no pending writes of its own; writes
+                # leaked from its source would show in what its run does (RD, PC).
                 self._pinned = None
                 self.trace.event(
                     "fork",
