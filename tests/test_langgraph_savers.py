@@ -9,7 +9,6 @@ level: a class of bug only runs with crashes can show.
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from pathlib import Path
 
@@ -94,4 +93,3 @@ def test_the_storage_api_conformance_package_passes_the_write_behind_saver(
     assert report.conformance_level() == "FULL"
     assert report.passed_all()
     del sys.modules["broken_savers"]
-    assert os.environ["RESUME_CHECK_STORE"] == str(tmp_path)

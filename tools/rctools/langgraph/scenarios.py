@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
@@ -50,7 +50,7 @@ class Scenario:
     `extra` names what follows the first complete run: `fork` (time travel from the
     checkpoint before `fork_at` runs), `pinned` (resume the parked interrupt's checkpoint a
     second time, with another value), `concurrent-N` (N processes resume the parked
-    interrupt at once). `fails` says whether a node raises on its first attempt.
+    interrupt at once).
     """
 
     name: str
@@ -58,9 +58,6 @@ class Scenario:
     build: Callable[[], StateGraph]
     extra: tuple[str, ...] = ()
     fork_at: str = ""
-    fails: bool = False
-    parks: bool = False
-    tags: frozenset[str] = field(default_factory=frozenset)
 
 
 def _chain(fail: bool = False) -> StateGraph:
@@ -132,19 +129,16 @@ SCENARIOS: dict[str, Scenario] = {
             "node-error",
             "a linear chain whose B raises on its first attempt; a second invocation resumes",
             lambda: _chain(fail=True),
-            fails=True,
         ),
         Scenario(
             "fanout",
             "plan -> {search, lookup} -> answer; lookup fails once, search's result is kept",
             _fanout,
-            fails=True,
         ),
         Scenario(
             "two-interrupts",
             "review asks twice (interrupt, resume, interrupt, resume), then notifies",
             _asking(2),
-            parks=True,
         ),
         Scenario(
             "retry",
@@ -164,21 +158,18 @@ SCENARIOS: dict[str, Scenario] = {
             "with another value",
             _asking(1),
             extra=("pinned",),
-            parks=True,
         ),
         Scenario(
             "concurrent-2",
             "review asks once; two processes resume the parked interrupt at once",
             _asking(1),
             extra=("concurrent-2",),
-            parks=True,
         ),
         Scenario(
             "concurrent-3",
             "review asks once; three processes resume the parked interrupt at once",
             _asking(1),
             extra=("concurrent-3",),
-            parks=True,
         ),
     )
 }
