@@ -209,6 +209,11 @@ def config_invariants(config_text: str) -> set[str]:
     return names
 
 
+def _extends(module: Path, base: Path) -> bool:
+    match = _EXTENDS.search(module.read_text(encoding="utf-8"))
+    return bool(match) and base.stem in match.group(1).replace(" ", "").split(",")
+
+
 def check_coverage(spec_dir: Path) -> list[Row]:
     """For every contract: each property of its `Properties` record has a one-sentence comment,
     is an invariant of every MC configuration of the contract, and has a mutant that must break
@@ -223,12 +228,7 @@ def check_coverage(spec_dir: Path) -> list[Row]:
         if not names or base.stem.startswith(("MC", "Trace")):
             continue
         comments = property_comments(text)
-        mc_modules = [
-            m.stem
-            for m in spec_dir.glob(f"MC{base.stem}*.tla")
-            if base.stem
-            in _EXTENDS.search(m.read_text(encoding="utf-8")).group(1).replace(" ", "").split(",")  # type: ignore[union-attr]
-        ]
+        mc_modules = [m.stem for m in spec_dir.glob(f"MC{base.stem}*.tla") if _extends(m, base)]
         cfgs = [c for c in spec_dir.glob("MC*.cfg") if module_for(c).stem in mc_modules]
         problems = []
         for name in names:
