@@ -60,8 +60,8 @@ Expected ==
                         : s \in {s \in sched[run[k].cur] :
                                    ~HasResult(k[1], run[k].cur, s.task) /\ s.task \notin run[k].running}}
                      : k \in {k \in up : run[k].cur \in DOMAIN sched}}
-        \cup UNION {{[ev |-> "task_end", proc |-> k[1], thread |-> k[2], task |-> t]
-                        : t \in run[k].running} : k \in up}
+        \cup UNION {{[ev |-> "task_end", proc |-> k[1], thread |-> k[2], task |-> x]
+                        : x \in run[k].running} : k \in up}
         \cup {[ev |-> "step", proc |-> k[1], thread |-> k[2], parent |-> run[k].cur]
                 : k \in {k \in up : run[k].running = {} /\
                                     (run[k].cur = 0 \/ (run[k].cur \in DOMAIN sched /\

@@ -84,6 +84,12 @@ def cli() -> None:
     default=None,
     help="Show TLC's progress on stderr (default: when stderr is a terminal).",
 )
+@click.option(
+    "--require-complete",
+    is_flag=True,
+    help="A conforming trace that stops before an end (returned done, parked or failed) "
+    "fails with exit code 1.",
+)
 def check(
     paths: tuple[Path, ...],
     fmt: str,
@@ -91,13 +97,14 @@ def check(
     default_contract: str | None,
     spec_paths: tuple[Path, ...],
     progress: bool | None,
+    require_complete: bool,
 ) -> int:
     """Judge traces: conforms, violates (first bad event and the property it breaks), invalid.
 
     \b
     Exit codes:
       0  every trace conforms
-      1  some trace violates its contract
+      1  some trace violates its contract (or, with --require-complete, stops early)
       2  some input is invalid, or TLC/Java could not run
     """
     for path in paths:
@@ -114,7 +121,7 @@ def check(
     if show:
         click.echo("\r\033[K", err=True, nl=False)
     click.echo(RENDERERS[fmt](verdicts), nl=False)
-    return exit_code(verdicts)
+    return exit_code(verdicts, require_complete=require_complete)
 
 
 @cli.command()

@@ -12,12 +12,15 @@ from xml.etree import ElementTree as ET
 from resumecheck.verdict import Status, Verdict
 
 
-def exit_code(verdicts: Sequence[Verdict]) -> int:
-    """0: all conform; 1: some trace violates its contract; 2: some input could not be judged."""
+def exit_code(verdicts: Sequence[Verdict], *, require_complete: bool = False) -> int:
+    """0: all conform; 1: some trace violates its contract (or, with `require_complete`, a
+    conforming trace stops before an end); 2: some input could not be judged."""
     statuses = {v.status for v in verdicts}
     if statuses & {Status.INVALID, Status.ERROR}:
         return 2
-    return 1 if Status.VIOLATES in statuses else 0
+    if Status.VIOLATES in statuses:
+        return 1
+    return 1 if require_complete and any(v.complete is False for v in verdicts) else 0
 
 
 def counts_line(verdicts: Sequence[Verdict]) -> str:
@@ -38,8 +41,9 @@ def _text_one(v: Verdict) -> list[str]:
     out: list[str] = []
     if v.status is Status.CONFORMS:
         met = ", ".join(f"{k}: {val}" for k, val in v.summary.items())
+        status = "conforms" if v.complete is not False else "conforms (incomplete)"
         out.append(
-            f"{v.path}: conforms to {v.contract} ({v.events} events)"
+            f"{v.path}: {status} to {v.contract} ({v.events} events)"
             + (f"; met {met}" if met else "")
         )
     elif v.status is Status.VIOLATES:

@@ -42,6 +42,14 @@ class Verdict:
     # the contract could not say (an area without TraceExpected).
     expected: list[dict[str, Any]] | None = None
 
+    @property
+    def complete(self) -> bool | None:
+        """Whether a conforming trace reached an end (returned done, parked or failed), as the
+        contract's summary says; None for a contract whose summary does not say."""
+        if self.status is not Status.CONFORMS or "end" not in self.summary:
+            return None
+        return self.summary["end"] in ("done", "parked", "failed")
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "path": str(self.path),
@@ -65,6 +73,8 @@ class Verdict:
             data["truncated"] = self.truncated
         if self.summary:
             data["summary"] = self.summary
+        if self.complete is not None:
+            data["complete"] = self.complete
         if self.witness is not None:
             data["witness"] = self.witness
         return data

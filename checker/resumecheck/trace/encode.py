@@ -87,7 +87,11 @@ def event_fields(schema: TraceSchema, kind: str) -> list[str]:
     """The fields of an event kind that reach TLA+, in constructor-argument order."""
     props = schema.defs[f"ev_{kind}"]["properties"]
     return sorted(
-        name for name, prop in props.items() if prop.get("x-tla") != "skip" and name != "ev"
+        name
+        for name, prop in props.items()
+        if schema.resolve(prop).get("x-tla") != "skip"
+        and prop.get("x-tla") != "skip"
+        and name != "ev"
     )
 
 
