@@ -25,13 +25,13 @@ def test_evaluation_error_is_an_error_not_a_verdict(tmp_path: Path) -> None:
         "json",
         "--spec-path",
         spec,
-        CORE / "ok-fork.jsonl",
-        CORE / "ok-linear-sync.jsonl",
+        CORE / "ok-fork-refires-on-new-branch.jsonl",
+        CORE / "ok-loop-reruns-node.jsonl",
     )
     run.assert_no_traceback()
     assert run.returncode == 2, run
     verdicts = by_name(run.json())
-    assert verdicts["ok-linear-sync.jsonl"]["status"] == "conforms"
-    broken = verdicts["ok-fork.jsonl"]
+    assert verdicts["ok-loop-reruns-node.jsonl"]["status"] == "conforms"
+    broken = verdicts["ok-fork-refires-on-new-branch.jsonl"]
     assert broken["status"] == "error"
     assert "planted" in broken["reason"]

@@ -348,7 +348,10 @@ def _diff(path: str, old: Value, new: Value) -> dict[str, str]:
         return {path: format_value(new)}
     changed: dict[str, str] = {}
     for key, a, b in items:
-        sub = f"{path}.{key}" if isinstance(key, str) and key.isidentifier() else f"{path}[{key}]"
+        if isinstance(key, str) and key.isidentifier():
+            sub = f"{path}.{key}"
+        else:
+            sub = f"{path}[{key if isinstance(key, int) else format_value(key)}]"
         changed.update(_diff(sub, a, b))
     return changed
 
