@@ -66,9 +66,7 @@ def test_missing_guarantees_get_the_schema_defaults(schema: TraceSchema) -> None
 
 
 def test_effect_levels_per_kind_are_a_set_of_records(schema: TraceSchema) -> None:
-    h = header(
-        guarantees={"effects": {"kinds": [{"kind": "payment", "level": "exactly-once"}]}}
-    )
+    h = header(guarantees={"effects": {"kinds": [{"kind": "payment", "level": "exactly-once"}]}})
     encoded = encode_trace(schema, h, [])
     assert 'kinds |-> {[kind |-> 1, level |-> "exactly-once"]}' in encoded.tla
     assert encoded.ids.tables["effectkind"] == {"payment": 1}
