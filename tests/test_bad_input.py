@@ -10,7 +10,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pytest
 from conftest import (
     CORE,
     Run,

@@ -95,6 +95,8 @@ def test_verdict_matches_manifest(name: str, verdicts: dict[str, dict[str, Any]]
         assert got["matched"] == events
         assert "event_index" not in got
         assert "properties" not in got
+        if "complete" in expected:
+            assert got["complete"] is expected["complete"]
     else:
         assert (got["event_index"], set(got["properties"])) == (
             expected["event"],
