@@ -9,6 +9,13 @@
 (***************************************************************************)
 EXTENDS ResumeCore, TraceValidation
 
+VARIABLE keeps   \* what each crash of the trace left in the store, in order
+
+\* Every move but a crash is a function of its event, so a state of the trace spec is
+\* determined by the cursor and the crashes' hidden choices: TLC tells states apart by
+\* that alone (the VIEW), instead of fingerprinting the whole history at every event.
+TraceView == <<t, l, keeps>>
+
 \* The declared guarantees ResumeCore expects, built from a trace header.
 WorkflowOf(h) ==
     [durability |-> h.guarantees.durability,
@@ -38,7 +45,8 @@ Apply(e) ==
           PutWrites(e.proc, e.thread, e.checkpoint, e.task, e.kind, e.interrupt)
     \/ e.ev = "put_writes" /\ e.task = 0 /\ PutAnswers(e.proc, e.checkpoint)
     \/ e.ev = "finish" /\ Finish(e.proc, e.outcome)
-    \/ e.ev = "crash" /\ \E kept \in Keepable(e.proc) : Crash(e.proc, kept)
+    \/ e.ev = "crash" /\ \E kept \in Keepable(e.proc) :
+                           Crash(e.proc, kept) /\ keeps' = Append(keeps, kept)
 
 Broken == {name \in DOMAIN Properties : ~Properties[name]}
 
@@ -81,9 +89,11 @@ TraceInit ==
     /\ t \in DOMAIN Traces
     /\ l = 1
     /\ InitWith(WorkflowOf(Traces[t].header))
+    /\ keeps = <<>>
 
 TraceNext ==
     /\ ~Matched
     /\ Apply(Ev)
+    /\ Ev.ev # "crash" => UNCHANGED keeps
     /\ Advance(Broken', Summary')
 =============================================================================

@@ -197,6 +197,7 @@ def test_text_names_property_event_and_line(batch: Path) -> None:
 
 CRASH = "ok-crash-resume.jsonl"
 VARIABLES = {
+    "keeps",
     "wf", "ck", "latest", "sched", "wr", "aw", "ans", "dlv", "run", "alive", "holders",
     "inflight", "ledger", "crashes", "ending", "broke",
 }  # fmt: skip
