@@ -1,0 +1,63 @@
+"""What every command shares about its output: `--format`, and a report even when it fails.
+
+`check`, `spec` and every `run <suite>` take the same `--format text|json|junit`. A command
+decorated with `reported` gets an `Invocation` (its name and start time, for the report) and,
+when it fails with a `ResumeCheckError` or a bug, prints a JSON or JUnit document carrying the
+error before the CLI prints its one-line message: a CI step that parses stdout learns that Java
+is missing instead of choking on an empty file.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from resumecheck.errors import InternalError, ResumeCheckError
+from resumecheck.report import FORMATS, Invocation, render_failure
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="Report on stdout: text for people, json (docs/report.schema.json) or junit for CI.",
+)
+
+
+def reported(command: str) -> Callable[[F], F]:
+    """Decorates a click callback that takes `fmt`; passes it `invocation=Invocation(command)`."""
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            invocation = Invocation(command)
+            fmt = kwargs.get("fmt", "text")
+            try:
+                return func(*args, invocation=invocation, **kwargs)
+            except ResumeCheckError as exc:
+                _print_failure(fmt, invocation, exc)
+                raise
+            except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
+                raise
+            except Exception as exc:  # a bug: still a document, then the CLI's message
+                error = InternalError(
+                    f"internal error ({type(exc).__name__}: {exc}); "
+                    "please report it with the input that caused it"
+                )
+                _print_failure(fmt, invocation, error)
+                raise error from exc
+
+        return run  # type: ignore[return-value]
+
+    return decorate
+
+
+def _print_failure(fmt: str, invocation: Invocation, error: ResumeCheckError) -> None:
+    if fmt != "text":
+        click.echo(render_failure(fmt, invocation, error), nl=False)
