@@ -20,11 +20,10 @@ from typing import ClassVar
 CONFORMS, VIOLATES, INVALID_INPUT, ENVIRONMENT = 0, 1, 2, 3
 
 EXIT_CODES: dict[int, str] = {
-    CONFORMS: "every trace conforms (spec: every configuration passes, every mutant is rejected)",
-    VIOLATES: "some trace violates its contract, a suite has a finding, or a spec row fails",
-    INVALID_INPUT: "invalid input: a trace that cannot be judged, or a bad command line",
-    ENVIRONMENT: "the environment could not run it: Java, the TLC jar, the spec files or a "
-    "service is missing or broken (or resume-check itself failed, which it says)",
+    CONFORMS: "all conform (spec: every configuration passes, every mutant is rejected)",
+    VIOLATES: "a violation or a finding (spec: a row fails)",
+    INVALID_INPUT: "invalid input: a trace that cannot be judged, a bad command line",
+    ENVIRONMENT: "could not run: Java, TLC jar, spec files or a service missing or broken",
 }
 
 

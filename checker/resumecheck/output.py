@@ -10,13 +10,22 @@ is missing instead of choking on an empty file.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from resumecheck.errors import InternalError, ResumeCheckError
-from resumecheck.report import FORMATS, Invocation, render_failure
+from resumecheck.report import (
+    FORMATS,
+    Invocation,
+    dump_json,
+    render_failure,
+    render_junit,
+    verdicts_json,
+)
+from resumecheck.verdict import Verdict
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -61,3 +70,26 @@ def reported(command: str) -> Callable[[F], F]:
 def _print_failure(fmt: str, invocation: Invocation, error: ResumeCheckError) -> None:
     if fmt != "text":
         click.echo(render_failure(fmt, invocation, error), nl=False)
+
+
+def emit_suite(
+    fmt: str,
+    invocation: Invocation,
+    verdicts: Sequence[Verdict],
+    document: dict[str, Any],
+    text: str,
+    *,
+    out: Path,
+    code: int,
+) -> None:
+    """How every `run <suite>` ends: `out/summary.json` (the envelope, the verdicts as `check`
+    reports them, then the suite's own `document`) and the report in `fmt` on stdout."""
+    full = invocation.envelope(code) | verdicts_json(verdicts) | document
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(dump_json(full), encoding="utf-8")
+    if fmt == "json":
+        click.echo(dump_json(full), nl=False)
+    elif fmt == "junit":
+        click.echo(render_junit(verdicts, invocation), nl=False)
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
