@@ -53,7 +53,7 @@ bench: setup
 ## .services/; installs the Debian packages if missing). Prints RESUME_CHECK_PG_URL=... and
 ## RESUME_CHECK_REDIS_URL=...; reuses servers that are already up. Tests start them on their own.
 services-up: setup
-	$(BIN)/python -m rctools.services up
+	$(BIN)/python -m rctools.services up --install
 
 services-down: setup
 	$(BIN)/python -m rctools.services down
