@@ -6,6 +6,7 @@ violates with no matching action, and invalid.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,11 @@ INVALID_REASON = "line 1: not JSON (Expecting value: line 1 column 1 (char 0))"
 
 def raw_line(name: str, line: int) -> str:
     return (CORE / name).read_text(encoding="utf-8").splitlines()[line - 1]
+
+
+def event_at(name: str, line: int) -> dict[str, Any]:
+    """The event on `line` as JSON reports carry it: the trace's own object."""
+    return json.loads(raw_line(name, line))
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +53,13 @@ def as_json(batch: Path) -> Run:
 def test_json_document_shape(as_json: Run) -> None:
     assert as_json.returncode == 2
     document = as_json.json()
-    assert set(document) == {"traces", "summary", "exit_code"}
+    assert set(document) == {
+        *("tool", "version", "command", "started", "seconds", "exit_code"),
+        *("summary", "traces", "spec_files"),
+    }
+    assert document["command"] == "check"
     assert document["exit_code"] == 2
+    assert list(document["spec_files"]) == ["ResumeCore"]
     assert document["summary"] == {"conforms": 1, "violates": 2, "invalid": 1, "error": 0}
     assert [t["path"] for t in document["traces"]] == sorted(
         [CONFORMS, TWO_PROPS, UNMATCHED, INVALID]
@@ -75,7 +86,7 @@ def test_json_violation_with_two_properties(as_json: Run) -> None:
         "matched": 8,
         "event_index": 9,
         "line": 10,
-        "event": raw_line(TWO_PROPS, 10),
+        "event": event_at(TWO_PROPS, 10),
         "properties": ["PC", "RD"],
         "reason": "event 9 leads to a state that breaks PC, RD",
     }
@@ -90,7 +101,7 @@ def test_json_violation_that_no_action_matches(as_json: Run) -> None:
         "matched": 3,
         "event_index": 4,
         "line": 5,
-        "event": raw_line(UNMATCHED, 5),
+        "event": event_at(UNMATCHED, 5),
         "properties": [],
         # What the reference runtime would have done instead: start A, not save a phantom.
         "expected": [{"ev": "task_start", "proc": "w1", "node": "A"}],
@@ -179,6 +190,7 @@ def test_text_names_property_event_and_line(batch: Path) -> None:
     assert lines[start + 1] == f"  at event 4 (line 5): {raw_line(UNMATCHED, 5)}"
     assert lines[start + 3] == "  a correct runtime's next move would have been one of:"
     assert lines[start + 4] == '    {"ev": "task_start", "proc": "w1", "node": "A"}'
+    assert lines[-2].startswith("spec ResumeCore: ResumeCore.tla, TraceResumeCore.cfg, ")
     assert lines[-1] == "4 trace(s): 1 conforms, 2 violates, 1 invalid"
 
 
@@ -209,7 +221,7 @@ def test_witness_has_one_step_per_event_plus_the_initial_state(
     assert len(witness) == events + 2  # and the ids legend
     raw = (CORE / CRASH).read_text(encoding="utf-8").splitlines()
     assert "event" not in steps[0]
-    assert [s["event"] for s in steps[1:]] == raw[1:]
+    assert [s["event"] for s in steps[1:]] == [json.loads(line) for line in raw[1:]]
 
 
 def test_witness_initial_state_shows_every_variable(witness_json: dict[str, Any]) -> None:
@@ -222,12 +234,12 @@ def test_witness_initial_state_shows_every_variable(witness_json: dict[str, Any]
 def test_witness_shows_the_checkpoint_made_durable(witness_json: dict[str, Any]) -> None:
     steps = witness_json["witness"]
     # Event 3 is the saver's ack of c0: the durable checkpoints change.
-    assert '"ev": "put"' in steps[3]["event"]
+    assert steps[3]["event"]["ev"] == "put"
     assert "ckpt" in steps[3]["changed"]
     changed_anywhere = {k.split("[")[0].split(".")[0] for s in steps[1:-1] for k in s["changed"]}
     assert {"ckpt", "pw", "mem", "run"} <= changed_anywhere
     # A task start changes nothing durable.
-    assert '"ev": "task_start"' in steps[4]["event"]
+    assert steps[4]["event"]["ev"] == "task_start"
     assert not any(k.startswith(("ckpt", "pw")) for k in steps[4]["changed"])
 
 
@@ -282,5 +294,5 @@ def test_witness_of_a_violation_ends_in_the_bad_state() -> None:
     assert (verdict["event_index"], verdict["properties"]) == (3, ["PC"])
     steps = [s for s in verdict["witness"] if "after_event" in s]
     assert [s["after_event"] for s in steps] == [0, 1, 2, 3]
-    assert steps[-1]["event"] == raw_line(name, 4)
+    assert steps[-1]["event"] == event_at(name, 4)
     assert "run[1].task[1]" in steps[-1]["changed"]
