@@ -21,6 +21,9 @@ from conftest import (
     write_trace_file,
 )
 
+# A `resume-check` process or a TLC run per test: the full tier, not test-fast.
+pytestmark = pytest.mark.slow
+
 KNOWN_KINDS = (
     "crash, effect, finish, fork, interrupt, load, put, put_writes, resume, step, task_end, "
     "task_start"

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import CORE, by_name, patched_spec, run_cli
+
+# A `resume-check` process or a TLC run per test: the full tier, not test-fast.
+pytestmark = pytest.mark.slow
 
 FORK_LINE = '    \\/ e.ev = "fork" /\\ Fork('
 

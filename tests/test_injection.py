@@ -19,6 +19,9 @@ from resumecheck.contract import find_contract
 from resumecheck.trace.encode import encode_trace
 from resumecheck.trace.schema import load_schema
 
+# A `resume-check` process or a TLC run per test: the full tier, not test-fast.
+pytestmark = pytest.mark.slow
+
 MAX_ID = 200  # the schema's maxLength for every identifier
 
 HOSTILE = [

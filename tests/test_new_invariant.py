@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import CORE, by_name, patched_spec, run_cli
 
+# A `resume-check` process or a TLC run per test: the full tier, not test-fast.
+pytestmark = pytest.mark.slow
+
 PROPERTIES = "Properties == [PC |-> PC, EO |-> EO, CO |-> CO, CV |-> CV, FD |-> FD, RD |-> RD"
 COMMENT = "NoFork, no time travel: no process ever runs from a forked checkpoint."
 NEW_INVARIANT = f"\\* {COMMENT}\nNoFork == \\A p \\in Procs : run[p].fork = None\n\n"

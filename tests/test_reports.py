@@ -15,6 +15,9 @@ from xml.etree import ElementTree as ET
 import pytest
 from conftest import CORE, Run, by_name, read_trace_file, run_cli, write_trace_file
 
+# A `resume-check` process or a TLC run per test: the full tier, not test-fast.
+pytestmark = pytest.mark.slow
+
 CONFORMS = "ok-linear-sync.jsonl"
 TWO_PROPS = "pc-rerun-durable-task.jsonl"
 UNMATCHED = "unmatched-put-of-unknown-checkpoint.jsonl"
