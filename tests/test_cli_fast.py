@@ -7,6 +7,8 @@ No servers, no runtimes, no subprocess per command: TLC runs once per contract a
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -211,3 +213,37 @@ def test_spec_reports_as_json_and_junit() -> None:
     (case,) = root.iter("testcase")
     assert case.get("name") == "sandbox-chat-only-policy" and Path(case.get("file", "")).is_file()
     assert float(case.get("time", "0")) > 0 and root.get("timestamp")
+
+
+# --- --format html ------------------------------------------------------------------------------
+
+
+def test_html_page_has_a_timeline_per_violation(tmp_path: Path) -> None:
+    for trace in (TRACES / "recovery").glob("*.jsonl"):
+        shutil.copy(trace, tmp_path / trace.name)
+    hostile = tmp_path / "<b>bold.jsonl"
+    shutil.copy(TRACES / "recovery" / "bwn-draft-consumed-restore-entry.jsonl", hostile)
+    run = invoke("--format", "html", "--no-progress", tmp_path)
+    assert run.returncode == 1, run
+    page = run.stdout
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page
+    assert "<b>bold" not in page and "&lt;b&gt;bold" in page
+    document = invoke("--format", "json", "--no-progress", tmp_path).json()
+    violations = [t for t in document["traces"] if t["status"] == "violates"]
+    svgs = re.findall(r"<svg .*?</svg>", page, re.S)
+    assert len(svgs) == len(violations) == document["summary"]["violates"]
+    for svg, verdict in zip(svgs, violations, strict=True):
+        root = ET.fromstring(svg)  # plain SVG, well-formed XML
+        lanes = {t.text for t in root.iter("{http://www.w3.org/2000/svg}text")}
+        assert {"A", "B"} <= lanes  # SemanticRecovery's instances are the lanes
+        index = verdict["event_index"]
+        broken = ", ".join(verdict["properties"]) or "no action of the contract allows it"
+        assert f"breaks {broken}" in svg
+        (marked,) = [
+            g
+            for g in root.iter("{http://www.w3.org/2000/svg}g")
+            if 'r="9"' in ET.tostring(g, encoding="unicode")
+        ]
+        assert marked.findtext("{http://www.w3.org/2000/svg}title", "").startswith(
+            f"event {index}: "
+        )

@@ -22,10 +22,10 @@ from resumecheck.errors import (
     UsageError,
     exit_codes_help,
 )
-from resumecheck.output import format_option, reported
+from resumecheck.output import TRACE_RENDERERS, format_option, reported
 from resumecheck.progress import Progress, TLCProgress, progress_option
 from resumecheck.refine import judge
-from resumecheck.report import RENDERERS, Invocation, exit_code, render_spec
+from resumecheck.report import FORMATS, Invocation, exit_code, render_spec
 from resumecheck.speccheck import Row, check_all, format_row, header_line
 from resumecheck.suites import SuiteGroup
 
@@ -63,7 +63,7 @@ def cli() -> None:
 
 @cli.command(epilog=exit_codes_help())
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@format_option
+@format_option()
 @click.option(
     "--witness",
     is_flag=True,
@@ -113,7 +113,7 @@ def check(
         on_line=TLCProgress(shown),
     )
     shown.clear()
-    click.echo(RENDERERS[fmt](verdicts, invocation), nl=False)
+    click.echo(TRACE_RENDERERS[fmt](verdicts, invocation), nl=False)
     return exit_code(verdicts)
 
 
@@ -126,7 +126,7 @@ def check(
     type=click.Path(file_okay=False, path_type=Path),
     help="The spec folder (default: the contracts installed with resume-check).",
 )
-@format_option
+@format_option(FORMATS)
 @progress_option
 @reported("spec")
 def spec(

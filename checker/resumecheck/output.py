@@ -17,26 +17,34 @@ from typing import Any, TypeVar
 import click
 
 from resumecheck.errors import InternalError, ResumeCheckError
+from resumecheck.htmlreport import render_html, render_html_failure
 from resumecheck.report import (
-    FORMATS,
+    RENDERERS,
     Invocation,
+    Renderer,
     dump_json,
     render_failure,
-    render_junit,
     verdicts_json,
 )
 from resumecheck.verdict import Verdict
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-format_option = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="Report on stdout: text for people, json (docs/report.schema.json) or junit for CI.",
-)
+# Reports about traces; `spec` has no traces to draw, so no html.
+TRACE_RENDERERS: dict[str, Renderer] = {**RENDERERS, "html": render_html}
+
+
+def format_option(formats: Sequence[str] = tuple(TRACE_RENDERERS)) -> Callable[[F], F]:
+    """`--format`, the same option on every command."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(formats),
+        default="text",
+        show_default=True,
+        help="Report on stdout: text for people, json (docs/report.schema.json) or junit for CI"
+        + (", html: one page with a timeline per violation." if "html" in formats else "."),
+    )
 
 
 def reported(command: str) -> Callable[[F], F]:
@@ -68,7 +76,9 @@ def reported(command: str) -> Callable[[F], F]:
 
 
 def _print_failure(fmt: str, invocation: Invocation, error: ResumeCheckError) -> None:
-    if fmt != "text":
+    if fmt == "html":
+        click.echo(render_html_failure(invocation, error), nl=False)
+    elif fmt != "text":
         click.echo(render_failure(fmt, invocation, error), nl=False)
 
 
@@ -89,7 +99,7 @@ def emit_suite(
     (out / "summary.json").write_text(dump_json(full), encoding="utf-8")
     if fmt == "json":
         click.echo(dump_json(full), nl=False)
-    elif fmt == "junit":
-        click.echo(render_junit(verdicts, invocation), nl=False)
-    else:
+    elif fmt == "text":
         click.echo(text, nl=not text.endswith("\n"))
+    else:
+        click.echo(TRACE_RENDERERS[fmt](verdicts, invocation), nl=False)

@@ -40,7 +40,7 @@ class RunFailed(EnvironmentProblem):
     type=click.Choice(list(WORKLOADS)),
     help="Workload (repeatable; default: all).",
 )
-@format_option
+@format_option()
 @click.option(
     "--out",
     required=True,

@@ -37,7 +37,7 @@ class RecordingFailed(EnvironmentProblem):
     type=click.Choice(sorted(WORKLOADS)),
     help="Workload to run (repeatable; default: all).",
 )
-@format_option
+@format_option()
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),

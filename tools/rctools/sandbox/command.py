@@ -92,7 +92,7 @@ class RecordingFailed(EnvironmentProblem):
     "--latency", default=0.02, show_default=True, help="Model call stand-in, seconds per turn."
 )
 @click.option("--jobs", default=2, show_default=True, help="Runs recorded at once.")
-@format_option
+@format_option()
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
 @progress_option
 @reported("run sandbox")
