@@ -63,10 +63,6 @@ class TLCError(EnvironmentProblem):
     """TLC failed in a way that is not a verdict (parse error, crash, timeout, odd output)."""
 
 
-class ServiceError(EnvironmentProblem):
-    """A server a backend needs (PostgreSQL, redis) is not there and could not be started."""
-
-
 class InternalError(ResumeCheckError):
     """A bug in resume-check: reported as one, with exit code 3, never as the user's fault."""
 
