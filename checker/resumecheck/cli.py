@@ -84,6 +84,12 @@ def cli() -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help=f"Folder with contract files, searched first, file by file (also ${SPEC_PATH_ENV}).",
 )
+@click.option(
+    "--require-complete",
+    is_flag=True,
+    help="A conforming trace that stops before an end (returned done, parked or failed) "
+    "fails with exit code 1.",
+)
 @progress_option
 @reported("check")
 def check(
@@ -93,13 +99,14 @@ def check(
     default_contract: str | None,
     spec_paths: tuple[Path, ...],
     progress: bool | None,
+    require_complete: bool,
     invocation: Invocation,
 ) -> int:
     """Judge traces: conforms, violates (first bad event and the property it breaks), invalid.
 
     Each contract file comes from the first folder holding it: --spec-path folders, then
     $RESUME_CHECK_SPEC_PATH, then the contracts installed with resume-check; the report names
-    the files used.
+    the files used. With --require-complete a conforming trace that stops early exits 1.
     """
     for path in paths:
         if not path.exists():
@@ -114,7 +121,7 @@ def check(
     )
     shown.clear()
     click.echo(TRACE_RENDERERS[fmt](verdicts, invocation), nl=False)
-    return exit_code(verdicts)
+    return exit_code(verdicts, require_complete=require_complete)
 
 
 @cli.command(epilog=exit_codes_help())

@@ -51,15 +51,18 @@ class Invocation:
         }
 
 
-def exit_code(verdicts: Sequence[Verdict]) -> int:
+def exit_code(verdicts: Sequence[Verdict], *, require_complete: bool = False) -> int:
     """3: TLC could not judge some trace; 2: some input is invalid; 1: some trace violates its
-    contract; 0: all conform. The worst wins, so a CI step never reads "fine" past a failure."""
+    contract (or, with `require_complete`, a conforming trace stops before an end); 0: all
+    conform. The worst wins, so a CI step never reads "fine" past a failure."""
     statuses = {v.status for v in verdicts}
     if Status.ERROR in statuses:
         return ENVIRONMENT
     if Status.INVALID in statuses:
         return INVALID_INPUT
-    return VIOLATES if Status.VIOLATES in statuses else CONFORMS
+    if Status.VIOLATES in statuses:
+        return VIOLATES
+    return VIOLATES if require_complete and any(v.complete is False for v in verdicts) else CONFORMS
 
 
 def counts_line(verdicts: Sequence[Verdict]) -> str:
@@ -100,8 +103,9 @@ def _text_one(v: Verdict) -> list[str]:
     out: list[str] = []
     if v.status is Status.CONFORMS:
         met = ", ".join(f"{k}: {val}" for k, val in v.summary.items())
+        status = "conforms" if v.complete is not False else "conforms (incomplete)"
         out.append(
-            f"{v.path}: conforms to {v.contract} ({v.events} events)"
+            f"{v.path}: {status} to {v.contract} ({v.events} events)"
             + (f"; met {met}" if met else "")
         )
     elif v.status is Status.VIOLATES:
@@ -293,16 +297,19 @@ def render_failure(fmt: str, run: Invocation, error: ResumeCheckError) -> str:
 
 
 def spec_row_file(spec_dir: Path, row: Row) -> Path:
-    """The file a row checks: its configuration, or its mutant."""
-    return (
-        spec_dir / row.name if row.kind == "config" else spec_dir / "mutants" / f"{row.name}.mutant"
-    )
+    """The file a row checks: a contract's base module, a configuration, or a mutant."""
+    if row.kind == "contract":
+        return spec_dir / f"{row.name}.tla"
+    if row.kind == "config":
+        return spec_dir / row.name
+    return spec_dir / "mutants" / f"{row.name}.mutant"
 
 
 def render_spec(
     fmt: str, rows: Sequence[Row], spec_dir: Path, invocation: Invocation, code: int
 ) -> str:
-    """`resume-check spec` as JSON (one object per row) or JUnit (a testsuite per kind)."""
+    """`resume-check spec` as JSON (one object per row) or JUnit (a testsuite per kind of row:
+    contract coverage, configurations, mutants)."""
     if fmt == "json":
         return dump_json(
             invocation.envelope(code)
@@ -313,7 +320,7 @@ def render_spec(
             }
         )
     suites = _testsuites(invocation)
-    for kind in ("config", "mutant"):
+    for kind in ("contract", "config", "mutant"):
         members = [r for r in rows if r.kind == kind]
         suite = _testsuite(
             suites,

@@ -48,6 +48,14 @@ class Verdict:
     # This trace's share of the wall time TLC took for its contract's batch (JUnit's `time`).
     seconds: float = 0.0
 
+    @property
+    def complete(self) -> bool | None:
+        """Whether a conforming trace reached an end (returned done, parked or failed), as the
+        contract's summary says; None for a contract whose summary does not say."""
+        if self.status is not Status.CONFORMS or "end" not in self.summary:
+            return None
+        return self.summary["end"] in ("done", "parked", "failed")
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "path": str(self.path),
@@ -72,6 +80,8 @@ class Verdict:
             data["truncated"] = self.truncated
         if self.summary:
             data["summary"] = self.summary
+        if self.complete is not None:
+            data["complete"] = self.complete
         if self.witness is not None:
             data["witness"] = [
                 {**step, "event": _event_object(step["event"])} if "event" in step else step
