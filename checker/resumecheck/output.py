@@ -1,10 +1,10 @@
 """What every command shares about its output: `--format`, and a report even when it fails.
 
-`check`, `spec` and every `run <suite>` take the same `--format text|json|junit`. A command
-decorated with `reported` gets an `Invocation` (its name and start time, for the report) and,
-when it fails with a `ResumeCheckError` or a bug, prints a JSON or JUnit document carrying the
-error before the CLI prints its one-line message: a CI step that parses stdout learns that Java
-is missing instead of choking on an empty file.
+`check`, `spec` and every `run <suite>` take the same `--format text|json|junit` (the commands
+that judge traces also html). A command decorated with `reported` gets an `Invocation` (its name
+and start time, for the report) and, when it fails with a `ResumeCheckError` or a bug, prints a
+document in its format carrying the error before the CLI prints its one-line message: a CI step
+that parses stdout learns that Java is missing instead of choking on an empty file.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def reported(command: str) -> Callable[[F], F]:
             except ResumeCheckError as exc:
                 _print_failure(fmt, invocation, exc)
                 raise
-            except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
+            except (click.exceptions.Exit, click.ClickException):
                 raise
             except Exception as exc:  # a bug: still a document, then the CLI's message
                 error = InternalError(
