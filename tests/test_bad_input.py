@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import (
     CORE,
     Run,
@@ -19,6 +20,9 @@ from conftest import (
     run_cli,
     write_trace_file,
 )
+
+# A `resume-check` process or a TLC run per test: the full tier, not test-fast.
+pytestmark = pytest.mark.slow
 
 KNOWN_KINDS = (
     "crash, effect, finish, fork, load, put, put_writes, read, resume, schedule, step, task_end, "
@@ -325,17 +329,17 @@ def test_directory_without_traces_exits_2(tmp_path: Path) -> None:
     )
 
 
-def test_missing_java_exits_2_with_a_message() -> None:
+def test_missing_java_exits_3_with_a_message() -> None:
     run = run_cli(CORE / "ok-linear-sync.jsonl", env={"RESUME_CHECK_JAVA": "/nonexistent"})
     run.assert_no_traceback()
-    assert run.returncode == 2
+    assert run.returncode == 3
     assert run.stdout == ""
     assert run.stderr.startswith("resume-check: error: RESUME_CHECK_JAVA='/nonexistent'")
     assert "java" in run.stderr.split(":", 2)[2]
     assert len(run.stderr.strip().splitlines()) == 1
 
 
-def test_missing_jar_exits_2_with_a_message() -> None:
+def test_missing_jar_exits_3_with_a_message_and_a_document() -> None:
     run = run_cli(
         "--format",
         "json",
@@ -343,19 +347,20 @@ def test_missing_jar_exits_2_with_a_message() -> None:
         env={"RESUME_CHECK_TLA2TOOLS": "/nonexistent.jar"},
     )
     run.assert_no_traceback()
-    assert run.returncode == 2
-    assert run.stdout == ""
+    assert run.returncode == 3
+    error = run.json()["error"]
+    assert (error["kind"], error["type"]) == ("environment", "ToolchainError")
     assert run.stderr.startswith(
         "resume-check: error: RESUME_CHECK_TLA2TOOLS='/nonexistent.jar' is not a file"
     )
     assert len(run.stderr.strip().splitlines()) == 1
 
 
-def test_contract_that_does_not_parse_exits_2(tmp_path: Path) -> None:
+def test_contract_that_does_not_parse_exits_3(tmp_path: Path) -> None:
     """One TLC run: a syntax error in the contract is a tool failure, not a verdict."""
     spec = patched_spec(tmp_path, "ResumeCore.tla", "Max(a, b) ==", "Max(a, b) == ((")
     run = run_cli("--format", "json", "--spec-path", spec, CORE / "ok-linear-sync.jsonl")
     run.assert_no_traceback()
-    assert run.returncode == 2
-    assert run.stdout == ""
+    assert run.returncode == 3
+    assert run.json()["error"]["type"] == "SpecError"
     assert run.stderr.startswith("resume-check: error: contract ResumeCore does not parse: ")

@@ -19,6 +19,9 @@ from resumecheck.contract import find_contract
 from resumecheck.trace.encode import encode_trace
 from resumecheck.trace.schema import load_schema
 
+# A `resume-check` process or a TLC run per test: the full tier, not test-fast.
+pytestmark = pytest.mark.slow
+
 MAX_ID = 200  # the schema's maxLength for every identifier
 
 HOSTILE = [
@@ -180,7 +183,7 @@ def test_report_quotes_the_hostile_event_verbatim(judged_pairs: tuple[Run, list[
         if verdict["status"] != "violates":
             continue
         lines = Path(verdict["path"]).read_text(encoding="utf-8").splitlines()
-        assert verdict["event"] == lines[verdict["line"] - 1]
+        assert verdict["event"] == json.loads(lines[verdict["line"] - 1])
 
 
 def test_id_one_past_the_maximum_length_is_invalid(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ violates with no matching action, and invalid.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,9 @@ from xml.etree import ElementTree as ET
 
 import pytest
 from conftest import CORE, Run, by_name, read_trace_file, run_cli, write_trace_file
+
+# A `resume-check` process or a TLC run per test: the full tier, not test-fast.
+pytestmark = pytest.mark.slow
 
 CONFORMS = "ok-linear-sync.jsonl"
 TWO_PROPS = "pc-rd-rerun-under-other-node.jsonl"
@@ -23,6 +27,11 @@ INVALID_REASON = "line 1: not JSON (Expecting value: line 1 column 1 (char 0))"
 
 def raw_line(name: str, line: int) -> str:
     return (CORE / name).read_text(encoding="utf-8").splitlines()[line - 1]
+
+
+def event_at(name: str, line: int) -> dict[str, Any]:
+    """The event on `line` as JSON reports carry it: the trace's own object."""
+    return json.loads(raw_line(name, line))
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +56,13 @@ def as_json(batch: Path) -> Run:
 def test_json_document_shape(as_json: Run) -> None:
     assert as_json.returncode == 2
     document = as_json.json()
-    assert set(document) == {"traces", "summary", "exit_code"}
+    assert set(document) == {
+        *("tool", "version", "command", "started", "seconds", "exit_code"),
+        *("summary", "traces", "spec_files"),
+    }
+    assert document["command"] == "check"
     assert document["exit_code"] == 2
+    assert list(document["spec_files"]) == ["ResumeCore"]
     assert document["summary"] == {"conforms": 1, "violates": 2, "invalid": 1, "error": 0}
     assert [t["path"] for t in document["traces"]] == sorted(
         [CONFORMS, TWO_PROPS, UNMATCHED, INVALID]
@@ -76,7 +90,7 @@ def test_json_violation_with_two_properties(as_json: Run) -> None:
         "matched": 9,
         "event_index": 10,
         "line": 11,
-        "event": raw_line(TWO_PROPS, 11),
+        "event": event_at(TWO_PROPS, 11),
         "properties": ["PC", "RD"],
         "reason": "event 10 leads to a state that breaks PC, RD",
     }
@@ -91,7 +105,7 @@ def test_json_violation_that_no_action_matches(as_json: Run) -> None:
         "matched": 4,
         "event_index": 5,
         "line": 6,
-        "event": raw_line(UNMATCHED, 6),
+        "event": event_at(UNMATCHED, 6),
         "properties": [],
         # What a correct runtime would have done instead: start A (or return), not save a
         # phantom.
@@ -190,6 +204,7 @@ def test_text_names_property_event_and_line(batch: Path) -> None:
     assert lines[start + 5] == (
         '    {"ev": "task_start", "proc": "w1", "thread": "t1", "task": "k1"}'
     )
+    assert lines[-2].startswith("spec ResumeCore: ResumeCore.tla, TraceResumeCore.cfg, ")
     assert lines[-1] == "4 trace(s): 1 conforms, 2 violates, 1 invalid"
 
 
@@ -224,7 +239,7 @@ def test_witness_has_one_step_per_event_plus_the_initial_state(
     assert len(witness) == events + 2  # and the ids legend
     raw = (CORE / CRASH).read_text(encoding="utf-8").splitlines()
     assert "event" not in steps[0]
-    assert [s["event"] for s in steps[1:]] == raw[1:]
+    assert [s["event"] for s in steps[1:]] == [json.loads(line) for line in raw[1:]]
 
 
 def test_witness_initial_state_shows_every_variable(witness_json: dict[str, Any]) -> None:
@@ -237,12 +252,12 @@ def test_witness_initial_state_shows_every_variable(witness_json: dict[str, Any]
 def test_witness_shows_the_checkpoint_made_durable(witness_json: dict[str, Any]) -> None:
     steps = witness_json["witness"]
     # Event 3 is the saver's ack of c0: the checkpoint is stored and is the latest.
-    assert '"ev": "put"' in steps[3]["event"]
+    assert steps[3]["event"]["ev"] == "put"
     assert {"ck[1].st", "latest"} <= set(steps[3]["changed"])
     changed_anywhere = {k.split("[")[0].split(".")[0] for s in steps[1:-1] for k in s["changed"]}
     assert {"ck", "wr", "inflight", "run", "ledger", "crashes"} <= changed_anywhere
     # A task start changes nothing stored; its run records it under <<proc, chain>>.
-    assert '"ev": "task_start"' in steps[5]["event"]
+    assert steps[5]["event"]["ev"] == "task_start"
     assert not any(k.startswith(("ck", "wr")) for k in steps[5]["changed"])
     assert "run[<<1, 1>>].running" in steps[5]["changed"]
 
@@ -304,6 +319,6 @@ def test_witness_of_a_violation_ends_in_the_bad_state() -> None:
     assert (verdict["event_index"], verdict["properties"]) == (10, ["PC"])
     steps = [s for s in verdict["witness"] if "after_event" in s]
     assert [s["after_event"] for s in steps] == list(range(11))
-    assert steps[-1]["event"] == raw_line(name, 11)
+    assert steps[-1]["event"] == event_at(name, 11)
     assert steps[-1]["changed"]["broke"] == '{"PC"}'
     assert "run[<<1, 1>>].running" in steps[-1]["changed"]

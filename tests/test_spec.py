@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import SPEC, Run, run_cli
 
+pytestmark = pytest.mark.slow
+
 _ROW = re.compile(
     r"^(?P<kind>config|mutant|contract)\s+(?P<name>\S+)\s+(?P<distinct>[\d,]+|-)\s+(?P<seconds>[\d.]+)s\s+"
     r"(?P<outcome>.+?)\s+expected (?P<expected>\S+)\s+(?P<mark>PASS|FAIL)$"

@@ -25,6 +25,9 @@ from resumecheck.tlc.values import (
     parse_value,
 )
 
+# A `resume-check` process or a TLC run per test: the full tier, not test-fast.
+pytestmark = pytest.mark.slow
+
 # --- value grammar -------------------------------------------------------------------------
 
 PARSE_CASES: list[tuple[str, Value]] = [

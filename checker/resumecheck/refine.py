@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -20,7 +21,7 @@ from typing import Any
 
 from resumecheck.batch import write_batch
 from resumecheck.contract import Contract, find_contract
-from resumecheck.errors import TLCError, UsageError
+from resumecheck.errors import SpecError, TLCError, UsageError
 from resumecheck.tlc.runner import Outcome, TLCResult, run_tlc
 from resumecheck.tlc.values import FrozenDict, Value, format_value, parse_value
 from resumecheck.trace.encode import EncodedTrace, EncodeError, encode_trace
@@ -141,7 +142,53 @@ def _event_line(raw: RawTrace, message: str) -> str:
 def _judge_group(
     contract: Contract, traces: list[_Prepared], witness: bool, on_line: Progress | None
 ) -> list[Verdict]:
-    result = _run(contract, [t.encoded for t in traces], on_line=on_line)
+    started = time.monotonic()
+    modules = _ModuleLog(on_line)
+    result = _run(contract, [t.encoded for t in traces], on_line=modules)
+    verdicts = _verdicts(contract, traces, result, witness, on_line)
+    used = modules.spec_files(contract)
+    share = (time.monotonic() - started) / len(traces)
+    for verdict in verdicts:
+        verdict.spec_files = used
+        verdict.seconds = share
+    return verdicts
+
+
+class _ModuleLog:
+    """Passes TLC's lines on and notes the modules SANY parsed ("Parsing file PATH").
+
+    Which file of a module TLC read is TLC's answer, not ours: with an override folder on the
+    library path, this is what tells the report which ResumeCore.tla judged the traces.
+    """
+
+    PREFIX = "Parsing file "
+
+    def __init__(self, on_line: Progress | None) -> None:
+        self.on_line = on_line
+        self.parsed: list[Path] = []
+
+    def __call__(self, line: str) -> None:
+        if line.startswith(self.PREFIX):
+            self.parsed.append(Path(line[len(self.PREFIX) :].strip()))
+        if self.on_line is not None:
+            self.on_line(line)
+
+    def spec_files(self, contract: Contract) -> tuple[Path, ...]:
+        """The contract's own files TLC used: the configuration and every parsed module from a
+        spec folder (not the generated batch, not TLC's standard modules), by folder."""
+        rank = {folder: index for index, folder in enumerate(contract.search)}
+        files = dict.fromkeys(p for p in [contract.trace_config, *self.parsed] if p.parent in rank)
+        # Search order first, so an override folder and what it replaced lead the list.
+        return tuple(sorted(files, key=lambda p: (rank[p.parent], p.name)))
+
+
+def _verdicts(
+    contract: Contract,
+    traces: list[_Prepared],
+    result: TLCResult,
+    witness: bool,
+    on_line: Progress | None,
+) -> list[Verdict]:
     if result.outcome is Outcome.OK:
         verdicts = _read_verdicts(contract, traces, result)
         _add_expected(contract, traces, verdicts)
@@ -151,7 +198,7 @@ def _judge_group(
     else:
         reason = f"TLC could not judge this batch ({result.outcome.value}): {result.error_text}"
         if result.outcome is Outcome.SPEC_ERROR:
-            raise TLCError(f"contract {contract.name} does not parse: {result.error_text}")
+            raise SpecError(f"contract {contract.name} does not parse: {result.error_text}")
         verdicts = [_verdict(t, Status.ERROR, reason=reason.strip()) for t in traces]
     if witness:
         for trace, verdict in zip(traces, verdicts, strict=True):
@@ -227,7 +274,7 @@ def _run(
         return run_tlc(
             files.module,
             files.config,
-            library_paths=[contract.folder],
+            library_paths=contract.search,
             workers=1 if invariants else TLC_WORKERS,
             on_line=on_line,
         )
