@@ -335,10 +335,15 @@ StartTask(p, ch, t, n, pa) ==
     /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, alive, holders, inflight, ledger,
                    crashes, ending>>
 
+\* The logical work an effect belongs to: chain, branch, step depth, task path and
+\* intent -- the same for every re-creation of the task's checkpoint.
+EffectKey(p, ch, t, i) ==
+    LET r == RunOf(p, ch) IN <<ch, Branch(r.cur), Depth(r.cur), StartedAs(r, t).path, i>>
+
 \* Running task t fires (or skips, believing it fired) effect intent i of kind k.
 Effect(p, ch, t, i, k, status) ==
     LET r == RunOf(p, ch)
-        key == <<ch, Branch(r.cur), Depth(r.cur), StartedAs(r, t).path, i>>
+        key == EffectKey(p, ch, t, i)
         seen == Get(ledger, key, [fired |-> 0, crashes |-> 0])
     IN
     /\ HasRun(p, ch) /\ t \in r.running

@@ -99,10 +99,22 @@ def render_text(verdicts: Sequence[Verdict], run: Invocation) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _summary_value(value: Any) -> str:
+    """A summary field for a person: a list of records as `[a=1 b=2; ...]`, never a Python
+    repr, whatever record the contract's summary holds."""
+    if isinstance(value, list):
+        items = [
+            " ".join(f"{k}={x}" for k, x in item.items()) if isinstance(item, dict) else str(item)
+            for item in value
+        ]
+        return "[" + "; ".join(items) + "]"
+    return str(value)
+
+
 def _text_one(v: Verdict) -> list[str]:
     out: list[str] = []
     if v.status is Status.CONFORMS:
-        met = ", ".join(f"{k}: {val}" for k, val in v.summary.items())
+        met = ", ".join(f"{k}: {_summary_value(val)}" for k, val in v.summary.items())
         status = "conforms" if v.complete is not False else "conforms (incomplete)"
         out.append(
             f"{v.path}: {status} to {v.contract} ({v.events} events)"
