@@ -58,6 +58,7 @@ VARIABLES
     aw,       \* checkpoint id -> the answers written on it: [stored, fly]
     ans,      \* interrupt -> the live answers addressed to it, as <<proc, value>>
     dlv,      \* interrupt -> the values stored task writes record it received
+    closed,   \* the interrupts whose task's final result is stored: answers to them are inert
     run,      \* <<proc, chain>> -> what the process runs on that chain
     alive,    \* proc -> "down" | "up" | "ended"
     holders,  \* chain -> the processes up on it
@@ -67,7 +68,7 @@ VARIABLES
     ending,   \* how the last invocation ended: "none", "running", "crashed", "done", "parked", "failed"
     broke     \* the properties the last move broke
 
-vars == <<wf, ck, latest, sched, wr, aw, ans, dlv, run, alive, holders, inflight,
+vars == <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, run, alive, holders, inflight,
           ledger, crashes, ending, broke>>
 
 None == [none |-> TRUE]
@@ -234,8 +235,9 @@ EffectWrong(key, kind, status) ==
 \* CO: an interrupt receives only a value answered to it.
 DeliversForeign(res) == \E d \in res : d.value \notin Heard(d.interrupt)
 
-\* CO: an interrupt has at most one live answer.
-AnsweredTwice(a, entries) == Cardinality(entries) > 1
+\* CO: an interrupt has at most one live answer (once its task's final result is
+\* stored, a late answer can no longer reach it).
+AnsweredTwice(a, entries) == a \notin closed /\ Cardinality(entries) > 1
 
 \* CO: under a lease, one process at a time runs a chain.
 Unfenced(ch, p) == wf.fencing = "lease" /\ Get(holders, ch, {}) \ {p} # {}
@@ -257,6 +259,7 @@ InitWith(w) ==
     /\ aw = [c \in {} |-> None]
     /\ ans = [a \in {} |-> {}]
     /\ dlv = [a \in {} |-> {}]
+    /\ closed = {}
     /\ run = [k \in {} |-> None]
     /\ alive = [p \in Procs |-> "down"]
     /\ holders = [c \in {} |-> {}]
@@ -268,12 +271,25 @@ InitWith(w) ==
 
 Init == \E w \in Workflows : InitWith(w)
 
+\* Task writes `recs` became stored: the values they record each interrupt received
+\* may be delivered to it again, and a final result closes the interrupts it consumed.
+Settle(recs) ==
+    LET res == UNION {r.res : r \in recs}
+        final == UNION {{d.interrupt : d \in r.res} : r \in {r \in recs : r.kind # "interrupt"}}
+    IN  /\ dlv' = IF res = {} THEN dlv
+                  ELSE [x \in DOMAIN dlv \cup {d.interrupt : d \in res} |->
+                          Get(dlv, x, {}) \cup {d.value : d \in {d \in res : d.interrupt = x}}]
+        /\ closed' = closed \cup final
+
 \* What a load saw becomes stored: the checkpoint and every write it returned.
 StoreSeen(got, writes, answers) ==
     /\ ck' = IF got # 0 /\ Known(got) /\ ck[got].st = "made"
              THEN [ck EXCEPT ![got].st = "stored"] ELSE ck
     /\ latest' = IF got # 0 /\ Known(got) /\ Order(got) > Order(Latest(ck[got].ch))
                  THEN Put(latest, ck[got].ch, got) ELSE latest
+    /\ Settle(IF got = 0 \/ got \notin DOMAIN wr THEN {}
+              ELSE {wr[got][t].fly : t \in {t \in DOMAIN wr[got] :
+                      wr[got][t].fly.kind # "none" /\ SeenWrite(t, wr[got][t].fly) \in writes}})
     /\ wr' = IF got = 0 \/ got \notin DOMAIN wr THEN wr
              ELSE [wr EXCEPT ![got] =
                      [t \in DOMAIN @ |->
@@ -292,7 +308,7 @@ StoreSeen(got, writes, answers) ==
 Read(p, ch, asked, got, parent, digest, writes, answers) ==
     /\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>})
     /\ StoreSeen(got, writes, answers)
-    /\ UNCHANGED <<wf, sched, ans, dlv, run, alive, holders, inflight, ledger, crashes, ending>>
+    /\ UNCHANGED <<wf, sched, ans, run, alive, holders, inflight, ledger, crashes, ending>>
 
 \* Process p starts (or restarts) its run on chain ch from what a load returned.
 Load(p, ch, asked, got, parent, digest, writes, answers) ==
@@ -303,7 +319,18 @@ Load(p, ch, asked, got, parent, digest, writes, answers) ==
     /\ alive' = [alive EXCEPT ![p] = "up"]
     /\ holders' = Put(holders, ch, Get(holders, ch, {}) \cup {p})
     /\ ending' = "running"
-    /\ UNCHANGED <<wf, sched, ans, dlv, inflight, ledger, crashes>>
+    /\ UNCHANGED <<wf, sched, ans, inflight, ledger, crashes>>
+
+\* CV: a runtime refuses a load only while another process runs the chain (its
+\* exclusion at work); refusing otherwise hides the thread's stored checkpoints.
+RefusesFreeChain(ch, p) == Get(holders, ch, {}) \ {p} = {}
+
+\* Process p's load of chain ch is refused because another process holds it: no run
+\* starts.
+Refused(p, ch) ==
+    /\ Broke({<<"CV", RefusesFreeChain(ch, p)>>})
+    /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, run, alive, holders, inflight,
+                   ledger, crashes, ending, closed>>
 
 \* A new checkpoint c of chain ch made by p in memory.
 Made(p, ch, c, parent, depth, branch, origin) ==
@@ -317,7 +344,7 @@ Schedule(p, ch, c, tasks) ==
               <<"RD", HasRun(p, ch) /\ RunOf(p, ch).cur = c /\ ~(RunOf(p, ch).started \subseteq tasks)>>,
               <<"FD", ForkSchedulesOther(c, tasks)>>})
     /\ sched' = IF c \in DOMAIN sched THEN sched ELSE sched @@ (c :> tasks)
-    /\ UNCHANGED <<wf, ck, latest, wr, aw, ans, dlv, run, alive, holders, inflight, ledger,
+    /\ UNCHANGED <<wf, ck, latest, wr, aw, ans, dlv, closed, run, alive, holders, inflight, ledger,
                    crashes, ending>>
 
 \* Process p starts task t (of node n, path pa) in its current step on ch.
@@ -332,7 +359,7 @@ StartTask(p, ch, t, n, pa) ==
     /\ run' = [run EXCEPT ![<<p, ch>>] =
                  [@ EXCEPT !.started = @ \cup {s}, !.running = @ \cup {t},
                            !.pos = Put(@, t, 1), !.res = Put(@, t, {})]]
-    /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, alive, holders, inflight, ledger,
+    /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight, ledger,
                    crashes, ending>>
 
 \* The logical work an effect belongs to: chain, branch, step depth, task path and
@@ -352,7 +379,7 @@ Effect(p, ch, t, i, k, status) ==
                  THEN Put(ledger, key, [fired |-> seen.fired + 1, crashes |-> crashes])
                  ELSE ledger
     /\ run' = [run EXCEPT ![<<p, ch>>].pos[t] = @ + 1]
-    /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, alive, holders, inflight,
+    /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight,
                    crashes, ending>>
 
 \* Running task t ends: "ok", "error", or "interrupt" (parked at interrupt a),
@@ -367,7 +394,7 @@ EndTask(p, ch, t, outcome, a, res) ==
     /\ wr' = Put(wr, r.cur, Put(WritesOf(r.cur), t, [WriteOf(r.cur, t) EXCEPT !.fly = w]))
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \cup {<<r.cur, t>>}]
     /\ run' = [run EXCEPT ![<<p, ch>>].running = @ \ {t}]
-    /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, dlv, alive, holders, ledger, crashes, ending>>
+    /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, dlv, closed, alive, holders, ledger, crashes, ending>>
 
 \* Process p writes answer v to interrupt a against checkpoint c.
 Resume(p, ch, c, a, v) ==
@@ -378,7 +405,7 @@ Resume(p, ch, c, a, v) ==
     /\ ans' = Put(ans, a, entries)
     /\ aw' = Put(aw, c, [AnswersOf(c) EXCEPT !.fly = @ \cup {[interrupt |-> a, value |-> v, by |-> p]}])
     /\ inflight' = [inflight EXCEPT ![p].ans = @ \cup {<<c, a, v>>}]
-    /\ UNCHANGED <<wf, ck, latest, sched, wr, dlv, run, alive, holders, ledger, crashes, ending>>
+    /\ UNCHANGED <<wf, ck, latest, sched, wr, dlv, closed, run, alive, holders, ledger, crashes, ending>>
 
 \* Process p ends its step on ch and makes checkpoint c (in memory).
 Step(p, ch, c, parent) ==
@@ -395,7 +422,7 @@ Step(p, ch, c, parent) ==
                               IF parent = 0 THEN 0 ELSE Branch(parent), 0))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
     /\ run' = [run EXCEPT ![<<p, ch>>] = NewRun(c, FALSE)]
-    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, alive, holders, ledger, crashes, ending>>
+    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, alive, holders, ledger, crashes, ending>>
 
 \* Process p forks checkpoint src of ch (time travel): it makes the copy c and
 \* runs from it, on a new branch.
@@ -409,7 +436,7 @@ Fork(p, ch, src, c) ==
     /\ alive' = [alive EXCEPT ![p] = "up"]
     /\ holders' = Put(holders, ch, Get(holders, ch, {}) \cup {p})
     /\ ending' = "running"
-    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, ledger, crashes>>
+    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, ledger, crashes>>
 
 \* Process p edits the state of ch after checkpoint parent (update_state): it
 \* makes checkpoint c; an edit of an older checkpoint than the latest starts a
@@ -421,7 +448,7 @@ Update(p, ch, parent, c) ==
     /\ ck' = ck @@ (c :> Made(p, ch, c, parent, Depth(parent) + 1,
                               IF parent = Latest(ch) THEN Branch(parent) ELSE c, 0))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
-    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, run, alive, holders, ledger, crashes,
+    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, run, alive, holders, ledger, crashes,
                    ending>>
 
 \* The saver acknowledged checkpoint c, given with content digest d.
@@ -431,7 +458,7 @@ PutCheckpoint(p, c, d) ==
     /\ ck' = [ck EXCEPT ![c].st = "stored", ![c].digest = d]
     /\ latest' = IF Order(c) > Order(Latest(ck[c].ch)) THEN Put(latest, ck[c].ch, c) ELSE latest
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \ {c}]
-    /\ UNCHANGED <<wf, sched, wr, aw, ans, dlv, run, alive, holders, ledger, crashes, ending>>
+    /\ UNCHANGED <<wf, sched, wr, aw, ans, dlv, closed, run, alive, holders, ledger, crashes, ending>>
 
 \* The saver acknowledged p's write of task t (kind k, interrupt a) on c.
 \* A write p did not make there, on a checkpoint p did not edit, changes
@@ -450,9 +477,7 @@ PutWrites(p, ch, c, t, k, a) ==
     /\ Known(c) /\ ck[c].ch = ch
     /\ Broke({<<"FD", ~mine /\ ~seen /\ ~edit>>})
     /\ wr' = Put(wr, c, Put(WritesOf(c), t, [stored |-> rec, fly |-> IF mine THEN NoWrite ELSE w.fly]))
-    /\ dlv' = IF rec.res = {} THEN dlv
-              ELSE [x \in DOMAIN dlv \cup {d.interrupt : d \in rec.res} |->
-                      Get(dlv, x, {}) \cup {d.value : d \in {d \in rec.res : d.interrupt = x}}]
+    /\ Settle({rec})
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \ {<<c, t>>}]
     /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, run, alive, holders, ledger, crashes, ending>>
 
@@ -464,7 +489,7 @@ PutAnswers(p, c) ==
     /\ aw' = [aw EXCEPT ![c] = [stored |-> @.stored \cup {[interrupt |-> a.interrupt, value |-> a.value] : a \in mine},
                                fly |-> @.fly \ mine]]
     /\ inflight' = [inflight EXCEPT ![p].ans = {x \in @ : x[1] # c}]
-    /\ UNCHANGED <<wf, ck, latest, sched, wr, ans, dlv, run, alive, holders, ledger, crashes, ending>>
+    /\ UNCHANGED <<wf, ck, latest, sched, wr, ans, dlv, closed, run, alive, holders, ledger, crashes, ending>>
 
 \* Process p's invocation returns: "done", "parked" or "failed".  In exit mode
 \* the checkpoints of its intermediate steps, never saved, are dropped.
@@ -476,7 +501,7 @@ Finish(p, outcome) ==
     /\ ending' = IF \E q \in Procs \ {p} : alive[q] = "up" THEN "running" ELSE outcome
     /\ ck' = [c \in DOMAIN ck |-> IF c \in inflight[p].cks THEN [ck[c] EXCEPT !.st = "lost"] ELSE ck[c]]
     /\ inflight' = [inflight EXCEPT ![p].cks = {}]
-    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, run, ledger, crashes>>
+    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, run, ledger, crashes>>
 
 \* The parts of what p has in flight that the store may already hold.
 Keepable(p) ==
@@ -509,10 +534,7 @@ Crash(p, kept) ==
                              ELSE [wr[c][t] EXCEPT !.fly = NoWrite]
                         ELSE wr[c][t]]
                 ELSE wr[c]]
-    /\ dlv' = LET res == UNION {wr[w[1]][w[2]].fly.res : w \in {w \in kept.wrs : wr[w[1]][w[2]].fly.by = p}} IN
-              IF res = {} THEN dlv
-              ELSE [x \in DOMAIN dlv \cup {d.interrupt : d \in res} |->
-                      Get(dlv, x, {}) \cup {d.value : d \in {d \in res : d.interrupt = x}}]
+    /\ Settle({wr[w[1]][w[2]].fly : w \in {w \in kept.wrs : wr[w[1]][w[2]].fly.by = p}})
     /\ aw' = [c \in DOMAIN aw |->
                 IF \E x \in f.ans : x[1] = c
                 THEN [stored |-> aw[c].stored \cup {[interrupt |-> a.interrupt, value |-> a.value] :
@@ -608,7 +630,7 @@ RefOp(p) ==
                              /\ run' = [run EXCEPT ![<<p, Chain>>].pos[t] = @ + 1,
                                                    ![<<p, Chain>>].res[t] = @ \cup {[interrupt |-> a, value |-> v]}]
                              /\ broke' = {}
-                             /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, alive, holders,
+                             /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, alive, holders,
                                             inflight, ledger, crashes, ending>>
                  \* the ledger knows this intent fired: skip it
                  ELSE Effect(p, Chain, t, body[pos], 0,

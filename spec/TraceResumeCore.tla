@@ -71,8 +71,9 @@ Justify(e) ==
 
 \* The ResumeCore action that event e records.
 Apply(e) ==
-    \/ e.ev = "load" /\ Load(e.proc, e.thread, e.asked, e.checkpoint, e.parent, e.digest,
-                             e.writes, e.answers)
+    \/ e.ev = "load" /\ ~e.refused /\ Load(e.proc, e.thread, e.asked, e.checkpoint, e.parent,
+                                            e.digest, e.writes, e.answers)
+    \/ e.ev = "load" /\ e.refused /\ Refused(e.proc, e.thread)
     \/ e.ev = "read" /\ Read(e.proc, e.thread, e.asked, e.checkpoint, e.parent, e.digest,
                              e.writes, e.answers)
     \/ e.ev = "schedule" /\ Schedule(e.proc, e.thread, e.checkpoint, e.tasks)
