@@ -88,7 +88,18 @@ def _validator(contract: str, name: str) -> jsonschema.protocols.Validator:
     schema = load_schema(contract)
     assert schema is not None
     document = _inline(schema.defs[name], schema.defs)
-    return jsonschema.validators.validator_for(schema.document)(document)
+    return _strict(jsonschema.validators.validator_for(schema.document))(document)
+
+
+def _strict(cls: type[jsonschema.protocols.Validator]) -> type[jsonschema.protocols.Validator]:
+    """The validator with JSON's own integers: JSON Schema counts 1.0 as an integer, but an
+    identifier written 1.0 is a different key from 1 everywhere downstream, and `"index": 1e0`
+    is not what a recorder writes for an index. So an integer is written without a fraction or
+    an exponent; floats stay valid wherever the schema says "number"."""
+    checker = cls.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    return jsonschema.validators.extend(cls, type_checker=checker)
 
 
 def _inline(node: Any, defs: dict[str, Any]) -> Any:
