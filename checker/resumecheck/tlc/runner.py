@@ -32,13 +32,13 @@ import shlex
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from resumecheck import tempdirs
 from resumecheck.errors import TLCError, ToolchainError, UsageError
 from resumecheck.tlc.locate import find_jar, find_java
 from resumecheck.tlc.values import Value, parse_state
@@ -495,7 +495,7 @@ def run_tlc(
         if not path.is_file():
             raise UsageError(f"{what} {path} does not exist")
     java, jar = find_java(), find_jar()
-    metadir = tempfile.mkdtemp(prefix="resumecheck-tlc-")
+    metadir = str(tempdirs.mkdtemp("tlc-"))
     try:
         command = _command(
             java,
@@ -513,17 +513,21 @@ def run_tlc(
         shutil.rmtree(metadir, ignore_errors=True)
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: the kernel kills TLC if the thread that started it dies.
+def die_with_parent(parent: int) -> None:
+    """In a child (before exec, or first thing in a worker): the kernel kills it when the
+    thread that started it dies.
 
     TLC runs in its own session (so a terminal's Ctrl-C reaches resume-check, which stops it
     cleanly); without this, a resume-check killed by SIGKILL or a timeout would leave a JVM
-    behind that keeps a core busy for as long as the model takes."""
+    behind that keeps a core busy for as long as the model takes. `parent` is the pid that
+    started the child: if it died before the request was made, the child stops at once."""
     with contextlib.suppress(Exception):
         import ctypes
 
         pr_set_pdeathsig = 1
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _run(
@@ -547,7 +551,7 @@ def _run(
             errors="replace",
             bufsize=1,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=functools.partial(die_with_parent, os.getpid()),
         )
     except OSError as exc:
         raise ToolchainError(f"cannot start {command[0]}: {exc}") from exc
