@@ -7,6 +7,7 @@ one-line message and an exit code, never a traceback.
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from pathlib import Path
@@ -14,13 +15,33 @@ from typing import Any
 
 import click
 
-from resumecheck import __version__
+from resumecheck import __version__, escape
 from resumecheck.contract import SPEC_PATH_ENV, default_spec_paths
 from resumecheck.errors import ResumeCheckError, UsageError
+from resumecheck.inputs import expand, no_traces
 from resumecheck.refine import judge
-from resumecheck.report import RENDERERS, exit_code
+from resumecheck.report import RENDERERS, ReportOptions, exit_code
 from resumecheck.speccheck import check_all, format_row, header_line
 from resumecheck.suites import SuiteGroup
+from resumecheck.trace.reader import MAX_BYTES, MAX_LINE_BYTES, Limits
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+class _Size(click.ParamType):
+    """A byte count: 1048576, 64K, 10M, 2G (powers of 1024)."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().upper().removesuffix("B").removesuffix("I")
+        unit = text[-1:] if text[-1:] in _UNITS else ""
+        number = text[: len(text) - len(unit)]
+        if not number.isdigit() or int(number) == 0:
+            self.fail(f"{value!r} is not a size (e.g. 1048576, 64K, 10M, 2G)", param, ctx)
+        return int(number) * _UNITS[unit]
 
 
 class _CheckByDefault(click.Group):
@@ -84,6 +105,25 @@ def cli() -> None:
     default=None,
     help="Show TLC's progress on stderr (default: when stderr is a terminal).",
 )
+@click.option(
+    "--max-bytes",
+    type=_Size(),
+    default=MAX_BYTES,
+    show_default=True,
+    help="Largest trace file read; a larger one is invalid (e.g. 1G).",
+)
+@click.option(
+    "--max-line-bytes",
+    type=_Size(),
+    default=MAX_LINE_BYTES,
+    show_default=True,
+    help="Longest line of a trace; a longer one makes the trace invalid (e.g. 16M).",
+)
+@click.option(
+    "--require-complete",
+    is_flag=True,
+    help="Fail (exit 1) a trace that conforms only up to a cut-off last line.",
+)
 def check(
     paths: tuple[Path, ...],
     fmt: str,
@@ -91,30 +131,45 @@ def check(
     default_contract: str | None,
     spec_paths: tuple[Path, ...],
     progress: bool | None,
+    max_bytes: int,
+    max_line_bytes: int,
+    require_complete: bool,
 ) -> int:
     """Judge traces: conforms, violates (first bad event and the property it breaks), invalid.
 
+    Only regular files are read. Below a directory, every *.jsonl and *.ndjson file (in any
+    case) is a trace, each file is judged once however often it is reached, and every entry
+    left out is named on stderr with the reason. A last line cut short (no newline, not yet
+    a whole JSON object) is not judged: the trace's verdict says "truncated".
+
     \b
     Exit codes:
-      0  every trace conforms
-      1  some trace violates its contract
+      0  every trace conforms (also one truncated, unless --require-complete)
+      1  some trace violates its contract (or is truncated, with --require-complete)
       2  some input is invalid, or TLC/Java could not run
     """
-    for path in paths:
-        if not path.exists():
-            raise UsageError(f"{path}: no such file or directory")
+    inputs = expand(paths)
+    for entry in inputs.skipped:
+        click.echo(
+            f"resume-check: skipped {escape.path(entry.path)}: {escape.text(entry.reason)}",
+            err=True,
+        )
+    if not inputs.files:
+        raise no_traces(paths)
     show = sys.stderr.isatty() if progress is None else progress
     verdicts = judge(
-        list(paths),
+        inputs.files,
         spec_paths=[*spec_paths, *default_spec_paths()],
         default_contract=default_contract,
         witness=witness,
         on_line=_ProgressLine() if show else None,
+        limits=Limits(max_bytes=max_bytes, max_line_bytes=max_line_bytes),
     )
     if show:
         click.echo("\r\033[K", err=True, nl=False)
-    click.echo(RENDERERS[fmt](verdicts), nl=False)
-    return exit_code(verdicts)
+    options = ReportOptions(require_complete=require_complete, skipped=inputs.skipped)
+    click.echo(RENDERERS[fmt](verdicts, options), nl=False)
+    return exit_code(verdicts, require_complete=require_complete)
 
 
 @cli.command()
@@ -196,8 +251,19 @@ class _ProgressLine:
             )
 
 
+def _say(message: str) -> None:
+    """A message on stderr, each of its lines escaped (it may quote a trace or a file name)."""
+    click.echo("\n".join(escape.text(line) for line in message.splitlines()), err=True)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C, so TLC is stopped and temporary folders are removed."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: maps every outcome to an exit code."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         code: Any = cli.main(args=argv, prog_name="resume-check", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -209,15 +275,14 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("resume-check: aborted", err=True)
         code = 130
     except ResumeCheckError as exc:
-        click.echo(f"resume-check: error: {exc}", err=True)
+        _say(f"resume-check: error: {exc}")
         code = exc.exit_code
     except KeyboardInterrupt:
         code = 130
     except Exception as exc:  # a bug in resume-check, never a verdict: say so, exit 2
-        click.echo(
+        _say(
             f"resume-check: internal error ({type(exc).__name__}: {exc}); "
-            "please report it with the input that caused it",
-            err=True,
+            "please report it with the input that caused it"
         )
         code = 2
     sys.exit(code if isinstance(code, int) else 0)

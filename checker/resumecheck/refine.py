@@ -7,9 +7,10 @@ properties; here we only route data and translate TLC's printed progress back to
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shutil
-import tempfile
+import signal
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -18,13 +19,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from resumecheck import escape, tempdirs
 from resumecheck.batch import write_batch
 from resumecheck.contract import Contract, find_contract
 from resumecheck.errors import TLCError, UsageError
-from resumecheck.tlc.runner import Outcome, TLCResult, run_tlc
+from resumecheck.inputs import expand, no_traces
+from resumecheck.tlc.evalerror import EvaluationError, read_evaluation_error
+from resumecheck.tlc.runner import Outcome, TLCResult, die_with_parent, run_tlc
 from resumecheck.tlc.values import FrozenDict, Value, format_value, parse_value
 from resumecheck.trace.encode import EncodedTrace, EncodeError, encode_trace
-from resumecheck.trace.reader import RawTrace, read_trace, trace_files
+from resumecheck.trace.reader import Limits, RawTrace, read_trace
 from resumecheck.trace.schema import TraceSchema, load_schema
 from resumecheck.verdict import Status, Verdict
 
@@ -49,14 +53,17 @@ def judge(
     default_contract: str | None = None,
     witness: bool = False,
     on_line: Progress | None = None,
+    limits: Limits | None = None,
 ) -> list[Verdict]:
-    """Judges every trace below `paths`; one TLC run per contract for the whole batch."""
-    files = trace_files(list(paths))
+    """Judges every trace below `paths` (see `resumecheck.inputs`); one TLC run per contract
+    for the whole batch."""
+    files = expand(paths).files
     if not files:
-        raise UsageError("no trace files (*.jsonl, *.ndjson) in " + ", ".join(map(str, paths)))
+        raise no_traces(paths)
     verdicts: dict[int, Verdict] = {}
     groups: dict[Contract, list[tuple[int, _Prepared]]] = defaultdict(list)
-    for position, prepared in enumerate(_prepare_all(files, spec_paths, default_contract)):
+    prepared_all = _prepare_all(files, spec_paths, default_contract, limits or Limits())
+    for position, prepared in enumerate(prepared_all):
         if isinstance(prepared, Verdict):
             verdicts[position] = prepared
         else:
@@ -73,20 +80,38 @@ PARALLEL_PREPARE_FROM = 200
 
 
 def _prepare_all(
-    files: list[Path], spec_paths: list[Path], default: str | None
+    files: list[Path], spec_paths: list[Path], default: str | None, limits: Limits
 ) -> list[_Prepared | Verdict]:
     """Reads, validates and encodes every trace; schema validation dominates on large batches,
-    so those are spread over the machine's cores."""
-    work = partial(_prepare, spec_paths=spec_paths, default=default)
+    so those are spread over the machine's cores (1000 traces: 6.5 s on one core, 4.2 s on
+    two). The workers are forked children that the kernel kills with this process, so a
+    SIGKILL in the middle leaves none behind waiting on the pool's pipe."""
+    work = partial(_prepare, spec_paths=spec_paths, default=default, limits=limits)
     cores = os.cpu_count() or 1
     if len(files) < PARALLEL_PREPARE_FROM or cores < 2:
         return [work(path) for path in files]
-    with ProcessPoolExecutor(max_workers=cores) as pool:
+    pool = ProcessPoolExecutor(
+        max_workers=cores,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_worker_start,
+        initargs=(os.getpid(),),
+    )
+    try:
         return list(pool.map(work, files, chunksize=max(1, len(files) // (4 * cores))))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _prepare(path: Path, spec_paths: list[Path], default: str | None) -> _Prepared | Verdict:
-    raw = read_trace(path)
+def _worker_start(parent: int) -> None:
+    """A pool worker dies with its parent, and leaves Ctrl-C to it (no traceback per worker)."""
+    die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _prepare(
+    path: Path, spec_paths: list[Path], default: str | None, limits: Limits
+) -> _Prepared | Verdict:
+    raw = read_trace(path, limits)
 
     def invalid(reason: str, contract: str | None = None) -> Verdict:
         return Verdict(
@@ -95,7 +120,7 @@ def _prepare(path: Path, spec_paths: list[Path], default: str | None) -> _Prepar
             contract=contract,
             reason=reason,
             events=len(raw.events),
-            truncated=raw.truncated,
+            truncation=raw.truncated,
         )
 
     if raw.problem or raw.header is None:
@@ -135,18 +160,7 @@ def _event_line(raw: RawTrace, message: str) -> str:
 def _judge_group(
     contract: Contract, traces: list[_Prepared], witness: bool, on_line: Progress | None
 ) -> list[Verdict]:
-    result = _run(contract, [t.encoded for t in traces], on_line=on_line)
-    if result.outcome is Outcome.OK:
-        verdicts = _read_verdicts(contract, traces, result)
-        _add_expected(contract, traces, verdicts)
-    elif len(traces) > 1 and result.outcome is Outcome.EVALUATION_ERROR:
-        # One trace broke the evaluation; judge each alone so the others still get a verdict.
-        verdicts = [_judge_group(contract, [t], False, on_line)[0] for t in traces]
-    else:
-        reason = f"TLC could not judge this batch ({result.outcome.value}): {result.error_text}"
-        if result.outcome is Outcome.SPEC_ERROR:
-            raise TLCError(f"contract {contract.name} does not parse: {result.error_text}")
-        verdicts = [_verdict(t, Status.ERROR, reason=reason.strip()) for t in traces]
+    verdicts = _judge_batch(contract, traces, on_line)
     if witness:
         for trace, verdict in zip(traces, verdicts, strict=True):
             if verdict.status is Status.CONFORMS:
@@ -156,6 +170,77 @@ def _judge_group(
                 upto = verdict.matched + (1 if verdict.properties else 0)
                 verdict.witness = _witness(contract, trace, upto, cut=not verdict.properties)
     return verdicts
+
+
+def _judge_batch(
+    contract: Contract, traces: list[_Prepared], on_line: Progress | None
+) -> list[Verdict]:
+    """One TLC run for the batch; when TLC stops on an expression it cannot evaluate, finds
+    the trace it stopped on.
+
+    TLC stops at the first such error and does not say which trace it was on. Bisection does:
+    a half that runs cleanly gets its verdicts, a half that stops again is split again, down to
+    one trace, which gets the error in one sentence; other traces that stop with the same
+    error refer to it. A broken property stops every run, so after log2(N) + 3 runs the traces
+    still unjudged are reported as not judged instead of costing a TLC run each.
+    """
+    verdicts: dict[int, Verdict] = {}
+    first: tuple[EvaluationError, Path] | None = None
+    last: EvaluationError | None = None
+    runs = len(traces).bit_length() + 3
+    todo = [list(range(len(traces)))]
+    while todo and runs > 0:
+        batch = todo.pop(0)
+        members = [traces[i] for i in batch]
+        result = _run(contract, [t.encoded for t in members], on_line=on_line)
+        runs -= 1
+        if result.outcome is Outcome.SPEC_ERROR:
+            raise TLCError(f"contract {contract.name} does not parse: {result.error_text}")
+        if result.outcome is Outcome.OK:
+            judged = _read_verdicts(contract, members, result)
+            _add_expected(contract, members, judged)
+            verdicts.update(zip(batch, judged, strict=True))
+        elif result.outcome is not Outcome.EVALUATION_ERROR:
+            reason = f"TLC could not judge this batch ({result.outcome.value}): "
+            reason += _one_line(result.error_text)
+            verdicts.update((i, _verdict(traces[i], Status.ERROR, reason=reason)) for i in batch)
+        elif len(batch) > 1:
+            last = read_evaluation_error(result, [contract.folder])
+            half = len(batch) // 2
+            todo[:0] = [batch[:half], batch[half:]]
+        else:
+            error = read_evaluation_error(result, [contract.folder])
+            matched = _matched(result)
+            reason = f"TLC could not evaluate {error.what()} on this trace"
+            if first is not None and first[0] == error:
+                reason += f" either: the same error as on {escape.path(first[1])}"
+            else:
+                reason += f", after its first {matched} event(s) matched: {error.cause}"
+            verdicts[batch[0]] = _verdict(traces[batch[0]], Status.ERROR, reason=reason)
+            first = first or (error, traces[batch[0]].raw.path)
+    if first is not None:
+        left = f"the evaluation error reported on {escape.path(first[1])}"
+    else:
+        left = f"being unable to evaluate {(last or EvaluationError('')).what()}"
+    for i in (i for batch in todo for i in batch):
+        verdicts[i] = _verdict(traces[i], Status.ERROR, reason=f"not judged: TLC stopped on {left}")
+    return [verdicts[i] for i in range(len(traces))]
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    """TLC's text of a failure as one line of a report, cut to `limit` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _matched(result: TLCResult) -> int:
+    """The longest prefix of any trace of the run that some behaviour matched."""
+    depths = [
+        value[2]
+        for value in map(parse_value, result.prints)
+        if isinstance(value, tuple) and len(value) == 3 and value[0] == "rc-progress"
+    ]
+    return max(depths, default=0)
 
 
 def _add_expected(contract: Contract, traces: list[_Prepared], verdicts: list[Verdict]) -> None:
@@ -213,7 +298,7 @@ def _run(
 ) -> TLCResult:
     schema = load_schema(contract.name)
     assert schema is not None
-    folder = Path(tempfile.mkdtemp(prefix="resume-check-"))
+    folder = tempdirs.mkdtemp("batch-")
     try:
         files = write_batch(folder, contract, schema, encoded, invariants=invariants, cut=cut)
         # Two workers keep separate registers; each prints its own progress and the report
@@ -235,7 +320,7 @@ def _verdict(trace: _Prepared, status: Status, **fields: Any) -> Verdict:
         status,
         contract=trace.contract.name,
         events=len(trace.raw.events),
-        truncated=trace.raw.truncated,
+        truncation=trace.raw.truncated,
         **fields,
     )
 
@@ -303,7 +388,11 @@ def _witness(
     prefix = encode_trace(schema, trace.raw.header, trace.raw.events[:matched])
     result = _run(contract, [prefix], on_line=None, invariants=("NotMatched",), cut=cut)
     if result.outcome is not Outcome.INVARIANT_VIOLATION or result.violated != "NotMatched":
-        return [{"error": f"no witness: TLC said {result.outcome.value} {result.error_text}"}]
+        said = _one_line(result.error_text)
+        if result.outcome is Outcome.EVALUATION_ERROR:
+            error = read_evaluation_error(result, [contract.folder])
+            said = f"{error.what()} could not be evaluated: {error.cause}"
+        return [{"error": f"no witness: TLC said {result.outcome.value}: {said}"}]
     steps: list[dict[str, Any]] = []
     previous: dict[str, Value] = {}
     for state in result.error_trace:

@@ -1,50 +1,78 @@
-"""Verdicts for people (text), for programs (json) and for CI dashboards (junit)."""
+"""Verdicts for people (text), for programs (json) and for CI dashboards (junit).
+
+Every file name and every string a trace supplied goes through `resumecheck.escape`, so no
+name or event can add a line, a field or an element of its own to a report.
+"""
 
 from __future__ import annotations
 
 import json
-import re
 import textwrap
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from xml.etree import ElementTree as ET
 
+from resumecheck import escape
+from resumecheck.inputs import Skipped
 from resumecheck.verdict import Status, Verdict
 
 
-def exit_code(verdicts: Sequence[Verdict]) -> int:
-    """0: all conform; 1: some trace violates its contract; 2: some input could not be judged."""
+@dataclass(frozen=True)
+class ReportOptions:
+    """What a report says beyond the verdicts: entries left out, and whether a trace whose
+    last line was cut short fails (--require-complete)."""
+
+    require_complete: bool = False
+    skipped: Sequence[Skipped] = ()
+
+
+def exit_code(verdicts: Sequence[Verdict], *, require_complete: bool = False) -> int:
+    """0: all conform; 1: some trace violates its contract (or, with `require_complete`, one
+    conforms only up to a cut last line); 2: some input could not be judged."""
     statuses = {v.status for v in verdicts}
     if statuses & {Status.INVALID, Status.ERROR}:
         return 2
-    return 1 if Status.VIOLATES in statuses else 0
+    if Status.VIOLATES in statuses:
+        return 1
+    return 1 if require_complete and any(v.truncated for v in verdicts) else 0
 
 
 def counts_line(verdicts: Sequence[Verdict]) -> str:
     counts = Counter(v.status.value for v in verdicts)
+    cut = sum(v.truncated for v in verdicts if v.status is Status.CONFORMS)
     parts = [f"{counts[s.value]} {s.value}" for s in Status if counts[s.value]]
+    if cut:
+        parts[0] += f" ({cut} truncated)"
     return f"{len(verdicts)} trace(s): " + ", ".join(parts)
 
 
-def render_text(verdicts: Sequence[Verdict]) -> str:
+def render_text(verdicts: Sequence[Verdict], options: ReportOptions = ReportOptions()) -> str:
     lines: list[str] = []
     for v in verdicts:
-        lines.extend(_text_one(v))
+        lines.extend(_text_one(v, options))
     lines.append(counts_line(verdicts))
     return "\n".join(lines) + "\n"
 
 
-def _text_one(v: Verdict) -> list[str]:
+def _text_one(v: Verdict, options: ReportOptions) -> list[str]:
+    """The report lines of one verdict, each escaped: one line of text is one report line."""
+    return [escape.text(line) for line in _lines_of(v, options)]
+
+
+def _lines_of(v: Verdict, options: ReportOptions) -> list[str]:
     out: list[str] = []
+    name = escape.path(v.path)
     if v.status is Status.CONFORMS:
         met = ", ".join(f"{k}: {val}" for k, val in v.summary.items())
+        status = "conforms (truncated)" if v.truncated else "conforms"
         out.append(
-            f"{v.path}: conforms to {v.contract} ({v.events} events)"
+            f"{name}: {status} to {v.contract} ({v.events} events)"
             + (f"; met {met}" if met else "")
         )
     elif v.status is Status.VIOLATES:
         what = ", ".join(v.properties) if v.properties else "no action matches"
-        out.append(f"{v.path}: violates {v.contract}: {what}")
+        out.append(f"{name}: violates {v.contract}: {what}")
         out.append(f"  at event {v.event_index} (line {v.line}): {v.event}")
         out.append(f"  the {v.matched} event(s) before it match the contract; {v.reason}")
         if not v.properties and v.expected is not None:
@@ -60,9 +88,10 @@ def _text_one(v: Verdict) -> list[str]:
                     textwrap.wrap(text, width=96, initial_indent="  ", subsequent_indent="      ")
                 )
     else:
-        out.append(f"{v.path}: {v.status.value}: {v.reason}")
-    if v.truncated:
-        out.append(f"  note: {v.truncated}")
+        out.append(f"{name}: {v.status.value}: {v.reason}")
+    if v.truncation is not None:
+        fails = options.require_complete and v.status is Status.CONFORMS
+        out.append(f"  note: {v.truncation}" + ("; --require-complete: fails" if fails else ""))
     if v.witness:
         out.append(
             "  witness (a behaviour of the contract matching the trace, hidden state too):"
@@ -92,55 +121,58 @@ def _text_one(v: Verdict) -> list[str]:
     return out
 
 
-def render_json(verdicts: Sequence[Verdict]) -> str:
+def render_json(verdicts: Sequence[Verdict], options: ReportOptions = ReportOptions()) -> str:
     summary = Counter(v.status.value for v in verdicts)
-    document = {
+    document: dict[str, object] = {
         "traces": [v.to_json() for v in verdicts],
         "summary": {s.value: summary[s.value] for s in Status},
-        "exit_code": exit_code(verdicts),
+        "exit_code": exit_code(verdicts, require_complete=options.require_complete),
     }
-    return json.dumps(document, indent=2) + "\n"
+    if options.skipped:
+        document["skipped"] = [{"path": str(s.path), "reason": s.reason} for s in options.skipped]
+    return json.dumps(escape.json_safe(document), indent=2) + "\n"
 
 
-def render_junit(verdicts: Sequence[Verdict]) -> str:
+def render_junit(verdicts: Sequence[Verdict], options: ReportOptions = ReportOptions()) -> str:
     suites = ET.Element("testsuites", name="resume-check")
     by_contract: dict[str, list[Verdict]] = {}
     for v in verdicts:
-        by_contract.setdefault(v.contract or "unknown", []).append(v)
+        by_contract.setdefault(escape.xml(escape.text(v.contract or "unknown")), []).append(v)
     for contract, members in by_contract.items():
         suite = ET.SubElement(
             suites,
             "testsuite",
             name=contract,
             tests=str(len(members)),
-            failures=str(sum(v.status is Status.VIOLATES for v in members)),
+            failures=str(sum(_fails(v, options) for v in members)),
             errors=str(sum(v.status in (Status.INVALID, Status.ERROR) for v in members)),
         )
         for v in members:
-            case = ET.SubElement(suite, "testcase", classname=contract, name=_xml_text(str(v.path)))
+            name = escape.xml(escape.text(v.path))
+            case = ET.SubElement(suite, "testcase", classname=contract, name=name)
+            message = escape.xml(escape.text(v.reason))
             if v.status is Status.VIOLATES:
                 failure = ET.SubElement(
-                    case,
-                    "failure",
-                    type=",".join(v.properties) or "unmatched",
-                    message=_xml_text(v.reason),
+                    case, "failure", type=",".join(v.properties) or "unmatched", message=message
                 )
-                failure.text = _xml_text("\n".join(_text_one(v)))
+                failure.text = escape.xml("\n".join(_text_one(v, options)))
             elif v.status is not Status.CONFORMS:
-                error = ET.SubElement(
-                    case, "error", type=v.status.value, message=_xml_text(v.reason)
-                )
-                error.text = _xml_text(v.reason)
+                error = ET.SubElement(case, "error", type=v.status.value, message=message)
+                error.text = message
+            elif v.truncation is not None:
+                note = escape.xml(escape.text(v.truncation))
+                if options.require_complete:
+                    ET.SubElement(case, "failure", type="truncated", message=note).text = note
+                else:
+                    ET.SubElement(case, "system-out").text = note
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
 
-# Characters XML 1.0 cannot carry, even escaped; a trace may contain any of them.
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def _xml_text(text: str) -> str:
-    return _NOT_XML.sub("\ufffd", text)
+def _fails(v: Verdict, options: ReportOptions) -> bool:
+    if v.status is Status.VIOLATES:
+        return True
+    return options.require_complete and v.status is Status.CONFORMS and v.truncated
 
 
 RENDERERS = {"text": render_text, "json": render_json, "junit": render_junit}

@@ -35,12 +35,18 @@ class Verdict:
     properties: list[str] = field(default_factory=list)
     descriptions: dict[str, str] = field(default_factory=dict)
     reason: str = ""
-    truncated: str | None = None
+    # Why the trace's last line was not judged (cut short by a killed writer), if it was not:
+    # the verdict is then about the complete lines only and says so.
+    truncation: str | None = None
     summary: dict[str, Any] = field(default_factory=dict)
     witness: list[dict[str, Any]] | None = None
     # For an event no action allows: the reference runtime's possible moves there, or None when
     # the contract could not say (an area without TraceExpected).
     expected: list[dict[str, Any]] | None = None
+
+    @property
+    def truncated(self) -> bool:
+        return self.truncation is not None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -61,8 +67,9 @@ class Verdict:
                 data["expected"] = self.expected
         if self.reason:
             data["reason"] = self.reason
-        if self.truncated:
-            data["truncated"] = self.truncated
+        if self.truncation is not None:
+            data["truncated"] = True
+            data["truncation"] = self.truncation
         if self.summary:
             data["summary"] = self.summary
         if self.witness is not None:
