@@ -1,29 +1,30 @@
 ---------------------------- MODULE MCResumeCore ----------------------------
 (***************************************************************************)
-(* Model-checking instance of ResumeCore: small workflows, a bounded       *)
-(* number of faults (crashes and forks), checkpoint ids and resume values. *)
+(* Model-checking instance of ResumeCore: one chain, small plans with a    *)
+(* loop, a fan-out of one node and an interrupt, bounded faults (crashes,  *)
+(* forks, edits) and checkpoint ids.                                       *)
 (***************************************************************************)
 EXTENDS ResumeCore
 
-CONSTANTS MaxFaults, MaxIds, MaxValues, Durabilities, Shapes, Guarantees
+CONSTANTS MaxFaults, MaxCheckpoints, Durabilities, Plans, Levels, Fencings
 
-VARIABLE faults   \* crashes and forks so far
+VARIABLE faults   \* crashes, forks and edits so far
 
-\* A -> {B, C}: B fires an effect and then asks for input, C asks for input.
-Fan == [nodes |-> {1, 2, 3},
-        pred  |-> (1 :> {} @@ 2 :> {1} @@ 3 :> {1}),
-        body  |-> (1 :> <<>> @@ 2 :> <<1, 0>> @@ 3 :> <<0>>)]
+\* A, then two tasks of node B (a fan-out, as Send makes): b1 fires an
+\* effect and asks for input, b2 does nothing; then A again (a loop).
+Loop == (0 :> {[path |-> "a", node |-> "A", body |-> <<1>>]}
+         @@ 1 :> {[path |-> "b1", node |-> "B", body |-> <<2, 0>>],
+                  [path |-> "b2", node |-> "B", body |-> <<>>]}
+         @@ 2 :> {[path |-> "a", node |-> "A", body |-> <<1>>]})
 
-\* A -> B -> C: B asks twice, then fires an effect.
-Chain == [nodes |-> {1, 2, 3},
-          pred  |-> (1 :> {} @@ 2 :> {1} @@ 3 :> {2}),
-          body  |-> (1 :> <<1>> @@ 2 :> <<0, 0, 2>> @@ 3 :> <<>>)]
+\* One task that asks twice and fires an effect in between.
+Ask == (0 :> {[path |-> "a", node |-> "A", body |-> <<0, 1, 0>>]})
 
-ShapeNamed == ("fan" :> Fan @@ "chain" :> Chain)
+PlanNamed == ("loop" :> Loop @@ "ask" :> Ask)
 
 MCWorkflows ==
-    {[nodes |-> ShapeNamed[s].nodes, pred |-> ShapeNamed[s].pred, body |-> ShapeNamed[s].body,
-      durability |-> d, effects |-> g] : s \in Shapes, d \in Durabilities, g \in Guarantees}
+    {[durability |-> d, effects |-> [default |-> g, kinds |-> {}], fencing |-> f,
+      plan |-> PlanNamed[s]] : s \in Plans, d \in Durabilities, g \in Levels, f \in Fencings}
 
 MCInit == Init /\ faults = 0
 
@@ -33,14 +34,13 @@ MCNext ==
 
 MCSpec == MCInit /\ [][MCNext]_<<vars, faults>>
 
-\* Bounds the model: few checkpoint ids and resume values.
-MCBounds ==
-    /\ Cardinality(IdsInUse) <= MaxIds
-    /\ Cardinality(DOMAIN addr) <= MaxValues
+\* Bounds the model: few checkpoints.
+MCBounds == Cardinality(DOMAIN ck) <= MaxCheckpoints
 
 MCSymmetry == Permutations(Procs)
 
 TypeOK ==
-    /\ \A p \in Procs : run[p].st \in {"down", "up", "ended"}
-    /\ \A w \in pw : w.kind \in {"ok", "error", "interrupt", "resume"}
+    /\ \A p \in Procs : alive[p] \in {"down", "up", "ended"}
+    /\ \A c \in DOMAIN ck : ck[c].st \in {"made", "stored", "lost"}
+    /\ ending \in {"none", "running", "crashed", "done", "parked", "failed"}
 =============================================================================

@@ -1,453 +1,676 @@
 ------------------------------ MODULE ResumeCore ------------------------------
 (***************************************************************************)
-(* Resume semantics of one workflow thread.                                *)
+(* Resume semantics of workflow threads on one persistence layer (v2).     *)
 (*                                                                         *)
-(* A workflow is a DAG of nodes run in supersteps.  Each step runs from a  *)
-(* checkpoint; a finished task's result is a pending write against that    *)
-(* checkpoint; when every task of the step has finished the runtime makes  *)
-(* the next checkpoint.  Checkpoints and writes are first made in a        *)
-(* process's memory and become durable when the saver acknowledges them.   *)
-(* A process can crash at any instant (SIGKILL): what was not durable is   *)
-(* lost, except what the store had already taken silently.  A later        *)
-(* process loads the latest checkpoint and its pending writes and resumes. *)
-(* A node may call interrupt(); a resume value answers it and the node     *)
-(* re-executes from its start.  An older checkpoint can be forked.  Every  *)
-(* effect on the outside world goes through a ledger.                      *)
+(* A thread runs in steps.  A step runs from a checkpoint: the runtime's   *)
+(* routing decides which tasks the checkpoint schedules -- task instances, *)
+(* each with the runtime's task id, its node and its path, so a node may   *)
+(* run in many steps (loops) and several times in one step (fan-out).  A   *)
+(* finished task's result is a pending write against the checkpoint its   *)
+(* step runs from; when every scheduled task has a result the runtime      *)
+(* makes the next checkpoint.  A task may run a child thread in its own    *)
+(* namespace (a subgraph): every (thread, namespace) is a chain of its own, *)
+(* judged by the same rules.  Checkpoints and writes are made in a         *)
+(* process's memory and become stored when the saver acknowledges them or *)
+(* when a load returns them.  A process can crash at any instant           *)
+(* (SIGKILL): what was in flight may or may not have reached the store.    *)
+(* A later process loads a checkpoint and its pending writes and resumes.  *)
+(* A task may park at an interrupt; an answer (a resume value) addressed   *)
+(* to that interrupt is delivered when the task runs again from its start. *)
+(* A checkpoint may be forked (time travel) or edited (update_state).      *)
 (*                                                                         *)
-(* The actions are written as the runtime's observable moves, parameterized *)
-(* by the choices a runtime makes (which checkpoint it loaded, which task  *)
-(* it started, which value it delivered).  They admit wrong choices too,   *)
-(* so that a recorded trace of a faulty runtime still has a behaviour; the *)
-(* properties at the end say which choices are correct.  Next is the       *)
-(* reference runtime: it makes only correct choices, and model checking    *)
-(* shows it keeps every property.                                          *)
+(* The actions are the runtime's observable moves, parameterized by what   *)
+(* the runtime chose or the saver returned.  They admit wrong choices, so  *)
+(* that a recorded trace of a faulty runtime still has a behaviour; each   *)
+(* move records in `broke` the properties its own choice breaks.  Checking *)
+(* a property on the move that can break it, instead of re-scanning the    *)
+(* whole history after every move, keeps the cost of judging an event      *)
+(* independent of how long the trace is; since every property is a safety *)
+(* property of the moves, "no move broke it" is the same as "it holds".    *)
+(* Next is the reference runtime: it makes only correct choices, and model *)
+(* checking shows it never breaks a property.                              *)
 (***************************************************************************)
 EXTENDS Naturals, FiniteSets, Sequences, TLC
 
 CONSTANTS
-    Workflows,  \* the workflows, with declared guarantees, a behaviour may start from
-    Procs       \* the processes that may run the thread
+    Workflows,  \* the declared guarantees (and, for the reference, the plan) a behaviour may start from
+    Procs       \* the processes that may run threads
 
 (***************************************************************************)
 (* A workflow record:                                                      *)
-(*   nodes      a set of node ids                                          *)
-(*   pred       [nodes -> SUBSET nodes]: the nodes each node waits for     *)
-(*   body       [nodes -> Seq(Int)]: what a node does, in order; 0 calls    *)
-(*              interrupt(), k > 0 fires effect intent k (only the         *)
-(*              reference runtime reads it; traces say what happened)      *)
 (*   durability "sync" | "async" | "exit"                                  *)
-(*   effects    "exactly-once" | "at-least-once": the declared guarantee   *)
-(*              for effects ("at-least-once": a re-fire only after a crash) *)
+(*   effects    [default |-> Level, kinds |-> set of [kind, level]]: the   *)
+(*              declared guarantee per kind of effect                      *)
+(*   fencing    "none" | "lease": whether concurrent runners of one chain  *)
+(*              are excluded                                               *)
+(*   plan       the reference runtime's routing (model checking only):     *)
+(*              depth -> set of [path, node, body]; body a tuple of ops,   *)
+(*              0 = interrupt(), k > 0 = fire effect intent k              *)
+(* Level: "exactly-once" | "at-least-once" | "at-most-once".               *)
 (***************************************************************************)
 
 VARIABLES
-    wf,         \* the workflow and its declared guarantees, fixed by Init
-    ckpt,       \* durable checkpoints: id -> [parent, done, fork]
-    pw,         \* durable pending writes: set of [at, node, kind, val]
-    mem,        \* per process: checkpoints and writes made, not yet durable
-    run,        \* per process: the invocation it runs (volatile)
-    ledger,     \* effects fired: <<at, node, intent>> -> [total, recent]
-    addr,       \* resume values given: value -> the interrupt it answers
-    delivered   \* every delivery of a resume value: set of [v, to]
+    wf,       \* the workflow's declared guarantees, fixed by Init
+    ck,       \* checkpoint id -> [ch, parent, order, depth, branch, st, by, digest, origin]
+    latest,   \* chain -> the stored checkpoint of highest creation order
+    sched,    \* checkpoint id -> the set of [task, node, path] it schedules, once known
+    wr,       \* checkpoint id -> task -> [stored, fly]: the task's pending write
+    aw,       \* checkpoint id -> the answers written on it: [stored, fly]
+    ans,      \* interrupt -> the live answers addressed to it, as <<proc, value>>
+    dlv,      \* interrupt -> the values stored task writes record it received
+    run,      \* <<proc, chain>> -> what the process runs on that chain
+    alive,    \* proc -> "down" | "up" | "ended"
+    holders,  \* chain -> the processes up on it
+    inflight, \* proc -> what it made that the store has not acknowledged
+    ledger,   \* effect key -> [fired, crashes]: times fired, crash count at the last fire
+    crashes,  \* crashes so far
+    ending,   \* how the last invocation ended: "none", "running", "crashed", "done", "parked", "failed"
+    broke     \* the properties the last move broke
 
-vars == <<wf, ckpt, pw, mem, run, ledger, addr, delivered>>
+vars == <<wf, ck, latest, sched, wr, aw, ans, dlv, run, alive, holders, inflight,
+          ledger, crashes, ending, broke>>
 
 None == [none |-> TRUE]
+NoWrite == [kind |-> "none", interrupt |-> 0, res |-> {}, by |-> 0]
 
 -----------------------------------------------------------------------------
-(* Derived views of the thread.                                            *)
+(* Small helpers on functions whose domain grows.                         *)
 
-Nodes == wf.nodes
+\* f with k mapped to v, whether or not k was in f's domain.
+Put(f, k, v) == IF k \in DOMAIN f THEN [f EXCEPT ![k] = v] ELSE f @@ (k :> v)
 
-\* The tasks whose inputs are all in `done`.
-Ready(done) == {n \in Nodes : n \notin done /\ wf.pred[n] \subseteq done}
+\* f[k], or d when k is not in f's domain.
+Get(f, k, d) == IF k \in DOMAIN f THEN f[k] ELSE d
 
-\* The tasks a step runs from state s: ready, and no result saved for them.
-Schedule(s) == Ready(s.done) \ s.ok
+Max(a, b) == IF a >= b THEN a ELSE b
 
-Max(S) == CHOOSE x \in S : \A y \in S : y <= x
+-----------------------------------------------------------------------------
+(* Derived views.                                                          *)
 
-\* The latest durable checkpoint (ids grow with creation time, like uuid6).
-Latest == IF DOMAIN ckpt = {} THEN 0 ELSE Max(DOMAIN ckpt)
+Known(c) == c \in DOMAIN ck
+Stored(c) == Known(c) /\ ck[c].st = "stored"
+Latest(ch) == Get(latest, ch, 0)
+Order(c) == IF Known(c) THEN ck[c].order ELSE 0
+Depth(c) == IF Known(c) THEN ck[c].depth ELSE 0
+Branch(c) == IF Known(c) THEN ck[c].branch ELSE 0
 
-WritesAt(c, kind) == {w \in pw : w.at = c /\ w.kind = kind}
-OkAt(c) == {w.node : w \in WritesAt(c, "ok")}
-ValuesAt(c) == {w.val : w \in WritesAt(c, "resume")}
+\* The writes of checkpoint c, task -> [stored, fly].
+WritesOf(c) == Get(wr, c, [t \in {} |-> None])
+WriteOf(c, t) == Get(WritesOf(c), t, [stored |-> NoWrite, fly |-> NoWrite])
 
-\* What the store holds for checkpoint c: what a correct load returns.
-Saved(c) ==
-    IF c \in DOMAIN ckpt
-    THEN [id |-> c, parent |-> ckpt[c].parent, done |-> ckpt[c].done,
-          ok |-> OkAt(c), rv |-> ValuesAt(c)]
-    ELSE [id |-> 0, parent |-> 0, done |-> {}, ok |-> {}, rv |-> {}]
+\* Task t's successful result for the step that runs from c is stored.
+StoredOk(c, t) == WriteOf(c, t).stored.kind = "ok"
 
-\* Task n's result for the step that runs from c is durable: as a pending
-\* write, or inside a durable checkpoint made by that step.
-DurableResult(c, n) ==
-    \/ n \in OkAt(c)
-    \/ \E d \in DOMAIN ckpt : ckpt[d].parent = c /\ ~ckpt[d].fork /\ n \in ckpt[d].done
+\* Task t has a result for the step from c: stored, or made by process p.
+HasResult(p, c, t) ==
+    \/ StoredOk(c, t)
+    \/ WriteOf(c, t).fly.kind = "ok" /\ WriteOf(c, t).fly.by = p
 
-\* Resume values still alive: durable, or held by a process.
-LiveValues ==
-    {w \in pw : w.kind = "resume"} \cup UNION {{w \in mem[p].ws : w.kind = "resume"} : p \in Procs}
+\* The pending writes a load of c must return (stored) and may return (in flight).
+\* A write is seen as [task, kind, interrupt]; an answer as [interrupt, value].
+SeenWrite(t, w) == [task |-> t, kind |-> w.kind, interrupt |-> w.interrupt]
+MustWrites(c) == {SeenWrite(t, WriteOf(c, t).stored) :
+                    t \in {t \in DOMAIN WritesOf(c) : WriteOf(c, t).stored.kind # "none"}}
+MayWrites(c) == MustWrites(c) \cup
+                {SeenWrite(t, WriteOf(c, t).fly) :
+                    t \in {t \in DOMAIN WritesOf(c) : WriteOf(c, t).fly.kind # "none"}}
+AnswersOf(c) == Get(aw, c, [stored |-> {}, fly |-> {}])
+MustAnswers(c) == AnswersOf(c).stored
+MayAnswers(c) == MustAnswers(c) \cup {[interrupt |-> a.interrupt, value |-> a.value] : a \in AnswersOf(c).fly}
 
-Answers(to) == {w.val : w \in {w \in LiveValues : addr[w.val] = to}}
+\* The values interrupt a may legitimately receive.
+Heard(a) == {x[2] : x \in Get(ans, a, {})} \cup Get(dlv, a, {})
 
-\* Checkpoint ids something still refers to (a new id is larger than all).
-IdsInUse == DOMAIN ckpt \cup {w.at : w \in pw} \cup UNION {{k.id : k \in mem[p].cks} : p \in Procs}
+LevelOf(kind) ==
+    IF \E d \in wf.effects.kinds : d.kind = kind
+    THEN (CHOOSE d \in wf.effects.kinds : d.kind = kind).level
+    ELSE wf.effects.default
 
-(* A process's invocation, run[p]:                                         *)
-(*   st       "down" (no invocation), "up", or "ended" (it returned)         *)
-(*   at       the checkpoint the current step runs from (0: none yet)        *)
-(*   rv       the resume values it holds                                     *)
-(*   task     per node: "idle", "run", "parked", "ok" or "error"             *)
-(*   pos      per node: the next operation of its body (reference runtime)   *)
-(*   from     the state the current step was scheduled from: [done, ok]      *)
-(*   started  the tasks the current step started                             *)
-(*   last     the previous step: [from, started, ran, made] (for PC and RD)  *)
-(*   load     what the saver returned and what it holds: [got, want] (CV)    *)
-(*   fork     the fork it runs, what it saw and should see (FD)              *)
-Idle == [st |-> "down", at |-> 0, rv |-> {},
-         task |-> [n \in {} |-> "idle"], pos |-> [n \in {} |-> 1],
-         from |-> None, started |-> {}, last |-> None, load |-> None, fork |-> None]
+RunOf(p, ch) == run[<<p, ch>>]
+HasRun(p, ch) == <<p, ch>> \in DOMAIN run /\ alive[p] = "up"
+
+(* A process's run on a chain, run[<<p, ch>>]:                             *)
+(*   cur      the checkpoint its current step runs from (0: none yet)      *)
+(*   pinned   it loaded an older checkpoint than the latest: it must fork *)
+(*            before it changes anything                                   *)
+(*   started  the tasks of the current step it started, as [task, node,    *)
+(*            path]                                                        *)
+(*   running  the tasks running now                                        *)
+(*   pos      per task: the next op of its body (reference runtime only)   *)
+(*   res      per task: the deliveries its current attempt received       *)
+NewRun(c, pinned) ==
+    [cur |-> c, pinned |-> pinned, started |-> {}, running |-> {},
+     pos |-> [t \in {} |-> 1], res |-> [t \in {} |-> {}]]
+
+\* A running task's record among those its step started.
+StartedAs(r, t) == CHOOSE s \in r.started : s.task = t
+
+-----------------------------------------------------------------------------
+(* The checks: each names what one kind of move must not do, and which    *)
+(* property that is part of.  A move puts into `broke` the names of the    *)
+(* checks it fails.                                                        *)
+
+\* The set of property names whose check failed, from <<name, failed>> pairs.
+Failing(checks) == {c[1] : c \in {c \in checks : c[2]}}
+
+\* CV: the checkpoint a load returned is the one it had to return: the one
+\* asked for, or (none asked) the stored one of highest creation order or a
+\* newer one still in flight; with the parent, content and pending writes
+\* that were saved.
+LoadWrong(ch, asked, got, parent, digest, writes, answers) ==
+    \/ asked # 0 /\ got # asked /\ ~(got = 0 /\ ~Stored(asked))
+    \/ asked = 0 /\ got = 0 /\ Latest(ch) # 0
+    \/ asked = 0 /\ got # 0 /\ ~(got = Latest(ch) \/ (Known(got) /\ ck[got].st = "made"
+                                                     /\ Order(got) > Order(Latest(ch))))
+    \/ got # 0 /\ ~Known(got)
+    \/ got # 0 /\ Known(got) /\
+          \/ ck[got].ch # ch
+          \/ ck[got].st = "lost"
+          \/ ck[got].parent # parent
+          \/ ck[got].digest # 0 /\ digest # 0 /\ ck[got].digest # digest
+          \/ ~(MustWrites(got) \subseteq writes /\ writes \subseteq MayWrites(got))
+          \/ ~(MustAnswers(got) \subseteq answers /\ answers \subseteq MayAnswers(got))
+
+\* PC: a task whose result is stored is never run again.
+RerunsStored(p, ch, t) == StoredOk(RunOf(p, ch).cur, t)
+
+\* PC: in sync mode a step runs only from a checkpoint the store acknowledged.
+RunsAhead(p, ch) == wf.durability = "sync" /\ ~Stored(RunOf(p, ch).cur)
+
+\* PC: a step ends (a new checkpoint is made) only when every task its
+\* checkpoint schedules has a result; on a fork copy this is FD's.
+StepIncomplete(p, ch) ==
+    \E s \in sched[RunOf(p, ch).cur] : ~HasResult(p, RunOf(p, ch).cur, s.task)
+
+\* PC: an invocation returns only when its checkpoints and writes are stored,
+\* and ends as it says: done with nothing scheduled, parked at an interrupt,
+\* or failed.
+FinishWrong(p, outcome) ==
+    LET mine == {k \in DOMAIN run : k[1] = p}
+        curs == {run[k].cur : k \in mine}
+    IN  \/ inflight[p].cks # {} \/ inflight[p].ans # {}
+        \/ \E w \in inflight[p].wrs : w[1] \in curs
+        \/ \E c \in curs : ~Stored(c)
+        \/ outcome = "done" /\ \E c \in curs : c \in DOMAIN sched /\ sched[c] # {}
+        \/ outcome = "parked" /\ ~\E c \in curs : \E t \in DOMAIN WritesOf(c) :
+                                    WriteOf(c, t).stored.kind = "interrupt"
+        \/ outcome = "failed" /\ ~\E c \in curs : \E t \in DOMAIN WritesOf(c) :
+                                    WriteOf(c, t).stored.kind = "error"
+
+\* RD: every run from a checkpoint schedules the same tasks.
+ScheduleDiffers(c, tasks) == c \in DOMAIN sched /\ sched[c] # tasks
+
+\* RD: a step starts only tasks its checkpoint schedules.
+StartsUnscheduled(c, s) == c \in DOMAIN sched /\ s \notin sched[c]
+
+\* FD: a run changes only its own branch -- never the checkpoint it left,
+\* never one older than the latest without forking it first.
+ChangesOtherBranch(p, ch, c) == c # RunOf(p, ch).cur \/ RunOf(p, ch).pinned
+
+\* FD: a fork copy holds exactly the state of the checkpoint it copies and
+\* schedules the same work.
+ForkDiffers(c, digest) ==
+    /\ ck[c].origin # 0
+    /\ ck[ck[c].origin].digest # 0 /\ digest # 0
+    /\ ck[ck[c].origin].digest # digest
+
+ShapeOf(tasks) == {[node |-> s.node, path |-> s.path] : s \in tasks}
+ForkSchedulesOther(c, tasks) ==
+    /\ ck[c].origin # 0
+    /\ ck[c].origin \in DOMAIN sched
+    /\ ShapeOf(sched[ck[c].origin]) # ShapeOf(tasks)
+
+\* EO: an effect fires as often as its kind's declared level allows: at most
+\* once for exactly-once and at-most-once, again only after a crash for
+\* at-least-once; and (but for at-most-once) it is skipped only if it fired.
+EffectWrong(key, kind, status) ==
+    LET level == LevelOf(kind)
+        seen == Get(ledger, key, [fired |-> 0, crashes |-> 0])
+    IN  IF status = "fired"
+        THEN seen.fired > 0 /\ (level # "at-least-once" \/ seen.crashes = crashes)
+        ELSE seen.fired = 0 /\ level # "at-most-once"
+
+\* CO: an interrupt receives only a value answered to it.
+DeliversForeign(res) == \E d \in res : d.value \notin Heard(d.interrupt)
+
+\* CO: an interrupt has at most one live answer.
+AnsweredTwice(a, entries) == Cardinality(entries) > 1
+
+\* CO: under a lease, one process at a time runs a chain.
+Unfenced(ch, p) == wf.fencing = "lease" /\ Get(holders, ch, {}) \ {p} # {}
+
+\* The move's properties: one set for the whole move.
+Broke(checks) == broke' = Failing(checks)
 
 -----------------------------------------------------------------------------
 (* The runtime's moves.  Each is one event of a trace.                     *)
 
-\* The thread before anything ran, for workflow w.
+Empty == [cks |-> {}, wrs |-> {}, ans |-> {}]
+
 InitWith(w) ==
     /\ wf = w
-    /\ ckpt = [c \in {} |-> None]
-    /\ pw = {}
-    /\ mem = [p \in Procs |-> [cks |-> {}, ws |-> {}]]
-    /\ run = [p \in Procs |-> Idle]
+    /\ ck = [c \in {} |-> None]
+    /\ latest = [c \in {} |-> 0]
+    /\ sched = [c \in {} |-> {}]
+    /\ wr = [c \in {} |-> None]
+    /\ aw = [c \in {} |-> None]
+    /\ ans = [a \in {} |-> {}]
+    /\ dlv = [a \in {} |-> {}]
+    /\ run = [k \in {} |-> None]
+    /\ alive = [p \in Procs |-> "down"]
+    /\ holders = [c \in {} |-> {}]
+    /\ inflight = [p \in Procs |-> Empty]
     /\ ledger = [k \in {} |-> None]
-    /\ addr = [v \in {} |-> None]
-    /\ delivered = {}
+    /\ crashes = 0
+    /\ ending = "none"
+    /\ broke = {}
 
 Init == \E w \in Workflows : InitWith(w)
 
-\* Process p starts an invocation and the saver returns `got` as the latest
-\* checkpoint with its pending writes (id 0: the thread has no checkpoint).
-Load(p, got) ==
-    /\ run[p].st \in {"down", "ended"}
-    /\ run' = [run EXCEPT ![p] =
-                 [Idle EXCEPT !.st = "up", !.at = got.id, !.rv = got.rv,
-                              !.task = [n \in Nodes |-> "idle"],
-                              !.pos = [n \in Nodes |-> 1],
-                              !.from = [done |-> got.done, ok |-> got.ok],
-                              !.load = [got |-> got, want |-> Saved(Latest)]]]
-    /\ mem' = [mem EXCEPT ![p] = [cks |-> {}, ws |-> {}]]
-    /\ UNCHANGED <<wf, ckpt, pw, ledger, addr, delivered>>
+\* What a load saw becomes stored: the checkpoint and every write it returned.
+StoreSeen(got, writes, answers) ==
+    /\ ck' = IF got # 0 /\ Known(got) /\ ck[got].st = "made"
+             THEN [ck EXCEPT ![got].st = "stored"] ELSE ck
+    /\ latest' = IF got # 0 /\ Known(got) /\ Order(got) > Order(Latest(ck[got].ch))
+                 THEN Put(latest, ck[got].ch, got) ELSE latest
+    /\ wr' = IF got = 0 \/ got \notin DOMAIN wr THEN wr
+             ELSE [wr EXCEPT ![got] =
+                     [t \in DOMAIN @ |->
+                        IF @[t].fly.kind # "none" /\ SeenWrite(t, @[t].fly) \in writes
+                        THEN [stored |-> @[t].fly, fly |-> NoWrite] ELSE @[t]]]
+    /\ aw' = IF got = 0 \/ got \notin DOMAIN aw THEN aw
+             ELSE [aw EXCEPT ![got] =
+                     [stored |-> @.stored \cup {[interrupt |-> a.interrupt, value |-> a.value] :
+                                                  a \in {a \in @.fly :
+                                                    [interrupt |-> a.interrupt, value |-> a.value] \in answers}},
+                      fly |-> {a \in @.fly : [interrupt |-> a.interrupt, value |-> a.value] \notin answers}]]
 
-\* Process p forks durable checkpoint `src`: it runs from checkpoint `c`
-\* whose state it observed as `got` (done nodes, carried writes and values).
-Fork(p, src, c, got) ==
-    /\ run[p].st \in {"down", "ended"}
-    /\ src \in DOMAIN ckpt
-    /\ c = src \/ c \notin IdsInUse
-    /\ mem' = [mem EXCEPT ![p] =
-                 [cks |-> IF c = src THEN {}
-                          ELSE {[id |-> c, parent |-> src, done |-> got.done, fork |-> TRUE]},
-                  ws |-> {}]]
-    /\ run' = [run EXCEPT ![p] =
-                 [Idle EXCEPT !.st = "up", !.at = c, !.rv = got.rv,
-                              !.task = [n \in Nodes |-> "idle"],
-                              !.pos = [n \in Nodes |-> 1],
-                              !.from = [done |-> got.done, ok |-> got.ok],
-                              !.fork = [from |-> src, to |-> c,
-                                        got |-> [done |-> got.done, ok |-> got.ok, rv |-> got.rv],
-                                        want |-> [done |-> ckpt[src].done,
-                                                  ok |-> {}, rv |-> {}]]]]
-    /\ UNCHANGED <<wf, ckpt, pw, ledger, addr, delivered>>
+\* Process p reads chain ch: it asked the saver for checkpoint `asked` (0: the
+\* latest) and got checkpoint `got` (0: none) with that parent, content digest,
+\* pending writes and answers.
+Read(p, ch, asked, got, parent, digest, writes, answers) ==
+    /\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>})
+    /\ StoreSeen(got, writes, answers)
+    /\ UNCHANGED <<wf, sched, ans, dlv, run, alive, holders, inflight, ledger, crashes, ending>>
 
-\* Process p gives resume value v, addressed to interrupt `to`, and writes it
-\* against the checkpoint it runs from.
-Resume(p, v, to) ==
-    /\ run[p].st = "up" /\ run[p].at # 0
-    /\ v \notin DOMAIN addr
-    /\ addr' = addr @@ (v :> to)
-    /\ mem' = [mem EXCEPT ![p].ws = @ \cup
-                 {[at |-> run[p].at, node |-> 0, kind |-> "resume", val |-> v]}]
-    /\ run' = [run EXCEPT ![p].rv = @ \cup {v}]
-    /\ UNCHANGED <<wf, ckpt, pw, ledger, delivered>>
+\* Process p starts (or restarts) its run on chain ch from what a load returned.
+Load(p, ch, asked, got, parent, digest, writes, answers) ==
+    /\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>,
+              <<"CO", Unfenced(ch, p)>>})
+    /\ StoreSeen(got, writes, answers)
+    /\ run' = Put(run, <<p, ch>>, NewRun(got, asked # 0 /\ got # 0 /\ Order(got) < Order(Latest(ch))))
+    /\ alive' = [alive EXCEPT ![p] = "up"]
+    /\ holders' = Put(holders, ch, Get(holders, ch, {}) \cup {p})
+    /\ ending' = "running"
+    /\ UNCHANGED <<wf, sched, ans, dlv, inflight, ledger, crashes>>
 
-\* Process p starts task n of its current step.
-StartTask(p, n) ==
-    /\ run[p].st = "up" /\ run[p].at # 0
-    /\ n \in Nodes /\ run[p].task[n] # "run"
-    /\ run' = [run EXCEPT ![p].task[n] = "run", ![p].pos[n] = 1,
-                          ![p].started = @ \cup {n}]
-    /\ UNCHANGED <<wf, ckpt, pw, mem, ledger, addr, delivered>>
+\* A new checkpoint c of chain ch made by p in memory.
+Made(p, ch, c, parent, depth, branch, origin) ==
+    [ch |-> ch, parent |-> parent, order |-> Cardinality(DOMAIN ck) + 1, depth |-> depth,
+     branch |-> branch, st |-> "made", by |-> p, digest |-> 0, origin |-> origin]
 
-\* Running task n fires effect intent k through the ledger.
-Effect(p, n, k) ==
-    /\ run[p].st = "up" /\ n \in Nodes /\ run[p].task[n] = "run"
-    /\ LET key == <<run[p].at, n, k>>
-       IN ledger' = IF key \in DOMAIN ledger
-                    THEN [ledger EXCEPT ![key] = [total |-> @.total + 1,
-                                                  recent |-> @.recent + 1]]
-                    ELSE ledger @@ (key :> [total |-> 1, recent |-> 1])
-    /\ run' = [run EXCEPT ![p].pos[n] = @ + 1]
-    /\ UNCHANGED <<wf, ckpt, pw, mem, addr, delivered>>
+\* The tasks checkpoint c schedules, as the runtime's routing decided them.
+Schedule(p, ch, c, tasks) ==
+    /\ Known(c)
+    /\ Broke({<<"RD", ScheduleDiffers(c, tasks)>>,
+              <<"RD", HasRun(p, ch) /\ RunOf(p, ch).cur = c /\ ~(RunOf(p, ch).started \subseteq tasks)>>,
+              <<"FD", ForkSchedulesOther(c, tasks)>>})
+    /\ sched' = IF c \in DOMAIN sched THEN sched ELSE sched @@ (c :> tasks)
+    /\ UNCHANGED <<wf, ck, latest, wr, aw, ans, dlv, run, alive, holders, inflight, ledger,
+                   crashes, ending>>
 
-\* Running task n calls its i-th interrupt(): the runtime delivers resume
-\* value v (v > 0) and the task goes on, or (v = 0) the task parks.
-Interrupt(p, n, i, v) ==
-    /\ run[p].st = "up" /\ n \in Nodes /\ run[p].task[n] = "run"
-    /\ LET to == <<run[p].at, n, i>> IN
-       IF v = 0
-       THEN /\ run' = [run EXCEPT ![p].task[n] = "parked"]
-            /\ mem' = [mem EXCEPT ![p].ws = @ \cup
-                         {[at |-> run[p].at, node |-> n, kind |-> "interrupt", val |-> i]}]
-            /\ UNCHANGED delivered
-       ELSE /\ v \in DOMAIN addr
-            /\ delivered' = delivered \cup {[v |-> v, to |-> to]}
-            /\ run' = [run EXCEPT ![p].pos[n] = @ + 1]
-            /\ UNCHANGED mem
-    /\ UNCHANGED <<wf, ckpt, pw, ledger, addr>>
+\* Process p starts task t (of node n, path pa) in its current step on ch.
+StartTask(p, ch, t, n, pa) ==
+    LET r == RunOf(p, ch)
+        s == [task |-> t, node |-> n, path |-> pa]
+    IN
+    /\ HasRun(p, ch) /\ r.cur # 0
+    /\ t \notin r.running
+    /\ Broke({<<"PC", RerunsStored(p, ch, t)>>, <<"PC", RunsAhead(p, ch)>>,
+              <<"RD", StartsUnscheduled(r.cur, s)>>})
+    /\ run' = [run EXCEPT ![<<p, ch>>] =
+                 [@ EXCEPT !.started = @ \cup {s}, !.running = @ \cup {t},
+                           !.pos = Put(@, t, 1), !.res = Put(@, t, {})]]
+    /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, alive, holders, inflight, ledger,
+                   crashes, ending>>
 
-\* Running task n finishes with outcome "ok" or "error"; its write is made.
-EndTask(p, n, outcome) ==
-    /\ run[p].st = "up" /\ n \in Nodes /\ run[p].task[n] = "run"
-    /\ run' = [run EXCEPT ![p].task[n] = outcome]
-    /\ mem' = [mem EXCEPT ![p].ws = @ \cup
-                 {[at |-> run[p].at, node |-> n, kind |-> outcome, val |-> 0]}]
-    /\ UNCHANGED <<wf, ckpt, pw, ledger, addr, delivered>>
+\* Running task t fires (or skips, believing it fired) effect intent i of kind k.
+Effect(p, ch, t, i, k, status) ==
+    LET r == RunOf(p, ch)
+        key == <<ch, Branch(r.cur), Depth(r.cur), StartedAs(r, t).path, i>>
+        seen == Get(ledger, key, [fired |-> 0, crashes |-> 0])
+    IN
+    /\ HasRun(p, ch) /\ t \in r.running
+    /\ Broke({<<"EO", EffectWrong(key, k, status)>>})
+    /\ ledger' = IF status = "fired"
+                 THEN Put(ledger, key, [fired |-> seen.fired + 1, crashes |-> crashes])
+                 ELSE ledger
+    /\ run' = [run EXCEPT ![<<p, ch>>].pos[t] = @ + 1]
+    /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, alive, holders, inflight,
+                   crashes, ending>>
 
-\* Process p ends its step and makes checkpoint c recording `done` as the
-\* nodes done (the first checkpoint of a thread has parent 0).
-Step(p, c, done) ==
-    /\ run[p].st = "up"
-    /\ c \notin IdsInUse
-    /\ \A n \in DOMAIN run[p].task : run[p].task[n] # "run"
-    /\ mem' = [mem EXCEPT ![p].cks = @ \cup
-                 {[id |-> c, parent |-> run[p].at, done |-> done, fork |-> FALSE]}]
-    /\ run' = [run EXCEPT ![p] =
-                 [@ EXCEPT !.at = c, !.rv = {},
-                           !.task = [n \in Nodes |-> "idle"],
-                           !.from = [done |-> done, ok |-> {}], !.started = {},
-                           !.last = IF run[p].at = 0 THEN None
-                                    ELSE [from |-> run[p].from, started |-> run[p].started,
-                                          ran |-> {n \in Nodes : run[p].task[n] = "ok"},
-                                          made |-> done]]]
-    /\ UNCHANGED <<wf, ckpt, pw, ledger, addr, delivered>>
+\* Running task t ends: "ok", "error", or "interrupt" (parked at interrupt a),
+\* having received the deliveries `res` (a set of [interrupt, value]).  Its write
+\* is made against the checkpoint its step runs from.
+EndTask(p, ch, t, outcome, a, res) ==
+    LET r == RunOf(p, ch)
+        w == [kind |-> outcome, interrupt |-> a, res |-> res, by |-> p]
+    IN
+    /\ HasRun(p, ch) /\ t \in r.running
+    /\ Broke({<<"CO", DeliversForeign(res)>>, <<"FD", ChangesOtherBranch(p, ch, r.cur)>>})
+    /\ wr' = Put(wr, r.cur, Put(WritesOf(r.cur), t, [WriteOf(r.cur, t) EXCEPT !.fly = w]))
+    /\ inflight' = [inflight EXCEPT ![p].wrs = @ \cup {<<r.cur, t>>}]
+    /\ run' = [run EXCEPT ![<<p, ch>>].running = @ \ {t}]
+    /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, dlv, alive, holders, ledger, crashes, ending>>
 
-\* The saver acknowledges checkpoint c of process p: it is durable.
-Persist(p, c) ==
-    /\ \E k \in mem[p].cks :
-         /\ k.id = c
-         /\ ckpt' = ckpt @@ (c :> [parent |-> k.parent, done |-> k.done, fork |-> k.fork])
-         /\ mem' = [mem EXCEPT ![p].cks = @ \ {k}]
-    /\ UNCHANGED <<wf, pw, run, ledger, addr, delivered>>
+\* Process p writes answer v to interrupt a against checkpoint c.
+Resume(p, ch, c, a, v) ==
+    LET entries == Get(ans, a, {}) \cup {<<p, v>>}
+    IN
+    /\ HasRun(p, ch)
+    /\ Broke({<<"CO", AnsweredTwice(a, entries)>>, <<"FD", ChangesOtherBranch(p, ch, c)>>})
+    /\ ans' = Put(ans, a, entries)
+    /\ aw' = Put(aw, c, [AnswersOf(c) EXCEPT !.fly = @ \cup {[interrupt |-> a, value |-> v, by |-> p]}])
+    /\ inflight' = [inflight EXCEPT ![p].ans = @ \cup {<<c, a, v>>}]
+    /\ UNCHANGED <<wf, ck, latest, sched, wr, dlv, run, alive, holders, ledger, crashes, ending>>
 
-\* The saver acknowledges write w of process p: it is durable.
-PersistWrite(p, w) ==
-    /\ w \in mem[p].ws
-    /\ pw' = pw \cup {w}
-    /\ mem' = [mem EXCEPT ![p].ws = @ \ {w}]
-    /\ UNCHANGED <<wf, ckpt, run, ledger, addr, delivered>>
+\* Process p ends its step on ch and makes checkpoint c (in memory).
+Step(p, ch, c, parent) ==
+    LET r == RunOf(p, ch) IN
+    /\ HasRun(p, ch) /\ r.running = {}
+    /\ parent = r.cur
+    /\ ~Known(c) /\ c # 0
+    /\ parent = 0 \/ parent \in DOMAIN sched
+    /\ Broke(IF parent = 0 THEN {}
+             ELSE {<<IF ck[parent].origin # 0 THEN "FD" ELSE "PC", StepIncomplete(p, ch)>>,
+                   <<"FD", r.pinned>>})
+    /\ ck' = ck @@ (c :> Made(p, ch, c, parent,
+                              IF parent = 0 THEN 0 ELSE Depth(parent) + 1,
+                              IF parent = 0 THEN 0 ELSE Branch(parent), 0))
+    /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
+    /\ run' = [run EXCEPT ![<<p, ch>>] = NewRun(c, FALSE)]
+    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, alive, holders, ledger, crashes, ending>>
 
-\* Process p's invocation returns (done, parked or failed).
-Finish(p) ==
-    /\ run[p].st = "up"
-    /\ run' = [run EXCEPT ![p].st = "ended"]
-    /\ UNCHANGED <<wf, ckpt, pw, mem, ledger, addr, delivered>>
+\* Process p forks checkpoint src of ch (time travel): it makes the copy c and
+\* runs from it, on a new branch.
+Fork(p, ch, src, c) ==
+    /\ Known(src) /\ ck[src].ch = ch /\ ck[src].st # "lost"
+    /\ ~Known(c) /\ c # 0
+    /\ Broke({})
+    /\ ck' = ck @@ (c :> Made(p, ch, c, src, Depth(src), c, src))
+    /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
+    /\ run' = Put(run, <<p, ch>>, NewRun(c, FALSE))
+    /\ alive' = [alive EXCEPT ![p] = "up"]
+    /\ holders' = Put(holders, ch, Get(holders, ch, {}) \cup {p})
+    /\ ending' = "running"
+    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, ledger, crashes>>
+
+\* Process p edits the state of ch after checkpoint parent (update_state): it
+\* makes checkpoint c; an edit of an older checkpoint than the latest starts a
+\* branch.
+Update(p, ch, parent, c) ==
+    /\ Known(parent) /\ ck[parent].ch = ch /\ ck[parent].st # "lost"
+    /\ ~Known(c) /\ c # 0
+    /\ Broke({})
+    /\ ck' = ck @@ (c :> Made(p, ch, c, parent, Depth(parent) + 1,
+                              IF parent = Latest(ch) THEN Branch(parent) ELSE c, 0))
+    /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
+    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, run, alive, holders, ledger, crashes,
+                   ending>>
+
+\* The saver acknowledged checkpoint c, given with content digest d.
+PutCheckpoint(p, c, d) ==
+    /\ c \in inflight[p].cks
+    /\ Broke({<<"FD", ForkDiffers(c, d)>>})
+    /\ ck' = [ck EXCEPT ![c].st = "stored", ![c].digest = d]
+    /\ latest' = IF Order(c) > Order(Latest(ck[c].ch)) THEN Put(latest, ck[c].ch, c) ELSE latest
+    /\ inflight' = [inflight EXCEPT ![p].cks = @ \ {c}]
+    /\ UNCHANGED <<wf, sched, wr, aw, ans, dlv, run, alive, holders, ledger, crashes, ending>>
+
+\* The saver acknowledged p's write of task t (kind k, interrupt a) on c.
+\* A write p did not make there, on a checkpoint p did not edit, changes
+\* another branch.
+PutWrites(p, ch, c, t, k, a) ==
+    LET w == WriteOf(c, t)
+        mine == w.fly.kind = k /\ w.fly.by = p /\ w.fly.interrupt = a
+        edit == Known(c) /\ ck[c].by = p
+        rec == IF mine THEN w.fly ELSE [kind |-> k, interrupt |-> a, res |-> {}, by |-> p]
+    IN
+    /\ Known(c) /\ ck[c].ch = ch
+    /\ Broke({<<"FD", ~mine /\ ~edit>>})
+    /\ wr' = Put(wr, c, Put(WritesOf(c), t, [stored |-> rec, fly |-> IF mine THEN NoWrite ELSE w.fly]))
+    /\ dlv' = IF rec.res = {} THEN dlv
+              ELSE [x \in DOMAIN dlv \cup {d.interrupt : d \in rec.res} |->
+                      Get(dlv, x, {}) \cup {d.value : d \in {d \in rec.res : d.interrupt = x}}]
+    /\ inflight' = [inflight EXCEPT ![p].wrs = @ \ {<<c, t>>}]
+    /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, run, alive, holders, ledger, crashes, ending>>
+
+\* The saver acknowledged p's answers on c.
+PutAnswers(p, c) ==
+    LET mine == {a \in AnswersOf(c).fly : a.by = p} IN
+    /\ mine # {}
+    /\ Broke({})
+    /\ aw' = [aw EXCEPT ![c] = [stored |-> @.stored \cup {[interrupt |-> a.interrupt, value |-> a.value] : a \in mine},
+                               fly |-> @.fly \ mine]]
+    /\ inflight' = [inflight EXCEPT ![p].ans = {x \in @ : x[1] # c}]
+    /\ UNCHANGED <<wf, ck, latest, sched, wr, ans, dlv, run, alive, holders, ledger, crashes, ending>>
+
+\* Process p's invocation returns: "done", "parked" or "failed".
+Finish(p, outcome) ==
+    /\ alive[p] = "up"
+    /\ Broke({<<"PC", FinishWrong(p, outcome)>>})
+    /\ alive' = [alive EXCEPT ![p] = "ended"]
+    /\ holders' = [ch \in DOMAIN holders |-> holders[ch] \ {p}]
+    /\ ending' = IF \E q \in Procs \ {p} : alive[q] = "up" THEN "running" ELSE outcome
+    /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, run, inflight, ledger, crashes>>
+
+\* The parts of what p has in flight that the store may already hold.
+Keepable(p) ==
+    [cks : SUBSET inflight[p].cks, wrs : SUBSET inflight[p].wrs, ans : SUBSET inflight[p].ans]
 
 \* Process p is killed.  The store may already hold some of what p had in
-\* flight (`kept`); the rest is lost with p's memory.
+\* flight (`kept`, one of Keepable(p)); the rest is lost with p's memory.
 Crash(p, kept) ==
-    /\ run[p].st \in {"up", "ended"}
-    /\ kept \subseteq mem[p].cks \cup mem[p].ws
-    /\ ckpt' = ckpt @@ [k \in {x.id : x \in kept \cap mem[p].cks} |->
-                          LET x == CHOOSE x \in kept \cap mem[p].cks : x.id = k
-                          IN [parent |-> x.parent, done |-> x.done, fork |-> x.fork]]
-    /\ pw' = pw \cup (kept \cap mem[p].ws)
-    /\ mem' = [mem EXCEPT ![p] = [cks |-> {}, ws |-> {}]]
-    /\ run' = [run EXCEPT ![p] = Idle]
-    /\ ledger' = [key \in DOMAIN ledger |-> [ledger[key] EXCEPT !.recent = 0]]
-    /\ UNCHANGED <<wf, addr, delivered>>
+    LET f == inflight[p]
+        lostAns == f.ans \ kept.ans
+    IN
+    /\ alive[p] \in {"up", "ended"}
+    /\ kept \in Keepable(p)
+    /\ Broke({})
+    /\ ck' = [c \in DOMAIN ck |->
+                IF c \in f.cks THEN [ck[c] EXCEPT !.st = IF c \in kept.cks THEN "stored" ELSE "lost"]
+                ELSE ck[c]]
+    /\ latest' = [ch \in DOMAIN latest \cup {ck[c].ch : c \in kept.cks} |->
+                    LET mine == {c \in kept.cks : ck[c].ch = ch}
+                        best == IF mine = {} THEN Latest(ch)
+                                ELSE CHOOSE c \in mine : \A d \in mine : Order(d) <= Order(c)
+                    IN IF Order(best) > Order(Latest(ch)) THEN best ELSE Latest(ch)]
+    /\ wr' = [c \in DOMAIN wr |->
+                IF \E w \in f.wrs : w[1] = c
+                THEN [t \in DOMAIN wr[c] |->
+                        IF <<c, t>> \in f.wrs
+                        THEN IF <<c, t>> \in kept.wrs
+                             THEN [stored |-> wr[c][t].fly, fly |-> NoWrite]
+                             ELSE [wr[c][t] EXCEPT !.fly = NoWrite]
+                        ELSE wr[c][t]]
+                ELSE wr[c]]
+    /\ dlv' = LET res == UNION {wr[w[1]][w[2]].fly.res : w \in kept.wrs} IN
+              IF res = {} THEN dlv
+              ELSE [x \in DOMAIN dlv \cup {d.interrupt : d \in res} |->
+                      Get(dlv, x, {}) \cup {d.value : d \in {d \in res : d.interrupt = x}}]
+    /\ aw' = [c \in DOMAIN aw |->
+                IF \E x \in f.ans : x[1] = c
+                THEN [stored |-> aw[c].stored \cup {[interrupt |-> a.interrupt, value |-> a.value] :
+                                   a \in {a \in aw[c].fly : a.by = p /\ <<c, a.interrupt, a.value>> \in kept.ans}},
+                      fly |-> {a \in aw[c].fly : a.by # p}]
+                ELSE aw[c]]
+    /\ ans' = [a \in DOMAIN ans |-> ans[a] \ {<<p, x[3]>> : x \in {x \in lostAns : x[2] = a}}]
+    /\ run' = [k \in {k \in DOMAIN run : k[1] # p} |-> run[k]]
+    /\ alive' = [alive EXCEPT ![p] = "down"]
+    /\ holders' = [ch \in DOMAIN holders |-> holders[ch] \ {p}]
+    /\ inflight' = [inflight EXCEPT ![p] = Empty]
+    /\ crashes' = crashes + 1
+    /\ ending' = IF \E q \in Procs \ {p} : alive[q] = "up" THEN "running" ELSE "crashed"
+    /\ UNCHANGED <<wf, sched, ledger>>
 
 -----------------------------------------------------------------------------
-(* The reference runtime: the correct choice at every move.               *)
+(* The reference runtime: the correct choice at every move.  It runs one   *)
+(* chain (1); its task ids are <<checkpoint, path>>, its interrupts        *)
+(* <<task, index>>; checkpoint ids grow with creation (like uuid6).        *)
 
-\* A new id, larger than every id in S: checkpoint ids grow with time (uuid6).
-Fresh(S) == IF S = {} THEN 1 ELSE Max(S) + 1
+Chain == 1
+Fresh == Cardinality(DOMAIN ck) + 1
+R(p) == RunOf(p, Chain)
+Up(p) == HasRun(p, Chain)
 
-Up(p) == run[p].st = "up"
+PlanAt(c) == IF Depth(c) \in DOMAIN wf.plan THEN wf.plan[Depth(c)] ELSE {}
+TasksOf(c) == {[task |-> <<c, x.path>>, node |-> x.node, path |-> x.path] : x \in PlanAt(c)}
+BodyOf(c, path) == (CHOOSE x \in PlanAt(c) : x.path = path).body
 
-\* A lease fences the thread: one process runs it at a time.
+Fenced == \A q \in Procs : ~Up(q)
+
+\* What the store holds for c, as a correct load returns it.
+SavedWrites(c) == MustWrites(c)
+
 RefLoad(p) ==
-    /\ \A q \in Procs : ~Up(q)
-    /\ Load(p, Saved(Latest))
+    LET c == Latest(Chain) IN
+    /\ Fenced
+    /\ Load(p, Chain, 0, c, IF c = 0 THEN 0 ELSE ck[c].parent, IF c = 0 THEN 0 ELSE ck[c].digest,
+            IF c = 0 THEN {} ELSE MustWrites(c), IF c = 0 THEN {} ELSE MustAnswers(c))
+
+\* Time travel: load a stored older checkpoint, then fork it.
+RefPin(p) ==
+    /\ Fenced
+    /\ \E c \in DOMAIN ck :
+         /\ ck[c].st = "stored" /\ c # Latest(Chain)
+         /\ Load(p, Chain, c, c, ck[c].parent, ck[c].digest, MustWrites(c), MustAnswers(c))
 
 RefFork(p) ==
-    /\ \A q \in Procs : ~Up(q)
-    /\ \E src \in DOMAIN ckpt :
-         Fork(p, src, Fresh(IdsInUse), [done |-> ckpt[src].done, ok |-> {}, rv |-> {}])
+    /\ Up(p) /\ R(p).pinned /\ R(p).started = {}
+    /\ Fork(p, Chain, R(p).cur, Fresh)
 
-Parked(p) == {<<w.node, w.val>> : w \in WritesAt(run[p].at, "interrupt")}
+\* An edit after a stored checkpoint, by a process that runs nothing.
+RefUpdate(p) ==
+    /\ Fenced /\ alive[p] # "up"
+    /\ \E c \in DOMAIN ck : ck[c].st = "stored" /\ Update(p, Chain, c, Fresh)
+
+RefSchedule(p) ==
+    /\ Up(p) /\ R(p).cur # 0 /\ R(p).cur \notin DOMAIN sched
+    /\ Schedule(p, Chain, R(p).cur, TasksOf(R(p).cur))
+
+\* The interrupts parked on the current checkpoint, unanswered.
+Parked(c) == {WriteOf(c, t).stored.interrupt :
+                t \in {t \in DOMAIN WritesOf(c) : WriteOf(c, t).stored.kind = "interrupt"}}
 
 RefResume(p) ==
-    /\ run[p].started = {}
-    /\ \E pi \in Parked(p) :
-         LET to == <<run[p].at, pi[1], pi[2]>> IN
-         /\ \A v \in run[p].rv : addr[v] # to
-         /\ Resume(p, Fresh(DOMAIN addr), to)
+    /\ Up(p) /\ ~R(p).pinned /\ R(p).started = {} /\ R(p).cur # 0
+    /\ \E a \in Parked(R(p).cur) :
+         /\ Get(ans, a, {}) = {}
+         /\ Resume(p, Chain, R(p).cur, a, Cardinality(DOMAIN ans) + 1)
 
-\* In sync mode a step starts only from a durable checkpoint.
-StepMayStart(p) == wf.durability = "sync" => run[p].at \in DOMAIN ckpt
+StepMayStart(p) == wf.durability = "sync" => Stored(R(p).cur)
 
 RefStart(p) ==
-    /\ StepMayStart(p)
-    /\ \E n \in Schedule(run[p].from) \ run[p].started : StartTask(p, n)
+    /\ Up(p) /\ ~R(p).pinned /\ R(p).cur \in DOMAIN sched /\ StepMayStart(p)
+    /\ \E s \in sched[R(p).cur] :
+         /\ s \notin R(p).started
+         /\ ~StoredOk(R(p).cur, s.task)
+         /\ StartTask(p, Chain, s.task, s.node, s.path)
 
-\* The next operation of a running task's body.
+\* The next op of a running task's body.
 RefOp(p) ==
-    \E n \in Nodes :
-      /\ run[p].task[n] = "run"
-      /\ LET pos == run[p].pos[n]
-             body == wf.body[n]
-             to == <<run[p].at, n, pos>>
-             vals == {v \in run[p].rv : addr[v] = to}
-         IN IF pos > Len(body) THEN EndTask(p, n, "ok")
+    /\ Up(p)
+    /\ \E t \in R(p).running :
+         LET c == R(p).cur
+             body == BodyOf(c, StartedAs(R(p), t).path)
+             pos == R(p).pos[t]
+             a == <<t, Cardinality(R(p).res[t]) + 1>>
+             key == <<Chain, Branch(c), Depth(c), StartedAs(R(p), t).path, body[pos]>>
+         IN IF pos > Len(body) THEN EndTask(p, Chain, t, "ok", 0, R(p).res[t])
             ELSE IF body[pos] = 0
-                 THEN IF vals = {} THEN Interrupt(p, n, pos, 0)
-                      ELSE \E v \in vals : Interrupt(p, n, pos, v)
-                 ELSE IF <<run[p].at, n, body[pos]>> \in DOMAIN ledger
-                      \* the ledger knows this intent fired: skip it
-                      THEN /\ run' = [run EXCEPT ![p].pos[n] = @ + 1]
-                           /\ UNCHANGED <<wf, ckpt, pw, mem, ledger, addr, delivered>>
-                      ELSE Effect(p, n, body[pos])
-
-StepDone(p) ==
-    /\ run[p].started = Schedule(run[p].from)
-    /\ \A n \in run[p].started : run[p].task[n] = "ok"
+                 THEN IF Heard(a) = {} THEN EndTask(p, Chain, t, "interrupt", a, R(p).res[t])
+                      ELSE \E v \in Heard(a) :
+                             /\ run' = [run EXCEPT ![<<p, Chain>>].pos[t] = @ + 1,
+                                                   ![<<p, Chain>>].res[t] = @ \cup {[interrupt |-> a, value |-> v]}]
+                             /\ broke' = {}
+                             /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, alive, holders,
+                                            inflight, ledger, crashes, ending>>
+                 \* the ledger knows this intent fired: skip it
+                 ELSE Effect(p, Chain, t, body[pos], 0,
+                             IF key \in DOMAIN ledger THEN "skipped" ELSE "fired")
 
 RefStep(p) ==
-    /\ \/ run[p].at = 0
-       \/ StepDone(p) /\ Ready(run[p].from.done) # {}
-    /\ Step(p, Fresh(IdsInUse),
-             IF run[p].at = 0 THEN {} ELSE run[p].from.done \cup Ready(run[p].from.done))
+    LET c == R(p).cur IN
+    /\ Up(p) /\ ~R(p).pinned
+    /\ \/ c = 0
+       \/ /\ c \in DOMAIN sched /\ sched[c] # {}
+          /\ \A s \in sched[c] : HasResult(p, c, s.task)
+    /\ Step(p, Chain, Fresh, c)
 
-\* A step is over: nothing left to run, or a task parked at an interrupt.
+\* A step's checkpoint is saved before its writes are (LangGraph's order is
+\* not fixed; the reference takes the simplest).  Exit mode saves only when
+\* the invocation is about to return.
 AboutToReturn(p) ==
-    /\ run[p].at # 0
-    /\ \/ StepDone(p) /\ Ready(run[p].from.done) = {}
-       \/ /\ run[p].started = Schedule(run[p].from)
-          /\ \A n \in run[p].started : run[p].task[n] \in {"ok", "parked"}
-          /\ \E n \in run[p].started : run[p].task[n] = "parked"
+    LET c == R(p).cur IN
+    /\ <<p, Chain>> \in DOMAIN run
+    /\ c \in DOMAIN sched /\ R(p).running = {}
+    /\ \/ sched[c] = {}
+       \/ \E s \in sched[c] : WriteOf(c, s.task).fly.kind = "interrupt"
+                              \/ WriteOf(c, s.task).stored.kind = "interrupt"
 
-\* An invocation returns only after all it made is durable.
+\* The reference's content digest: each checkpoint its own, a fork copy its source's.
+ContentOf(c) == IF ck[c].origin # 0 THEN ck[ck[c].origin].digest ELSE c
+
+RefPut(p) ==
+    /\ wf.durability = "exit" /\ <<p, Chain>> \in DOMAIN run => AboutToReturn(p)
+    /\ \/ \E c \in inflight[p].cks : PutCheckpoint(p, c, ContentOf(c))
+       \/ \E w \in inflight[p].wrs :
+            PutWrites(p, Chain, w[1], w[2], WriteOf(w[1], w[2]).fly.kind,
+                      WriteOf(w[1], w[2]).fly.interrupt)
+       \/ \E x \in inflight[p].ans : PutAnswers(p, x[1])
+
 RefFinish(p) ==
-    /\ mem[p] = [cks |-> {}, ws |-> {}]
+    /\ Up(p) /\ ~R(p).pinned
+    /\ inflight[p] = Empty
     /\ AboutToReturn(p)
-    /\ Finish(p)
-
-\* Sync and async mode call the saver as soon as a thing is made (async goes
-\* on with the next step meanwhile); exit mode only when about to return.
-RefPersist(p) ==
-    /\ wf.durability = "exit" => AboutToReturn(p)
-    /\ \/ \E k \in mem[p].cks : Persist(p, k.id)
-       \/ \E w \in mem[p].ws : PersistWrite(p, w)
+    /\ Finish(p, IF sched[R(p).cur] = {} THEN "done" ELSE "parked")
 
 Run ==
     \E p \in Procs :
-        \/ RefLoad(p)
-        \/ Up(p) /\ (RefResume(p) \/ RefStart(p) \/ RefOp(p) \/ RefStep(p) \/ RefFinish(p))
-        \/ RefPersist(p)
+        \/ RefLoad(p) \/ RefSchedule(p) \/ RefResume(p) \/ RefStart(p) \/ RefOp(p)
+        \/ RefStep(p) \/ RefPut(p) \/ RefFinish(p) \/ RefFork(p)
 
 Fault ==
     \E p \in Procs :
-        \/ \E kept \in SUBSET (mem[p].cks \cup mem[p].ws) : Crash(p, kept)
-        \/ RefFork(p)
+        \/ alive[p] \in {"up", "ended"} /\ \E kept \in Keepable(p) : Crash(p, kept)
+        \/ RefPin(p)
+        \/ RefUpdate(p)
 
 Next == Run \/ Fault
 
 Spec == Init /\ [][Next]_vars
 
-\* The moves the reference runtime could make next, as partial trace events:
-\* what a trace that stops matching was expected to do instead.  A running
-\* task's next move (effect, interrupt or task_end) depends on its body, which
-\* traces do not declare; it is shown as task_end.
-Expected ==
-    LET up == {p \in Procs : Up(p)}
-        persist(p) == wf.durability = "exit" => AboutToReturn(p)
-    IN  {[ev |-> "load", proc |-> p] : p \in {p \in Procs : ENABLED RefLoad(p)}}
-        \cup {[ev |-> "resume", proc |-> p] : p \in {p \in up : ENABLED RefResume(p)}}
-        \cup UNION {{[ev |-> "task_start", proc |-> p, node |-> n]
-                        : n \in Schedule(run[p].from) \ run[p].started}
-                     : p \in {p \in up : StepMayStart(p)}}
-        \cup UNION {{[ev |-> "task_end", proc |-> p, node |-> n]
-                        : n \in {n \in DOMAIN run[p].task : run[p].task[n] = "run"}}
-                     : p \in up}
-        \cup {[ev |-> "step", proc |-> p] : p \in {p \in up : ENABLED RefStep(p)}}
-        \cup UNION {{[ev |-> "put", proc |-> p, checkpoint |-> k.id] : k \in mem[p].cks}
-                     : p \in {p \in Procs : persist(p)}}
-        \cup UNION {{[ev |-> "put_writes", proc |-> p, checkpoint |-> w.at, node |-> w.node]
-                        : w \in mem[p].ws}
-                     : p \in {p \in Procs : persist(p)}}
-        \cup {[ev |-> "finish", proc |-> p] : p \in {p \in up : ENABLED RefFinish(p)}}
-
 -----------------------------------------------------------------------------
-(* The contract.  Each property is a state invariant; Properties names    *)
-(* them for resume-check, which checks every one on every trace.           *)
+(* The contract.  Each property holds when no move broke it; Properties    *)
+(* names them for resume-check, which checks every one on every trace.     *)
 
-\* PC, prefix continuation: a run continues the durable prefix -- it never
-\* re-runs a task whose result is durable, in sync mode it runs a step only
-\* from a durable checkpoint, it returns only once its last checkpoint and
-\* that checkpoint's writes are durable, and each checkpoint records exactly
-\* the results of its step.
-PC ==
-    \A p \in Procs :
-        /\ Up(p) => \A n \in DOMAIN run[p].task :
-                        run[p].task[n] = "run" => ~DurableResult(run[p].at, n)
-        /\ Up(p) /\ wf.durability = "sync" /\ run[p].at \notin DOMAIN ckpt =>
-               \A n \in DOMAIN run[p].task : run[p].task[n] = "idle"
-        /\ run[p].st = "ended" =>
-               /\ run[p].at \in DOMAIN ckpt
-               /\ \A w \in mem[p].ws : w.at # run[p].at
-        /\ run[p].last # None =>
-               run[p].last.made = run[p].last.from.done \cup run[p].last.from.ok
-                                      \cup run[p].last.ran
+\* PC, prefix continuation: a run continues the durable prefix -- it never re-runs a task whose result is stored, in sync mode runs a step only from a stored checkpoint, makes a checkpoint only when every scheduled task has a result, and returns only with everything stored and the end it claims.
+PC == "PC" \notin broke
 
-\* EO, effect exactly-once: each effect intent of a task fires at most once,
-\* across interrupts, crashes and resumes; a runtime that declares
-\* at-least-once may fire it again only after a crash.
-EO ==
-    \A key \in DOMAIN ledger :
-        IF wf.effects = "exactly-once" THEN ledger[key].total <= 1
-                                       ELSE ledger[key].recent <= 1
+\* EO, effects as declared: each effect (keyed by chain, branch, step, task path and intent) fires as its kind's declared level allows -- at most once, or again only after a crash -- and is never skipped without having fired.
+EO == "EO" \notin broke
 
-\* CO, consume-once: a resume value is delivered only to the interrupt it
-\* answers, and no interrupt is answered by two live resume values.
-CO ==
-    /\ \A d \in delivered : addr[d.v] = d.to
-    /\ \A to \in {addr[v] : v \in DOMAIN addr} : Cardinality(Answers(to)) <= 1
+\* CO, consume-once: an interrupt receives only a value answered to it, never has two live answers, and under a lease one process at a time runs a chain.
+CO == "CO" \notin broke
 
-\* CV, checkpoint validity: every load returns the latest durable checkpoint
-\* of the thread exactly as stored, with its parent and its pending writes.
-CV ==
-    \A p \in Procs : run[p].load # None => run[p].load.got = run[p].load.want
+\* CV, checkpoint validity: a load returns the checkpoint asked for, or the latest by creation, with the parent, content and pending writes that were saved.
+CV == "CV" \notin broke
 
-\* FD, fork determinism: a fork from c sees exactly c's state, none of c's
-\* pending writes, and runs on a new checkpoint so c's branch is unchanged.
-FD ==
-    \A p \in Procs : run[p].fork # None =>
-        /\ run[p].fork.got = run[p].fork.want
-        /\ run[p].fork.to # run[p].fork.from
+\* FD, fork determinism: a run changes only its own branch, a fork copy holds exactly its source's state and work, and a fork never takes over its source's pending writes.
+FD == "FD" \notin broke
 
-\* RD, recovery determinism: every step runs exactly the tasks its starting
-\* state schedules (ready, no saved result), whatever a lost process did.
-RD ==
-    \A p \in Procs :
-        /\ Up(p) => run[p].started \subseteq Schedule(run[p].from)
-        /\ run[p].last # None => run[p].last.started = Schedule(run[p].last.from)
+\* RD, recovery determinism: every run from a checkpoint schedules the same tasks and starts only those.
+RD == "RD" \notin broke
 
 Properties == [PC |-> PC, EO |-> EO, CO |-> CO, CV |-> CV, FD |-> FD, RD |-> RD]
-
-\* What a conforming trace showed beyond what it promised.
-Summary ==
-    [effects |-> IF \A key \in DOMAIN ledger : ledger[key].total <= 1
-                 THEN "exactly-once" ELSE "at-least-once"]
 =============================================================================

@@ -1,53 +1,80 @@
 --------------------------- MODULE TraceResumeCore ---------------------------
 (***************************************************************************)
-(* Trace validation for ResumeCore: each event of a trace (format v1) is   *)
+(* Trace validation for ResumeCore: each event of a trace (format v2) is   *)
 (* one ResumeCore action with the event's fields as its parameters.        *)
 (* Hidden choices -- what a killed process's store had already taken --    *)
-(* stay free, and TLC searches over them.                                  *)
+(* stay free, and TLC searches over them.  The trace vocabulary (the       *)
+(* expected moves, the summary of a conforming trace) lives here, not in   *)
+(* the base module.                                                        *)
 (***************************************************************************)
 EXTENDS ResumeCore, TraceValidation
 
-\* The workflow record ResumeCore expects, built from a trace header.
+\* The declared guarantees ResumeCore expects, built from a trace header.
 WorkflowOf(h) ==
-    [nodes |-> h.workflow.nodes,
-     pred |-> [n \in h.workflow.nodes |-> {e[1] : e \in {e \in h.workflow.edges : e[2] = n}}],
-     body |-> [n \in h.workflow.nodes |-> <<>>],
-     durability |-> h.guarantees.durability,
-     effects |-> h.guarantees.effects]
+    [durability |-> h.guarantees.durability,
+     effects |-> [default |-> h.guarantees.effects.default, kinds |-> h.guarantees.effects.kinds],
+     fencing |-> h.guarantees.fencing,
+     plan |-> [d \in {} |-> {}]]
 
 \* As many processes as the batch's busiest trace had.
 TraceProcs == 1..IdCounts.proc
 
-Observed(e) == [id |-> e.checkpoint, parent |-> e.parent, done |-> e.done,
-                ok |-> e.ok, rv |-> e.values]
-
-\* The pending write a put_writes event acknowledges.
-WriteOf(e) ==
-    [at |-> e.checkpoint, node |-> e.node, kind |-> e.kind,
-     val |-> CASE e.kind = "interrupt" -> e.index
-               [] e.kind = "resume" -> e.value
-               [] OTHER -> 0]
-
 \* The ResumeCore action that event e records.
 Apply(e) ==
-    \/ e.ev = "load" /\ Load(e.proc, Observed(e))
-    \/ e.ev = "fork" /\ Fork(e.proc, e.parent, e.checkpoint, Observed(e))
-    \/ e.ev = "resume" /\ Resume(e.proc, e.value, <<e.checkpoint, e.node, e.index>>)
-    \/ e.ev = "task_start" /\ StartTask(e.proc, e.node)
-    \/ e.ev = "effect" /\ Effect(e.proc, e.node, e.intent)
-    \/ e.ev = "interrupt" /\ Interrupt(e.proc, e.node, e.index, e.value)
-    \/ e.ev = "task_end" /\ EndTask(e.proc, e.node, e.outcome)
-    \/ e.ev = "step" /\ e.parent = run[e.proc].at /\ Step(e.proc, e.checkpoint, e.done)
-    \/ e.ev = "put" /\ Persist(e.proc, e.checkpoint)
-    \/ e.ev = "put_writes" /\ PersistWrite(e.proc, WriteOf(e))
-    \/ e.ev = "finish" /\ Finish(e.proc)
-    \/ e.ev = "crash" /\ \E kept \in SUBSET (mem[e.proc].cks \cup mem[e.proc].ws) :
-                            Crash(e.proc, kept)
+    \/ e.ev = "load" /\ Load(e.proc, e.thread, e.asked, e.checkpoint, e.parent, e.digest,
+                             e.writes, e.answers)
+    \/ e.ev = "read" /\ Read(e.proc, e.thread, e.asked, e.checkpoint, e.parent, e.digest,
+                             e.writes, e.answers)
+    \/ e.ev = "schedule" /\ Schedule(e.proc, e.thread, e.checkpoint, e.tasks)
+    \/ e.ev = "task_start" /\ StartTask(e.proc, e.thread, e.task, e.node, e.path)
+    \/ e.ev = "effect" /\ Effect(e.proc, e.thread, e.task, e.intent, e.kind, e.status)
+    \/ e.ev = "task_end" /\ EndTask(e.proc, e.thread, e.task, e.outcome, e.interrupt, e.resumed)
+    \/ e.ev = "resume" /\ Resume(e.proc, e.thread, e.checkpoint, e.interrupt, e.value)
+    \/ e.ev = "step" /\ Step(e.proc, e.thread, e.checkpoint, e.parent)
+    \/ e.ev = "fork" /\ Fork(e.proc, e.thread, e.parent, e.checkpoint)
+    \/ e.ev = "update" /\ Update(e.proc, e.thread, e.parent, e.checkpoint)
+    \/ e.ev = "put" /\ PutCheckpoint(e.proc, e.checkpoint, e.digest)
+    \/ e.ev = "put_writes" /\ e.task # 0 /\
+          PutWrites(e.proc, e.thread, e.checkpoint, e.task, e.kind, e.interrupt)
+    \/ e.ev = "put_writes" /\ e.task = 0 /\ PutAnswers(e.proc, e.checkpoint)
+    \/ e.ev = "finish" /\ Finish(e.proc, e.outcome)
+    \/ e.ev = "crash" /\ \E kept \in Keepable(e.proc) : Crash(e.proc, kept)
 
 Broken == {name \in DOMAIN Properties : ~Properties[name]}
 
+\* What a conforming trace showed: how it ended ("done", "parked" or
+\* "failed" is complete; "running", "crashed" or "none" is not) and the
+\* strongest effect level it met.
+Summary ==
+    [end |-> ending,
+     effects |-> IF \A key \in DOMAIN ledger : ledger[key].fired <= 1
+                 THEN "exactly-once" ELSE "at-least-once"]
+
+\* The moves a correct runtime could make next, as partial trace events:
+\* what a trace that stops matching was expected to do instead.
+Expected ==
+    LET up == {k \in DOMAIN run : alive[k[1]] = "up"}
+    IN  {[ev |-> "schedule", proc |-> k[1], thread |-> k[2], checkpoint |-> run[k].cur]
+            : k \in {k \in up : run[k].cur # 0 /\ run[k].cur \notin DOMAIN sched}}
+        \cup UNION {{[ev |-> "task_start", proc |-> k[1], thread |-> k[2], task |-> s.task]
+                        : s \in {s \in sched[run[k].cur] :
+                                   ~HasResult(k[1], run[k].cur, s.task) /\ s.task \notin run[k].running}}
+                     : k \in {k \in up : run[k].cur \in DOMAIN sched}}
+        \cup UNION {{[ev |-> "task_end", proc |-> k[1], thread |-> k[2], task |-> x]
+                        : x \in run[k].running} : k \in up}
+        \cup {[ev |-> "step", proc |-> k[1], thread |-> k[2], parent |-> run[k].cur]
+                : k \in {k \in up : run[k].running = {} /\
+                                    (run[k].cur = 0 \/ (run[k].cur \in DOMAIN sched /\
+                                     sched[run[k].cur] # {} /\
+                                     \A s \in sched[run[k].cur] : HasResult(k[1], run[k].cur, s.task)))}}
+        \cup UNION {{[ev |-> "put", proc |-> p, checkpoint |-> c] : c \in inflight[p].cks} : p \in Procs}
+        \cup UNION {{[ev |-> "put_writes", proc |-> p, checkpoint |-> w[1], task |-> w[2]]
+                        : w \in inflight[p].wrs} : p \in Procs}
+        \cup {[ev |-> "finish", proc |-> p] : p \in {p \in Procs : alive[p] = "up"}}
+        \cup {[ev |-> "load", proc |-> p] : p \in {p \in Procs : alive[p] # "up"}}
+
 \* Printed in a diagnosis run, at the end of the prefix a trace matched: the
-\* moves the reference runtime expected next.
+\* moves a correct runtime could make next.
 TraceExpected == Matched => PrintT(<<"rc-expected", t, Expected>>)
 
 TraceInit ==

@@ -122,7 +122,8 @@ def cli() -> None:
 @click.option(
     "--require-complete",
     is_flag=True,
-    help="Fail (exit 1) a trace that conforms only up to a cut-off last line.",
+    help="A conforming trace that stops before an end (returned done, parked or failed) "
+    "or whose last line was cut off fails with exit code 1.",
 )
 def check(
     paths: tuple[Path, ...],
@@ -144,8 +145,9 @@ def check(
 
     \b
     Exit codes:
-      0  every trace conforms (also one truncated, unless --require-complete)
-      1  some trace violates its contract (or is truncated, with --require-complete)
+      0  every trace conforms (also one incomplete or truncated, unless --require-complete)
+      1  some trace violates its contract (or, with --require-complete, stops early or is
+         truncated)
       2  some input is invalid, or TLC/Java could not run
     """
     inputs = expand(paths)

@@ -131,6 +131,12 @@ def _prepare(
     schema = load_schema(name)
     if schema is None:
         return invalid(f"no trace format is known for contract {name!r}", name)
+    if raw.header.get("format") != schema.format:
+        return invalid(
+            f"line 1 (header): format {raw.header.get('format')!r} is not judged; {name} traces "
+            f"are {schema.format!r} (docs/trace-format.md)",
+            name,
+        )
     problem = schema.header_problem(raw.header)
     if problem:
         return invalid(f"line 1 (header): {problem}", name)

@@ -20,22 +20,22 @@ from resumecheck.verdict import Status, Verdict
 
 @dataclass(frozen=True)
 class ReportOptions:
-    """What a report says beyond the verdicts: entries left out, and whether a trace whose
-    last line was cut short fails (--require-complete)."""
+    """What a report says beyond the verdicts: entries left out, and whether a conforming
+    trace that is not complete (stops before an end, or its last line was cut) fails."""
 
     require_complete: bool = False
     skipped: Sequence[Skipped] = ()
 
 
 def exit_code(verdicts: Sequence[Verdict], *, require_complete: bool = False) -> int:
-    """0: all conform; 1: some trace violates its contract (or, with `require_complete`, one
-    conforms only up to a cut last line); 2: some input could not be judged."""
+    """0: all conform; 1: some trace violates its contract (or, with `require_complete`, a
+    conforming trace stops before an end or was cut short); 2: some input could not be judged."""
     statuses = {v.status for v in verdicts}
     if statuses & {Status.INVALID, Status.ERROR}:
         return 2
     if Status.VIOLATES in statuses:
         return 1
-    return 1 if require_complete and any(v.truncated for v in verdicts) else 0
+    return 1 if require_complete and any(v.complete is False for v in verdicts) else 0
 
 
 def counts_line(verdicts: Sequence[Verdict]) -> str:
@@ -65,7 +65,10 @@ def _lines_of(v: Verdict, options: ReportOptions) -> list[str]:
     name = escape.path(v.path)
     if v.status is Status.CONFORMS:
         met = ", ".join(f"{k}: {val}" for k, val in v.summary.items())
-        status = "conforms (truncated)" if v.truncated else "conforms"
+        if v.truncated:
+            status = "conforms (truncated)"
+        else:
+            status = "conforms" if v.complete is not False else "conforms (incomplete)"
         out.append(
             f"{name}: {status} to {v.contract} ({v.events} events)"
             + (f"; met {met}" if met else "")
@@ -159,20 +162,17 @@ def render_junit(verdicts: Sequence[Verdict], options: ReportOptions = ReportOpt
             elif v.status is not Status.CONFORMS:
                 error = ET.SubElement(case, "error", type=v.status.value, message=message)
                 error.text = message
+            elif options.require_complete and v.complete is False:
+                note = escape.xml(escape.text(v.truncation or "the trace stops before an end"))
+                ET.SubElement(case, "failure", type="incomplete", message=note).text = note
             elif v.truncation is not None:
-                note = escape.xml(escape.text(v.truncation))
-                if options.require_complete:
-                    ET.SubElement(case, "failure", type="truncated", message=note).text = note
-                else:
-                    ET.SubElement(case, "system-out").text = note
+                ET.SubElement(case, "system-out").text = escape.xml(escape.text(v.truncation))
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
 
 def _fails(v: Verdict, options: ReportOptions) -> bool:
-    if v.status is Status.VIOLATES:
-        return True
-    return options.require_complete and v.status is Status.CONFORMS and v.truncated
+    return v.status is Status.VIOLATES or (options.require_complete and v.complete is False)
 
 
 RENDERERS = {"text": render_text, "json": render_json, "junit": render_junit}

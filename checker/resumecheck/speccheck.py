@@ -165,6 +165,97 @@ def check_mutant(spec_dir: Path, mutant: Mutant) -> Row:
     )
 
 
+_PROPERTIES = re.compile(r"^Properties\s*==\s*\[(.*?)\]", re.M | re.S)
+_EXTENDS = re.compile(r"^EXTENDS\s+([A-Za-z0-9_, ]+)", re.M)
+
+
+def property_names(base_text: str) -> list[str]:
+    """The names of a base module's `Properties` record, in order."""
+    match = _PROPERTIES.search(base_text)
+    if not match:
+        return []
+    return [part.split("|->")[0].strip() for part in match.group(1).split(",") if "|->" in part]
+
+
+_CFG_KEYWORDS = {
+    "CONSTANT",
+    "CONSTANTS",
+    "INIT",
+    "NEXT",
+    "SPECIFICATION",
+    "INVARIANT",
+    "INVARIANTS",
+    "PROPERTY",
+    "PROPERTIES",
+    "CONSTRAINT",
+    "CONSTRAINTS",
+    "ACTION_CONSTRAINT",
+    "ACTION_CONSTRAINTS",
+    "SYMMETRY",
+    "VIEW",
+}
+
+
+def config_invariants(config_text: str) -> set[str]:
+    """The names a TLC configuration lists under INVARIANT(S)."""
+    names: set[str] = set()
+    section = None
+    for line in config_text.splitlines():
+        for word in line.split("\\*", 1)[0].split():
+            if word in _CFG_KEYWORDS:
+                section = word
+            elif section in ("INVARIANT", "INVARIANTS"):
+                names.add(word)
+    return names
+
+
+def _extends(module: Path, base: Path) -> bool:
+    match = _EXTENDS.search(module.read_text(encoding="utf-8"))
+    return bool(match) and base.stem in match.group(1).replace(" ", "").split(",")
+
+
+def check_coverage(spec_dir: Path) -> list[Row]:
+    """For every contract: each property of its `Properties` record has a one-sentence comment,
+    is an invariant of every MC configuration of the contract, and has a mutant that must break
+    it -- so a spec author's new property cannot stay un-model-checked."""
+    from resumecheck.contract import property_comments
+
+    everything = mutants(spec_dir)
+    rows = []
+    for base in sorted(spec_dir.glob("*.tla")):
+        text = base.read_text(encoding="utf-8")
+        names = property_names(text)
+        if not names or base.stem.startswith(("MC", "Trace")):
+            continue
+        comments = property_comments(text)
+        mc_modules = [m.stem for m in spec_dir.glob(f"MC{base.stem}*.tla") if _extends(m, base)]
+        cfgs = [c for c in spec_dir.glob("MC*.cfg") if module_for(c).stem in mc_modules]
+        problems = []
+        for name in names:
+            if not comments.get(name):
+                problems.append(f"{name} has no comment above its definition")
+            missing = sorted(c.name for c in cfgs if name not in config_invariants(c.read_text()))
+            if missing:
+                problems.append(f"{name} is not an INVARIANT of {', '.join(missing)}")
+            if not any(m.module == base.stem and m.expect == name for m in everything):
+                problems.append(f"{name} has no mutant that must break it")
+        if not cfgs:
+            problems.append("no MC configuration")
+        rows.append(
+            Row(
+                "contract",
+                base.stem,
+                "covered",
+                "covered" if not problems else f"{len(problems)} gaps",
+                None,
+                0.0,
+                not problems,
+                "; ".join(problems),
+            )
+        )
+    return rows
+
+
 def check_all(
     spec_dir: Path,
     *,
@@ -182,6 +273,11 @@ def check_all(
     if only:
         tasks = [(name, task) for name, task in tasks if only in name]
     rows: list[Row] = []
+    for row in check_coverage(spec_dir):
+        if not only or only in row.name:
+            rows.append(row)
+            if on_row:
+                on_row(row)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for row in pool.map(lambda named: named[1](), tasks):
             rows.append(row)

@@ -48,6 +48,19 @@ class Verdict:
     def truncated(self) -> bool:
         return self.truncation is not None
 
+    @property
+    def complete(self) -> bool | None:
+        """Whether a conforming trace reached an end (returned done, parked or failed), as the
+        contract's summary says; None for a contract whose summary does not say. A trace whose
+        last line was cut short is not complete, whatever its complete lines reached."""
+        if self.status is not Status.CONFORMS:
+            return None
+        if self.truncated:
+            return False
+        if "end" not in self.summary:
+            return None
+        return self.summary["end"] in ("done", "parked", "failed")
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "path": str(self.path),
@@ -72,6 +85,8 @@ class Verdict:
             data["truncation"] = self.truncation
         if self.summary:
             data["summary"] = self.summary
+        if self.complete is not None:
+            data["complete"] = self.complete
         if self.witness is not None:
             data["witness"] = self.witness
         return data

@@ -49,7 +49,7 @@ class InternTables:
         """The trace's own name for an interned number (for reports)."""
         for key, value in self.tables.get(namespace, {}).items():
             if value == number:
-                return key[1] if isinstance(key, tuple) else key
+                return _plain_key(key)
         return None if number == 0 else number
 
     def count(self, namespace: str) -> int:
@@ -87,7 +87,11 @@ def event_fields(schema: TraceSchema, kind: str) -> list[str]:
     """The fields of an event kind that reach TLA+, in constructor-argument order."""
     props = schema.defs[f"ev_{kind}"]["properties"]
     return sorted(
-        name for name, prop in props.items() if prop.get("x-tla") != "skip" and name != "ev"
+        name
+        for name, prop in props.items()
+        if schema.resolve(prop).get("x-tla") != "skip"
+        and prop.get("x-tla") != "skip"
+        and name != "ev"
     )
 
 
@@ -143,22 +147,31 @@ class _Encoder:
     def event(self, event: dict[str, Any], where: str) -> str:
         kind = event["ev"]
         props = self.schema.defs[f"ev_{kind}"]["properties"]
-        args = [
-            self._field(props[name], event, name, where) for name in event_fields(self.schema, kind)
-        ]
+        args = [self._field(props, event, name, where) for name in event_fields(self.schema, kind)]
         name = constructor_name(kind)
         return f"{name}({', '.join(args)})" if args else name
 
-    def _field(self, prop: dict[str, Any], value: dict[str, Any], name: str, where: str) -> str:
-        if name in value:
-            item = value[name]
-        elif "default" in prop:
-            item = prop["default"]
-        elif "default" in self.schema.resolve(prop):
-            item = self.schema.resolve(prop)["default"]
-        else:
-            raise SchemaDesignError(f"{where}: optional field {name!r} has no default")
+    def _field(self, props: dict[str, Any], value: dict[str, Any], name: str, where: str) -> str:
+        prop = props[name]
+        item = self._item(prop, value, name, where)
+        target = self.schema.resolve(prop)
+        if "x-intern" in target and "x-intern-with" in target:
+            # An identifier scoped by sibling fields (a thread with its namespace): the key is
+            # the tuple of all of them, so equal names in two scopes stay two identifiers.
+            scope = [self._item(props[f], value, f, where) for f in target["x-intern-with"]]
+            key = _Scoped((_key(item), *(_key(x) for x in scope)))
+            return str(self.ids.number(target["x-intern"], key, f"{where}.{name}"))
         return self.value(prop, item, f"{where}.{name}")
+
+    def _item(self, prop: dict[str, Any], value: dict[str, Any], name: str, where: str) -> Any:
+        """The field's value, or its schema default when the trace leaves it out."""
+        if name in value:
+            return value[name]
+        if "default" in prop:
+            return prop["default"]
+        if "default" in self.schema.resolve(prop):
+            return self.schema.resolve(prop)["default"]
+        raise SchemaDesignError(f"{where}: optional field {name!r} has no default")
 
     def _literal(self, value: Any, target: dict[str, Any], where: str) -> str:
         allowed = [target["const"]] if "const" in target else target["enum"]
@@ -180,20 +193,46 @@ class _Encoder:
         for name in order:
             prop = props[name]
             if prop.get("x-tla") == "skip":
+                self._declare_only(prop, value.get(name), f"{where}.{name}")
                 continue
             if not _IDENT.match(name):
                 raise SchemaDesignError(f"field name {name!r} is not a TLA+ identifier")
-            fields.append((name, self._field(prop, value, name, where)))
+            fields.append((name, self._field(props, value, name, where)))
             if "x-declares" in prop:
                 self.ids.closed.add(prop["x-declares"])
         fields.sort()
         return "[" + ", ".join(f"{name} |-> {text}" for name, text in fields) + "]"
+
+    def _declare_only(self, prop: dict[str, Any], value: Any, where: str) -> None:
+        """Numbers the identifiers a skipped field declares (the header's optional graph), so
+        that they close their namespace without reaching TLA+."""
+        if not isinstance(value, dict):
+            return
+        for name, sub in prop.get("properties", {}).items():
+            if "x-declares" in sub and name in value:
+                self.value(sub, value[name], f"{where}.{name}")
+                self.ids.closed.add(sub["x-declares"])
 
     def _array(self, target: dict[str, Any], value: list[Any], where: str) -> str:
         items = [self.value(target["items"], item, f"{where}[{i}]") for i, item in enumerate(value)]
         if target.get("x-tla") == "tuple":
             return "<<" + ", ".join(items) + ">>"
         return "{" + ", ".join(items) + "}"
+
+
+@dataclass(frozen=True)
+class _Scoped:
+    """The key of an identifier scoped by sibling fields, e.g. (thread, namespace)."""
+
+    parts: tuple[Any, ...]
+
+
+def _plain_key(key: Any) -> Any:
+    """An interned key as the trace wrote it: `t1` or, scoped, `t1 ns=child:3`."""
+    if isinstance(key, _Scoped):
+        head, *scope = (_plain_key(part) for part in key.parts)
+        return " ".join([str(head), *(f"ns={s}" for s in scope if s not in ("", None))])
+    return key[1] if isinstance(key, tuple) else key
 
 
 def _key(value: Any) -> Any:

@@ -7,6 +7,7 @@ names the kinds the contract knows, instead of a `oneOf` error listing every alt
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -14,7 +15,7 @@ from typing import Any
 
 import jsonschema
 
-FORMAT = "resume-check/v1"
+_SCHEMA_FILE = re.compile(r"^([A-Za-z][A-Za-z0-9]*)\.(v[0-9]+)\.json$")
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,11 @@ class TraceSchema:
 
     contract: str
     document: dict[str, Any]
+
+    @property
+    def format(self) -> str:
+        """The header's `format` value this schema accepts, e.g. `resume-check/v2`."""
+        return str(self.defs["header"]["properties"]["format"]["const"])
 
     @property
     def defs(self) -> dict[str, Any]:
@@ -63,21 +69,28 @@ def _first_error(validator: jsonschema.protocols.Validator, instance: Any) -> st
 
 
 @cache
-def available_contracts() -> tuple[str, ...]:
+def _schema_files() -> dict[str, str]:
+    """Contract -> the file of its one current trace format (`<Contract>.v<N>.json`)."""
     root = resources.files("resumecheck.trace") / "schemas"
-    return tuple(
-        sorted(
-            p.name.removesuffix(".v1.json") for p in root.iterdir() if p.name.endswith(".v1.json")
-        )
-    )
+    found: dict[str, str] = {}
+    for entry in root.iterdir():
+        match = _SCHEMA_FILE.match(entry.name)
+        if match:
+            found[match.group(1)] = entry.name
+    return found
+
+
+def available_contracts() -> tuple[str, ...]:
+    return tuple(sorted(_schema_files()))
 
 
 @cache
 def load_schema(contract: str) -> TraceSchema | None:
     """The schema for `contract`, or None when the package ships none."""
-    if contract not in available_contracts():
+    name = _schema_files().get(contract)
+    if name is None:
         return None
-    path = resources.files("resumecheck.trace") / "schemas" / f"{contract}.v1.json"
+    path = resources.files("resumecheck.trace") / "schemas" / name
     return TraceSchema(contract, json.loads(path.read_text(encoding="utf-8")))
 
 
