@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from resumecheck import __version__, escape
+from resumecheck import __version__, escape, tempdirs
 from resumecheck.contract import SPEC_PATH_ENV, default_spec_paths
 from resumecheck.errors import ResumeCheckError, UsageError
 from resumecheck.inputs import expand, no_traces
@@ -266,6 +266,7 @@ def _terminate(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: maps every outcome to an exit code."""
     signal.signal(signal.SIGTERM, _terminate)
+    tempdirs.clean_up()
     try:
         code: Any = cli.main(args=argv, prog_name="resume-check", standalone_mode=False)
     except click.exceptions.Exit as exc:

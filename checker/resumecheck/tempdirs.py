@@ -70,6 +70,13 @@ def mkdtemp(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix, dir=run_folder()))
 
 
+def clean_up() -> None:
+    """At start: removes the run folders of dead runs, if there is a user folder to look in
+    (an unsafe one is reported when a temporary folder is needed, not here)."""
+    with contextlib.suppress(OSError, ResumeCheckError):
+        remove_dead_runs(user_folder())
+
+
 def remove_dead_runs(base: Path) -> None:
     """Removes the run folders in `base` whose process is gone."""
     for folder in base.glob("run-*"):
