@@ -63,7 +63,8 @@ def expand(paths: Sequence[Path]) -> Inputs:
         if info is not None:
             key = (info.st_dev, info.st_ino)
             if key in first:
-                found.skipped.append(Skipped(path, f"the same file as {first[key]}"))
+                again = "reached again" if first[key] == path else f"the same file as {first[key]}"
+                found.skipped.append(Skipped(path, f"{again}: judged once"))
                 return
             first[key] = path
         found.files.append(path)
