@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup check-spec check-spec-large test demo bench lint clean services-up services-down \
+.PHONY: setup check-spec check-spec-large test fuzz demo bench lint clean services-up services-down \
         record-langgraph
 
 setup: $(STAMP)
@@ -26,6 +26,12 @@ check-spec-large: setup
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+## Fuzzing: many batches of mutated traces through the real CLI and TLC (`make test` runs 3).
+FUZZ_EXAMPLES ?= 300
+fuzz: setup
+	RESUME_CHECK_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/test_fuzz.py \
+	  --hypothesis-show-statistics
 
 ## The main job on built-in examples: judge every recorded trace against the contract, then
 ## record and judge the LangGraph conformance matrix on SQLite (real runs, real SIGKILLs).

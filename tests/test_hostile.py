@@ -22,7 +22,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 import pytest
-from conftest import CLI, ROOT, SPEC, TRACES, Run, manifests, read_trace_file, run_cli
+from conftest import CLI, ROOT, SPEC, Run, judgeable_traces, read_trace_file, run_cli
 from resumecheck import escape, refine, tempdirs
 from resumecheck.inputs import expand
 from resumecheck.trace.prefix import is_object_prefix
@@ -31,22 +31,10 @@ from resumecheck.trace.schema import load_schema
 # --- seeds ---------------------------------------------------------------------------------
 
 
-def _judgeable() -> list[tuple[Path, dict[str, Any]]]:
-    """The traces of traces/ in their contract's current format, smallest first."""
-    found = []
-    for name, entry in manifests().items():
-        path = TRACES / name
-        header = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
-        schema = load_schema(str(header.get("contract")))
-        if schema is not None and header.get("format") == schema.format:
-            found.append((path, entry))
-    return sorted(found, key=lambda item: (item[0].stat().st_size, str(item[0])))
-
-
 def _seeds() -> tuple[Path, Path, dict[str, Any]] | None:
     """A conforming trace and one whose last event breaks a property, of the same contract."""
     chosen: dict[str, dict[str, Any]] = defaultdict(dict)
-    for path, entry in _judgeable():
+    for path, entry in judgeable_traces():
         contract = read_trace_file(path)[0]["contract"]
         events = len(read_trace_file(path)[1])
         if entry["status"] == "conforms":
@@ -300,7 +288,7 @@ def test_require_complete_fails_a_truncated_trace(folder: Path) -> None:
 
 
 def test_every_cut_of_every_seed_line_is_a_prefix_and_no_whole_line_is() -> None:
-    for path, _ in _judgeable()[:20]:
+    for path, _ in judgeable_traces()[:20]:
         for line in path.read_text(encoding="utf-8").splitlines():
             assert not is_object_prefix(line)
             assert all(is_object_prefix(line[:cut]) for cut in range(1, len(line)))
