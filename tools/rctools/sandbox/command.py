@@ -14,10 +14,10 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import click
+from resumecheck import tempdirs
 from resumecheck.contract import default_spec_paths
 from resumecheck.errors import UsageError
 from resumecheck.refine import judge
@@ -131,7 +131,7 @@ def command(
         done += 1
         click.echo(f"\r\033[Krecorded {done}/{len(specs)}: {result.spec.name}", err=True, nl=False)
 
-    scratch = Path(tempfile.mkdtemp(prefix="rc-sandbox-"))
+    scratch = tempdirs.mkdtemp("sandbox-")
     try:
         results = record_all(specs, traces, scratch, latency, jobs=jobs, on_done=progress)
     except RecordError as exc:
