@@ -391,6 +391,58 @@ def test_a_property_that_fails_to_evaluate_is_reported_once(tmp_path: Path) -> N
     assert "column" in first and "Line" not in run.stdout and "tlc2" not in run.stdout
 
 
+def _planted_action() -> tuple[str, Path, Path] | None:
+    """An event kind K and two conforming traces of one contract, the first with K and the
+    second without: an Assert planted in K's action fails on the first only."""
+    kinds: dict[str, list[tuple[Path, set[str]]]] = defaultdict(list)
+    for path, entry in judgeable_traces():
+        if entry["status"] == "conforms":
+            header, events = read_trace_file(path)
+            kinds[header["contract"]].append((path, {e["ev"] for e in events}))
+    for contract, traces in sorted(kinds.items()):
+        module = (SPEC / f"Trace{contract}.tla").read_text(encoding="utf-8")
+        for with_k, has in traces:
+            for without_k, lacks in traces:
+                for kind in sorted(has - lacks):
+                    if module.count(f'e.ev = "{kind}" /\\ ') == 1:
+                        return kind, with_k, without_k
+    return None
+
+
+def test_an_action_that_fails_on_one_trace_spares_the_others(tmp_path: Path) -> None:
+    planted = _planted_action()
+    if planted is None:
+        pytest.skip("no event kind only some conforming traces have")
+    kind, with_k, without_k = planted
+    contract = read_trace_file(with_k)[0]["contract"]
+    spec = tmp_path / "spec"
+    shutil.copytree(SPEC, spec)
+    module = spec / f"Trace{contract}.tla"
+    old = f'e.ev = "{kind}" /\\ '
+    module.write_text(
+        module.read_text(encoding="utf-8").replace(old, old + 'Assert(FALSE, "planted") /\\ '),
+        encoding="utf-8",
+    )
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    for index in range(7):
+        shutil.copy(without_k, traces / f"fine-{index}.jsonl")
+    shutil.copy(with_k, traces / "planted-1.jsonl")
+    shutil.copy(with_k, traces / "planted-2.jsonl")
+    run = judge("--format", "json", "--spec-path", spec, traces)
+    assert run.returncode == 2
+    verdicts = {Path(v["path"]).name: v for v in run.json()["traces"]}
+    assert {name: v["status"] for name, v in verdicts.items()} == {
+        **{f"fine-{index}.jsonl": "conforms" for index in range(7)},
+        "planted-1.jsonl": "error",
+        "planted-2.jsonl": "error",
+    }
+    first, second = verdicts["planted-1.jsonl"]["reason"], verdicts["planted-2.jsonl"]["reason"]
+    assert first.startswith(f"TLC could not evaluate Apply (Trace{contract}.tla, line ")
+    assert first.endswith('the second argument was: "planted"')
+    assert second.endswith(f"either: the same error as on {traces / 'planted-1.jsonl'}")
+
+
 # --- SIGKILL ----------------------------------------------------------------------------------
 
 

@@ -185,19 +185,23 @@ def _judge_batch(
     the trace it stopped on.
 
     TLC stops at the first such error and does not say which trace it was on. Bisection does:
-    a half that runs cleanly gets its verdicts, a half that stops again is split again, down to
-    one trace, which gets the error in one sentence; other traces that stop with the same
-    error refer to it. A broken property stops every run, so after log2(N) + 3 runs the traces
-    still unjudged are reported as not judged instead of costing a TLC run each.
+    a half that runs cleanly gets its verdicts (and its other half is known to hold the error),
+    a half that stops is split again, down to one trace, which gets the error in one sentence;
+    other traces that stop with the same error refer to it. A broken property stops every run,
+    so after log2(N) + 3 runs the traces still unjudged are reported as not judged instead of
+    costing a TLC run each.
     """
     verdicts: dict[int, Verdict] = {}
     first: tuple[EvaluationError, Path] | None = None
     last: EvaluationError | None = None
     runs = len(traces).bit_length() + 3
-    todo = [list(range(len(traces)))]
+    todo = [_Part(list(range(len(traces))))]
     while todo and runs > 0:
-        batch = todo.pop(0)
-        members = [traces[i] for i in batch]
+        part = todo.pop(0)
+        if part.fails and len(part.batch) > 1:
+            todo[:0] = part.halves()
+            continue
+        members = [traces[i] for i in part.batch]
         result = _run(contract, [t.encoded for t in members], on_line=on_line)
         runs -= 1
         if result.outcome is Outcome.SPEC_ERROR:
@@ -205,32 +209,50 @@ def _judge_batch(
         if result.outcome is Outcome.OK:
             judged = _read_verdicts(contract, members, result)
             _add_expected(contract, members, judged)
-            verdicts.update(zip(batch, judged, strict=True))
+            verdicts.update(zip(part.batch, judged, strict=True))
+            if part.sibling is not None:
+                part.sibling.fails = True
         elif result.outcome is not Outcome.EVALUATION_ERROR:
             reason = f"TLC could not judge this batch ({result.outcome.value}): "
             reason += _one_line(result.error_text)
-            verdicts.update((i, _verdict(traces[i], Status.ERROR, reason=reason)) for i in batch)
-        elif len(batch) > 1:
+            verdicts.update(
+                (i, _verdict(traces[i], Status.ERROR, reason=reason)) for i in part.batch
+            )
+        elif len(part.batch) > 1:
             last = read_evaluation_error(result, [contract.folder])
-            half = len(batch) // 2
-            todo[:0] = [batch[:half], batch[half:]]
+            todo[:0] = part.halves()
         else:
+            (index,) = part.batch
             error = read_evaluation_error(result, [contract.folder])
-            matched = _matched(result)
             reason = f"TLC could not evaluate {error.what()} on this trace"
             if first is not None and first[0] == error:
                 reason += f" either: the same error as on {escape.path(first[1])}"
             else:
-                reason += f", after its first {matched} event(s) matched: {error.cause}"
-            verdicts[batch[0]] = _verdict(traces[batch[0]], Status.ERROR, reason=reason)
-            first = first or (error, traces[batch[0]].raw.path)
+                reason += f", after its first {_matched(result)} event(s) matched: {error.cause}"
+            verdicts[index] = _verdict(traces[index], Status.ERROR, reason=reason)
+            first = first or (error, traces[index].raw.path)
     if first is not None:
         left = f"the evaluation error reported on {escape.path(first[1])}"
     else:
         left = f"being unable to evaluate {(last or EvaluationError('')).what()}"
-    for i in (i for batch in todo for i in batch):
+    for i in (i for part in todo for i in part.batch):
         verdicts[i] = _verdict(traces[i], Status.ERROR, reason=f"not judged: TLC stopped on {left}")
     return [verdicts[i] for i in range(len(traces))]
+
+
+@dataclass
+class _Part:
+    """Traces of a batch (their indices) still to judge. `fails` is set once their sibling
+    half ran cleanly: then they hold the error, and are split without a run of their own."""
+
+    batch: list[int]
+    fails: bool = False
+    sibling: _Part | None = None
+
+    def halves(self) -> list[_Part]:
+        middle = len(self.batch) // 2
+        right = _Part(self.batch[middle:])
+        return [_Part(self.batch[:middle], sibling=right), right]
 
 
 def _one_line(text: str, limit: int = 400) -> str:
