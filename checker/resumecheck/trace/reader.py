@@ -116,7 +116,7 @@ def read_bounded(path: Path, max_bytes: int) -> tuple[bytes, None] | tuple[None,
         fd = os.open(path, flags)
     except OSError as exc:
         return None, f"cannot read: {exc.strerror or exc}"
-    with os.fdopen(fd, "rb") as stream:
+    try:
         now = os.fstat(fd)
         if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (
             before.st_dev,
@@ -125,13 +125,30 @@ def read_bounded(path: Path, max_bytes: int) -> tuple[bytes, None] | tuple[None,
             return None, "the file changed while it was opened; not read"
         if now.st_size > max_bytes:
             return None, _too_big(f"{now.st_size} bytes", max_bytes)
-        try:
-            data = stream.read(max_bytes + 1)  # a file may grow, or (/proc) report size 0
-        except OSError as exc:
-            return None, f"cannot read: {exc.strerror or exc}"
+        data = _read_at_most(fd, now.st_size, max_bytes)
+    except BlockingIOError:  # a "regular" file of the kernel's that waits for data (/proc/kmsg)
+        return None, "cannot read: it has no data without waiting"
+    except OSError as exc:
+        return None, f"cannot read: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
     if len(data) > max_bytes:
         return None, _too_big("larger", max_bytes)
     return data, None
+
+
+def _read_at_most(fd: int, size: int, max_bytes: int) -> bytes:
+    """At most `max_bytes` + 1 bytes: the file's size in one read when it says it, more in
+    small reads when it grows (or, as /proc files do, says 0)."""
+    chunks: list[bytes] = []
+    total = 0
+    while total <= max_bytes:
+        chunk = os.read(fd, max(size + 1 - total, 1 << 16))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
 
 
 def file_kind(mode: int) -> str:
