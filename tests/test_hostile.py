@@ -276,6 +276,20 @@ def test_a_long_valid_last_line_is_judged_or_over_the_limit_never_dropped(tmp_pa
     assert "truncated" not in verdict
 
 
+def test_a_reason_quotes_at_most_500_characters(tmp_path: Path) -> None:
+    """A schema's complaint quotes the value it rejects; a trace can make that a megabyte."""
+    header, events = read_trace_file(OK)
+    field = next(key for key in events[0] if key != "ev")
+    events[0][field] = [{"x": index} for index in range(20_000)]
+    path = tmp_path / "huge-field.jsonl"
+    path.write_text("\n".join(json.dumps(item) for item in [header, *events]) + "\n")
+    run = judge("--format", "json", path)
+    assert run.returncode == 2
+    (verdict,) = run.json()["traces"]
+    assert len(verdict["reason"]) == 500
+    assert verdict["reason"].endswith("...")
+
+
 def test_require_complete_fails_a_truncated_trace(folder: Path) -> None:
     cut = folder / "cut.jsonl"
     assert judge(cut).returncode == 0

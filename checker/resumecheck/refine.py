@@ -118,7 +118,7 @@ def _prepare(
             path,
             Status.INVALID,
             contract=contract,
-            reason=reason,
+            reason=_shortened(reason),
             events=len(raw.events),
             truncation=raw.truncated,
         )
@@ -255,10 +255,15 @@ class _Part:
         return [_Part(self.batch[:middle], sibling=right), right]
 
 
-def _one_line(text: str, limit: int = 400) -> str:
-    """TLC's text of a failure as one line of a report, cut to `limit` characters."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+def _one_line(text: str) -> str:
+    """TLC's text of a failure as one line of a report."""
+    return _shortened(" ".join(text.split()))
+
+
+def _shortened(text: str, limit: int = 500) -> str:
+    """A reason cut to `limit` characters: a schema's complaint quotes the value it rejects,
+    which a trace can make a megabyte long."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _matched(result: TLCResult) -> int:
