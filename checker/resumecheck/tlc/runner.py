@@ -24,6 +24,7 @@ What TLC 2.15 actually prints with ``-tool`` (observed, and what the parser reli
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import enum
 import functools
 import os
@@ -513,6 +514,12 @@ def run_tlc(
         shutil.rmtree(metadir, ignore_errors=True)
 
 
+# Linux's prctl(2), looked up before any fork: a child of a threaded parent should run no
+# more than it must between fork and exec (no import, no symbol lookup).
+_PRCTL = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
+_PR_SET_PDEATHSIG = 1
+
+
 def die_with_parent(parent: int) -> None:
     """In a child (before exec, or first thing in a worker): the kernel kills it when the
     thread that started it dies.
@@ -521,11 +528,8 @@ def die_with_parent(parent: int) -> None:
     cleanly); without this, a resume-check killed by SIGKILL or a timeout would leave a JVM
     behind that keeps a core busy for as long as the model takes. `parent` is the pid that
     started the child: if it died before the request was made, the child stops at once."""
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:
         os.kill(os.getpid(), signal.SIGKILL)
 
