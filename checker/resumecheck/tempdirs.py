@@ -9,8 +9,8 @@ every sibling run folder whose owner is gone.
 `lock` file for as long as it lives, and the kernel releases it however the process dies. A pid
 can be reused by an unrelated process, and a run in another PID namespace that shares the
 temporary folder has a pid that means nothing here; a lock means the same to both. The pid in
-the name is for people, and decides only for a folder whose lock file was never created (its
-run was killed between creating the folder and locking it).
+the name is for people, and decides only for a folder that has no lock yet (its run is
+creating it, or was killed doing so).
 """
 
 from __future__ import annotations
@@ -58,8 +58,11 @@ def run_folder() -> Path:
             base = user_folder()
             remove_dead_runs(base)
             folder = Path(tempfile.mkdtemp(prefix=f"run-{os.getpid()}-", dir=base))
-            fd = os.open(folder / _LOCK, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            # Locked before it gets its name, so no other run ever sees the lock free.
+            staging = folder / f"{_LOCK}.new"
+            fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             fcntl.flock(fd, fcntl.LOCK_EX)
+            staging.rename(folder / _LOCK)
             _run = (os.getpid(), folder, fd)
             atexit.register(_remove_own, os.getpid(), folder)
         return _run[1]
