@@ -21,7 +21,7 @@ def write(tmp_path: Path, data: bytes, name: str = "t.jsonl") -> Path:
 def test_complete_trace(tmp_path: Path) -> None:
     trace = read_trace(write(tmp_path, HEADER + b"\n" + E1 + b"\n" + E2 + b"\n"))
     assert trace.problem is None
-    assert trace.truncated is None
+    assert trace.truncation is None
     assert trace.header == {"format": "resume-check/v1", "workflow": {"nodes": ["A"], "edges": []}}
     assert trace.events == [{"ev": "load", "proc": "w1"}, {"ev": "finish", "proc": "w1"}]
     assert trace.lines == [2, 3]
@@ -31,7 +31,7 @@ def test_complete_trace(tmp_path: Path) -> None:
 def test_complete_last_line_without_newline_is_kept(tmp_path: Path) -> None:
     trace = read_trace(write(tmp_path, HEADER + b"\n" + E1 + b"\n" + E2))
     assert trace.problem is None
-    assert trace.truncated is None
+    assert trace.truncation is None
     assert len(trace.events) == 2
 
 
@@ -41,7 +41,7 @@ def test_cut_last_line_is_dropped_and_noted(tmp_path: Path) -> None:
     assert trace.problem is None
     assert trace.events == [{"ev": "load", "proc": "w1"}]
     assert trace.lines == [2]
-    assert trace.truncated == (
+    assert trace.truncation == (
         "line 3 is incomplete (10 bytes, no newline): the writer was probably killed; "
         "it was not judged, only the complete lines before it"
     )
@@ -52,22 +52,22 @@ def test_last_line_cut_inside_a_multibyte_character_is_truncation(tmp_path: Path
     cut = line[: line.index("ö".encode()) + 1]  # half of the two-byte ö
     trace = read_trace(write(tmp_path, HEADER + b"\n" + E1 + b"\n" + cut))
     assert trace.problem is None
-    assert trace.truncated is not None
-    assert trace.truncated.startswith(f"line 3 is incomplete ({len(cut)} bytes")
+    assert trace.truncation is not None
+    assert trace.truncation.startswith(f"line 3 is incomplete ({len(cut)} bytes")
     assert len(trace.events) == 1
 
 
 def test_broken_last_line_with_newline_is_invalid(tmp_path: Path) -> None:
     """A newline after it means the writer finished the line: the damage is not a cut."""
     trace = read_trace(write(tmp_path, HEADER + b"\n" + E1 + b"\n" + E2[:10] + b"\n"))
-    assert trace.truncated is None
+    assert trace.truncation is None
     assert trace.problem is not None
     assert trace.problem.startswith("line 3: not JSON (")
 
 
 def test_broken_middle_line_is_invalid(tmp_path: Path) -> None:
     trace = read_trace(write(tmp_path, HEADER + b"\n" + E1[:10] + b"\n" + E2 + b"\n"))
-    assert trace.truncated is None
+    assert trace.truncation is None
     assert trace.problem is not None
     assert trace.problem.startswith("line 2: not JSON (")
 
@@ -82,7 +82,7 @@ def test_blank_lines_are_skipped_but_counted(tmp_path: Path) -> None:
     data = b"\n" + HEADER + b"\n\n   \n" + E1 + b"\n\t\n" + E2 + b"\n\n"
     trace = read_trace(write(tmp_path, data))
     assert trace.problem is None
-    assert trace.truncated is None
+    assert trace.truncation is None
     assert trace.header is not None
     assert trace.lines == [5, 7]
     assert [e["ev"] for e in trace.events] == ["load", "finish"]
@@ -91,7 +91,7 @@ def test_blank_lines_are_skipped_but_counted(tmp_path: Path) -> None:
 def test_crlf_line_endings(tmp_path: Path) -> None:
     trace = read_trace(write(tmp_path, HEADER + b"\r\n" + E1 + b"\r\n" + E2 + b"\r\n"))
     assert trace.problem is None
-    assert trace.truncated is None
+    assert trace.truncation is None
     assert [e["ev"] for e in trace.events] == ["load", "finish"]
     assert trace.lines == [2, 3]
 
@@ -129,7 +129,7 @@ def test_nan_in_a_last_line_without_newline_is_damage_not_a_cut(tmp_path: Path) 
     is damage, newline or not."""
     line = b'{"ev": "load", "proc": "w1", "ts": NaN}'
     trace = read_trace(write(tmp_path, HEADER + b"\n" + E1 + b"\n" + line))
-    assert trace.truncated is None
+    assert trace.truncation is None
     assert trace.problem == "line 3: not JSON (NaN is not JSON)"
 
 
@@ -139,7 +139,7 @@ def test_nan_in_a_last_line_without_newline_is_damage_not_a_cut(tmp_path: Path) 
 )
 def test_last_line_that_no_cut_can_leave_is_invalid(tmp_path: Path, tail: bytes) -> None:
     trace = read_trace(write(tmp_path, HEADER + b"\n" + E1 + b"\n" + tail))
-    assert trace.truncated is None
+    assert trace.truncation is None
     assert trace.problem is not None
     assert trace.problem.startswith("line 3: ")
 
@@ -200,7 +200,7 @@ def test_cut_header_is_no_header(tmp_path: Path) -> None:
     trace = read_trace(write(tmp_path, HEADER[:20]))
     assert trace.header is None
     assert trace.problem == "no complete header line"
-    assert trace.truncated is not None
+    assert trace.truncation is not None
 
 
 def test_header_only(tmp_path: Path) -> None:
@@ -238,7 +238,7 @@ def test_line_length_limit_applies_to_a_last_line_without_newline(tmp_path: Path
     long = b'{"ev": "load", "proc": "' + b"w" * 40 + b'"}'
     path = write(tmp_path, b'{"format": "x"}\n' + long)
     trace = read_trace(path, Limits(max_line_bytes=40))
-    assert trace.truncated is None
+    assert trace.truncation is None
     assert trace.problem is not None
     assert trace.problem.startswith("line 2 is 66 bytes, over the limit of 40 bytes per line")
     trace = read_trace(path, Limits(max_line_bytes=66))

@@ -120,7 +120,7 @@ def _prepare(
             contract=contract,
             reason=_shortened(reason),
             events=len(raw.events),
-            truncation=raw.truncated,
+            truncation=raw.truncation,
         )
 
     if raw.problem or raw.header is None:
@@ -353,7 +353,7 @@ def _verdict(trace: _Prepared, status: Status, **fields: Any) -> Verdict:
         status,
         contract=trace.contract.name,
         events=len(trace.raw.events),
-        truncation=trace.raw.truncated,
+        truncation=trace.raw.truncation,
         **fields,
     )
 

@@ -44,7 +44,7 @@ class RawTrace:
     events: list[dict[str, Any]] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)  # 1-based line number of each event
     raw: list[str] = field(default_factory=list)  # the text of each event line
-    truncated: str | None = None  # why the last line was not judged, if it was cut short
+    truncation: str | None = None  # why the last line was not judged, if it was cut short
     problem: str | None = None  # why the trace is invalid, if it is
 
 
@@ -52,7 +52,7 @@ def read_trace(path: Path, limits: Limits | None = None) -> RawTrace:
     """Reads `path`; a cut-off last line is left out and noted, other damage makes it invalid."""
     limits = limits or Limits()
     trace = RawTrace(path=path)
-    data, problem = read_bounded(path, limits.max_bytes)
+    data, problem = _read_bounded(path, limits.max_bytes)
     if problem is not None:
         trace.problem = problem
         return trace
@@ -77,7 +77,7 @@ def read_trace(path: Path, limits: Limits | None = None) -> RawTrace:
         parsed, why = _parse_line(chunk)
         if why is not None:
             if number == len(chunks) and not complete and _is_cut(chunk):
-                trace.truncated = (
+                trace.truncation = (
                     f"line {number} is incomplete ({len(chunk)} bytes, no newline): the writer "
                     "was probably killed; it was not judged, only the complete lines before it"
                 )
@@ -98,7 +98,7 @@ def read_trace(path: Path, limits: Limits | None = None) -> RawTrace:
     return trace
 
 
-def read_bounded(path: Path, max_bytes: int) -> tuple[bytes, None] | tuple[None, str]:
+def _read_bounded(path: Path, max_bytes: int) -> tuple[bytes, None] | tuple[None, str]:
     """The bytes of `path` if it is a regular file of at most `max_bytes`, else why not.
 
     The type is checked before opening (opening a FIFO blocks until a writer comes, opening a
