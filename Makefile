@@ -4,8 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup check-spec check-spec-large test fuzz demo bench lint clean services-up services-down \
-        record-langgraph
+.PHONY: setup check-spec check-spec-large test test-fast fuzz demo bench lint clean services-up \
+        services-down record-langgraph
 
 setup: $(STAMP)
 
@@ -22,10 +22,15 @@ check-spec: setup
 check-spec-large: setup
 	$(BIN)/resume-check spec --large
 
-## The test suite, end to end with the real TLC.
+## The test suite, end to end with the real TLC (every marker: slow, services, corpus).
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+## The fast tier, under a minute: the CLI in-process on traces/revision, traces/sandbox and
+## traces/recovery, reports against their schema, unit tests; no servers, no runtimes.
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not slow and not services and not corpus"
 
 ## Fuzzing: many batches of mutated traces through the real CLI and TLC (`make test` runs 3).
 FUZZ_EXAMPLES ?= 300
@@ -59,7 +64,7 @@ bench: setup
 ## .services/; installs the Debian packages if missing). Prints RESUME_CHECK_PG_URL=... and
 ## RESUME_CHECK_REDIS_URL=...; reuses servers that are already up. Tests start them on their own.
 services-up: setup
-	$(BIN)/python -m rctools.services up
+	$(BIN)/python -m rctools.services up --install
 
 services-down: setup
 	$(BIN)/python -m rctools.services down

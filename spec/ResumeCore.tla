@@ -188,7 +188,8 @@ StepIncomplete(p, ch) ==
 FinishWrong(p, outcome) ==
     LET mine == {k \in DOMAIN run : k[1] = p}
         curs == {run[k].cur : k \in mine}
-    IN  \/ inflight[p].cks # {} \/ inflight[p].ans # {}
+    IN  \/ inflight[p].cks # {} /\ wf.durability # "exit"
+        \/ inflight[p].ans # {}
         \/ \E w \in inflight[p].wrs : w[1] \in curs
         \/ \E c \in curs : ~Stored(c)
         \/ outcome = "done" /\ \E c \in curs : c \in DOMAIN sched /\ sched[c] # {}
@@ -334,10 +335,15 @@ StartTask(p, ch, t, n, pa) ==
     /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, alive, holders, inflight, ledger,
                    crashes, ending>>
 
+\* The logical work an effect belongs to: chain, branch, step depth, task path and
+\* intent -- the same for every re-creation of the task's checkpoint.
+EffectKey(p, ch, t, i) ==
+    LET r == RunOf(p, ch) IN <<ch, Branch(r.cur), Depth(r.cur), StartedAs(r, t).path, i>>
+
 \* Running task t fires (or skips, believing it fired) effect intent i of kind k.
 Effect(p, ch, t, i, k, status) ==
     LET r == RunOf(p, ch)
-        key == <<ch, Branch(r.cur), Depth(r.cur), StartedAs(r, t).path, i>>
+        key == EffectKey(p, ch, t, i)
         seen == Get(ledger, key, [fired |-> 0, crashes |-> 0])
     IN
     /\ HasRun(p, ch) /\ t \in r.running
@@ -455,14 +461,17 @@ PutAnswers(p, c) ==
     /\ inflight' = [inflight EXCEPT ![p].ans = {x \in @ : x[1] # c}]
     /\ UNCHANGED <<wf, ck, latest, sched, wr, ans, dlv, run, alive, holders, ledger, crashes, ending>>
 
-\* Process p's invocation returns: "done", "parked" or "failed".
+\* Process p's invocation returns: "done", "parked" or "failed".  In exit mode
+\* the checkpoints of its intermediate steps, never saved, are dropped.
 Finish(p, outcome) ==
     /\ alive[p] = "up"
     /\ Broke({<<"PC", FinishWrong(p, outcome)>>})
     /\ alive' = [alive EXCEPT ![p] = "ended"]
     /\ holders' = [ch \in DOMAIN holders |-> holders[ch] \ {p}]
     /\ ending' = IF \E q \in Procs \ {p} : alive[q] = "up" THEN "running" ELSE outcome
-    /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, run, inflight, ledger, crashes>>
+    /\ ck' = [c \in DOMAIN ck |-> IF c \in inflight[p].cks THEN [ck[c] EXCEPT !.st = "lost"] ELSE ck[c]]
+    /\ inflight' = [inflight EXCEPT ![p].cks = {}]
+    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, run, ledger, crashes>>
 
 \* The parts of what p has in flight that the store may already hold.
 Keepable(p) ==
@@ -474,7 +483,6 @@ Crash(p, kept) ==
     LET f == inflight[p]
         lostAns == f.ans \ kept.ans
     IN
-    /\ alive[p] \in {"up", "ended"}
     /\ kept \in Keepable(p)
     /\ Broke({})
     /\ ck' = [c \in DOMAIN ck |->
@@ -642,7 +650,7 @@ Run ==
 
 Fault ==
     \E p \in Procs :
-        \/ alive[p] \in {"up", "ended"} /\ \E kept \in Keepable(p) : Crash(p, kept)
+        \/ alive[p] # "down" /\ \E kept \in Keepable(p) : Crash(p, kept)
         \/ RefPin(p)
         \/ RefUpdate(p)
 

@@ -9,6 +9,16 @@
 (***************************************************************************)
 EXTENDS ResumeCore, TraceValidation
 
+VARIABLES
+    keeps,   \* what each crash of the trace left in the store, in order
+    past,    \* what the trace did so far: the events that may justify a repeat
+    allowed  \* every repeat the contract let through, with the event that justified it
+
+\* Every move but a crash is a function of its event, so a state of the trace spec is
+\* determined by the cursor and the crashes' hidden choices: TLC tells states apart by
+\* that alone (the VIEW), instead of fingerprinting the whole history at every event.
+TraceView == <<t, l, keeps>>
+
 \* The declared guarantees ResumeCore expects, built from a trace header.
 WorkflowOf(h) ==
     [durability |-> h.guarantees.durability,
@@ -18,6 +28,46 @@ WorkflowOf(h) ==
 
 \* As many processes as the batch's busiest trace had.
 TraceProcs == 1..IdCounts.proc
+
+(* A repeat -- a task run again, an effect fired again, an answer delivered   *)
+(* again -- is legal only because something lost or ended the earlier attempt. *)
+(* `past` keeps, per task, effect and interrupt, the event of its last attempt  *)
+(* and the last crash; `allowed` names, for each repeat the contract accepted,  *)
+(* the event that justified it: the later of the last crash and the end of the  *)
+(* earlier attempt.  They are functions of the events, so the VIEW omits them.  *)
+NothingPast == [task |-> [x \in {} |-> 0], effect |-> [x \in {} |-> 0],
+             answer |-> [x \in {} |-> 0], ended |-> [x \in {} |-> 0], crash |-> 0]
+
+Repeat(kind, key, table, because) ==
+    IF key \in DOMAIN past[table]
+    THEN allowed' = Append(allowed, [event |-> l, repeat |-> kind,
+                                     because |-> Max(because, past.crash)])
+    ELSE UNCHANGED allowed
+
+Remember(table, key) == [past EXCEPT ![table] = Put(@, key, l)]
+
+Justify(e) ==
+    CASE e.ev = "task_start" ->
+            /\ Repeat("task", e.task, "task", Get(past.ended, e.task, 0))
+            /\ past' = Remember("task", e.task)
+      [] e.ev = "effect" /\ e.status = "fired" ->
+            LET key == EffectKey(e.proc, e.thread, e.task, e.intent) IN
+            /\ Repeat("effect", key, "effect", Get(past.ended, e.task, 0))
+            /\ past' = Remember("effect", key)
+      [] e.ev = "task_end" ->
+            /\ \/ e.resumed = {} /\ UNCHANGED allowed
+               \/ e.resumed # {} /\
+                    LET again == {d \in e.resumed : d \in DOMAIN past.answer} IN
+                    allowed' = IF again = {} THEN allowed
+                               ELSE Append(allowed, [event |-> l, repeat |-> "answer",
+                                                     because |-> Max(past.crash,
+                                                                     Get(past.ended, e.task, 0))])
+            /\ past' = [past EXCEPT !.ended = Put(@, e.task, l),
+                                    !.answer = [x \in DOMAIN @ \cup e.resumed |-> l]]
+      [] e.ev = "crash" ->
+            /\ past' = [past EXCEPT !.crash = l]
+            /\ UNCHANGED allowed
+      [] OTHER -> UNCHANGED <<past, allowed>>
 
 \* The ResumeCore action that event e records.
 Apply(e) ==
@@ -38,7 +88,8 @@ Apply(e) ==
           PutWrites(e.proc, e.thread, e.checkpoint, e.task, e.kind, e.interrupt)
     \/ e.ev = "put_writes" /\ e.task = 0 /\ PutAnswers(e.proc, e.checkpoint)
     \/ e.ev = "finish" /\ Finish(e.proc, e.outcome)
-    \/ e.ev = "crash" /\ \E kept \in Keepable(e.proc) : Crash(e.proc, kept)
+    \/ e.ev = "crash" /\ \E kept \in Keepable(e.proc) :
+                           Crash(e.proc, kept) /\ keeps' = Append(keeps, kept)
 
 Broken == {name \in DOMAIN Properties : ~Properties[name]}
 
@@ -48,7 +99,8 @@ Broken == {name \in DOMAIN Properties : ~Properties[name]}
 Summary ==
     [end |-> ending,
      effects |-> IF \A key \in DOMAIN ledger : ledger[key].fired <= 1
-                 THEN "exactly-once" ELSE "at-least-once"]
+                 THEN "exactly-once" ELSE "at-least-once",
+     repeats |-> allowed]
 
 \* The moves a correct runtime could make next, as partial trace events:
 \* what a trace that stops matching was expected to do instead.
@@ -81,9 +133,14 @@ TraceInit ==
     /\ t \in DOMAIN Traces
     /\ l = 1
     /\ InitWith(WorkflowOf(Traces[t].header))
+    /\ keeps = <<>>
+    /\ past = NothingPast
+    /\ allowed = <<>>
 
 TraceNext ==
     /\ ~Matched
     /\ Apply(Ev)
+    /\ Ev.ev # "crash" => UNCHANGED keeps
+    /\ Justify(Ev)
     /\ Advance(Broken', Summary')
 =============================================================================

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+from click.testing import CliRunner
 from resumecheck.trace.schema import load_schema
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,6 +97,31 @@ def run_cli(
         check=False,
     )
     return Run(argv, proc.returncode, proc.stdout, proc.stderr)
+
+
+def invoke(*args: str | Path, env: dict[str, str | None] | None = None) -> Run:
+    """Runs `resume-check` in this process through click's CliRunner, as `main` would: the
+    fast tier's way to reach the CLI without starting an interpreter per call. TLC still runs
+    for real. The spec path is cleared like `run_cli` does; `None` in `env` unsets a variable."""
+    from resumecheck.cli import main
+
+    argv = [str(a) for a in args]
+    with CliRunner().isolation(env={"RESUME_CHECK_SPEC_PATH": None, **(env or {})}) as streams:
+        try:
+            main(argv)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        stdout, stderr = streams[0].getvalue(), streams[1].getvalue()
+    return Run(tuple(argv), code, stdout.decode("utf-8"), stderr.decode("utf-8"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that asks for the `services` fixture starts PostgreSQL and redis: mark it so
+    (`-m "not services"`), whichever module it is in."""
+    for item in items:
+        if "services" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.services)
 
 
 def read_trace_file(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -1,11 +1,11 @@
 """Session fixture: a real PostgreSQL and a real redis-server on loopback for the backends.
 
-Use it with `from services import services  # noqa: F401` in a test module (or once in
+Use it with `from services import services # noqa: F401` in a test module (or once in
 conftest.py). The fixture starts the servers with `rctools.services` (installing the Debian
-packages on a fresh machine), exports their URLs into the environment so factories and
-subprocesses see them, and stops at the end only what it started itself: a developer's
-`make services-up` servers survive a test run. URLs already in the environment win, so the
-suite can also run against servers started elsewhere.
+packages on a fresh machine: `make test` promises to run everything there), exports their URLs
+into the environment so factories and subprocesses see them, and stops at the end only what it
+started itself: a developer's `make services-up` servers survive a test run. URLs already in the
+environment win, so the suite can also run against servers started elsewhere.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def services() -> Iterator[dict[str, str]]:
         yield {var: os.environ[var] for var in URL_VARS}
         return
     try:
-        result = rcservices.up()
+        result = rcservices.up(install=True)
     except rcservices.ServiceError as exc:
         pytest.fail(f"could not start the test servers: {exc}", pytrace=False)
     try:

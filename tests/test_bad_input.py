@@ -21,9 +21,12 @@ from conftest import (
     write_trace_file,
 )
 
+# A `resume-check` process or a TLC run per test: the full tier, not test-fast.
+pytestmark = pytest.mark.slow
+
 KNOWN_KINDS = (
-    "crash, effect, finish, fork, interrupt, load, put, put_writes, resume, step, task_end, "
-    "task_start"
+    "crash, effect, finish, fork, load, put, put_writes, read, resume, schedule, step, task_end, "
+    "task_start, update"
 )
 
 
@@ -112,10 +115,10 @@ def test_json_array_line_is_invalid(tmp_path: Path) -> None:
 
 
 def test_cut_last_line_judges_the_complete_prefix(tmp_path: Path) -> None:
-    """One TLC run. ok-linear-sync has 14 events; its last line (15) is cut in half."""
+    """One TLC run. ok-linear-sync has 18 events; its last line (19) is cut in half."""
     data = (CORE / "ok-linear-sync.jsonl").read_bytes()
     lines = data.rstrip(b"\n").split(b"\n")
-    assert len(lines) == 15
+    assert len(lines) == 19
     last = lines[-1]
     cut = last[: len(last) // 2]
     path = tmp_path / "cut.jsonl"
@@ -123,17 +126,18 @@ def test_cut_last_line_judges_the_complete_prefix(tmp_path: Path) -> None:
     run, verdict = judge_one(path)
     assert run.returncode == 0, run
     assert verdict["status"] == "conforms"
-    assert verdict["events"] == 13
-    assert verdict["matched"] == 13
+    assert verdict["events"] == 17
+    assert verdict["matched"] == 17
+    assert verdict["complete"] is False  # the cut line was the invocation's return
     assert verdict["truncated"] is True
     assert verdict["truncation"] == (
-        f"line 15 is incomplete ({len(cut)} bytes, no newline): the writer was probably "
+        f"line 19 is incomplete ({len(cut)} bytes, no newline): the writer was probably "
         "killed; it was not judged, only the complete lines before it"
     )
     text = run_cli(path)
     assert text.returncode == 0
-    assert f"{path}: conforms (truncated) to ResumeCore (13 events)" in text.stdout
-    assert "  note: line 15 is incomplete" in text.stdout
+    assert f"{path}: conforms (truncated) to ResumeCore (17 events)" in text.stdout
+    assert "  note: line 19 is incomplete" in text.stdout
     assert text.stdout.endswith("1 trace(s): 1 conforms (1 truncated)\n")
     strict = run_cli("--require-complete", "--format", "json", path)
     assert strict.returncode == 1, strict
@@ -143,8 +147,8 @@ def test_cut_last_line_judges_the_complete_prefix(tmp_path: Path) -> None:
 def test_violating_trace_with_a_partial_line_appended_still_violates(tmp_path: Path) -> None:
     """One TLC run for both traces."""
     expected = {
-        "pc-rerun-durable-task.jsonl": (9, ["PC", "RD"]),
-        "unmatched-put-of-unknown-checkpoint.jsonl": (4, []),
+        "pc-rd-rerun-under-other-node.jsonl": (10, ["PC", "RD"]),
+        "unmatched-put-of-unknown-checkpoint.jsonl": (5, []),
     }
     for name in expected:
         data = (CORE / name).read_bytes()
@@ -184,37 +188,52 @@ def test_event_without_kind_is_invalid(tmp_path: Path) -> None:
     assert_invalid(path, f"line 2 (event 1): unknown event None; ResumeCore knows: {KNOWN_KINDS}")
 
 
-def test_node_not_in_the_workflow_is_invalid(tmp_path: Path) -> None:
+def test_node_not_in_the_graph_is_invalid(tmp_path: Path) -> None:
     header, events = linear()
-    assert events[3]["ev"] == "task_start"
-    events[3]["node"] = "Z"
+    assert events[4]["ev"] == "task_start"
+    events[4]["node"] = "Z"
     path = write_trace_file(tmp_path / "stranger.jsonl", header, events)
-    assert_invalid(path, "line 5 (event 4.node): node 'Z' was not declared in the header")
+    assert_invalid(path, "line 6 (event 5.node): node 'Z' was not declared in the header")
 
 
-def test_edge_to_a_node_not_in_the_workflow_is_invalid(tmp_path: Path) -> None:
+def test_scheduled_node_not_in_the_graph_is_invalid(tmp_path: Path) -> None:
     header, events = linear()
-    header["workflow"]["edges"].append(["B", "C"])
-    path = write_trace_file(tmp_path / "edge.jsonl", header, events)
+    assert events[3]["ev"] == "schedule"
+    events[3]["tasks"].append({"task": "k9", "node": "C", "path": "C"})
+    path = write_trace_file(tmp_path / "schedule.jsonl", header, events)
     run, verdict = judge_one(path)
     assert run.returncode == 2
     assert verdict["status"] == "invalid"
     assert "'C' was not declared in the header" in verdict["reason"]
 
 
-@pytest.mark.parametrize("field", ["format", "workflow"])
-def test_missing_required_header_field(tmp_path: Path, field: str) -> None:
+def test_header_without_format_is_invalid(tmp_path: Path) -> None:
     header, events = linear()
-    del header[field]
-    path = write_trace_file(tmp_path / f"no-{field}.jsonl", header, events)
-    assert_invalid(path, f"line 1 (header): (top): '{field}' is a required property")
+    del header["format"]
+    path = write_trace_file(tmp_path / "no-format.jsonl", header, events)
+    assert_invalid(
+        path,
+        "line 1 (header): format None is not judged; ResumeCore traces are 'resume-check/v2' "
+        "(docs/trace-format.md)",
+    )
 
 
-def test_workflow_without_edges_is_invalid(tmp_path: Path) -> None:
+def test_v1_trace_of_resumecore_is_not_judged(tmp_path: Path) -> None:
     header, events = linear()
-    del header["workflow"]["edges"]
-    path = write_trace_file(tmp_path / "no-edges.jsonl", header, events)
-    assert_invalid(path, "line 1 (header): workflow: 'edges' is a required property")
+    header["format"] = "resume-check/v1"
+    path = write_trace_file(tmp_path / "v1.jsonl", header, events)
+    assert_invalid(
+        path,
+        "line 1 (header): format 'resume-check/v1' is not judged; ResumeCore traces are "
+        "'resume-check/v2' (docs/trace-format.md)",
+    )
+
+
+def test_graph_without_nodes_is_invalid(tmp_path: Path) -> None:
+    header, events = linear()
+    del header["graph"]["nodes"]
+    path = write_trace_file(tmp_path / "no-nodes.jsonl", header, events)
+    assert_invalid(path, "line 1 (header): graph: 'nodes' is a required property")
 
 
 def test_missing_event_field_names_line_and_field(tmp_path: Path) -> None:
@@ -258,7 +277,7 @@ def test_spec_option_names_the_contract_for_a_header_without_one(tmp_path: Path)
     assert run.returncode == 0, run
     assert verdict["status"] == "conforms"
     assert verdict["contract"] == "ResumeCore"
-    assert verdict["events"] == 14
+    assert verdict["events"] == 18
 
 
 def test_spec_option_with_unknown_contract_is_invalid(tmp_path: Path) -> None:
@@ -268,14 +287,16 @@ def test_spec_option_with_unknown_contract_is_invalid(tmp_path: Path) -> None:
     assert_invalid(path, "no trace format is known for contract 'Nope'", "--spec", "Nope")
 
 
-def test_integral_float_index_is_invalid(tmp_path: Path) -> None:
-    """`"index": 1.0` is an integer to JSON Schema, but not to resume-check: an integer is
+def test_integral_float_seq_is_invalid(tmp_path: Path) -> None:
+    """`"seq": 1.0` is an integer to JSON Schema, but not to resume-check: an integer is
     written without a fraction (docs/input-rules.md)."""
     header, events = read_trace_file(CORE / "ok-interrupt-resume.jsonl")
-    assert events[10]["ev"] == "interrupt"
-    events[10]["index"] = 1.0
-    path = write_trace_file(tmp_path / "float-index.jsonl", header, events)
-    assert_invalid(path, "line 12 (event 11): index: 1.0 is not of type 'integer'")
+    events[10]["seq"] = 1.0
+    path = write_trace_file(tmp_path / "float-seq.jsonl", header, events)
+    run, verdict = judge_one(path)
+    assert run.returncode == 2, run
+    assert verdict["status"] == "invalid"
+    assert verdict["reason"].endswith("seq: 1.0 is not of type 'integer'")
 
 
 def test_one_invalid_trace_does_not_stop_the_others(tmp_path: Path) -> None:
@@ -314,17 +335,17 @@ def test_directory_without_traces_exits_2(tmp_path: Path) -> None:
     )
 
 
-def test_missing_java_exits_2_with_a_message() -> None:
+def test_missing_java_exits_3_with_a_message() -> None:
     run = run_cli(CORE / "ok-linear-sync.jsonl", env={"RESUME_CHECK_JAVA": "/nonexistent"})
     run.assert_no_traceback()
-    assert run.returncode == 2
+    assert run.returncode == 3
     assert run.stdout == ""
     assert run.stderr.startswith("resume-check: error: RESUME_CHECK_JAVA='/nonexistent'")
     assert "java" in run.stderr.split(":", 2)[2]
     assert len(run.stderr.strip().splitlines()) == 1
 
 
-def test_missing_jar_exits_2_with_a_message() -> None:
+def test_missing_jar_exits_3_with_a_message_and_a_document() -> None:
     run = run_cli(
         "--format",
         "json",
@@ -332,19 +353,20 @@ def test_missing_jar_exits_2_with_a_message() -> None:
         env={"RESUME_CHECK_TLA2TOOLS": "/nonexistent.jar"},
     )
     run.assert_no_traceback()
-    assert run.returncode == 2
-    assert run.stdout == ""
+    assert run.returncode == 3
+    error = run.json()["error"]
+    assert (error["kind"], error["type"]) == ("environment", "ToolchainError")
     assert run.stderr.startswith(
         "resume-check: error: RESUME_CHECK_TLA2TOOLS='/nonexistent.jar' is not a file"
     )
     assert len(run.stderr.strip().splitlines()) == 1
 
 
-def test_contract_that_does_not_parse_exits_2(tmp_path: Path) -> None:
+def test_contract_that_does_not_parse_exits_3(tmp_path: Path) -> None:
     """One TLC run: a syntax error in the contract is a tool failure, not a verdict."""
-    spec = patched_spec(tmp_path, "ResumeCore.tla", "Max(S) ==", "Max(S) == ((")
+    spec = patched_spec(tmp_path, "ResumeCore.tla", "Max(a, b) ==", "Max(a, b) == ((")
     run = run_cli("--format", "json", "--spec-path", spec, CORE / "ok-linear-sync.jsonl")
     run.assert_no_traceback()
-    assert run.returncode == 2
-    assert run.stdout == ""
+    assert run.returncode == 3
+    assert run.json()["error"]["type"] == "SpecError"
     assert run.stderr.startswith("resume-check: error: contract ResumeCore does not parse: ")

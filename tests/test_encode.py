@@ -19,12 +19,12 @@ from resumecheck.trace.encode import (
 from resumecheck.trace.schema import TraceSchema, load_schema
 
 HEADER: dict[str, Any] = {
-    "format": "resume-check/v1",
+    "format": "resume-check/v2",
     "contract": "ResumeCore",
     "runtime": {"name": "example", "version": "0"},
     "scenario": "free text never reaches TLA+",
-    "guarantees": {"durability": "async", "effects": "at-least-once"},
-    "workflow": {"nodes": ["A", "B"], "edges": [["A", "B"]]},
+    "guarantees": {"durability": "async", "effects": {"default": "at-least-once"}},
+    "graph": {"nodes": ["A", "B"], "edges": [["A", "B"]]},
 }
 
 
@@ -48,105 +48,125 @@ def events_part(tla: str) -> str:
 def test_header_encoding(schema: TraceSchema) -> None:
     encoded = encode_trace(schema, header(), [])
     assert encoded.tla == (
-        '[header |-> [guarantees |-> [durability |-> "async", effects |-> "at-least-once"], '
-        "workflow |-> [edges |-> {<<1, 2>>}, nodes |-> {1, 2}]],\n events |-> <<>>]"
+        '[header |-> [guarantees |-> [durability |-> "async", effects |-> [default |-> '
+        '"at-least-once", kinds |-> {}], fencing |-> "lease"]],\n events |-> <<>>]'
     )
+    # The optional graph reaches TLA+ only as the closed numbering of its nodes.
     assert encoded.ids.tables == {"node": {"A": 1, "B": 2}}
+    assert encoded.ids.closed == {"node"}
 
 
 def test_missing_guarantees_get_the_schema_defaults(schema: TraceSchema) -> None:
     h = header()
     del h["guarantees"]
     assert encode_trace(schema, h, []).tla.startswith(
-        '[header |-> [guarantees |-> [durability |-> "sync", effects |-> "exactly-once"], '
+        '[header |-> [guarantees |-> [durability |-> "sync", effects |-> [default |-> '
+        '"exactly-once", kinds |-> {}], fencing |-> "lease"]]'
     )
 
 
-def test_partial_guarantees_get_the_other_default(schema: TraceSchema) -> None:
-    tla = encode_trace(schema, header(guarantees={"durability": "exit"}), []).tla
-    assert '[guarantees |-> [durability |-> "exit", effects |-> "exactly-once"]' in tla
-    tla = encode_trace(schema, header(guarantees={"effects": "at-least-once"}), []).tla
-    assert '[guarantees |-> [durability |-> "sync", effects |-> "at-least-once"]' in tla
+def test_effect_levels_per_kind_are_a_set_of_records(schema: TraceSchema) -> None:
+    h = header(guarantees={"effects": {"kinds": [{"kind": "payment", "level": "exactly-once"}]}})
+    encoded = encode_trace(schema, h, [])
+    assert 'kinds |-> {[kind |-> 1, level |-> "exactly-once"]}' in encoded.tla
+    assert encoded.ids.tables["effectkind"] == {"payment": 1}
+
+
+def test_without_a_graph_any_node_is_accepted(schema: TraceSchema) -> None:
+    h = header()
+    del h["graph"]
+    event = {"ev": "task_start", "proc": "p", "thread": "t", "task": "k", "node": "Q", "path": "Q"}
+    encoded = encode_trace(schema, h, [event])
+    assert encoded.ids.tables["node"] == {"Q": 1}
 
 
 def test_ids_are_numbered_by_first_appearance(schema: TraceSchema) -> None:
     events = [
-        {"ev": "load", "proc": "zeta", "checkpoint": None, "parent": None,
-         "done": [], "ok": [], "values": []},
-        {"ev": "step", "proc": "zeta", "checkpoint": "z-last-alphabetically", "parent": None,
-         "done": []},
-        {"ev": "step", "proc": "alpha", "checkpoint": "a-first-alphabetically",
-         "parent": "z-last-alphabetically", "done": ["B"]},
-        {"ev": "put", "proc": "alpha", "checkpoint": "z-last-alphabetically"},
+        {"ev": "load", "proc": "zeta", "thread": "t", "checkpoint": None, "parent": None,
+         "writes": [], "answers": []},
+        {"ev": "step", "proc": "zeta", "thread": "t", "checkpoint": "z-last", "parent": None},
+        {"ev": "step", "proc": "alpha", "thread": "t", "checkpoint": "a-first", "parent": "z-last"},
+        {"ev": "put", "proc": "alpha", "checkpoint": "z-last"},
     ]  # fmt: skip
     encoded = encode_trace(schema, header(), events)
-    assert encoded.ids.tables == {
-        "node": {"A": 1, "B": 2},
-        "proc": {"zeta": 1, "alpha": 2},
-        "checkpoint": {"z-last-alphabetically": 1, "a-first-alphabetically": 2},
-    }
+    assert encoded.ids.tables["proc"] == {"zeta": 1, "alpha": 2}
+    assert encoded.ids.tables["checkpoint"] == {"z-last": 1, "a-first": 2}
+    # load(answers, asked, checkpoint, digest, parent, proc, thread, writes)
     assert events_part(encoded.tla) == (
-        "<<TraceEvent_load(0, {}, {}, 0, 1, {}),\n"
-        "  TraceEvent_step(1, {}, 0, 1),\n"
-        "  TraceEvent_step(2, {2}, 1, 2),\n"
-        "  TraceEvent_put(1, 2)>>]"
+        "<<TraceEvent_load({}, 0, 0, 0, 0, 1, 1, {}),\n"
+        "  TraceEvent_step(1, 0, 1, 1),\n"
+        "  TraceEvent_step(2, 1, 2, 1),\n"
+        "  TraceEvent_put(1, 0, 2)>>]"
     )
 
 
+def test_a_thread_is_scoped_by_its_namespace(schema: TraceSchema) -> None:
+    """The same thread id in two namespaces is two chains; the default namespace is ""."""
+    base = {"ev": "step", "proc": "w", "checkpoint": "c", "parent": None}
+    events = [
+        {**base, "thread": "t1"},
+        {**base, "thread": "t1", "ns": ""},
+        {**base, "thread": "t1", "ns": "sub:1"},
+        {**base, "thread": "t2", "ns": "sub:1"},
+    ]
+    encoded = encode_trace(schema, header(), events)
+    assert encoded.ids.count("chain") == 3
+    assert [encoded.ids.name("chain", n) for n in (1, 2, 3)] == ["t1", "t1 ns=sub:1", "t2 ns=sub:1"]
+
+
 def test_nodes_are_numbered_in_declaration_order(schema: TraceSchema) -> None:
-    h = header(workflow={"nodes": ["Z", "M", "A"], "edges": [["A", "Z"], ["M", "Z"]]})
-    encoded = encode_trace(schema, h, [{"ev": "task_start", "proc": "p", "node": "A"}])
+    h = header(graph={"nodes": ["Z", "M", "A"]})
+    event = {"ev": "task_start", "proc": "p", "thread": "t", "task": "k", "node": "A", "path": "A"}
+    encoded = encode_trace(schema, h, [event])
     assert encoded.ids.tables["node"] == {"Z": 1, "M": 2, "A": 3}
-    assert "edges |-> {<<3, 1>>, <<2, 1>>}" in encoded.tla
-    assert "nodes |-> {1, 2, 3}" in encoded.tla
-    assert events_part(encoded.tla) == "<<TraceEvent_task_start(3, 1)>>]"
+    # task_start(node, path, proc, task, thread)
+    assert events_part(encoded.tla) == "<<TraceEvent_task_start(3, 1, 1, 1, 1)>>]"
 
 
 def test_null_is_zero_and_defaults_fill_missing_fields(schema: TraceSchema) -> None:
     events = [
-        {"ev": "put_writes", "proc": "w", "checkpoint": "c", "node": None, "kind": "resume",
-         "index": 0, "value": "v"},
-        {"ev": "put_writes", "proc": "w", "checkpoint": "c", "node": "A", "kind": "ok"},
-        {"ev": "interrupt", "proc": "w", "node": "B", "index": 2, "value": None},
+        {"ev": "put_writes", "proc": "w", "thread": "t", "checkpoint": "c", "task": None,
+         "kind": "resume"},
+        {"ev": "task_end", "proc": "w", "thread": "t", "task": "k", "outcome": "ok"},
+        {"ev": "effect", "proc": "w", "thread": "t", "task": "k", "intent": "mail"},
     ]  # fmt: skip
     encoded = encode_trace(schema, header(), events)
-    # put_writes(checkpoint, index, kind, node, proc, value)
     assert events_part(encoded.tla) == (
-        '<<TraceEvent_put_writes(1, 0, "resume", 0, 1, 1),\n'
-        '  TraceEvent_put_writes(1, 0, "ok", 1, 1, 0),\n'
-        "  TraceEvent_interrupt(2, 2, 1, 0)>>]"
+        '<<TraceEvent_put_writes(1, 0, "resume", 1, 0, 1),\n'
+        '  TraceEvent_task_end(0, "ok", 1, {}, 1, 1),\n'
+        '  TraceEvent_effect(1, 0, 1, "fired", 1, 1)>>]'
     )
-    assert encoded.ids.tables["value"] == {"v": 1}
 
 
-def test_arrays_are_sets_and_edges_are_tuples(schema: TraceSchema) -> None:
+def test_arrays_are_sets_of_records(schema: TraceSchema) -> None:
     events = [
-        {"ev": "load", "proc": "w", "checkpoint": "c0", "parent": None,
-         "done": ["B", "A"], "ok": ["A"], "values": ["v2", "v1"]},
+        {"ev": "load", "proc": "w", "thread": "t", "checkpoint": "c0", "parent": None,
+         "writes": [{"task": "k2", "kind": "ok"}, {"task": "k1", "kind": "interrupt",
+                                                   "interrupt": "i"}],
+         "answers": [{"interrupt": "i", "value": "v"}]},
     ]  # fmt: skip
     tla = encode_trace(schema, header(), events).tla
-    assert events_part(tla) == "<<TraceEvent_load(1, {2, 1}, {1}, 0, 1, {1, 2})>>]"
-    assert "edges |-> {<<1, 2>>}" in tla
+    assert events_part(tla) == (
+        "<<TraceEvent_load({[interrupt |-> 1, value |-> 1]}, 0, 1, 0, 0, 1, 1, "
+        '{[interrupt |-> 0, kind |-> "ok", task |-> 1], '
+        '[interrupt |-> 1, kind |-> "interrupt", task |-> 2]})>>]'
+    )
 
 
 def test_skipped_fields_never_reach_tla(schema: TraceSchema) -> None:
     h = header(backend="sqlite", thread="t-1")
-    events = [{"ev": "finish", "proc": "w", "seq": 7, "ts": 1.5}]
+    events = [{"ev": "finish", "proc": "w", "outcome": "done", "seq": 7, "ts": 1.5}]
     tla = encode_trace(schema, h, events).tla
     for text in ("example", "free text", "sqlite", "t-1", "ResumeCore", "resume-check", "1.5"):
         assert text not in tla
-    assert events_part(tla) == "<<TraceEvent_finish(1)>>]"
+    assert events_part(tla) == '<<TraceEvent_finish("done", 1)>>]'
 
 
 def test_integer_and_string_process_ids_stay_apart(schema: TraceSchema) -> None:
-    events = [
-        {"ev": "finish", "proc": 1},
-        {"ev": "finish", "proc": "1"},
-        {"ev": "finish", "proc": 1},
-    ]
+    events = [{"ev": "crash", "proc": 1}, {"ev": "crash", "proc": "1"}, {"ev": "crash", "proc": 1}]
     encoded = encode_trace(schema, header(), events)
     assert events_part(encoded.tla) == (
-        "<<TraceEvent_finish(1),\n  TraceEvent_finish(2),\n  TraceEvent_finish(1)>>]"
+        "<<TraceEvent_crash(1),\n  TraceEvent_crash(2),\n  TraceEvent_crash(1)>>]"
     )
     assert encoded.ids.count("proc") == 2
     assert encoded.ids.name("proc", 1) == 1
@@ -154,38 +174,38 @@ def test_integer_and_string_process_ids_stay_apart(schema: TraceSchema) -> None:
 
 
 def test_same_text_in_different_namespaces_numbers_independently(schema: TraceSchema) -> None:
-    h = header(workflow={"nodes": ["x"], "edges": []})
+    h = header(graph={"nodes": ["x"]})
     events = [
-        {"ev": "step", "proc": "x", "checkpoint": "x", "parent": None, "done": ["x"]},
-        {"ev": "effect", "proc": "x", "node": "x", "intent": "x"},
+        {"ev": "step", "proc": "x", "thread": "x", "checkpoint": "x", "parent": None},
+        {"ev": "effect", "proc": "x", "thread": "x", "task": "x", "intent": "x", "kind": "x"},
     ]
     encoded = encode_trace(schema, h, events)
     assert encoded.ids.tables == {
         "node": {"x": 1},
         "proc": {"x": 1},
+        "chain": encoded.ids.tables["chain"],
         "checkpoint": {"x": 1},
+        "task": {"x": 1},
         "intent": {"x": 1},
+        "effectkind": {"x": 1},
     }
+    assert encoded.ids.count("chain") == 1
 
 
 def test_undeclared_node_in_an_event(schema: TraceSchema) -> None:
+    event = {"ev": "task_start", "proc": "w", "thread": "t", "task": "k", "node": "C", "path": "C"}
     with pytest.raises(EncodeError) as caught:
-        encode_trace(schema, header(), [{"ev": "task_start", "proc": "w", "node": "C"}])
+        encode_trace(schema, header(), [event])
     assert str(caught.value) == "event 1.node: node 'C' was not declared in the header"
 
 
-def test_undeclared_node_in_a_set(schema: TraceSchema) -> None:
-    event = {"ev": "step", "proc": "w", "checkpoint": "c", "parent": None, "done": ["A", "Q"]}
+def test_undeclared_node_in_a_schedule(schema: TraceSchema) -> None:
+    event = {"ev": "schedule", "proc": "w", "thread": "t", "checkpoint": "c",
+             "tasks": [{"task": "k1", "node": "A", "path": "A"},
+                       {"task": "k2", "node": "Q", "path": "Q"}]}  # fmt: skip
     with pytest.raises(EncodeError) as caught:
         encode_trace(schema, header(), [event])
-    assert str(caught.value) == "event 1.done[1]: node 'Q' was not declared in the header"
-
-
-def test_undeclared_node_in_an_edge(schema: TraceSchema) -> None:
-    h = header(workflow={"nodes": ["A"], "edges": [["A", "B"]]})
-    with pytest.raises(EncodeError) as caught:
-        encode_trace(schema, h, [])
-    assert "node 'B' was not declared in the header" in str(caught.value)
+    assert "node 'Q' was not declared in the header" in str(caught.value)
 
 
 def test_integer_out_of_tlc_range(schema: TraceSchema) -> None:
@@ -224,36 +244,27 @@ def test_constructor_names() -> None:
 def test_event_constructors_match_field_order(schema: TraceSchema) -> None:
     assert event_fields(schema, "put_writes") == [
         "checkpoint",
-        "index",
+        "interrupt",
         "kind",
-        "node",
         "proc",
-        "value",
+        "task",
+        "thread",
     ]
-    assert event_fields(schema, "finish") == ["proc"]
+    assert event_fields(schema, "crash") == ["proc"]
     lines = event_constructors(schema).splitlines()
-    assert len(lines) == 12
-    assert 'TraceEvent_put(a0, a1) == [checkpoint |-> a0, ev |-> "put", proc |-> a1]' in lines
-    assert 'TraceEvent_finish(a0) == [ev |-> "finish", proc |-> a0]' in lines
+    assert len(lines) == 14
+    assert (
+        'TraceEvent_put(a0, a1, a2) == [checkpoint |-> a0, digest |-> a1, ev |-> "put", '
+        "proc |-> a2]" in lines
+    )
+    assert 'TraceEvent_crash(a0) == [ev |-> "crash", proc |-> a0]' in lines
 
 
 def test_encoding_does_not_mutate_its_input(schema: TraceSchema) -> None:
     h = header()
     del h["guarantees"]
-    events = [{"ev": "put_writes", "proc": "w", "checkpoint": "c", "node": "A", "kind": "ok"}]
+    events = [{"ev": "put_writes", "proc": "w", "thread": "t", "checkpoint": "c", "task": "k",
+               "kind": "ok"}]  # fmt: skip
     before = (copy.deepcopy(h), copy.deepcopy(events))
     encode_trace(schema, h, events)
     assert (h, events) == before
-
-
-def test_schema_valid_integral_float_does_not_break_the_encoder(schema: TraceSchema) -> None:
-    """JSON Schema counts 1.0 as an integer, so validation lets `"index": 1.0` through; the
-    encoder must then encode it as 1 or refuse it as bad input (EncodeError), never treat it as
-    a bug in the package's schema."""
-    event = {"ev": "interrupt", "proc": "w", "node": "A", "index": 1.0, "value": None}
-    assert schema.event_problem(event) is None
-    try:
-        tla = encode_trace(schema, header(), [event]).tla
-    except EncodeError:
-        return
-    assert events_part(tla) == "<<TraceEvent_interrupt(1, 1, 1, 0)>>]"

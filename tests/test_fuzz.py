@@ -25,6 +25,7 @@ from conftest import judgeable_traces, run_cli
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+pytestmark = pytest.mark.slow
 EXAMPLES = int(os.environ.get("RESUME_CHECK_FUZZ_EXAMPLES", "3"))
 BATCH = 6
 BOUND = 120  # seconds for one batch: a handful of TLC runs at most

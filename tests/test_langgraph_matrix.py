@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from conftest import Run, run_cli
 
+pytestmark = pytest.mark.slow
+
 SCENARIOS = "chain,fanout,two-interrupts,retry,fork,pinned-twice,concurrent-2"
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
+pytestmark = pytest.mark.slow
+
 FIXTURES = ROOT / "tests" / "fixtures"
 ENV = {"PYTHONPATH": str(FIXTURES)}
 

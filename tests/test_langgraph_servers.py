@@ -12,6 +12,8 @@ import pytest
 from conftest import run_cli
 from services import services  # noqa: F401  (the session fixture)
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("backend", ["postgres", "redis"])
 def test_a_server_backed_saver_keeps_the_contract_where_langgraph_does(

@@ -13,13 +13,15 @@ from typing import Any
 import pytest
 from conftest import ROOT, TRACES, Run, by_name, manifests, run_cli
 
+pytestmark = pytest.mark.corpus
+
 EXPECTED: dict[str, dict[str, Any]] = manifests()
 TRACE_SUFFIXES = (".jsonl", ".ndjson")
 
 
 @pytest.fixture(scope="module")
 def judged() -> Run:
-    run = run_cli("--format", "json", "traces/", cwd=ROOT)
+    run = run_cli("--format", "json", "--no-progress", "traces/", cwd=ROOT)
     run.assert_no_traceback()
     return run
 
@@ -95,6 +97,8 @@ def test_verdict_matches_manifest(name: str, verdicts: dict[str, dict[str, Any]]
         assert got["matched"] == events
         assert "event_index" not in got
         assert "properties" not in got
+        if "complete" in expected:
+            assert got["complete"] is expected["complete"]
     else:
         assert (got["event_index"], set(got["properties"])) == (
             expected["event"],
@@ -103,7 +107,7 @@ def test_verdict_matches_manifest(name: str, verdicts: dict[str, dict[str, Any]]
         assert got["matched"] == expected["event"] - 1
         assert got["line"] == expected["event"] + 1  # the header is line 1
         raw = (TRACES / name).read_text(encoding="utf-8").splitlines()[got["line"] - 1]
-        assert got["event"] == raw
+        assert got["event"] == json.loads(raw)
 
 
 def test_folder_of_conformant_examples_exits_0(tmp_path: Path) -> None:

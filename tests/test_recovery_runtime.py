@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from conftest import Run, read_trace_file, run_cli
 
+pytestmark = pytest.mark.slow
+
 # Workloads where A's consumers committed on A's committed output (its commit is admissible).
 COMMITTED_HANDOFF = ("schedule-form", "navigation", "diagnosis", "etl")
 # Workloads where nothing is admissible: B read A's draft, or A paid after its commit.

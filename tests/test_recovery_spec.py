@@ -16,6 +16,8 @@ from conftest import SPEC, Run, run_cli
 from resumecheck.speccheck import parse_mutant
 from test_spec import expected_property, rows_of
 
+pytestmark = pytest.mark.slow
+
 MUTANTS = sorted((SPEC / "mutants").glob("recovery-*.mutant"))
 WITNESS = SPEC / "mutants" / "recovery-witness-legal-not-admissible.mutant"
 

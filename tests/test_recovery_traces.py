@@ -9,6 +9,9 @@ from typing import Any
 import pytest
 from conftest import TRACES, Run, by_name, read_trace_file, run_cli, write_trace_file
 
+# A `resume-check` process or a TLC run per test: the full tier, not test-fast.
+pytestmark = pytest.mark.slow
+
 SCHEDULE = TRACES / "recovery" / "ok-restore-to-commit.jsonl"
 
 

@@ -6,6 +6,7 @@ violates with no matching action, and invalid.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,11 @@ from xml.etree import ElementTree as ET
 import pytest
 from conftest import CORE, Run, by_name, read_trace_file, run_cli, write_trace_file
 
+# A `resume-check` process or a TLC run per test: the full tier, not test-fast.
+pytestmark = pytest.mark.slow
+
 CONFORMS = "ok-linear-sync.jsonl"
-TWO_PROPS = "pc-rerun-durable-task.jsonl"
+TWO_PROPS = "pc-rd-rerun-under-other-node.jsonl"
 UNMATCHED = "unmatched-put-of-unknown-checkpoint.jsonl"
 INVALID = "invalid.jsonl"
 INVALID_REASON = "line 1: not JSON (Expecting value: line 1 column 1 (char 0))"
@@ -23,6 +27,11 @@ INVALID_REASON = "line 1: not JSON (Expecting value: line 1 column 1 (char 0))"
 
 def raw_line(name: str, line: int) -> str:
     return (CORE / name).read_text(encoding="utf-8").splitlines()[line - 1]
+
+
+def event_at(name: str, line: int) -> dict[str, Any]:
+    """The event on `line` as JSON reports carry it: the trace's own object."""
+    return json.loads(raw_line(name, line))
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +56,13 @@ def as_json(batch: Path) -> Run:
 def test_json_document_shape(as_json: Run) -> None:
     assert as_json.returncode == 2
     document = as_json.json()
-    assert set(document) == {"traces", "summary", "exit_code"}
+    assert set(document) == {
+        *("tool", "version", "command", "started", "seconds", "exit_code"),
+        *("summary", "traces", "spec_files"),
+    }
+    assert document["command"] == "check"
     assert document["exit_code"] == 2
+    assert list(document["spec_files"]) == ["ResumeCore"]
     assert document["summary"] == {"conforms": 1, "violates": 2, "invalid": 1, "error": 0}
     assert [t["path"] for t in document["traces"]] == sorted(
         [CONFORMS, TWO_PROPS, UNMATCHED, INVALID]
@@ -60,9 +74,10 @@ def test_json_conforming_trace(as_json: Run) -> None:
         "path": CONFORMS,
         "status": "conforms",
         "contract": "ResumeCore",
-        "events": 14,
-        "matched": 14,
-        "summary": {"effects": "exactly-once"},
+        "events": 18,
+        "matched": 18,
+        "summary": {"effects": "exactly-once", "end": "done"},
+        "complete": True,
     }
 
 
@@ -71,13 +86,13 @@ def test_json_violation_with_two_properties(as_json: Run) -> None:
         "path": TWO_PROPS,
         "status": "violates",
         "contract": "ResumeCore",
-        "events": 9,
-        "matched": 8,
-        "event_index": 9,
-        "line": 10,
-        "event": raw_line(TWO_PROPS, 10),
+        "events": 10,
+        "matched": 9,
+        "event_index": 10,
+        "line": 11,
+        "event": event_at(TWO_PROPS, 11),
         "properties": ["PC", "RD"],
-        "reason": "event 9 leads to a state that breaks PC, RD",
+        "reason": "event 10 leads to a state that breaks PC, RD",
     }
 
 
@@ -86,15 +101,19 @@ def test_json_violation_that_no_action_matches(as_json: Run) -> None:
         "path": UNMATCHED,
         "status": "violates",
         "contract": "ResumeCore",
-        "events": 4,
-        "matched": 3,
-        "event_index": 4,
-        "line": 5,
-        "event": raw_line(UNMATCHED, 5),
+        "events": 5,
+        "matched": 4,
+        "event_index": 5,
+        "line": 6,
+        "event": event_at(UNMATCHED, 6),
         "properties": [],
-        # What the reference runtime would have done instead: start A, not save a phantom.
-        "expected": [{"ev": "task_start", "proc": "w1", "node": "A"}],
-        "reason": "no action of ResumeCore allows event 4 after the 3 before it",
+        # What a correct runtime would have done instead: start A (or return), not save a
+        # phantom.
+        "expected": [
+            {"ev": "finish", "proc": "w1"},
+            {"ev": "task_start", "proc": "w1", "thread": "t1", "task": "k1"},
+        ],
+        "reason": "no action of ResumeCore allows event 5 after the 4 before it",
     }
 
 
@@ -142,8 +161,8 @@ def test_junit_is_well_formed_with_one_testcase_per_trace(batch: Path) -> None:
     failure = cases[TWO_PROPS].find("failure")
     assert failure is not None
     assert failure.get("type") == "PC,RD"
-    assert failure.get("message") == "event 9 leads to a state that breaks PC, RD"
-    assert f"at event 9 (line 10): {raw_line(TWO_PROPS, 10)}" in (failure.text or "")
+    assert failure.get("message") == "event 10 leads to a state that breaks PC, RD"
+    assert f"at event 10 (line 11): {raw_line(TWO_PROPS, 11)}" in (failure.text or "")
     unmatched = cases[UNMATCHED].find("failure")
     assert unmatched is not None
     assert unmatched.get("type") == "unmatched"
@@ -166,26 +185,37 @@ def test_text_names_property_event_and_line(batch: Path) -> None:
     assert run.returncode == 2
     lines = run.stdout.splitlines()
     assert f"{INVALID}: invalid: {INVALID_REASON}" in lines
-    assert f"{CONFORMS}: conforms to ResumeCore (14 events); met effects: exactly-once" in lines
+    assert (
+        f"{CONFORMS}: conforms to ResumeCore (18 events); met effects: exactly-once, end: done"
+        in lines
+    )
     start = lines.index(f"{TWO_PROPS}: violates ResumeCore: PC, RD")
-    assert lines[start + 1] == f"  at event 9 (line 10): {raw_line(TWO_PROPS, 10)}"
+    assert lines[start + 1] == f"  at event 10 (line 11): {raw_line(TWO_PROPS, 11)}"
     assert lines[start + 2] == (
-        "  the 8 event(s) before it match the contract; event 9 leads to a state that breaks PC, RD"
+        "  the 9 event(s) before it match the contract; event 10 leads to a state that breaks "
+        "PC, RD"
     )
     # Each broken property is explained by the comment above it in ResumeCore.tla.
     assert lines[start + 3].startswith("  PC, prefix continuation: ")
     assert any(line.startswith("  RD, recovery determinism: ") for line in lines[start + 3 :])
     start = lines.index(f"{UNMATCHED}: violates ResumeCore: no action matches")
-    assert lines[start + 1] == f"  at event 4 (line 5): {raw_line(UNMATCHED, 5)}"
+    assert lines[start + 1] == f"  at event 5 (line 6): {raw_line(UNMATCHED, 6)}"
     assert lines[start + 3] == "  a correct runtime's next move would have been one of:"
-    assert lines[start + 4] == '    {"ev": "task_start", "proc": "w1", "node": "A"}'
+    assert lines[start + 5] == (
+        '    {"ev": "task_start", "proc": "w1", "thread": "t1", "task": "k1"}'
+    )
+    assert lines[-2].startswith("spec ResumeCore: ResumeCore.tla, TraceResumeCore.cfg, ")
     assert lines[-1] == "4 trace(s): 1 conforms, 2 violates, 1 invalid"
 
 
 # --- witness -------------------------------------------------------------------------------------
 
 CRASH = "ok-crash-resume.jsonl"
-VARIABLES = {"wf", "ckpt", "pw", "mem", "run", "ledger", "addr", "delivered"}
+VARIABLES = {
+    "keeps",
+    "wf", "ck", "latest", "sched", "wr", "aw", "ans", "dlv", "run", "alive", "holders",
+    "inflight", "ledger", "crashes", "ending", "broke",
+}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +231,7 @@ def test_witness_has_one_step_per_event_plus_the_initial_state(
 ) -> None:
     assert witness_json["status"] == "conforms"
     events = witness_json["events"]
-    assert events == 16
+    assert events == 20
     witness = witness_json["witness"]
     steps = [s for s in witness if "after_event" in s]
     assert len(steps) == events + 1
@@ -209,26 +239,27 @@ def test_witness_has_one_step_per_event_plus_the_initial_state(
     assert len(witness) == events + 2  # and the ids legend
     raw = (CORE / CRASH).read_text(encoding="utf-8").splitlines()
     assert "event" not in steps[0]
-    assert [s["event"] for s in steps[1:]] == raw[1:]
+    assert [s["event"] for s in steps[1:]] == [json.loads(line) for line in raw[1:]]
 
 
 def test_witness_initial_state_shows_every_variable(witness_json: dict[str, Any]) -> None:
     initial = witness_json["witness"][0]["changed"]
     assert set(initial) == VARIABLES
-    assert initial["ckpt"] == "<<>>"
-    assert initial["pw"] == "{}"
+    assert initial["ck"] == "<<>>"
+    assert initial["broke"] == "{}"
 
 
 def test_witness_shows_the_checkpoint_made_durable(witness_json: dict[str, Any]) -> None:
     steps = witness_json["witness"]
-    # Event 3 is the saver's ack of c0: the durable checkpoints change.
-    assert '"ev": "put"' in steps[3]["event"]
-    assert "ckpt" in steps[3]["changed"]
+    # Event 3 is the saver's ack of c0: the checkpoint is stored and is the latest.
+    assert steps[3]["event"]["ev"] == "put"
+    assert {"ck[1].st", "latest"} <= set(steps[3]["changed"])
     changed_anywhere = {k.split("[")[0].split(".")[0] for s in steps[1:-1] for k in s["changed"]}
-    assert {"ckpt", "pw", "mem", "run"} <= changed_anywhere
-    # A task start changes nothing durable.
-    assert '"ev": "task_start"' in steps[4]["event"]
-    assert not any(k.startswith(("ckpt", "pw")) for k in steps[4]["changed"])
+    assert {"ck", "wr", "inflight", "run", "ledger", "crashes"} <= changed_anywhere
+    # A task start changes nothing stored; its run records it under <<proc, chain>>.
+    assert steps[5]["event"]["ev"] == "task_start"
+    assert not any(k.startswith(("ck", "wr")) for k in steps[5]["changed"])
+    assert "run[<<1, 1>>].running" in steps[5]["changed"]
 
 
 def test_witness_ids_legend(witness_json: dict[str, Any]) -> None:
@@ -236,7 +267,12 @@ def test_witness_ids_legend(witness_json: dict[str, Any]) -> None:
         "ids": {
             "node": {"1": "A", "2": "B"},
             "proc": {"1": "w1", "2": "w2"},
-            "checkpoint": {"1": "c0", "2": "c1", "3": "c2"},
+            "chain": {"1": "t1"},
+            "checkpoint": {"1": "c0", "2": "c1"},
+            "digest": {"1": "d-c0", "2": "d-c1"},
+            "task": {"1": "k1", "2": "k2"},
+            "path": {"1": "A", "2": "B"},
+            "intent": {"1": "mail"},
         }
     }
 
@@ -249,11 +285,11 @@ def test_witness_in_text(tmp_path: Path) -> None:
     assert lines[1].startswith("  witness (")
     assert lines[2] == "    initial state"
     heads = [line for line in lines if line.startswith("    after event ")]
-    assert len(heads) == 16
-    assert heads[-1] == f"    after event 16: {raw_line(CRASH, 17)}"
-    assert (
-        "    ids: node 1='A', 2='B'; proc 1='w1', 2='w2'; checkpoint 1='c0', 2='c1', 3='c2'"
-        in lines
+    assert len(heads) == 20
+    assert heads[-1] == f"    after event 20: {raw_line(CRASH, 21)}"
+    assert any(
+        line.startswith("    ids: node 1='A', 2='B'; proc 1='w1', 2='w2'; chain 1='t1'")
+        for line in lines
     )
 
 
@@ -273,14 +309,16 @@ def test_witness_legend_shows_integer_process_ids_as_written(tmp_path: Path) -> 
 
 
 def test_witness_of_a_violation_ends_in_the_bad_state() -> None:
-    """pc-sync-step-before-save breaks PC at event 3: the witness shows events 1..3."""
-    name = "pc-sync-step-before-save.jsonl"
+    """pc-sync-runs-ahead breaks PC at event 10: the witness shows events 1..10 and the state
+    the bad event leads to, with the broken property in `broke`."""
+    name = "pc-sync-runs-ahead.jsonl"
     run = run_cli("--witness", "--format", "json", CORE / name)
     run.assert_no_traceback()
     assert run.returncode == 1
     verdict = run.json()["traces"][0]
-    assert (verdict["event_index"], verdict["properties"]) == (3, ["PC"])
+    assert (verdict["event_index"], verdict["properties"]) == (10, ["PC"])
     steps = [s for s in verdict["witness"] if "after_event" in s]
-    assert [s["after_event"] for s in steps] == [0, 1, 2, 3]
-    assert steps[-1]["event"] == raw_line(name, 4)
-    assert "run[1].task[1]" in steps[-1]["changed"]
+    assert [s["after_event"] for s in steps] == list(range(11))
+    assert steps[-1]["event"] == event_at(name, 11)
+    assert steps[-1]["changed"]["broke"] == '{"PC"}'
+    assert "run[<<1, 1>>].running" in steps[-1]["changed"]

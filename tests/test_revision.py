@@ -19,6 +19,8 @@ from resumecheck.contract import default_spec_paths
 from resumecheck.refine import judge
 from resumecheck.verdict import Status, Verdict
 
+pytestmark = pytest.mark.slow
+
 Judged = dict[tuple[str, str, str], tuple[Run, Verdict]]
 
 

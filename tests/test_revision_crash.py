@@ -14,6 +14,8 @@ from resumecheck.contract import default_spec_paths
 from resumecheck.refine import judge
 from resumecheck.verdict import Status, Verdict
 
+pytestmark = pytest.mark.slow
+
 CASES = [
     (w, p, c)
     for w in ("diamond", "route")

@@ -17,9 +17,12 @@ from conftest import Run, run_cli
 from rctools.sandbox.command import missing_privileges
 from rctools.sandbox.workloads import WORKLOADS
 
-pytestmark = pytest.mark.skipif(
-    missing_privileges() is not None, reason=f"sandbox unavailable: {missing_privileges()}"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        missing_privileges() is not None, reason=f"sandbox unavailable: {missing_privileges()}"
+    ),
+]
 
 TURNS = len(WORKLOADS["dev-task"].turns)
 # dev-task turns whose net effect is nothing: exploration, temp files created and deleted, a

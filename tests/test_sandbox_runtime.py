@@ -22,6 +22,8 @@ from resumecheck.contract import default_spec_paths
 from resumecheck.refine import judge
 from resumecheck.verdict import Status
 
+pytestmark = pytest.mark.slow
+
 needs_root = pytest.mark.skipif(
     missing_privileges() is not None, reason=f"sandbox unavailable: {missing_privileges()}"
 )

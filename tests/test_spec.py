@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 from conftest import SPEC, Run, run_cli
 
+pytestmark = pytest.mark.slow
+
 _ROW = re.compile(
-    r"^(?P<kind>config|mutant)\s+(?P<name>\S+)\s+(?P<distinct>[\d,]+|-)\s+(?P<seconds>[\d.]+)s\s+"
+    r"^(?P<kind>config|mutant|contract)\s+(?P<name>\S+)\s+(?P<distinct>[\d,]+|-)\s+(?P<seconds>[\d.]+)s\s+"
     r"(?P<outcome>.+?)\s+expected (?P<expected>\S+)\s+(?P<mark>PASS|FAIL)$"
 )
 _EXPECT = re.compile(r"^expect:\s*(\S+)\s*$", re.M)
@@ -117,9 +119,9 @@ module: ResumeCore
 config: MCResumeCoreTiny.cfg
 expect: PC
 --- replace
-\\* The tasks whose inputs are all in `done`.
+\\* f[k], or d when k is not in f's domain.
 --- with
-\\* The tasks whose every input is in `done`.
+\\* f at k, or d when k is not in f's domain.
 --- end
 """
 
@@ -130,11 +132,11 @@ CONSTANTS
     Procs = {p1}
     Workflows <- MCWorkflows
     Durabilities = {"sync"}
-    Shapes = {"chain"}
-    Guarantees = {"exactly-once"}
+    Plans = {"ask"}
+    Levels = {"exactly-once"}
+    Fencings = {"lease"}
     MaxFaults = 1
-    MaxIds = 4
-    MaxValues = 2
+    MaxCheckpoints = 3
 SPECIFICATION MCSpec
 CONSTRAINT MCBounds
 INVARIANT
@@ -153,7 +155,7 @@ module: ResumeCore
 config: MCResumeCore.cfg
 expect: EO
 --- replace
-StepMayStart(p) == wf.durability = "sync" => run[p].at \\in DOMAIN ckpt
+StepMayStart(p) == wf.durability = "sync" => Stored(R(p).cur)
 --- with
 StepMayStart(p) == TRUE
 --- end
@@ -165,10 +167,8 @@ def bad_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("badspec") / "spec"
     shutil.copytree(SPEC, folder)
     text = (folder / "ResumeCore.tla").read_text(encoding="utf-8")
-    assert text.count("\\* The tasks whose inputs are all in `done`.") == 1
-    assert (
-        text.count('StepMayStart(p) == wf.durability = "sync" => run[p].at \\in DOMAIN ckpt') == 1
-    )
+    assert text.count("\\* f[k], or d when k is not in f's domain.") == 1
+    assert text.count('StepMayStart(p) == wf.durability = "sync" => Stored(R(p).cur)') == 1
     (folder / "MCResumeCoreTiny.cfg").write_text(TINY_CONFIG, encoding="utf-8")
     for name, body in (
         ("zz-bad-patch", BAD_PATCH),

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from resumecheck.tlc.runner import Outcome, run_tlc
 
+pytestmark = pytest.mark.slow
+
 MODULE = """\
 ---- MODULE Tiny ----
 EXTENDS TLC, Naturals, Sequences, FiniteSets

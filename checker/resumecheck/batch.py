@@ -3,8 +3,8 @@
 Three generated files sit beside each other in a fresh folder: `TraceData.tla` (the traces as
 one definition, numbers and the schema's own words only), `TraceBatch.tla` (extends the
 contract's `Trace<Name>` module and the data) and `TraceBatch.cfg` (the contract's own
-`Trace<Name>.cfg`, plus the invariants a witness or diagnosis run adds). The contract's folder is
-on TLC's library path.
+`Trace<Name>.cfg`, plus the invariants a witness or diagnosis run adds). The spec path's folders
+are TLC's library path, in search order, so a module overridden there wins for every EXTENDS.
 """
 
 from __future__ import annotations

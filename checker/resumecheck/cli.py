@@ -9,19 +9,27 @@ from __future__ import annotations
 
 import signal
 import sys
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
 import click
 
 from resumecheck import __version__, escape, tempdirs
-from resumecheck.contract import SPEC_PATH_ENV, default_spec_paths
-from resumecheck.errors import ResumeCheckError, UsageError
+from resumecheck.contract import SPEC_PATH_ENV, bundled_spec_dir, default_spec_paths
+from resumecheck.errors import (
+    ENVIRONMENT,
+    INVALID_INPUT,
+    ResumeCheckError,
+    UsageError,
+    exit_codes_help,
+)
 from resumecheck.inputs import expand, no_traces
+from resumecheck.output import TRACE_RENDERERS, format_option, reported
+from resumecheck.progress import Progress, TLCProgress, progress_option
 from resumecheck.refine import judge
-from resumecheck.report import RENDERERS, ReportOptions, exit_code
-from resumecheck.speccheck import check_all, format_row, header_line
+from resumecheck.report import FORMATS, Invocation, exit_code, render_spec
+from resumecheck.speccheck import Row, check_all, format_row, header_line
 from resumecheck.suites import SuiteGroup
 from resumecheck.trace.reader import MAX_BYTES, MAX_LINE_BYTES, Limits
 
@@ -53,7 +61,11 @@ class _CheckByDefault(click.Group):
         return super().parse_args(ctx, args)
 
 
-@click.group(cls=_CheckByDefault, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=_CheckByDefault,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=exit_codes_help(),
+)
 @click.version_option(__version__, prog_name="resume-check")
 def cli() -> None:
     """Judge checkpoint/interrupt/resume traces against a TLA+ contract.
@@ -67,19 +79,13 @@ def cli() -> None:
     A trace is JSON Lines: a header naming the contract (e.g. ResumeCore), the workflow and
     the runtime's declared guarantees, then one event per line (docs/trace-format.md). The
     contract's TLA+ spec is the only judge: TLC runs once for all traces of a contract.
+    Every command takes --format text|json|junit (docs/cli.md).
     """
 
 
-@cli.command()
+@cli.command(epilog=exit_codes_help())
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(sorted(RENDERERS)),
-    default="text",
-    show_default=True,
-    help="Report format.",
-)
+@format_option()
 @click.option(
     "--witness",
     is_flag=True,
@@ -98,12 +104,7 @@ def cli() -> None:
     multiple=True,
     metavar="DIR",
     type=click.Path(file_okay=False, path_type=Path),
-    help=f"Folder with contract modules, searched first (also ${SPEC_PATH_ENV}).",
-)
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Show TLC's progress on stderr (default: when stderr is a terminal).",
+    help=f"Folder with contract files, searched first, file by file (also ${SPEC_PATH_ENV}).",
 )
 @click.option(
     "--max-bytes",
@@ -125,6 +126,8 @@ def cli() -> None:
     help="A conforming trace that stops before an end (returned done, parked or failed) "
     "or whose last line was cut off fails with exit code 1.",
 )
+@progress_option
+@reported("check")
 def check(
     paths: tuple[Path, ...],
     fmt: str,
@@ -135,20 +138,19 @@ def check(
     max_bytes: int,
     max_line_bytes: int,
     require_complete: bool,
+    invocation: Invocation,
 ) -> int:
     """Judge traces: conforms, violates (first bad event and the property it breaks), invalid.
 
-    Only regular files are read. Below a directory, every *.jsonl and *.ndjson file (in any
-    case) is a trace, each file is judged once however often it is reached, and every entry
-    left out is named on stderr with the reason. A last line cut short (no newline, not yet
-    a whole JSON object) is not judged: the trace's verdict says "truncated".
+    Each contract file comes from the first folder holding it: --spec-path folders, then
+    $RESUME_CHECK_SPEC_PATH, then the contracts installed with resume-check; the report names
+    the files used. With --require-complete a conforming trace that stops early exits 1.
 
-    \b
-    Exit codes:
-      0  every trace conforms (also one incomplete or truncated, unless --require-complete)
-      1  some trace violates its contract (or, with --require-complete, stops early or is
-         truncated)
-      2  some input is invalid, or TLC/Java could not run
+    Only regular files are read (docs/input-rules.md). Below a directory, every *.jsonl and
+    *.ndjson file (in any case) is a trace, each file is judged once however often it is
+    reached, and every entry left out is named on stderr with the reason. A last line cut short
+    (no newline, not yet a whole JSON object) is not judged: the verdict says "truncated", and
+    --require-complete fails it too.
     """
     inputs = expand(paths)
     for entry in inputs.skipped:
@@ -158,54 +160,79 @@ def check(
         )
     if not inputs.files:
         raise no_traces(paths)
-    show = sys.stderr.isatty() if progress is None else progress
+    invocation.require_complete = require_complete
+    invocation.skipped = inputs.skipped
+    shown = Progress(progress)
     verdicts = judge(
         inputs.files,
-        spec_paths=[*spec_paths, *default_spec_paths()],
+        spec_paths=default_spec_paths(spec_paths),
         default_contract=default_contract,
         witness=witness,
-        on_line=_ProgressLine() if show else None,
+        on_line=TLCProgress(shown),
         limits=Limits(max_bytes=max_bytes, max_line_bytes=max_line_bytes),
     )
-    if show:
-        click.echo("\r\033[K", err=True, nl=False)
-    options = ReportOptions(require_complete=require_complete, skipped=inputs.skipped)
-    click.echo(RENDERERS[fmt](verdicts, options), nl=False)
+    shown.clear()
+    click.echo(TRACE_RENDERERS[fmt](verdicts, invocation), nl=False)
     return exit_code(verdicts, require_complete=require_complete)
 
 
-@cli.command()
+@cli.command(epilog=exit_codes_help())
 @click.option("--large", is_flag=True, help="Run only the large configurations (MC*Large.cfg).")
 @click.option("--only", metavar="TEXT", help="Run only configurations and mutants named so.")
 @click.option("--jobs", default=2, show_default=True, help="TLC processes at once.")
 @click.option(
     "--spec-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The spec folder (default: the project's spec/).",
+    help="The spec folder (default: the contracts installed with resume-check).",
 )
-def spec(large: bool, only: str | None, jobs: int, spec_dir: Path | None) -> int:
+@format_option(FORMATS)
+@progress_option
+@reported("spec")
+def spec(
+    large: bool,
+    only: str | None,
+    jobs: int,
+    spec_dir: Path | None,
+    fmt: str,
+    progress: bool | None,
+    invocation: Invocation,
+) -> int:
     """Model-check the contract: every MC*.cfg must pass, every mutant must be rejected.
 
-    A mutant (spec/mutants/*.mutant) is a broken variant of the protocol; TLC must report a
-    violation of exactly the property it names, which shows that property can fail.
-    Exit code 1 when any row fails.
+    A mutant (mutants/*.mutant in the spec folder) is a broken variant of the protocol; TLC
+    must report a violation of exactly the property it names, which shows that property can
+    fail. Exit code 1 when any row fails.
     """
-    folder = spec_dir or next(iter(default_spec_paths()), None)
-    if folder is None or not folder.is_dir():
-        raise UsageError("no spec folder; pass --spec-dir")
-    click.echo(header_line())
-    rows = check_all(
-        folder, large=large, only=only, jobs=jobs, on_row=lambda row: click.echo(format_row(row))
-    )
+    folder = spec_dir or bundled_spec_dir()
+    if not folder.is_dir():
+        raise UsageError(f"--spec-dir {folder} is not a folder")
+    shown = Progress(progress)
+    done: list[Row] = []
+
+    def on_row(row: Row) -> None:
+        done.append(row)
+        if fmt == "text":
+            click.echo(format_row(row))
+        else:
+            shown.update(f"spec: {len(done)} row(s) checked, last {row.name}")
+
+    if fmt == "text":
+        click.echo(header_line())
+    rows = check_all(folder, large=large, only=only, jobs=jobs, on_row=on_row)
+    shown.clear()
     failed = [row for row in rows if not row.passed]
+    code = 1 if failed or not rows else 0
+    if fmt != "text":
+        click.echo(render_spec(fmt, rows, folder, invocation, code), nl=False)
+        return code
     for row in failed:
         if row.detail:
             click.echo(f"\n{row.name}: {row.detail}", err=True)
     click.echo(f"{len(rows)} checked, {len(failed)} failed")
-    return 1 if failed or not rows else 0
+    return code
 
 
-@cli.group(cls=SuiteGroup)
+@cli.group(cls=SuiteGroup, epilog=exit_codes_help())
 def run() -> None:
     """Record a matrix of real runs with injected faults, then judge every trace.
 
@@ -216,41 +243,9 @@ def run() -> None:
     resume-check run sandbox   --policy effect-aware --out out/sb
 
     Each suite writes one trace per run into --out, judges them all in one batch and prints a
-    table. Exit codes as for checking traces: 0 all conform, 1 a violation, 2 a tool failure.
-    `resume-check run SUITE --help` lists a suite's options.
+    table (or, with --format json|junit, a document like `check`'s). Exit codes as for
+    checking traces. `resume-check run SUITE --help` lists a suite's options.
     """
-
-
-class _ProgressLine:
-    """Turns TLC's output into one status line on stderr, at most ten updates a second.
-
-    TLC validates all traces of a batch breadth-first, so the deepest matched event grows
-    steadily through the run, and fully matched traces arrive near its end.
-    """
-
-    def __init__(self) -> None:
-        self.deepest = 0
-        self.accepted = 0
-        self.shown = 0.0
-
-    def __call__(self, line: str) -> None:
-        if line.startswith('<<"rc-accepted"'):
-            self.accepted += 1
-        elif line.startswith('<<"rc-progress"'):
-            depth = line.rstrip(">").rsplit(",", 1)[-1].strip()
-            if depth.isdigit():
-                self.deepest = max(self.deepest, int(depth))
-        else:
-            return
-        now = time.monotonic()
-        if now - self.shown >= 0.1:
-            self.shown = now
-            click.echo(
-                f"\r\033[Kchecking: matched up to event {self.deepest}; "
-                f"{self.accepted} trace(s) fully matched",
-                err=True,
-                nl=False,
-            )
 
 
 def _say(message: str) -> None:
@@ -265,7 +260,8 @@ def _terminate(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: maps every outcome to an exit code."""
-    signal.signal(signal.SIGTERM, _terminate)
+    if threading.current_thread() is threading.main_thread():  # only it may set handlers
+        signal.signal(signal.SIGTERM, _terminate)
     tempdirs.clean_up()
     try:
         code: Any = cli.main(args=argv, prog_name="resume-check", standalone_mode=False)
@@ -273,7 +269,7 @@ def main(argv: list[str] | None = None) -> None:
         code = exc.exit_code
     except click.ClickException as exc:
         exc.show()
-        code = 2
+        code = INVALID_INPUT
     except click.exceptions.Abort:
         click.echo("resume-check: aborted", err=True)
         code = 130
@@ -282,10 +278,10 @@ def main(argv: list[str] | None = None) -> None:
         code = exc.exit_code
     except KeyboardInterrupt:
         code = 130
-    except Exception as exc:  # a bug in resume-check, never a verdict: say so, exit 2
+    except Exception as exc:  # a bug in resume-check, never a verdict: say so
         _say(
             f"resume-check: internal error ({type(exc).__name__}: {exc}); "
             "please report it with the input that caused it"
         )
-        code = 2
+        code = ENVIRONMENT
     sys.exit(code if isinstance(code, int) else 0)

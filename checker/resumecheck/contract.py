@@ -4,49 +4,84 @@ A contract is a base module `<Name>.tla` (the semantics and the `Properties` rec
 trace-validation module `Trace<Name>.tla` and its configuration `Trace<Name>.cfg`. The checker
 reads the one-sentence comment above each property only to explain a verdict to a person; the
 property itself is evaluated by TLC, never here.
+
+Where the files come from: the contracts ship inside the package (`resumecheck_spec`, the
+repository's spec/ folder), found with importlib.resources so an installed resume-check needs
+no checkout. Folders from --spec-path and $RESUME_CHECK_SPEC_PATH come first, and the search is
+per file: a folder holding only an edited `ResumeCore.tla` overrides that module and keeps every
+other bundled one. TLC resolves `EXTENDS` the same way because the same folders, in the same
+order, are its library path.
 """
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from resumecheck.errors import UsageError
+from resumecheck.errors import SpecError, UsageError
 
 SPEC_PATH_ENV = "RESUME_CHECK_SPEC_PATH"
+BUNDLED_PACKAGE = "resumecheck_spec"
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 
 
-def default_spec_paths() -> list[Path]:
-    """Folders searched for contracts: $RESUME_CHECK_SPEC_PATH, then the project's spec/."""
-    paths = [Path(p) for p in os.environ.get(SPEC_PATH_ENV, "").split(os.pathsep) if p]
-    bundled = Path(__file__).resolve().parents[2] / "spec"
-    if bundled.is_dir():
-        paths.append(bundled)
-    return paths
+def bundled_spec_dir() -> Path:
+    """The contracts installed with resume-check (in a checkout: its spec/ folder)."""
+    try:
+        root = importlib.resources.files(BUNDLED_PACKAGE)
+    except ModuleNotFoundError:
+        raise SpecError(
+            f"the bundled contracts (package {BUNDLED_PACKAGE}) are not installed; "
+            "reinstall resume-check (in a checkout: pip install -e .)"
+        ) from None
+    # TLC reads modules from disk, so the contracts must be real files: an installed wheel or
+    # an editable checkout are; a zipped import location is not.
+    if not isinstance(root, Path) or not root.is_dir():
+        raise SpecError(f"the bundled contracts ({root}) are not a folder on disk")
+    return root
+
+
+def env_spec_paths() -> list[Path]:
+    """The folders $RESUME_CHECK_SPEC_PATH names, in order."""
+    return [Path(p) for p in os.environ.get(SPEC_PATH_ENV, "").split(os.pathsep) if p]
+
+
+def default_spec_paths(first: Iterable[Path] = ()) -> list[Path]:
+    """The search order for contract files: `first` (--spec-path), $RESUME_CHECK_SPEC_PATH,
+    then the bundled contracts.
+
+    A folder that does not exist is an error rather than skipped: a typo in the spec path would
+    otherwise judge every trace against the bundled contract without a word.
+    """
+    folders = [*first, *env_spec_paths()]
+    for folder in folders:
+        if not folder.is_dir():
+            raise SpecError(
+                f"spec folder {folder} (--spec-path or ${SPEC_PATH_ENV}) is not a folder"
+            )
+    return list(dict.fromkeys(p.resolve() for p in [*folders, bundled_spec_dir()]))
+
+
+def find_file(name: str, folders: Sequence[Path]) -> Path | None:
+    """The first folder's `name`, as TLC's library path would pick it."""
+    return next((folder / name for folder in folders if (folder / name).is_file()), None)
 
 
 @dataclass(frozen=True)
 class Contract:
-    """One contract area as found on disk."""
+    """One contract area: its three files, each from the first folder on the path holding it,
+    and that path, which TLC searches in the same order for every module the files extend."""
 
     name: str
-    folder: Path
-
-    @property
-    def base(self) -> Path:
-        return self.folder / f"{self.name}.tla"
-
-    @property
-    def trace_module(self) -> Path:
-        return self.folder / f"Trace{self.name}.tla"
-
-    @property
-    def trace_config(self) -> Path:
-        return self.folder / f"Trace{self.name}.cfg"
+    base: Path
+    trace_module: Path
+    trace_config: Path
+    search: tuple[Path, ...]
 
     @cached_property
     def descriptions(self) -> dict[str, str]:
@@ -57,19 +92,22 @@ class Contract:
         return self.descriptions.get(prop, "")
 
 
-def find_contract(name: str, spec_paths: list[Path]) -> Contract:
-    """The first folder on the spec path that holds all three files of contract `name`."""
+def find_contract(name: str, spec_paths: Sequence[Path]) -> Contract:
+    """Contract `name` with each of its files from the first folder on `spec_paths` holding it."""
     if not _NAME.match(name):
         raise UsageError(f"contract name {name!r} is not a TLA+ module name")
-    for folder in spec_paths:
-        contract = Contract(name, folder)
-        if all(p.is_file() for p in (contract.base, contract.trace_module, contract.trace_config)):
-            return contract
-    searched = ", ".join(str(p) for p in spec_paths) or "(nothing)"
-    raise UsageError(
-        f"contract {name}: no folder holds {name}.tla, Trace{name}.tla and Trace{name}.cfg "
-        f"(searched {searched}; add one with --spec-path or ${SPEC_PATH_ENV})"
-    )
+    folders = tuple(spec_paths)
+    wanted = (f"{name}.tla", f"Trace{name}.tla", f"Trace{name}.cfg")
+    found = [find_file(file, folders) for file in wanted]
+    missing = [file for file, path in zip(wanted, found, strict=True) if path is None]
+    if missing:
+        searched = ", ".join(str(p) for p in folders) or "(nothing)"
+        raise SpecError(
+            f"contract {name}: no folder holds {', '.join(missing)} (searched {searched}; "
+            f"add one with --spec-path or ${SPEC_PATH_ENV})"
+        )
+    base, trace_module, trace_config = (path for path in found if path is not None)
+    return Contract(name, base, trace_module, trace_config, folders)
 
 
 _DEFINITION = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\s*==", re.M)

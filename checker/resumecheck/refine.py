@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -22,7 +23,7 @@ from typing import Any
 from resumecheck import escape, tempdirs
 from resumecheck.batch import write_batch
 from resumecheck.contract import Contract, find_contract
-from resumecheck.errors import TLCError, UsageError
+from resumecheck.errors import SpecError, TLCError, UsageError
 from resumecheck.inputs import expand, no_traces
 from resumecheck.tlc.evalerror import EvaluationError, read_evaluation_error
 from resumecheck.tlc.runner import Outcome, TLCResult, die_with_parent, run_tlc
@@ -166,7 +167,9 @@ def _event_line(raw: RawTrace, message: str) -> str:
 def _judge_group(
     contract: Contract, traces: list[_Prepared], witness: bool, on_line: Progress | None
 ) -> list[Verdict]:
-    verdicts = _judge_batch(contract, traces, on_line)
+    started = time.monotonic()
+    modules = _ModuleLog(on_line)
+    verdicts = _judge_batch(contract, traces, modules)
     if witness:
         for trace, verdict in zip(traces, verdicts, strict=True):
             if verdict.status is Status.CONFORMS:
@@ -175,7 +178,40 @@ def _judge_group(
                 # Show the state the bad event leads to when it matched an action at all.
                 upto = verdict.matched + (1 if verdict.properties else 0)
                 verdict.witness = _witness(contract, trace, upto, cut=not verdict.properties)
+    used = modules.spec_files(contract)
+    share = (time.monotonic() - started) / len(traces)
+    for verdict in verdicts:
+        verdict.spec_files = used
+        verdict.seconds = share
     return verdicts
+
+
+class _ModuleLog:
+    """Passes TLC's lines on and notes the modules SANY parsed ("Parsing file PATH").
+
+    Which file of a module TLC read is TLC's answer, not ours: with an override folder on the
+    library path, this is what tells the report which ResumeCore.tla judged the traces.
+    """
+
+    PREFIX = "Parsing file "
+
+    def __init__(self, on_line: Progress | None) -> None:
+        self.on_line = on_line
+        self.parsed: list[Path] = []
+
+    def __call__(self, line: str) -> None:
+        if line.startswith(self.PREFIX):
+            self.parsed.append(Path(line[len(self.PREFIX) :].strip()))
+        if self.on_line is not None:
+            self.on_line(line)
+
+    def spec_files(self, contract: Contract) -> tuple[Path, ...]:
+        """The contract's own files TLC used: the configuration and every parsed module from a
+        spec folder (not the generated batch, not TLC's standard modules), by folder."""
+        rank = {folder: index for index, folder in enumerate(contract.search)}
+        files = dict.fromkeys(p for p in [contract.trace_config, *self.parsed] if p.parent in rank)
+        # Search order first, so an override folder and what it replaced lead the list.
+        return tuple(sorted(files, key=lambda p: (rank[p.parent], p.name)))
 
 
 def _judge_batch(
@@ -205,7 +241,7 @@ def _judge_batch(
         result = _run(contract, [t.encoded for t in members], on_line=on_line)
         runs -= 1
         if result.outcome is Outcome.SPEC_ERROR:
-            raise TLCError(f"contract {contract.name} does not parse: {result.error_text}")
+            raise SpecError(f"contract {contract.name} does not parse: {result.error_text}")
         if result.outcome is Outcome.OK:
             judged = _read_verdicts(contract, members, result)
             _add_expected(contract, members, judged)
@@ -219,11 +255,11 @@ def _judge_batch(
                 (i, _verdict(traces[i], Status.ERROR, reason=reason)) for i in part.batch
             )
         elif len(part.batch) > 1:
-            last = read_evaluation_error(result, [contract.folder])
+            last = read_evaluation_error(result, contract.search)
             todo[:0] = part.halves()
         else:
             (index,) = part.batch
-            error = read_evaluation_error(result, [contract.folder])
+            error = read_evaluation_error(result, contract.search)
             reason = f"TLC could not evaluate {error.what()} on this trace"
             if first is not None and first[0] == error:
                 reason += f" either: the same error as on {escape.path(first[1])}"
@@ -339,7 +375,7 @@ def _run(
         return run_tlc(
             files.module,
             files.config,
-            library_paths=[contract.folder],
+            library_paths=contract.search,
             workers=1 if invariants else TLC_WORKERS,
             on_line=on_line,
         )
@@ -423,7 +459,7 @@ def _witness(
     if result.outcome is not Outcome.INVARIANT_VIOLATION or result.violated != "NotMatched":
         said = _one_line(result.error_text)
         if result.outcome is Outcome.EVALUATION_ERROR:
-            error = read_evaluation_error(result, [contract.folder])
+            error = read_evaluation_error(result, contract.search)
             said = f"{error.what()} could not be evaluated: {error.cause}"
         return [{"error": f"no witness: TLC said {result.outcome.value}: {said}"}]
     steps: list[dict[str, Any]] = []
@@ -464,7 +500,10 @@ def _diff(path: str, old: Value, new: Value) -> dict[str, str]:
         return {path: format_value(new)}
     changed: dict[str, str] = {}
     for key, a, b in items:
-        sub = f"{path}.{key}" if isinstance(key, str) and key.isidentifier() else f"{path}[{key}]"
+        if isinstance(key, str) and key.isidentifier():
+            sub = f"{path}.{key}"
+        else:
+            sub = f"{path}[{key if isinstance(key, int) else format_value(key)}]"
         changed.update(_diff(sub, a, b))
     return changed
 

@@ -1,41 +1,74 @@
 """Verdicts for people (text), for programs (json) and for CI dashboards (junit).
 
-Every file name and every string a trace supplied goes through `resumecheck.escape`, so no
-name or event can add a line, a field or an element of its own to a report.
+Every command renders through here, so `check`, `spec` and each `run <suite>` share one JSON
+envelope (docs/report.schema.json) and one JUnit shape, and a tool failure (no Java, no spec
+files) still yields a valid document that says what went wrong. Every file name and every
+string a trace supplied goes through `resumecheck.escape`, so no name or event can add a line,
+a field or an element of its own to a report.
 """
 
 from __future__ import annotations
 
 import json
 import textwrap
+import time
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree as ET
 
-from resumecheck import escape
+from resumecheck import __version__, escape
+from resumecheck.errors import CONFORMS, ENVIRONMENT, INVALID_INPUT, VIOLATES, ResumeCheckError
 from resumecheck.inputs import Skipped
+from resumecheck.speccheck import Row
 from resumecheck.verdict import Status, Verdict
 
+FORMATS = ("text", "json", "junit")
 
-@dataclass(frozen=True)
-class ReportOptions:
-    """What a report says beyond the verdicts: entries left out, and whether a conforming
-    trace that is not complete (stops before an end, or its last line was cut) fails."""
 
+@dataclass
+class Invocation:
+    """What a report says about the run itself: which command, when it started, how long."""
+
+    command: str
+    started: datetime = field(default_factory=lambda: datetime.now(UTC))
+    _clock: float = field(default_factory=time.monotonic)
+    # `check --require-complete`: a conforming trace that is not complete fails.
     require_complete: bool = False
+    # Entries below the directories given that were not judged, and why.
     skipped: Sequence[Skipped] = ()
+
+    @property
+    def seconds(self) -> float:
+        return round(time.monotonic() - self._clock, 3)
+
+    def envelope(self, exit_code: int) -> dict[str, Any]:
+        """The fields every JSON document opens with."""
+        return {
+            "tool": "resume-check",
+            "version": __version__,
+            "command": self.command,
+            "started": self.started.isoformat(timespec="seconds"),
+            "seconds": self.seconds,
+            "exit_code": exit_code,
+        }
 
 
 def exit_code(verdicts: Sequence[Verdict], *, require_complete: bool = False) -> int:
-    """0: all conform; 1: some trace violates its contract (or, with `require_complete`, a
-    conforming trace stops before an end or was cut short); 2: some input could not be judged."""
+    """3: TLC could not judge some trace; 2: some input is invalid; 1: some trace violates its
+    contract (or, with `require_complete`, a conforming trace stops before an end or was cut
+    short); 0: all conform. The worst wins, so a CI step never reads "fine" past a failure."""
     statuses = {v.status for v in verdicts}
-    if statuses & {Status.INVALID, Status.ERROR}:
-        return 2
+    if Status.ERROR in statuses:
+        return ENVIRONMENT
+    if Status.INVALID in statuses:
+        return INVALID_INPUT
     if Status.VIOLATES in statuses:
-        return 1
-    return 1 if require_complete and any(v.complete is False for v in verdicts) else 0
+        return VIOLATES
+    return VIOLATES if require_complete and any(v.complete is False for v in verdicts) else CONFORMS
 
 
 def counts_line(verdicts: Sequence[Verdict]) -> str:
@@ -47,24 +80,56 @@ def counts_line(verdicts: Sequence[Verdict]) -> str:
     return f"{len(verdicts)} trace(s): " + ", ".join(parts)
 
 
-def render_text(verdicts: Sequence[Verdict], options: ReportOptions = ReportOptions()) -> str:
+def spec_files(verdicts: Sequence[Verdict]) -> dict[str, list[Path]]:
+    """Contract -> the files TLC judged its traces with, for the report's footer and field."""
+    found: dict[str, list[Path]] = {}
+    for v in verdicts:
+        if v.contract and v.spec_files:
+            found.setdefault(v.contract, list(v.spec_files))
+    return dict(sorted(found.items()))
+
+
+def spec_files_text(files: Sequence[Path]) -> str:
+    """`files` grouped by folder, in the order TLC found them: an override folder shows first
+    with just the modules it replaced."""
+    groups: dict[Path, list[str]] = {}
+    for file in files:
+        groups.setdefault(file.parent, []).append(file.name)
+    return "; ".join(f"{', '.join(names)} from {folder}" for folder, names in groups.items())
+
+
+def render_text(verdicts: Sequence[Verdict], run: Invocation) -> str:
     lines: list[str] = []
     for v in verdicts:
-        lines.extend(_text_one(v, options))
+        lines.extend(_text_one(v, run))
+    for contract, files in spec_files(verdicts).items():
+        lines.append(f"spec {contract}: {spec_files_text(files)}")
     lines.append(counts_line(verdicts))
     return "\n".join(lines) + "\n"
 
 
-def _text_one(v: Verdict, options: ReportOptions) -> list[str]:
+def _summary_value(value: Any) -> str:
+    """A summary field for a person: a list of records as `[a=1 b=2; ...]`, never a Python
+    repr, whatever record the contract's summary holds."""
+    if isinstance(value, list):
+        items = [
+            " ".join(f"{k}={x}" for k, x in item.items()) if isinstance(item, dict) else str(item)
+            for item in value
+        ]
+        return "[" + "; ".join(items) + "]"
+    return str(value)
+
+
+def _text_one(v: Verdict, run: Invocation) -> list[str]:
     """The report lines of one verdict, each escaped: one line of text is one report line."""
-    return [escape.text(line) for line in _lines_of(v, options)]
+    return [escape.text(line) for line in _lines_of(v, run)]
 
 
-def _lines_of(v: Verdict, options: ReportOptions) -> list[str]:
+def _lines_of(v: Verdict, run: Invocation) -> list[str]:
     out: list[str] = []
     name = escape.path(v.path)
     if v.status is Status.CONFORMS:
-        met = ", ".join(f"{k}: {val}" for k, val in v.summary.items())
+        met = ", ".join(f"{k}: {_summary_value(val)}" for k, val in v.summary.items())
         if v.truncated:
             status = "conforms (truncated)"
         else:
@@ -93,7 +158,7 @@ def _lines_of(v: Verdict, options: ReportOptions) -> list[str]:
     else:
         out.append(f"{name}: {v.status.value}: {v.reason}")
     if v.truncation is not None:
-        fails = options.require_complete and v.status is Status.CONFORMS
+        fails = run.require_complete and v.status is Status.CONFORMS
         out.append(f"  note: {v.truncation}" + ("; --require-complete: fails" if fails else ""))
     if v.witness:
         out.append(
@@ -124,55 +189,209 @@ def _lines_of(v: Verdict, options: ReportOptions) -> list[str]:
     return out
 
 
-def render_json(verdicts: Sequence[Verdict], options: ReportOptions = ReportOptions()) -> str:
-    summary = Counter(v.status.value for v in verdicts)
-    document: dict[str, object] = {
+def verdicts_json(verdicts: Sequence[Verdict]) -> dict[str, Any]:
+    """The verdict part of a JSON document: per-trace verdicts, counts, the spec files used."""
+    counts = Counter(v.status.value for v in verdicts)
+    return {
+        "summary": {s.value: counts[s.value] for s in Status},
         "traces": [v.to_json() for v in verdicts],
-        "summary": {s.value: summary[s.value] for s in Status},
-        "exit_code": exit_code(verdicts, require_complete=options.require_complete),
+        "spec_files": {
+            contract: [str(p) for p in files] for contract, files in spec_files(verdicts).items()
+        },
     }
-    if options.skipped:
-        document["skipped"] = [{"path": str(s.path), "reason": s.reason} for s in options.skipped]
+
+
+def render_json(verdicts: Sequence[Verdict], run: Invocation) -> str:
+    code = exit_code(verdicts, require_complete=run.require_complete)
+    document = run.envelope(code) | verdicts_json(verdicts)
+    if run.skipped:
+        document["skipped"] = [{"path": str(s.path), "reason": s.reason} for s in run.skipped]
+    return dump_json(document)
+
+
+def dump_json(document: dict[str, Any]) -> str:
     return json.dumps(escape.json_safe(document), indent=2) + "\n"
 
 
-def render_junit(verdicts: Sequence[Verdict], options: ReportOptions = ReportOptions()) -> str:
-    suites = ET.Element("testsuites", name="resume-check")
+def render_junit(verdicts: Sequence[Verdict], run: Invocation) -> str:
+    """One testsuite per contract, one testcase per trace (`file` is the trace).
+
+    TLC judges all traces of a contract in one run, so a testcase's `time` is its share of that
+    run and the testsuite's `time` the whole of it.
+    """
+    suites = _testsuites(run)
     by_contract: dict[str, list[Verdict]] = {}
     for v in verdicts:
-        by_contract.setdefault(escape.xml(escape.text(v.contract or "unknown")), []).append(v)
+        by_contract.setdefault(_xml_line(v.contract or "unknown"), []).append(v)
     for contract, members in by_contract.items():
-        suite = ET.SubElement(
+        suite = _testsuite(
             suites,
-            "testsuite",
-            name=contract,
-            tests=str(len(members)),
-            failures=str(sum(_fails(v, options) for v in members)),
-            errors=str(sum(v.status in (Status.INVALID, Status.ERROR) for v in members)),
+            contract,
+            run,
+            tests=len(members),
+            failures=sum(_fails(v, run) for v in members),
+            errors=sum(v.status in (Status.INVALID, Status.ERROR) for v in members),
+            seconds=sum(v.seconds for v in members),
         )
         for v in members:
-            name = escape.xml(escape.text(v.path))
-            case = ET.SubElement(suite, "testcase", classname=contract, name=name)
-            message = escape.xml(escape.text(v.reason))
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=contract,
+                name=_xml_line(str(v.path)),
+                file=_xml_line(str(v.path)),
+                time=f"{v.seconds:.3f}",
+            )
             if v.status is Status.VIOLATES:
                 failure = ET.SubElement(
-                    case, "failure", type=",".join(v.properties) or "unmatched", message=message
+                    case,
+                    "failure",
+                    type=",".join(v.properties) or "unmatched",
+                    message=_xml_line(v.reason),
                 )
-                failure.text = escape.xml("\n".join(_text_one(v, options)))
+                failure.text = _xml_text("\n".join(_text_one(v, run)))
             elif v.status is not Status.CONFORMS:
-                error = ET.SubElement(case, "error", type=v.status.value, message=message)
-                error.text = message
-            elif options.require_complete and v.complete is False:
-                note = escape.xml(escape.text(v.truncation or "the trace stops before an end"))
+                error = ET.SubElement(
+                    case, "error", type=v.status.value, message=_xml_line(v.reason)
+                )
+                error.text = _xml_line(v.reason)
+            elif run.require_complete and v.complete is False:
+                note = _xml_line(v.truncation or "the trace stops before an end")
                 ET.SubElement(case, "failure", type="incomplete", message=note).text = note
             elif v.truncation is not None:
-                ET.SubElement(case, "system-out").text = escape.xml(escape.text(v.truncation))
-    ET.indent(suites)
-    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+                ET.SubElement(case, "system-out").text = _xml_line(v.truncation)
+    return _xml(suites)
 
 
-def _fails(v: Verdict, options: ReportOptions) -> bool:
-    return v.status is Status.VIOLATES or (options.require_complete and v.complete is False)
+def _fails(v: Verdict, run: Invocation) -> bool:
+    return v.status is Status.VIOLATES or (run.require_complete and v.complete is False)
 
 
-RENDERERS = {"text": render_text, "json": render_json, "junit": render_junit}
+def _testsuites(run: Invocation) -> ET.Element:
+    return ET.Element(
+        "testsuites",
+        name=f"resume-check {run.command}",
+        timestamp=run.started.isoformat(timespec="seconds"),
+        time=f"{run.seconds:.3f}",
+    )
+
+
+def _testsuite(
+    parent: ET.Element,
+    name: str,
+    run: Invocation,
+    *,
+    tests: int,
+    failures: int,
+    errors: int,
+    seconds: float,
+) -> ET.Element:
+    return ET.SubElement(
+        parent,
+        "testsuite",
+        name=_xml_text(name),
+        tests=str(tests),
+        failures=str(failures),
+        errors=str(errors),
+        timestamp=run.started.isoformat(timespec="seconds"),
+        time=f"{seconds:.3f}",
+    )
+
+
+def _xml(root: ET.Element) -> str:
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _xml_text(text: str) -> str:
+    """Text for an attribute or element, free of what XML 1.0 cannot carry."""
+    return escape.xml(text)
+
+
+def _xml_line(text: str) -> str:
+    """A file name or a string from a trace: one line, escaped as in the text report."""
+    return escape.xml(escape.text(text))
+
+
+Renderer = Callable[[Sequence[Verdict], Invocation], str]
+RENDERERS: dict[str, Renderer] = {"text": render_text, "json": render_json, "junit": render_junit}
+
+
+# --- a run that could not finish -----------------------------------------------------------------
+
+
+def error_json(error: ResumeCheckError) -> dict[str, Any]:
+    return {"kind": error.kind, "type": type(error).__name__, "message": str(error)}
+
+
+def render_failure(fmt: str, run: Invocation, error: ResumeCheckError) -> str:
+    """The document a command prints when the tool itself failed: valid JSON or JUnit that
+    carries the error, so a CI step that parses the report sees why instead of nothing."""
+    if fmt == "json":
+        return dump_json(run.envelope(error.exit_code) | {"error": error_json(error)})
+    suites = _testsuites(run)
+    suite = _testsuite(suites, "resume-check", run, tests=1, failures=0, errors=1, seconds=0.0)
+    case = ET.SubElement(
+        suite, "testcase", classname="resume-check", name=run.command, time=f"{run.seconds:.3f}"
+    )
+    element = ET.SubElement(case, "error", type=type(error).__name__, message=_xml_text(str(error)))
+    element.text = _xml_text(f"{error.kind}: {error}")
+    return _xml(suites)
+
+
+# --- resume-check spec ---------------------------------------------------------------------------
+
+
+def spec_row_file(spec_dir: Path, row: Row) -> Path:
+    """The file a row checks: a contract's base module, a configuration, or a mutant."""
+    if row.kind == "contract":
+        return spec_dir / f"{row.name}.tla"
+    if row.kind == "config":
+        return spec_dir / row.name
+    return spec_dir / "mutants" / f"{row.name}.mutant"
+
+
+def render_spec(
+    fmt: str, rows: Sequence[Row], spec_dir: Path, invocation: Invocation, code: int
+) -> str:
+    """`resume-check spec` as JSON (one object per row) or JUnit (a testsuite per kind of row:
+    contract coverage, configurations, mutants)."""
+    if fmt == "json":
+        return dump_json(
+            invocation.envelope(code)
+            | {
+                "spec_dir": str(spec_dir),
+                "summary": {"checked": len(rows), "failed": sum(not r.passed for r in rows)},
+                "rows": [asdict(r) | {"file": str(spec_row_file(spec_dir, r))} for r in rows],
+            }
+        )
+    suites = _testsuites(invocation)
+    for kind in ("contract", "config", "mutant"):
+        members = [r for r in rows if r.kind == kind]
+        suite = _testsuite(
+            suites,
+            kind,
+            invocation,
+            tests=len(members),
+            failures=sum(not r.passed for r in members),
+            errors=0,
+            seconds=sum(r.seconds for r in members),
+        )
+        for row in members:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=kind,
+                name=row.name,
+                file=str(spec_row_file(spec_dir, row)),
+                time=f"{row.seconds:.3f}",
+            )
+            if not row.passed:
+                failure = ET.SubElement(
+                    case,
+                    "failure",
+                    type=row.outcome,
+                    message=_xml_text(f"expected {row.expected}, got {row.outcome}"),
+                )
+                failure.text = _xml_text(row.detail)
+    return _xml(suites)

@@ -11,7 +11,7 @@ import importlib
 
 import click
 
-from resumecheck.errors import UsageError
+from resumecheck.errors import EnvironmentProblem
 
 # suite name -> ("module:attribute" of its click command, one line for --help)
 SUITES: dict[str, tuple[str, str]] = {
@@ -53,8 +53,8 @@ class SuiteGroup(click.Group):
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
             if exc.name and module_name.startswith(exc.name):
-                raise UsageError(f"suite {cmd_name!r} is not part of this build") from exc
-            raise UsageError(
+                raise EnvironmentProblem(f"suite {cmd_name!r} is not part of this build") from exc
+            raise EnvironmentProblem(
                 f"suite {cmd_name!r} needs {exc.name!r}, which is not installed; "
                 "install the runtimes with: pip install 'resume-check[runtimes]'"
             ) from exc

@@ -51,11 +51,12 @@ def user_folder() -> Path:
 
 
 def run_folder() -> Path:
-    """This process's run folder, created (and dead runs' folders removed) on first use."""
+    """This process's run folder, created (and dead runs' folders removed) on first use, and
+    again if $TMPDIR changed or something removed it (a temporary-file cleaner)."""
     global _run
     with _guard:
-        if _run is None or _run[0] != os.getpid():  # none yet, or a forked child's first use
-            base = user_folder()
+        base = user_folder()
+        if _run is None or _run[0] != os.getpid() or _run[1].parent != base or not _run[1].is_dir():
             remove_dead_runs(base)
             folder = Path(tempfile.mkdtemp(prefix=f"run-{os.getpid()}-", dir=base))
             # Locked before it gets its name, so no other run ever sees the lock free.

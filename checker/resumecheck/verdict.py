@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,11 @@ class Verdict:
     # For an event no action allows: the reference runtime's possible moves there, or None when
     # the contract could not say (an area without TraceExpected).
     expected: list[dict[str, Any]] | None = None
+    # The contract's files TLC judged this trace with (override folders first); empty when the
+    # trace never reached TLC.
+    spec_files: tuple[Path, ...] = ()
+    # This trace's share of the wall time TLC took for its contract's batch (JUnit's `time`).
+    seconds: float = 0.0
 
     @property
     def truncated(self) -> bool:
@@ -73,7 +79,8 @@ class Verdict:
             data |= {
                 "event_index": self.event_index,
                 "line": self.line,
-                "event": self.event,
+                # The event as the trace has it: an object, so a program needs no second parse.
+                "event": _event_object(self.event),
                 "properties": self.properties,
             }
             if not self.properties and self.expected is not None:
@@ -88,5 +95,13 @@ class Verdict:
         if self.complete is not None:
             data["complete"] = self.complete
         if self.witness is not None:
-            data["witness"] = self.witness
+            data["witness"] = [
+                {**step, "event": _event_object(step["event"])} if "event" in step else step
+                for step in self.witness
+            ]
         return data
+
+
+def _event_object(line: str | None) -> Any:
+    """A trace line that passed validation, as the JSON value it is (an event object)."""
+    return None if line is None else json.loads(line)

@@ -1,15 +1,19 @@
 """Private PostgreSQL and redis servers on loopback for the checkpointer backends under test.
 
 Why this exists: the postgres and redis savers must be judged against real servers, and `make
-test` must work on a fresh Debian 12 machine with nothing running. So this module installs the
-Debian packages when they are missing, keeps each server's files in a project-local folder
-(`.services/`, gitignored) and binds to 127.0.0.1 on a free port, so it never meets a system
-server or another checkout's servers.
+test` must work on a fresh Debian 12 machine with nothing running. So this module can install
+the Debian packages when they are missing -- only when asked to (`up --install`, the test
+fixture, or $RESUME_CHECK_INSTALL_SERVICES=1 for `resume-check run langgraph`), since changing a
+machine's packages is not something a checker should do on its own -- keeps each server's files
+in a project-local folder (`.services/`, gitignored) and binds to 127.0.0.1 on a free port, so
+it never meets a system server or another checkout's servers.
 
 `up` is idempotent: a server that is already running (even one left behind by a killed run) is
-reused, a stale pid file or a half-finished `initdb` is cleaned up. `down` stops what is running.
+reused, a stale pid file or a half-finished `initdb` is cleaned up. `down` stops what is
+running.
 
     python -m rctools.services up      # start (or reuse) both; prints the env lines
+    python -m rctools.services up --install   # the same, apt-get installing what is missing
     python -m rctools.services env     # RESUME_CHECK_PG_URL=... / RESUME_CHECK_REDIS_URL=...
     python -m rctools.services status
     python -m rctools.services down
@@ -40,6 +44,7 @@ from pathlib import Path
 PG_URL_VAR = "RESUME_CHECK_PG_URL"
 REDIS_URL_VAR = "RESUME_CHECK_REDIS_URL"
 DIR_VAR = "RESUME_CHECK_SERVICES_DIR"
+INSTALL_VAR = "RESUME_CHECK_INSTALL_SERVICES"
 PG_DATABASE = "resume_check"
 APT_PACKAGES = ("postgresql", "redis-server")
 NAMES = ("postgres", "redis")
@@ -178,14 +183,26 @@ def _redis_server() -> str | None:
     )
 
 
-def ensure_installed() -> None:
-    """Installs the Debian packages of the missing servers (needs root and apt-get)."""
+def install_allowed() -> bool:
+    """Whether $RESUME_CHECK_INSTALL_SERVICES=1 lets `up` install missing Debian packages."""
+    return os.environ.get(INSTALL_VAR, "") == "1"
+
+
+def ensure_installed(install: bool) -> None:
+    """Installs the Debian packages of the missing servers when `install` (needs root and
+    apt-get); otherwise says which command would, and how to let resume-check run it."""
     if _pg_bindir() is not None and _redis_server() is not None:
         return
+    apt = f"apt-get update && apt-get install -y {' '.join(APT_PACKAGES)}"
+    if not install:
+        raise ServiceError(
+            f"PostgreSQL or redis-server is missing; install them with `{apt}` (as root), "
+            f"or let resume-check do it: `python -m rctools.services up --install`, or set "
+            f"{INSTALL_VAR}=1; or point {PG_URL_VAR} / {REDIS_URL_VAR} at running servers"
+        )
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         raise ServiceError(
-            "PostgreSQL or redis-server is missing; install them with "
-            f"`apt-get update && apt-get install -y {' '.join(APT_PACKAGES)}` (as root)"
+            f"PostgreSQL or redis-server is missing; install them with `{apt}` (as root)"
         )
     print(f"services: installing {' '.join(APT_PACKAGES)} with apt-get", file=sys.stderr)
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
@@ -446,10 +463,11 @@ def _servers(folder: Path) -> dict[str, Postgres | Redis]:
     return {"postgres": Postgres(folder), "redis": Redis(folder)}
 
 
-def up(folder: Path | None = None) -> Started:
-    """Starts (or reuses) both servers; installs the packages first when they are missing."""
+def up(folder: Path | None = None, *, install: bool | None = None) -> Started:
+    """Starts (or reuses) both servers. Missing packages are installed only with `install`
+    (default: $RESUME_CHECK_INSTALL_SERVICES=1); else the error names the apt-get command."""
     folder = folder or services_dir()
-    ensure_installed()
+    ensure_installed(install_allowed() if install is None else install)
     result = Started(env={})
     with _locked(folder):
         for name, server in _servers(folder).items():
@@ -490,11 +508,16 @@ def main(argv: list[str] | None = None) -> int:
         description="Private PostgreSQL and redis servers on 127.0.0.1 for resume-check tests.",
     )
     parser.add_argument("action", choices=["up", "down", "env", "status", "reset"])
+    parser.add_argument(
+        "--install",
+        action="store_true",
+        help=f"up: apt-get install {' '.join(APT_PACKAGES)} when missing (as root)",
+    )
     args = parser.parse_args(argv)
     folder = services_dir()
     try:
         if args.action == "up":
-            result = up(folder)
+            result = up(folder, install=args.install or None)
             for name in NAMES:
                 verb = "started" if name in result.started else "reused"
                 print(f"services: {name} {verb}", file=sys.stderr)

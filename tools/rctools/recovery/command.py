@@ -7,13 +7,13 @@ then judged in one batch; the table names the property each violating run broke.
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import click
-from resumecheck.errors import ResumeCheckError
-from resumecheck.report import exit_code
+from resumecheck.errors import EnvironmentProblem, exit_codes_help
+from resumecheck.output import emit_suite, format_option, reported
+from resumecheck.progress import Progress, TLCProgress, progress_option
+from resumecheck.report import Invocation, exit_code
 
 from rctools.recovery.engine import Stuck
 from rctools.recovery.matrix import Judged, judge_runs, record
@@ -21,11 +21,11 @@ from rctools.recovery.policies import POLICIES
 from rctools.recovery.workloads import WORKLOADS
 
 
-class RunFailed(ResumeCheckError):
-    """The runtime under test could not finish a run (not a verdict): exit code 2."""
+class RunFailed(EnvironmentProblem):
+    """The runtime under test could not finish a run (not a verdict): exit code 3."""
 
 
-@click.command()
+@click.command(epilog=exit_codes_help())
 @click.option(
     "--policy",
     "policies",
@@ -40,9 +40,7 @@ class RunFailed(ResumeCheckError):
     type=click.Choice(list(WORKLOADS)),
     help="Workload (repeatable; default: all).",
 )
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option()
 @click.option(
     "--out",
     required=True,
@@ -56,11 +54,8 @@ class RunFailed(ResumeCheckError):
     help="Whether the tool layer remembers irreversible intents; without it a rerun issues "
     "them again (NoResurrectedEffect).",
 )
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Show progress on stderr (default: when stderr is a terminal).",
-)
+@progress_option
+@reported("run recovery")
 def command(
     policies: tuple[str, ...],
     workloads: tuple[str, ...],
@@ -68,6 +63,7 @@ def command(
     out: Path,
     ledger: bool,
     progress: bool | None,
+    invocation: Invocation,
 ) -> int:
     """Run restore policies on workloads where a failed instance's output was already acted on.
 
@@ -76,14 +72,8 @@ def command(
     native (LangGraph's checkpoint-aligned restore: fork the latest checkpoint before the
     failure), resume (LangGraph's resume after an error: re-run the failed node), admissible
     (the latest admissible checkpoint, or block).
-    Exit codes: 0 all conform, 1 a violation, 2 a tool failure.
     """
-    show = sys.stderr.isatty() if progress is None else progress
-
-    def note(text: str) -> None:
-        if show:
-            click.echo(f"recovery: {text}", err=True)
-
+    shown = Progress(progress)
     out.mkdir(parents=True, exist_ok=True)
     try:
         runs = record(
@@ -91,16 +81,17 @@ def command(
             list(workloads or WORKLOADS),
             out,
             ledger=ledger,
-            on_run=lambda what: note(f"recording {what}"),
+            on_run=lambda what: shown.update(f"recovery: recording {what}"),
         )
     except Stuck as exc:
         raise RunFailed(str(exc)) from exc
-    note(f"judging {len(runs)} trace(s) against SemanticRecovery")
-    judged = judge_runs(runs)
-    code = exit_code([j.verdict for j in judged])
-    document = {"exit_code": code, "runs": [j.to_json() for j in judged]}
-    (out / "summary.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    click.echo(json.dumps(document, indent=1) if fmt == "json" else table(judged, out))
+    shown.note(f"recovery: judging {len(runs)} trace(s) against SemanticRecovery")
+    judged = judge_runs(runs, on_line=TLCProgress(shown))
+    shown.clear()
+    verdicts = [j.verdict for j in judged]
+    code = exit_code(verdicts)
+    document = {"suite": "recovery", "runs": [j.to_json() for j in judged]}
+    emit_suite(fmt, invocation, verdicts, document, table(judged, out), out=out, code=code)
     return code
 
 

@@ -7,15 +7,16 @@ in --out also carries what each run cost (model calls, tokens, nodes recomputed)
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 from resumecheck.contract import default_spec_paths
+from resumecheck.errors import EnvironmentProblem, exit_codes_help
+from resumecheck.output import emit_suite, format_option, reported
+from resumecheck.progress import Progress, TLCProgress, progress_option
 from resumecheck.refine import judge
-from resumecheck.report import exit_code
+from resumecheck.report import Invocation, exit_code
 from resumecheck.verdict import Status, Verdict
 
 from rctools.revision.matrix import Run, record
@@ -23,7 +24,11 @@ from rctools.revision.policies import POLICIES
 from rctools.revision.workloads import WORKLOADS
 
 
-@click.command()
+class RecordingFailed(EnvironmentProblem):
+    """The runtime under test could not finish a run: no verdict, exit code 3."""
+
+
+@click.command(epilog=exit_codes_help())
 @click.option("--policy", type=click.Choice(POLICIES), required=True, help="Recovery policy.")
 @click.option(
     "--workload",
@@ -32,9 +37,7 @@ from rctools.revision.workloads import WORKLOADS
     type=click.Choice(sorted(WORKLOADS)),
     help="Workload to run (repeatable; default: all).",
 )
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option()
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -46,32 +49,41 @@ from rctools.revision.workloads import WORKLOADS
     default=False,
     help="Also kill each run with SIGKILL after the revision and in the recovery, and restart.",
 )
-def command(policy: str, workloads: tuple[str, ...], fmt: str, out: Path, crash: bool) -> int:
-    """Inject a revision at every point of each workload, recover by POLICY, judge the traces.
-
-    \b
-    Exit codes: 0 every run conforms, 1 a run violates DagRevision, 2 a tool failure.
-    """
+@progress_option
+@reported("run revision")
+def command(
+    policy: str,
+    workloads: tuple[str, ...],
+    fmt: str,
+    out: Path,
+    crash: bool,
+    progress: bool | None,
+    invocation: Invocation,
+) -> int:
+    """Inject a revision at every point of each workload, recover by POLICY, judge the traces."""
     chosen = [WORKLOADS[name] for name in (workloads or sorted(WORKLOADS))]
+    shown = Progress(progress)
     try:
-        runs = record(chosen, policy, out, crash=crash, on_run=_progress)
+        runs = record(
+            chosen,
+            policy,
+            out,
+            crash=crash,
+            on_run=lambda run: shown.update(f"recorded {run.workload} {run.policy} {run.point}"),
+        )
     except Exception as exc:  # the runtime under test failed: not a verdict
-        click.echo(f"\nresume-check run revision: recording failed: {exc!r}", err=True)
-        return 2
-    click.echo(f"\rjudging {len(runs)} traces with DagRevision ...".ljust(60), err=True)
-    verdicts = judge([r.trace for r in runs], spec_paths=default_spec_paths())
+        raise RecordingFailed(f"run revision: recording failed: {exc!r}") from exc
+    shown.note(f"judging {len(runs)} traces with DagRevision")
+    verdicts = judge(
+        [r.trace for r in runs], spec_paths=default_spec_paths(), on_line=TLCProgress(shown)
+    )
+    shown.clear()
     by_path = {v.path.resolve(): v for v in verdicts}
     rows = [_row(run, by_path[run.trace.resolve()]) for run in runs]
     code = exit_code(verdicts)
-    summary = {"suite": "revision", "policy": policy, "exit_code": code, "runs": rows}
-    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    click.echo(json.dumps(summary, indent=1) if fmt == "json" else _table(rows), nl=fmt == "json")
+    summary = {"suite": "revision", "policy": policy, "runs": rows}
+    emit_suite(fmt, invocation, verdicts, summary, _table(rows), out=out, code=code)
     return code
-
-
-def _progress(run: Run) -> None:
-    if sys.stderr.isatty():
-        click.echo(f"\r\033[Krecorded {run.workload} {run.policy} {run.point}", err=True, nl=False)
 
 
 def _row(run: Run, verdict: Verdict) -> dict[str, Any]:

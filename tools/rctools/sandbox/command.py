@@ -9,19 +9,19 @@ skipped and wall time.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import click
 from resumecheck import tempdirs
 from resumecheck.contract import default_spec_paths
-from resumecheck.errors import UsageError
+from resumecheck.errors import EnvironmentProblem, UsageError, exit_codes_help
+from resumecheck.output import emit_suite, format_option, reported
+from resumecheck.progress import Progress, TLCProgress, progress_option
 from resumecheck.refine import judge
-from resumecheck.report import exit_code
+from resumecheck.report import Invocation, exit_code
 
 from rctools.sandbox import measure
 from rctools.sandbox.agent import CRASH_POINTS
@@ -53,7 +53,11 @@ def missing_privileges() -> str | None:
     return None
 
 
-@click.command()
+class RecordingFailed(EnvironmentProblem):
+    """A sandbox run could not be recorded: no verdict, exit code 3."""
+
+
+@click.command(epilog=exit_codes_help())
 @click.option(
     "--policy",
     "policies",
@@ -88,8 +92,10 @@ def missing_privileges() -> str | None:
     "--latency", default=0.02, show_default=True, help="Model call stand-in, seconds per turn."
 )
 @click.option("--jobs", default=2, show_default=True, help="Runs recorded at once.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@format_option()
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
+@progress_option
+@reported("run sandbox")
 def command(
     policies: tuple[str, ...],
     workloads: tuple[str, ...],
@@ -99,16 +105,13 @@ def command(
     jobs: int,
     fmt: str,
     out: Path,
+    progress: bool | None,
+    invocation: Invocation,
 ) -> int:
-    """Checkpoint policies of a real sandbox under SIGKILL at every turn (SandboxCR).
-
-    \b
-    Exit codes: 0 every run conforms, 1 some run violates SandboxCR, 2 the runs could not be
-    recorded or judged.
-    """
+    """Checkpoint policies of a real sandbox under SIGKILL at every turn (SandboxCR)."""
     problem = missing_privileges()
     if problem:
-        raise UsageError(f"cannot run sandboxes here: {problem}")
+        raise EnvironmentProblem(f"cannot run sandboxes here: {problem}")
     points = [] if crash_points == "none" else [p.strip() for p in crash_points.split(",")]
     unknown = [p for p in points if p not in CRASH_POINTS]
     if unknown:
@@ -124,32 +127,33 @@ def command(
     traces = out / "traces"
     if traces.exists():
         shutil.rmtree(traces)
+    shown = Progress(progress)
     done = 0
 
-    def progress(result: RunResult) -> None:
+    def on_done(result: RunResult) -> None:
         nonlocal done
         done += 1
-        click.echo(f"\r\033[Krecorded {done}/{len(specs)}: {result.spec.name}", err=True, nl=False)
+        shown.update(f"recorded {done}/{len(specs)}: {result.spec.name}")
 
     scratch = tempdirs.mkdtemp("sandbox-")
     try:
-        results = record_all(specs, traces, scratch, latency, jobs=jobs, on_done=progress)
+        results = record_all(specs, traces, scratch, latency, jobs=jobs, on_done=on_done)
     except RecordError as exc:
-        click.echo("", err=True)
-        click.echo(f"resume-check: error: {exc}", err=True)
-        return 2
+        raise RecordingFailed(str(exc)) from exc
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    click.echo(f"\r\033[Kjudging {len(results)} traces against SandboxCR", err=True)
-    verdicts = judge([traces], spec_paths=default_spec_paths())
+    shown.note(f"judging {len(results)} traces against SandboxCR")
+    verdicts = judge([traces], spec_paths=default_spec_paths(), on_line=TLCProgress(shown))
+    shown.clear()
     code = exit_code(verdicts)
-    document = measure.summary(results, verdicts, code)
-    (out / "summary.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    if fmt == "json":
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
-    else:
-        click.echo(measure.render_rows(measure.rows(results, verdicts)))
-        click.echo("")
-        click.echo(measure.render_stats(measure.stats(results, verdicts)))
-        click.echo(f"\ntraces in {traces}; summary in {out / 'summary.json'}")
+    text = "\n".join(
+        [
+            measure.render_rows(measure.rows(results, verdicts)),
+            "",
+            measure.render_stats(measure.stats(results, verdicts)),
+            f"\ntraces in {traces}; summary in {out / 'summary.json'}",
+        ]
+    )
+    document = measure.summary(results, verdicts)
+    emit_suite(fmt, invocation, verdicts, document, text, out=out, code=code)
     return code

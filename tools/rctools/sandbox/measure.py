@@ -121,12 +121,12 @@ def stats(results: list[RunResult], verdicts: list[Verdict]) -> list[PolicyStats
     return table
 
 
-def summary(results: list[RunResult], verdicts: list[Verdict], exit_code: int) -> dict[str, Any]:
+def summary(results: list[RunResult], verdicts: list[Verdict]) -> dict[str, Any]:
     return {
+        "suite": "sandbox",
         "contract": "SandboxCR",
         "runs": [asdict(r) for r in rows(results, verdicts)],
         "policies": [asdict(s) for s in stats(results, verdicts)],
-        "exit_code": exit_code,
     }
 
 

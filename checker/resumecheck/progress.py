@@ -1,0 +1,109 @@
+"""Progress on stderr that suits where stderr goes: a terminal or a CI log.
+
+On a terminal one status line is rewritten in place (`\\r`), at most ten times a second. Anywhere
+else (a log file, a CI job) a `\\r` would pile up as garbage, so the status is written as a plain
+line, at most once every PLAIN_INTERVAL seconds and only when it changed: a short run prints
+nothing, a long one leaves a heartbeat in the log. Every command uses this one helper, so
+`--progress/--no-progress` means the same everywhere.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+import click
+
+TTY_INTERVAL = 0.1
+PLAIN_INTERVAL = 10.0
+
+progress_option = click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress on stderr (default: on; rewritten in place on a terminal, a plain line "
+    f"every {PLAIN_INTERVAL:g} s elsewhere).",
+)
+
+
+class Progress:
+    """A status line (`update`) and lines that stay (`note`), both on stderr."""
+
+    def __init__(
+        self,
+        enabled: bool | None = None,
+        *,
+        stream: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.enabled = enabled is not False
+        self._stream = stream
+        self.tty = self.stream.isatty()
+        self._clock = clock
+        self._shown_at = clock() if not self.tty else float("-inf")
+        self._shown = ""
+        self._on_screen = False
+
+    @property
+    def stream(self) -> TextIO:
+        # Looked up on use, so a test runner that swaps sys.stderr sees the output.
+        return self._stream or sys.stderr
+
+    def update(self, text: str) -> None:
+        """The current status; shown when the interval has passed (and, off a terminal, only
+        when it changed since the last line)."""
+        if not self.enabled:
+            return
+        now = self._clock()
+        if self.tty:
+            if now - self._shown_at >= TTY_INTERVAL:
+                self._write(f"\r\033[K{text[:160]}")
+                self._on_screen = True
+                self._shown_at = now
+        elif now - self._shown_at >= PLAIN_INTERVAL and text != self._shown:
+            self._write(f"{text}\n")
+            self._shown, self._shown_at = text, now
+
+    def note(self, text: str) -> None:
+        """A line worth keeping in any log: a phase starts, a count is known."""
+        if self.enabled:
+            self.clear()
+            self._write(f"{text}\n")
+
+    def clear(self) -> None:
+        """Removes the status line from a terminal before anything else is written there."""
+        if self._on_screen:
+            self._write("\r\033[K")
+            self._on_screen = False
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+
+
+class TLCProgress:
+    """Reads TLC's printed lines during trace validation and keeps a Progress up to date.
+
+    TLC validates all traces of a batch breadth-first, so the deepest matched event grows
+    steadily through the run, and fully matched traces arrive near its end.
+    """
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.deepest = 0
+        self.accepted = 0
+
+    def __call__(self, line: str) -> None:
+        if line.startswith('<<"rc-accepted"'):
+            self.accepted += 1
+        elif line.startswith('<<"rc-progress"'):
+            depth = line.rstrip(">").rsplit(",", 1)[-1].strip()
+            if not depth.isdigit():
+                return
+            self.deepest = max(self.deepest, int(depth))
+        else:
+            return
+        self.progress.update(
+            f"checking: matched up to event {self.deepest}; {self.accepted} trace(s) fully matched"
+        )
