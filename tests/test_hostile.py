@@ -224,6 +224,15 @@ def test_junit_is_well_formed_xml(folder: Path) -> None:
     assert all("\n" not in name and "\x1b" not in name for name in names)
 
 
+@pytest.mark.slow
+def test_html_shows_no_hidden_character(folder: Path) -> None:
+    run = judge("--format", "html", folder)
+    assert run.returncode == 2
+    hidden = {c for c in run.stdout if unicodedata.category(c) in ("Cc", "Cf", "Cs")} - {"\n"}
+    assert hidden == set()
+    assert escape.text(folder / NEWLINE_NAME) in run.stdout
+
+
 # --- what is never opened or read without bound ---------------------------------------------
 
 
