@@ -192,7 +192,7 @@ FinishWrong(p, outcome) ==
         \/ inflight[p].ans # {}
         \/ \E w \in inflight[p].wrs : w[1] \in curs
         \/ \E c \in curs : ~Stored(c)
-        \/ outcome = "done" /\ \E c \in curs : c \in DOMAIN sched /\ sched[c] # {}
+        \/ outcome = "done" /\ \E c \in curs : c \notin DOMAIN sched \/ sched[c] # {}
         \/ outcome = "parked" /\ ~\E c \in curs : \E t \in DOMAIN WritesOf(c) :
                                     WriteOf(c, t).stored.kind = "interrupt"
         \/ outcome = "failed" /\ ~\E c \in curs : \E t \in DOMAIN WritesOf(c) :
@@ -417,7 +417,7 @@ Fork(p, ch, src, c) ==
 Update(p, ch, parent, c) ==
     /\ Known(parent) /\ ck[parent].ch = ch /\ ck[parent].st # "lost"
     /\ ~Known(c) /\ c # 0
-    /\ Broke({})
+    /\ Broke({<<"CO", Unfenced(ch, p)>>})
     /\ ck' = ck @@ (c :> Made(p, ch, c, parent, Depth(parent) + 1,
                               IF parent = Latest(ch) THEN Branch(parent) ELSE c, 0))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
@@ -439,11 +439,16 @@ PutCheckpoint(p, c, d) ==
 PutWrites(p, ch, c, t, k, a) ==
     LET w == WriteOf(c, t)
         mine == w.fly.kind = k /\ w.fly.by = p /\ w.fly.interrupt = a
+        \* a load already returned it: the store had it before the saver's answer came back
+        seen == ~mine /\ w.stored.kind = k /\ w.stored.by = p /\ w.stored.interrupt = a
+                /\ <<c, t>> \in inflight[p].wrs
         edit == Known(c) /\ ck[c].by = p
-        rec == IF mine THEN w.fly ELSE [kind |-> k, interrupt |-> a, res |-> {}, by |-> p]
+        rec == CASE mine -> w.fly
+                 [] seen -> w.stored
+                 [] OTHER -> [kind |-> k, interrupt |-> a, res |-> {}, by |-> p]
     IN
     /\ Known(c) /\ ck[c].ch = ch
-    /\ Broke({<<"FD", ~mine /\ ~edit>>})
+    /\ Broke({<<"FD", ~mine /\ ~seen /\ ~edit>>})
     /\ wr' = Put(wr, c, Put(WritesOf(c), t, [stored |-> rec, fly |-> IF mine THEN NoWrite ELSE w.fly]))
     /\ dlv' = IF rec.res = {} THEN dlv
               ELSE [x \in DOMAIN dlv \cup {d.interrupt : d \in rec.res} |->
@@ -454,7 +459,7 @@ PutWrites(p, ch, c, t, k, a) ==
 \* The saver acknowledged p's answers on c.
 PutAnswers(p, c) ==
     LET mine == {a \in AnswersOf(c).fly : a.by = p} IN
-    /\ mine # {}
+    /\ \E x \in inflight[p].ans : x[1] = c
     /\ Broke({})
     /\ aw' = [aw EXCEPT ![c] = [stored |-> @.stored \cup {[interrupt |-> a.interrupt, value |-> a.value] : a \in mine},
                                fly |-> @.fly \ mine]]
@@ -481,7 +486,9 @@ Keepable(p) ==
 \* flight (`kept`, one of Keepable(p)); the rest is lost with p's memory.
 Crash(p, kept) ==
     LET f == inflight[p]
-        lostAns == f.ans \ kept.ans
+        \* the answers lost with p: in flight, not kept, and not seen stored by a load
+        lostAns == {x \in f.ans \ kept.ans :
+                      [interrupt |-> x[2], value |-> x[3], by |-> p] \in AnswersOf(x[1]).fly}
     IN
     /\ kept \in Keepable(p)
     /\ Broke({})
@@ -496,13 +503,13 @@ Crash(p, kept) ==
     /\ wr' = [c \in DOMAIN wr |->
                 IF \E w \in f.wrs : w[1] = c
                 THEN [t \in DOMAIN wr[c] |->
-                        IF <<c, t>> \in f.wrs
+                        IF <<c, t>> \in f.wrs /\ wr[c][t].fly.by = p
                         THEN IF <<c, t>> \in kept.wrs
                              THEN [stored |-> wr[c][t].fly, fly |-> NoWrite]
                              ELSE [wr[c][t] EXCEPT !.fly = NoWrite]
                         ELSE wr[c][t]]
                 ELSE wr[c]]
-    /\ dlv' = LET res == UNION {wr[w[1]][w[2]].fly.res : w \in kept.wrs} IN
+    /\ dlv' = LET res == UNION {wr[w[1]][w[2]].fly.res : w \in {w \in kept.wrs : wr[w[1]][w[2]].fly.by = p}} IN
               IF res = {} THEN dlv
               ELSE [x \in DOMAIN dlv \cup {d.interrupt : d \in res} |->
                       Get(dlv, x, {}) \cup {d.value : d \in {d \in res : d.interrupt = x}}]
