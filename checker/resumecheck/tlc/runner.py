@@ -520,8 +520,8 @@ _PRCTL = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
 _PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent(parent: int) -> None:
-    """In a child (before exec, or first thing in a worker): the kernel kills it when the
+def _die_with_parent(parent: int) -> None:
+    """In the child, before exec: the kernel kills it when the
     thread that started it dies.
 
     TLC runs in its own session (so a terminal's Ctrl-C reaches resume-check, which stops it
@@ -555,7 +555,7 @@ def _run(
             errors="replace",
             bufsize=1,
             start_new_session=True,
-            preexec_fn=functools.partial(die_with_parent, os.getpid()),
+            preexec_fn=functools.partial(_die_with_parent, os.getpid()),
         )
     except OSError as exc:
         raise ToolchainError(f"cannot start {command[0]}: {exc}") from exc
