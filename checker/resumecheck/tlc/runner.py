@@ -521,8 +521,7 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _die_with_parent(parent: int) -> None:
-    """In the child, before exec: the kernel kills it when the
-    thread that started it dies.
+    """In the child, before exec: the kernel kills it when the thread that started it dies.
 
     TLC runs in its own session (so a terminal's Ctrl-C reaches resume-check, which stops it
     cleanly); without this, a resume-check killed by SIGKILL or a timeout would leave a JVM
