@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup check-spec check-spec-large test test-fast demo bench lint clean services-up \
+.PHONY: setup check-spec check-spec-large test test-fast fuzz demo bench lint clean services-up \
         services-down record-langgraph
 
 setup: $(STAMP)
@@ -31,6 +31,12 @@ test: setup
 ## traces/recovery, reports against their schema, unit tests; no servers, no runtimes.
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow and not services and not corpus"
+
+## Fuzzing: many batches of mutated traces through the real CLI and TLC (`make test` runs 3).
+FUZZ_EXAMPLES ?= 300
+fuzz: setup
+	RESUME_CHECK_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/test_fuzz.py \
+	  --hypothesis-show-statistics
 
 ## The main job on built-in examples: judge every recorded trace against the contract, then
 ## record and judge the LangGraph conformance matrix on SQLite (real runs, real SIGKILLs).

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from resumecheck.trace.schema import load_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT / "traces"
@@ -29,6 +30,19 @@ def manifests() -> dict[str, dict[str, Any]]:
         for name, entry in json.loads(manifest.read_text(encoding="utf-8")).items():
             expected[f"{folder}/{name}"] = entry
     return expected
+
+
+def judgeable_traces() -> list[tuple[Path, dict[str, Any]]]:
+    """The traces of traces/ (with their manifest entries) that are in their contract's current
+    format, smallest first: seeds that follow the trace formats as they change."""
+    found = []
+    for name, entry in manifests().items():
+        path = TRACES / name
+        header = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+        schema = load_schema(str(header.get("contract")))
+        if schema is not None and header.get("format") == schema.format:
+            found.append((path, entry))
+    return sorted(found, key=lambda item: (item[0].stat().st_size, str(item[0])))
 
 
 def _cli() -> Path:

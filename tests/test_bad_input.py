@@ -129,14 +129,19 @@ def test_cut_last_line_judges_the_complete_prefix(tmp_path: Path) -> None:
     assert verdict["events"] == 17
     assert verdict["matched"] == 17
     assert verdict["complete"] is False  # the cut line was the invocation's return
-    assert verdict["truncated"] == (
+    assert verdict["truncated"] is True
+    assert verdict["truncation"] == (
         f"line 19 is incomplete ({len(cut)} bytes, no newline): the writer was probably "
-        "killed; the complete lines before it are judged"
+        "killed; it was not judged, only the complete lines before it"
     )
     text = run_cli(path)
     assert text.returncode == 0
-    assert f"{path}: conforms (incomplete) to ResumeCore (17 events)" in text.stdout
+    assert f"{path}: conforms (truncated) to ResumeCore (17 events)" in text.stdout
     assert "  note: line 19 is incomplete" in text.stdout
+    assert text.stdout.endswith("1 trace(s): 1 conforms (1 truncated)\n")
+    strict = run_cli("--require-complete", "--format", "json", path)
+    assert strict.returncode == 1, strict
+    assert strict.json()["exit_code"] == 1
 
 
 def test_violating_trace_with_a_partial_line_appended_still_violates(tmp_path: Path) -> None:
@@ -159,7 +164,8 @@ def test_violating_trace_with_a_partial_line_appended_still_violates(tmp_path: P
         assert got["status"] == "violates"
         assert (got["event_index"], sorted(got["properties"])) == (event, properties)
         assert got["events"] == complete
-        assert got["truncated"].startswith(f"line {complete + 2} is incomplete (26 bytes")
+        assert got["truncated"] is True
+        assert got["truncation"].startswith(f"line {complete + 2} is incomplete (26 bytes")
 
 
 # --- well-formed JSON, wrong trace -------------------------------------------------------------
@@ -281,16 +287,16 @@ def test_spec_option_with_unknown_contract_is_invalid(tmp_path: Path) -> None:
     assert_invalid(path, "no trace format is known for contract 'Nope'", "--spec", "Nope")
 
 
-def test_integral_float_seq_is_not_a_crash(tmp_path: Path) -> None:
-    """`"seq": 1.0` is an integer to JSON Schema, so the trace passes validation; it must then
-    be judged or rejected as invalid -- never end in a traceback or a violation code."""
+def test_integral_float_seq_is_invalid(tmp_path: Path) -> None:
+    """`"seq": 1.0` is an integer to JSON Schema, but not to resume-check: an integer is
+    written without a fraction (docs/input-rules.md)."""
     header, events = read_trace_file(CORE / "ok-interrupt-resume.jsonl")
     events[10]["seq"] = 1.0
     path = write_trace_file(tmp_path / "float-seq.jsonl", header, events)
-    run = run_cli("--format", "json", path)
-    run.assert_no_traceback()
-    status = run.json()["traces"][0]["status"]
-    assert (run.returncode, status) in {(0, "conforms"), (2, "invalid")}
+    run, verdict = judge_one(path)
+    assert run.returncode == 2, run
+    assert verdict["status"] == "invalid"
+    assert verdict["reason"].endswith("seq: 1.0 is not of type 'integer'")
 
 
 def test_one_invalid_trace_does_not_stop_the_others(tmp_path: Path) -> None:

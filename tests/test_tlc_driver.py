@@ -250,7 +250,7 @@ def test_clean_run(tmp_path: Path, private_tempdir: Path) -> None:
     assert result.seconds > 0
     assert seen and "\n".join(seen) + "\n" == result.stdout
     assert any(m.code == 2199 for m in result.messages)
-    assert list(private_tempdir.iterdir()) == []  # metadir removed
+    assert list(private_tempdir.rglob("tlc-*")) == []  # metadir removed
     assert sorted(p.name for p in (tmp_path / "spec").iterdir()) == ["Clean.cfg", "Clean.tla"]
 
 
@@ -512,7 +512,7 @@ def test_timeout_kills_tlc(tmp_path: Path, private_tempdir: Path) -> None:
     with pytest.raises(TLCError, match="did not finish within 3 s"):
         run_tlc(module, config, timeout=3)
     assert time.monotonic() - started < 20
-    assert list(private_tempdir.iterdir()) == []
+    assert list(private_tempdir.rglob("tlc-*")) == []
 
 
 def test_result_is_frozen(tmp_path: Path) -> None:

@@ -7,13 +7,15 @@ one-line message and an exit code, never a traceback.
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import click
 
-from resumecheck import __version__
+from resumecheck import __version__, escape, tempdirs
 from resumecheck.contract import SPEC_PATH_ENV, bundled_spec_dir, default_spec_paths
 from resumecheck.errors import (
     ENVIRONMENT,
@@ -22,12 +24,32 @@ from resumecheck.errors import (
     UsageError,
     exit_codes_help,
 )
+from resumecheck.inputs import expand, no_traces
 from resumecheck.output import TRACE_RENDERERS, format_option, reported
 from resumecheck.progress import Progress, TLCProgress, progress_option
 from resumecheck.refine import judge
 from resumecheck.report import FORMATS, Invocation, exit_code, render_spec
 from resumecheck.speccheck import Row, check_all, format_row, header_line
 from resumecheck.suites import SuiteGroup
+from resumecheck.trace.reader import MAX_BYTES, MAX_LINE_BYTES, Limits
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+class _Size(click.ParamType):
+    """A byte count: 1048576, 64K, 10M, 2G (powers of 1024)."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().upper().removesuffix("B").removesuffix("I")
+        unit = text[-1:] if text[-1:] in _UNITS else ""
+        number = text[: len(text) - len(unit)]
+        if not number.isdigit() or int(number) == 0:
+            self.fail(f"{value!r} is not a size (e.g. 1048576, 64K, 10M, 2G)", param, ctx)
+        return int(number) * _UNITS[unit]
 
 
 class _CheckByDefault(click.Group):
@@ -85,10 +107,24 @@ def cli() -> None:
     help=f"Folder with contract files, searched first, file by file (also ${SPEC_PATH_ENV}).",
 )
 @click.option(
+    "--max-bytes",
+    type=_Size(),
+    default=MAX_BYTES,
+    show_default=True,
+    help="Largest trace file read; a larger one is invalid (e.g. 1G).",
+)
+@click.option(
+    "--max-line-bytes",
+    type=_Size(),
+    default=MAX_LINE_BYTES,
+    show_default=True,
+    help="Longest line of a trace; a longer one makes the trace invalid (e.g. 16M).",
+)
+@click.option(
     "--require-complete",
     is_flag=True,
     help="A conforming trace that stops before an end (returned done, parked or failed) "
-    "fails with exit code 1.",
+    "or whose last line was cut off fails with exit code 1.",
 )
 @progress_option
 @reported("check")
@@ -99,6 +135,8 @@ def check(
     default_contract: str | None,
     spec_paths: tuple[Path, ...],
     progress: bool | None,
+    max_bytes: int,
+    max_line_bytes: int,
     require_complete: bool,
     invocation: Invocation,
 ) -> int:
@@ -107,17 +145,31 @@ def check(
     Each contract file comes from the first folder holding it: --spec-path folders, then
     $RESUME_CHECK_SPEC_PATH, then the contracts installed with resume-check; the report names
     the files used. With --require-complete a conforming trace that stops early exits 1.
+
+    Only regular files are read (docs/input-rules.md). Below a directory, every *.jsonl and
+    *.ndjson file (in any case) is a trace, each file is judged once however often it is
+    reached, and every entry left out is named on stderr with the reason. A last line cut short
+    (no newline, not yet a whole JSON object) is not judged: the verdict says "truncated", and
+    --require-complete fails it too.
     """
-    for path in paths:
-        if not path.exists():
-            raise UsageError(f"{path}: no such file or directory")
+    inputs = expand(paths)
+    for entry in inputs.skipped:
+        click.echo(
+            f"resume-check: skipped {escape.path(entry.path)}: {escape.text(entry.reason)}",
+            err=True,
+        )
+    if not inputs.files:
+        raise no_traces(paths)
+    invocation.require_complete = require_complete
+    invocation.skipped = inputs.skipped
     shown = Progress(progress)
     verdicts = judge(
-        list(paths),
+        inputs.files,
         spec_paths=default_spec_paths(spec_paths),
         default_contract=default_contract,
         witness=witness,
         on_line=TLCProgress(shown),
+        limits=Limits(max_bytes=max_bytes, max_line_bytes=max_line_bytes),
     )
     shown.clear()
     click.echo(TRACE_RENDERERS[fmt](verdicts, invocation), nl=False)
@@ -196,8 +248,21 @@ def run() -> None:
     """
 
 
+def _say(message: str) -> None:
+    """A message on stderr, each of its lines escaped (it may quote a trace or a file name)."""
+    click.echo("\n".join(escape.text(line) for line in message.splitlines()), err=True)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C, so TLC is stopped and temporary folders are removed."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: maps every outcome to an exit code."""
+    if threading.current_thread() is threading.main_thread():  # only it may set handlers
+        signal.signal(signal.SIGTERM, _terminate)
+    tempdirs.clean_up()
     try:
         code: Any = cli.main(args=argv, prog_name="resume-check", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -209,15 +274,14 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("resume-check: aborted", err=True)
         code = 130
     except ResumeCheckError as exc:
-        click.echo(f"resume-check: error: {exc}", err=True)
+        _say(f"resume-check: error: {exc}")
         code = exc.exit_code
     except KeyboardInterrupt:
         code = 130
     except Exception as exc:  # a bug in resume-check, never a verdict: say so
-        click.echo(
+        _say(
             f"resume-check: internal error ({type(exc).__name__}: {exc}); "
-            "please report it with the input that caused it",
-            err=True,
+            "please report it with the input that caused it"
         )
         code = ENVIRONMENT
     sys.exit(code if isinstance(code, int) else 0)

@@ -9,13 +9,14 @@ can be attached to a CI run as it is. Every text from a trace is escaped: traces
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Sequence
-from html import escape
 from pathlib import Path
 from string import Template
 from typing import Any
 
+from resumecheck import escape as untrusted
 from resumecheck.errors import ResumeCheckError
 from resumecheck.report import Invocation, counts_line, exit_code, spec_files, spec_files_text
 from resumecheck.trace.reader import read_trace
@@ -45,6 +46,13 @@ $timelines
 """)
 
 
+def escape(value: object) -> str:
+    """HTML text for a value that may come from a trace or a file name: bidi overrides, control
+    characters and undecodable bytes shown as escapes first (they would reorder or break the
+    page), then HTML's own escaping."""
+    return html.escape(untrusted.text(value))
+
+
 def render_html(verdicts: Sequence[Verdict], run: Invocation) -> str:
     rows = "\n".join(_row(v) for v in verdicts)
     spec = "".join(
@@ -58,7 +66,7 @@ def render_html(verdicts: Sequence[Verdict], run: Invocation) -> str:
         title=escape(counts_line(verdicts)),
         command=escape(run.command),
         counts=escape(counts_line(verdicts)),
-        code=exit_code(verdicts),
+        code=exit_code(verdicts, require_complete=run.require_complete),
         started=escape(run.started.isoformat(timespec="seconds")),
         seconds=f"{run.seconds:.1f}",
         rows=rows,

@@ -2,13 +2,14 @@
 
 Every command renders through here, so `check`, `spec` and each `run <suite>` share one JSON
 envelope (docs/report.schema.json) and one JUnit shape, and a tool failure (no Java, no spec
-files) still yields a valid document that says what went wrong.
+files) still yields a valid document that says what went wrong. Every file name and every
+string a trace supplied goes through `resumecheck.escape`, so no name or event can add a line,
+a field or an element of its own to a report.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import textwrap
 import time
 from collections import Counter
@@ -19,8 +20,9 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from resumecheck import __version__
+from resumecheck import __version__, escape
 from resumecheck.errors import CONFORMS, ENVIRONMENT, INVALID_INPUT, VIOLATES, ResumeCheckError
+from resumecheck.inputs import Skipped
 from resumecheck.speccheck import Row
 from resumecheck.verdict import Status, Verdict
 
@@ -34,6 +36,10 @@ class Invocation:
     command: str
     started: datetime = field(default_factory=lambda: datetime.now(UTC))
     _clock: float = field(default_factory=time.monotonic)
+    # `check --require-complete`: a conforming trace that is not complete fails.
+    require_complete: bool = False
+    # Entries below the directories given that were not judged, and why.
+    skipped: Sequence[Skipped] = ()
 
     @property
     def seconds(self) -> float:
@@ -53,8 +59,8 @@ class Invocation:
 
 def exit_code(verdicts: Sequence[Verdict], *, require_complete: bool = False) -> int:
     """3: TLC could not judge some trace; 2: some input is invalid; 1: some trace violates its
-    contract (or, with `require_complete`, a conforming trace stops before an end); 0: all
-    conform. The worst wins, so a CI step never reads "fine" past a failure."""
+    contract (or, with `require_complete`, a conforming trace stops before an end or was cut
+    short); 0: all conform. The worst wins, so a CI step never reads "fine" past a failure."""
     statuses = {v.status for v in verdicts}
     if Status.ERROR in statuses:
         return ENVIRONMENT
@@ -67,7 +73,10 @@ def exit_code(verdicts: Sequence[Verdict], *, require_complete: bool = False) ->
 
 def counts_line(verdicts: Sequence[Verdict]) -> str:
     counts = Counter(v.status.value for v in verdicts)
+    cut = sum(v.truncated for v in verdicts if v.status is Status.CONFORMS)
     parts = [f"{counts[s.value]} {s.value}" for s in Status if counts[s.value]]
+    if cut:
+        parts[0] += f" ({cut} truncated)"
     return f"{len(verdicts)} trace(s): " + ", ".join(parts)
 
 
@@ -92,7 +101,7 @@ def spec_files_text(files: Sequence[Path]) -> str:
 def render_text(verdicts: Sequence[Verdict], run: Invocation) -> str:
     lines: list[str] = []
     for v in verdicts:
-        lines.extend(_text_one(v))
+        lines.extend(_text_one(v, run))
     for contract, files in spec_files(verdicts).items():
         lines.append(f"spec {contract}: {spec_files_text(files)}")
     lines.append(counts_line(verdicts))
@@ -111,18 +120,27 @@ def _summary_value(value: Any) -> str:
     return str(value)
 
 
-def _text_one(v: Verdict) -> list[str]:
+def _text_one(v: Verdict, run: Invocation) -> list[str]:
+    """The report lines of one verdict, each escaped: one line of text is one report line."""
+    return [escape.text(line) for line in _lines_of(v, run)]
+
+
+def _lines_of(v: Verdict, run: Invocation) -> list[str]:
     out: list[str] = []
+    name = escape.path(v.path)
     if v.status is Status.CONFORMS:
         met = ", ".join(f"{k}: {_summary_value(val)}" for k, val in v.summary.items())
-        status = "conforms" if v.complete is not False else "conforms (incomplete)"
+        if v.truncated:
+            status = "conforms (truncated)"
+        else:
+            status = "conforms" if v.complete is not False else "conforms (incomplete)"
         out.append(
-            f"{v.path}: {status} to {v.contract} ({v.events} events)"
+            f"{name}: {status} to {v.contract} ({v.events} events)"
             + (f"; met {met}" if met else "")
         )
     elif v.status is Status.VIOLATES:
         what = ", ".join(v.properties) if v.properties else "no action matches"
-        out.append(f"{v.path}: violates {v.contract}: {what}")
+        out.append(f"{name}: violates {v.contract}: {what}")
         out.append(f"  at event {v.event_index} (line {v.line}): {v.event}")
         out.append(f"  the {v.matched} event(s) before it match the contract; {v.reason}")
         if not v.properties and v.expected is not None:
@@ -138,9 +156,10 @@ def _text_one(v: Verdict) -> list[str]:
                     textwrap.wrap(text, width=96, initial_indent="  ", subsequent_indent="      ")
                 )
     else:
-        out.append(f"{v.path}: {v.status.value}: {v.reason}")
-    if v.truncated:
-        out.append(f"  note: {v.truncated}")
+        out.append(f"{name}: {v.status.value}: {v.reason}")
+    if v.truncation is not None:
+        fails = run.require_complete and v.status is Status.CONFORMS
+        out.append(f"  note: {v.truncation}" + ("; --require-complete: fails" if fails else ""))
     if v.witness:
         out.append(
             "  witness (a behaviour of the contract matching the trace, hidden state too):"
@@ -183,11 +202,15 @@ def verdicts_json(verdicts: Sequence[Verdict]) -> dict[str, Any]:
 
 
 def render_json(verdicts: Sequence[Verdict], run: Invocation) -> str:
-    return dump_json(run.envelope(exit_code(verdicts)) | verdicts_json(verdicts))
+    code = exit_code(verdicts, require_complete=run.require_complete)
+    document = run.envelope(code) | verdicts_json(verdicts)
+    if run.skipped:
+        document["skipped"] = [{"path": str(s.path), "reason": s.reason} for s in run.skipped]
+    return dump_json(document)
 
 
 def dump_json(document: dict[str, Any]) -> str:
-    return json.dumps(document, indent=2) + "\n"
+    return json.dumps(escape.json_safe(document), indent=2) + "\n"
 
 
 def render_junit(verdicts: Sequence[Verdict], run: Invocation) -> str:
@@ -199,14 +222,14 @@ def render_junit(verdicts: Sequence[Verdict], run: Invocation) -> str:
     suites = _testsuites(run)
     by_contract: dict[str, list[Verdict]] = {}
     for v in verdicts:
-        by_contract.setdefault(v.contract or "unknown", []).append(v)
+        by_contract.setdefault(_xml_line(v.contract or "unknown"), []).append(v)
     for contract, members in by_contract.items():
         suite = _testsuite(
             suites,
             contract,
             run,
             tests=len(members),
-            failures=sum(v.status is Status.VIOLATES for v in members),
+            failures=sum(_fails(v, run) for v in members),
             errors=sum(v.status in (Status.INVALID, Status.ERROR) for v in members),
             seconds=sum(v.seconds for v in members),
         )
@@ -215,8 +238,8 @@ def render_junit(verdicts: Sequence[Verdict], run: Invocation) -> str:
                 suite,
                 "testcase",
                 classname=contract,
-                name=_xml_text(str(v.path)),
-                file=_xml_text(str(v.path)),
+                name=_xml_line(str(v.path)),
+                file=_xml_line(str(v.path)),
                 time=f"{v.seconds:.3f}",
             )
             if v.status is Status.VIOLATES:
@@ -224,15 +247,24 @@ def render_junit(verdicts: Sequence[Verdict], run: Invocation) -> str:
                     case,
                     "failure",
                     type=",".join(v.properties) or "unmatched",
-                    message=_xml_text(v.reason),
+                    message=_xml_line(v.reason),
                 )
-                failure.text = _xml_text("\n".join(_text_one(v)))
+                failure.text = _xml_text("\n".join(_text_one(v, run)))
             elif v.status is not Status.CONFORMS:
                 error = ET.SubElement(
-                    case, "error", type=v.status.value, message=_xml_text(v.reason)
+                    case, "error", type=v.status.value, message=_xml_line(v.reason)
                 )
-                error.text = _xml_text(v.reason)
+                error.text = _xml_line(v.reason)
+            elif run.require_complete and v.complete is False:
+                note = _xml_line(v.truncation or "the trace stops before an end")
+                ET.SubElement(case, "failure", type="incomplete", message=note).text = note
+            elif v.truncation is not None:
+                ET.SubElement(case, "system-out").text = _xml_line(v.truncation)
     return _xml(suites)
+
+
+def _fails(v: Verdict, run: Invocation) -> bool:
+    return v.status is Status.VIOLATES or (run.require_complete and v.complete is False)
 
 
 def _testsuites(run: Invocation) -> ET.Element:
@@ -271,12 +303,14 @@ def _xml(root: ET.Element) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-# Characters XML 1.0 cannot carry, even escaped; a trace may contain any of them.
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
 def _xml_text(text: str) -> str:
-    return _NOT_XML.sub("\ufffd", text)
+    """Text for an attribute or element, free of what XML 1.0 cannot carry."""
+    return escape.xml(text)
+
+
+def _xml_line(text: str) -> str:
+    """A file name or a string from a trace: one line, escaped as in the text report."""
+    return escape.xml(escape.text(text))
 
 
 Renderer = Callable[[Sequence[Verdict], Invocation], str]

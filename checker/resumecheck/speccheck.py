@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from resumecheck import tempdirs
 from resumecheck.errors import UsageError
 from resumecheck.tlc.runner import Outcome, run_tlc
 
@@ -121,7 +121,7 @@ def check_config(config: Path) -> Row:
 
 
 def check_mutant(spec_dir: Path, mutant: Mutant) -> Row:
-    folder = Path(tempfile.mkdtemp(prefix="resume-check-mutant-"))
+    folder = tempdirs.mkdtemp("mutant-")
     try:
         for source in spec_dir.glob("*.tla"):
             shutil.copy(source, folder)

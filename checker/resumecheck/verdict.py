@@ -36,7 +36,9 @@ class Verdict:
     properties: list[str] = field(default_factory=list)
     descriptions: dict[str, str] = field(default_factory=dict)
     reason: str = ""
-    truncated: str | None = None
+    # Why the trace's last line was not judged (cut short by a killed writer), if it was not:
+    # the verdict is then about the complete lines only and says so.
+    truncation: str | None = None
     summary: dict[str, Any] = field(default_factory=dict)
     witness: list[dict[str, Any]] | None = None
     # For an event no action allows: the reference runtime's possible moves there, or None when
@@ -49,10 +51,19 @@ class Verdict:
     seconds: float = 0.0
 
     @property
+    def truncated(self) -> bool:
+        return self.truncation is not None
+
+    @property
     def complete(self) -> bool | None:
         """Whether a conforming trace reached an end (returned done, parked or failed), as the
-        contract's summary says; None for a contract whose summary does not say."""
-        if self.status is not Status.CONFORMS or "end" not in self.summary:
+        contract's summary says; None for a contract whose summary does not say. A trace whose
+        last line was cut short is not complete, whatever its complete lines reached."""
+        if self.status is not Status.CONFORMS:
+            return None
+        if self.truncated:
+            return False
+        if "end" not in self.summary:
             return None
         return self.summary["end"] in ("done", "parked", "failed")
 
@@ -76,8 +87,9 @@ class Verdict:
                 data["expected"] = self.expected
         if self.reason:
             data["reason"] = self.reason
-        if self.truncated:
-            data["truncated"] = self.truncated
+        if self.truncation is not None:
+            data["truncated"] = True
+            data["truncation"] = self.truncation
         if self.summary:
             data["summary"] = self.summary
         if self.complete is not None:

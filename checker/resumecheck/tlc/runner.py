@@ -24,6 +24,7 @@ What TLC 2.15 actually prints with ``-tool`` (observed, and what the parser reli
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import enum
 import functools
 import os
@@ -32,13 +33,13 @@ import shlex
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from resumecheck import tempdirs
 from resumecheck.errors import TLCError, ToolchainError, UsageError
 from resumecheck.tlc.locate import find_jar, find_java
 from resumecheck.tlc.values import Value, parse_state
@@ -495,7 +496,7 @@ def run_tlc(
         if not path.is_file():
             raise UsageError(f"{what} {path} does not exist")
     java, jar = find_java(), find_jar()
-    metadir = tempfile.mkdtemp(prefix="resumecheck-tlc-")
+    metadir = str(tempdirs.mkdtemp("tlc-"))
     try:
         command = _command(
             java,
@@ -513,17 +514,23 @@ def run_tlc(
         shutil.rmtree(metadir, ignore_errors=True)
 
 
-def _die_with_parent() -> None:
-    """In the child, before exec: the kernel kills TLC if the thread that started it dies.
+# Linux's prctl(2), looked up before any fork: a child of a threaded parent should run no
+# more than it must between fork and exec (no import, no symbol lookup).
+_PRCTL = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """In the child, before exec: the kernel kills it when the thread that started it dies.
 
     TLC runs in its own session (so a terminal's Ctrl-C reaches resume-check, which stops it
     cleanly); without this, a resume-check killed by SIGKILL or a timeout would leave a JVM
-    behind that keeps a core busy for as long as the model takes."""
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    behind that keeps a core busy for as long as the model takes. `parent` is the pid that
+    started the child: if it died before the request was made, the child stops at once."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _run(
@@ -547,7 +554,7 @@ def _run(
             errors="replace",
             bufsize=1,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=functools.partial(_die_with_parent, os.getpid()),
         )
     except OSError as exc:
         raise ToolchainError(f"cannot start {command[0]}: {exc}") from exc

@@ -60,20 +60,37 @@ class TraceSchema:
 def _first_error(contract: str, name: str, instance: Any) -> str | None:
     """None when `instance` is valid. The compiled validator decides (it is an order of
     magnitude faster than jsonschema's interpreter, which dominated reading a large batch);
-    jsonschema is asked only for the message of an instance already found invalid."""
+    jsonschema is asked for the message of an instance found invalid, and for the verdict on
+    one that holds a float without a fraction: the compiled check counts 1.0 as an integer, as
+    JSON Schema does, and resume-check does not (see `_strict`)."""
+    fallback = None
     try:
         _compiled(contract, name)(instance)
-        return None
     except fastjsonschema.JsonSchemaValueException as fast:
         fallback = fast.message
-    validator = _validator(contract, name)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+    if fallback is None and not _has_integral_float(instance):
+        return None
+    error = jsonschema.exceptions.best_match(_validator(contract, name).iter_errors(instance))
     if error is None:
-        # The interpreter accepts what the compiled check refused (e.g. 1.0 as an integer):
-        # the stricter answer stands.
-        return f"(top): {fallback}"
+        # The interpreter accepts what the compiled check refused: the stricter answer stands.
+        return None if fallback is None else f"(top): {fallback}"
     where = "/".join(str(part) for part in error.absolute_path)
     return f"{where or '(top)'}: {error.message}"
+
+
+def _has_integral_float(value: Any) -> bool:
+    """Whether a float like 1.0 is anywhere in `value` (walked without recursion: a field the
+    schema leaves free may nest as deep as the JSON parser allows)."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, float) and item.is_integer():
+            return True
+        if isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return False
 
 
 @cache
@@ -119,7 +136,18 @@ def _validator(contract: str, name: str) -> jsonschema.protocols.Validator:
     schema = load_schema(contract)
     assert schema is not None
     document = _inline(schema.defs[name], schema.defs)
-    return jsonschema.validators.validator_for(schema.document)(document)
+    return _strict(jsonschema.validators.validator_for(schema.document))(document)
+
+
+def _strict(cls: type[jsonschema.protocols.Validator]) -> type[jsonschema.protocols.Validator]:
+    """The validator with JSON's own integers: JSON Schema counts 1.0 as an integer, but an
+    identifier written 1.0 is a different key from 1 everywhere downstream, and `"index": 1e0`
+    is not what a recorder writes for an index. So an integer is written without a fraction or
+    an exponent; floats stay valid wherever the schema says "number"."""
+    checker = cls.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    return jsonschema.validators.extend(cls, type_checker=checker)
 
 
 def _inline(node: Any, defs: dict[str, Any]) -> Any:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from resumecheck import tempdirs
 
 from rctools.revision.crash import crash_points, record_crash
 from rctools.revision.injection import Injection, injection_points
@@ -35,7 +36,7 @@ def record(
     """Runs every workload under `policy` with the revision at each point, and with `crash`
     also killed by SIGKILL at each crash point and restarted; writes the traces."""
     out.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix="rc-revision-"))
+    scratch = tempdirs.mkdtemp("revision-")
     runs: list[Run] = []
     try:
         for workload in workloads:

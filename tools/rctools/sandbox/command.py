@@ -12,10 +12,10 @@ import functools
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import click
+from resumecheck import tempdirs
 from resumecheck.contract import default_spec_paths
 from resumecheck.errors import EnvironmentProblem, UsageError, exit_codes_help
 from resumecheck.output import emit_suite, format_option, reported
@@ -135,7 +135,7 @@ def command(
         done += 1
         shown.update(f"recorded {done}/{len(specs)}: {result.spec.name}")
 
-    scratch = Path(tempfile.mkdtemp(prefix="rc-sandbox-"))
+    scratch = tempdirs.mkdtemp("sandbox-")
     try:
         results = record_all(specs, traces, scratch, latency, jobs=jobs, on_done=on_done)
     except RecordError as exc:
