@@ -76,7 +76,7 @@ def test_json_conforming_trace(as_json: Run) -> None:
         "contract": "ResumeCore",
         "events": 18,
         "matched": 18,
-        "summary": {"effects": "exactly-once", "end": "done"},
+        "summary": {"effects": "exactly-once", "end": "done", "repeats": []},
         "complete": True,
     }
 
@@ -186,8 +186,8 @@ def test_text_names_property_event_and_line(batch: Path) -> None:
     lines = run.stdout.splitlines()
     assert f"{INVALID}: invalid: {INVALID_REASON}" in lines
     assert (
-        f"{CONFORMS}: conforms to ResumeCore (18 events); met effects: exactly-once, end: done"
-        in lines
+        f"{CONFORMS}: conforms to ResumeCore (18 events); met effects: exactly-once, end: done, "
+        "repeats: []" in lines
     )
     start = lines.index(f"{TWO_PROPS}: violates ResumeCore: PC, RD")
     assert lines[start + 1] == f"  at event 10 (line 11): {raw_line(TWO_PROPS, 11)}"
@@ -202,7 +202,7 @@ def test_text_names_property_event_and_line(batch: Path) -> None:
     assert lines[start + 1] == f"  at event 5 (line 6): {raw_line(UNMATCHED, 6)}"
     assert lines[start + 3] == "  a correct runtime's next move would have been one of:"
     assert lines[start + 5] == (
-        '    {"ev": "task_start", "proc": "w1", "thread": "t1", "task": "k1"}'
+        '    {"ev": "task_start", "proc": "w1", "task": "k1", "thread": "t1"}'
     )
     assert lines[-2].startswith("spec ResumeCore: ResumeCore.tla, TraceResumeCore.cfg, ")
     assert lines[-1] == "4 trace(s): 1 conforms, 2 violates, 1 invalid"
@@ -212,7 +212,7 @@ def test_text_names_property_event_and_line(batch: Path) -> None:
 
 CRASH = "ok-crash-resume.jsonl"
 VARIABLES = {
-    "keeps",
+    "keeps", "past", "allowed", "closed",
     "wf", "ck", "latest", "sched", "wr", "aw", "ans", "dlv", "run", "alive", "holders",
     "inflight", "ledger", "crashes", "ending", "broke",
 }  # fmt: skip
