@@ -122,6 +122,7 @@ def localize(
     unfinished = [n for n in plan if inc[n].begun and not inc[n].exited]
     candidates = unfinished
     if failed_tool is not None:
+
         def next_call(name: str) -> str | None:
             traced = [a for a in plan[name] if a.kind != "await"]
             pos = inc[name].pos

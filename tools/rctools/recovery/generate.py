@@ -93,9 +93,11 @@ def _one(rng: random.Random, index: int, seed: int) -> Workload:
     names = ["A", "B", "C", "D"][: consumers + 1]
     # Each consumer reads A or an earlier consumer.
     sources = {name: rng.choice(names[:k]) for k, name in enumerate(names) if k > 0}
-    failer = rng.choice(FAILERS)
-    handoff = rng.choice(HANDOFFS) if failer == "producer" else "commit"
-    irreversible = rng.choice(IRREVERSIBLE)
+    failer = rng.choices(FAILERS, weights=(3, 1))[0]
+    handoff = rng.choices(HANDOFFS, weights=(11, 5, 4))[0] if failer == "producer" else "commit"
+    irreversible = rng.choices(IRREVERSIBLE, weights=(2, 1, 1))[0]
+    if handoff == "none" and irreversible == "after":  # A fails before its output
+        irreversible = "none"
     split = failer == "producer" and handoff == "commit" and rng.random() < 0.35
     leaves = [c for c in names[1:] if c not in sources.values()]
     failed = "A" if failer == "producer" else rng.choice(leaves)
@@ -108,7 +110,7 @@ def _one(rng: random.Random, index: int, seed: int) -> Workload:
     # The producer.
     choose = Action("emit" if handoff == "draft" else "commit", choices=d.values)
     before = (irr,) if failed == "A" and irreversible == "before" else ()
-    after = (irr,) if failed == "A" and irreversible == "after" and handoff != "none" else ()
+    after = (irr,) if failed == "A" and irreversible == "after" else ()
     if failed != "A":
         instances["A"] = (_effect(d.read, "read the inputs"), choose)
     elif handoff == "none":  # A fails before it hands anything over
@@ -149,11 +151,12 @@ def _one(rng: random.Random, index: int, seed: int) -> Workload:
     elif failed == "A" and handoff == "none":  # the consumers start after A's node
         edges = tuple(("A", c) for c in names[1:])
     shape = "fan-out" if set(sources.values()) == {"A"} else "chain"
+    read = {"commit": "its commit", "draft": "its draft", "none": "nothing yet"}[handoff]
     description = (
-        f"{d.name}: {failed} fails; A's consumers read its "
-        f"{ {'commit': 'commit', 'draft': 'draft', 'none': 'nothing yet'}[handoff]}; "
-        f"irreversible {irreversible}; {shape} of {consumers}"
-        + ("; A split at its commit" if split else "")
+        f"{d.name}: "
+        + (f"A fails, its consumers read {read}" if failed == "A" else f"leaf {failed} fails")
+        + f"; irreversible effect of {failed}: {irreversible}; {shape} of {consumers}"
+        + ("; A split into two nodes at its commit" if split else "")
     )
     return Workload(
         f"gen-{seed}-{index:04d}-{d.name}",
