@@ -25,7 +25,8 @@ from typing import Any
 from rctools.recovery.engine import Engine, RunResult
 from rctools.recovery.generate import generate
 from rctools.recovery.matrix import Judged
-from rctools.recovery.policies import POLICIES
+from rctools.recovery.policies import ALIGNED_LAYOUT, POLICIES
+from rctools.recovery.workloads import aligned
 
 RESTORE_PROPERTIES = ("RestoreSound", "BlockWhenNone", "PreserveCommitted")
 
@@ -50,6 +51,7 @@ class Row:
     resurrected: int = 0  # runs rejected for NoResurrectedEffect
     mislocalized: int = 0
     ambiguous: int = 0
+    through_langgraph: int = 0  # restores resumed from LangGraph's own checkpoint
     broken: Counter[str] = field(default_factory=Counter)  # property -> runs rejected for it
     unsafe_by_domain: Counter[str] = field(default_factory=Counter)
 
@@ -60,6 +62,7 @@ class Row:
         self.broken.update(verdict.properties)
         if run.restores:
             self.restores += 1
+            self.through_langgraph += bool(run.through_langgraph)
             if set(verdict.properties) & set(RESTORE_PROPERTIES):
                 self.unsafe_restores += 1
                 self.unsafe_by_domain[domain_of(run.workload)] += 1
@@ -89,6 +92,7 @@ class Row:
             "resurrected_effects": self.resurrected,
             "mislocalized": self.mislocalized,
             "ambiguous_localizations": self.ambiguous,
+            "restores_through_langgraph": self.through_langgraph,
             "properties": dict(sorted(self.broken.items())),
             "unsafe_restores_by_domain": dict(sorted(self.unsafe_by_domain.items())),
         }
@@ -112,7 +116,7 @@ def record_audit(
                 on_run(f"{policy} / {workload.name}")
             db = out / "state" / f"{policy}-{workload.name}.sqlite"
             engine = Engine(
-                workload,
+                aligned(workload) if policy in ALIGNED_LAYOUT else workload,
                 policy,
                 POLICIES[policy],
                 out / "audit" / policy / f"{workload.name}.jsonl",
@@ -158,7 +162,7 @@ def audit_table(
         f"audit: {workflows} generated workflow(s), seed {seed}, domains "
         + ", ".join(f"{d} {n}" for d, n in sorted(domains.items())),
         f"{'policy':<11} {'runs':>5} {'restores':>8} {'unsafe':>6} {'blocks':>6} "
-        f"{'necessary':>9} {'needless':>8} {'reruns':>6} {'misloc':>6} {'done':>5}  "
+        f"{'necessary':>9} {'needless':>8} {'reruns':>6} {'misloc':>6} {'via LG':>6} {'done':>5}  "
         "properties broken (runs)",
     ]
     for r in rows:
@@ -166,11 +170,12 @@ def audit_table(
         lines.append(
             f"{r.policy:<11} {r.runs:>5} {r.restores:>8} {r.unsafe_restores:>6} {r.blocks:>6} "
             f"{r.necessary_blocks:>9} {r.needless_blocks:>8} {r.reruns:>6} {r.mislocalized:>6} "
-            f"{r.completed:>5}  {broken}"
+            f"{r.through_langgraph:>6} {r.completed:>5}  {broken}"
         )
     lines.append(
         "unsafe: admitted restores the contract rejects (RestoreSound, BlockWhenNone, "
         "PreserveCommitted); necessary: blocks the spec counts as not needless; misloc: the "
-        "controller blamed another instance than the injector made fail"
+        "controller blamed another instance than the injector made fail; via LG: restores resumed "
+        "from LangGraph's own checkpoint"
     )
     return "\n".join(lines)

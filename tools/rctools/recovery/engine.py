@@ -136,6 +136,7 @@ class RunResult:
     restores: int = 0
     blocks: int = 0
     reruns: int = 0
+    through_langgraph: int = 0  # restores that resumed from LangGraph's own checkpoint
 
     @property
     def mislocalized(self) -> bool:
@@ -371,7 +372,7 @@ class Engine:
         committed_at_failure: set[str] = set()
         reran = False
         first: tuple[str | None, str | None, tuple[str, ...]] = (None, None, ())
-        counts = {"restore": 0, "block": 0, "rerun": 0}
+        counts = {"restore": 0, "block": 0, "rerun": 0, "langgraph": 0}
         outcome: Literal["completed", "blocked"] = "completed"
         for _ in range(MAX_RECOVERIES + 1):
             try:
@@ -397,6 +398,9 @@ class Engine:
                 self.trace.event("localize", instance=name)
                 decision = self.decide(self, name)
                 counts[decision.kind] += 1
+                counts["langgraph"] += (
+                    decision.kind == "restore" and decision.resume != "checkpoint"
+                )
                 if decision.kind == "block":
                     self.trace.event("block", reason=decision.reason)
                     outcome = "blocked"
@@ -434,4 +438,5 @@ class Engine:
             restores=counts["restore"],
             blocks=counts["block"],
             reruns=counts["rerun"],
+            through_langgraph=counts["langgraph"],
         )

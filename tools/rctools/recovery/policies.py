@@ -83,6 +83,10 @@ def admissible(engine: Engine, failed: str) -> Decision:
     return Decision("restore", found[0], resume="node" if aligned else "checkpoint")
 
 
+# The policies whose controller also places the runtime's checkpoints: their workloads run on
+# the layout aligned to the boundaries certified from the plan (workloads.aligned).
+ALIGNED_LAYOUT = frozenset({"admissible"})
+
 POLICIES: dict[str, Callable[[Engine, str], Decision]] = {
     "retry": retry,
     "entry": entry,
