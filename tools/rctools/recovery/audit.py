@@ -148,9 +148,8 @@ def audit_document(
             "domains": dict(sorted(domains.items())),
             "policies": [r.to_json() for r in rows],
         },
-        "runs": [j.to_json() | {"failed": j.run.failed, "localized": j.run.localized}
-                 for j in judged],
-    }  # fmt: skip
+        "runs": [j.to_json() for j in judged],
+    }
 
 
 def audit_table(

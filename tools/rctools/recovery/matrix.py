@@ -60,6 +60,9 @@ class Judged:
             "model_calls": self.run.model_calls,
             "effects": self.run.effects,
             "restores_through_langgraph": self.run.through_langgraph,
+            "failed": self.run.failed,
+            "localized": self.run.localized,
+            "candidates": list(self.run.candidates),
         }
 
 
