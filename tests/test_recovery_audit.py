@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Run, read_trace_file, run_cli
+from conftest import Run, invoke, read_trace_file, run_cli
 from rctools.recovery.controller import certify, localize, observed
 from rctools.recovery.generate import DOMAINS, generate
 from rctools.recovery.workloads import WORKLOADS
@@ -177,9 +177,23 @@ def test_the_audit_as_text(tmp_path: Path) -> None:
 
 
 def test_audit_with_a_hand_written_workload_is_a_usage_error(tmp_path: Path) -> None:
-    run = run_cli(
-        "run", "recovery", "--audit", "--workload", "etl", "--out", tmp_path, "--no-progress"
-    )  # fmt: skip
+    run = invoke("run", "recovery", "--audit", "--workload", "etl", "--out", tmp_path)
     run.assert_no_traceback()
     assert run.returncode == 2, run
     assert "--audit" in run.stderr
+
+
+def test_admissible_blocks_rather_than_guess_between_candidates() -> None:
+    from types import SimpleNamespace
+
+    from rctools.recovery.controller import Localization
+    from rctools.recovery.engine import RunResult
+    from rctools.recovery.policies import admissible
+
+    engine = SimpleNamespace(localization=Localization("A", ("A", "C")))
+    decision = admissible(engine, "A")  # type: ignore[arg-type]
+    assert (decision.kind, decision.reason) == ("block", "ambiguous localization")
+    run = RunResult("w", "admissible", Path("t"), "blocked", 0, 0, None, None, 0, {})
+    assert not run.mislocalized  # no failure, nothing to mislocalize
+    run.failed, run.localized = "A", "C"
+    assert run.mislocalized

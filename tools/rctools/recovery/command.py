@@ -96,6 +96,11 @@ def command(
     native (LangGraph's checkpoint-aligned restore: fork the latest checkpoint before the
     failure), resume (LangGraph's resume after an error: re-run the failed node), admissible
     (the latest admissible checkpoint, or block).
+
+    \b
+    With --audit, every policy runs on --workflows generated workflows (five domains, seeded by
+    --seed) instead, and the report counts, from the spec's verdicts, the unsafe admitted
+    restores, the necessary blocks and the mislocalized failures of each policy.
     """
     shown = Progress(progress)
     out.mkdir(parents=True, exist_ok=True)
