@@ -30,6 +30,7 @@ from typing import Annotated, Any, Literal, TypedDict
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
+from rctools.recovery.controller import Localization, localize
 from rctools.recovery.trace import TraceWriter
 from rctools.recovery.workloads import Action, Segment, Workload
 from rctools.recovery.world import Model, World
@@ -40,11 +41,16 @@ MAX_RECOVERIES = 3
 
 
 class InjectedFailure(Exception):
-    """An instance failed at an action boundary (the fault this suite injects)."""
+    """An instance failed at an action boundary (the fault this suite injects).
 
-    def __init__(self, instance: str) -> None:
-        super().__init__(f"instance {instance} failed")
+    What the runtime raises names the tool call that failed (`tool`), as a tool's error does;
+    `instance` is the injector's answer, written to the trace for the judge and never shown to
+    the controller, which localizes the failure from the recorded events (controller.py)."""
+
+    def __init__(self, instance: str, tool: str) -> None:
+        super().__init__(f"{tool} failed")
         self.instance = instance
+        self.tool = tool
 
 
 class Stuck(RuntimeError):
@@ -98,6 +104,7 @@ class Decision:
     boundary: str = ""
     resume: Literal["checkpoint", "node", "fork"] = "checkpoint"
     also: tuple[str, ...] = ()
+    reason: str = "no admissible checkpoint"
 
 
 NATIVE = Snapshot(-1, -1, {})  # restore point: LangGraph's own node start and saved state
@@ -121,6 +128,19 @@ class RunResult:
     recovery_seconds: float | None
     model_calls: int
     effects: dict[str, int]
+    # The first failure: the instance the injector made fail, the one the controller blamed
+    # from the recorded events, and the candidates it chose among.
+    failed: str | None = None
+    localized: str | None = None
+    candidates: tuple[str, ...] = ()
+    restores: int = 0
+    blocks: int = 0
+    reruns: int = 0
+    through_langgraph: int = 0  # restores that resumed from LangGraph's own checkpoint
+
+    @property
+    def mislocalized(self) -> bool:
+        return self.failed is not None and self.localized != self.failed
 
 
 class Engine:
@@ -142,6 +162,7 @@ class Engine:
         self.inc = {name: Incarnation() for name in workload.instances}
         self.resume: dict[str, Snapshot] = {}
         self.failed_segment: Segment | None = None
+        self.localization = Localization(None, ())
         self.config: dict[str, Any] = {}
         self.model = Model(latency)
         db_path.parent.mkdir(parents=True, exist_ok=True)
@@ -247,7 +268,7 @@ class Engine:
         if action.fails and inc.attempt == 1:
             with self.cond:
                 self.trace.event("fail", instance=name, reason=f"{action.intent} failed")
-            raise InjectedFailure(name)
+            raise InjectedFailure(name, action.tool)
         if action.kind == "consume":
             self._wait(
                 lambda: self._readable(action.source, action.draft) is not None,
@@ -350,22 +371,38 @@ class Engine:
         failed_at: float | None = None
         committed_at_failure: set[str] = set()
         reran = False
+        first: tuple[str | None, str | None, tuple[str, ...]] = (None, None, ())
+        counts = {"restore": 0, "block": 0, "rerun": 0, "langgraph": 0}
         outcome: Literal["completed", "blocked"] = "completed"
         for _ in range(MAX_RECOVERIES + 1):
             try:
                 self.graph.invoke(payload, self.config)
                 break
             except InjectedFailure as failure:
-                name = failure.instance
+                # The controller blames an instance from the recorded events and the error's
+                # tool, not from the injector's answer (failure.instance).
+                with self.cond:
+                    events = list(self.trace.events)
+                self.localization = localize(
+                    events, self.workload.instances, self.workload.tools, failure.tool
+                )
+                name = self.localization.instance
+                if name is None:
+                    raise Stuck(f"{self.workload.name}: nobody to blame for {failure}") from failure
                 if failed_at is None:
                     failed_at = time.perf_counter()
+                    first = (failure.instance, name, self.localization.candidates)
                     committed_at_failure = {
                         n for n, inc in self.inc.items() if inc.committed and n != name
                     }
                 self.trace.event("localize", instance=name)
                 decision = self.decide(self, name)
+                counts[decision.kind] += 1
+                counts["langgraph"] += (
+                    decision.kind == "restore" and decision.resume != "checkpoint"
+                )
                 if decision.kind == "block":
-                    self.trace.event("block", reason="no admissible checkpoint")
+                    self.trace.event("block", reason=decision.reason)
                     outcome = "blocked"
                     break
                 if decision.kind == "rerun":
@@ -395,4 +432,11 @@ class Engine:
             recovery_seconds=None if failed_at is None else done - failed_at,
             model_calls=self.model.calls,
             effects=self.world.counts(),
+            failed=first[0],
+            localized=first[1],
+            candidates=first[2],
+            restores=counts["restore"],
+            blocks=counts["block"],
+            reruns=counts["rerun"],
+            through_langgraph=counts["langgraph"],
         )

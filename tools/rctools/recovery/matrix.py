@@ -16,8 +16,8 @@ from resumecheck.refine import judge
 from resumecheck.verdict import Status, Verdict
 
 from rctools.recovery.engine import Engine, RunResult
-from rctools.recovery.policies import POLICIES
-from rctools.recovery.workloads import WORKLOADS
+from rctools.recovery.policies import ALIGNED_LAYOUT, POLICIES
+from rctools.recovery.workloads import WORKLOADS, aligned
 
 
 @dataclass
@@ -59,6 +59,10 @@ class Judged:
             "recovery_seconds": self.run.recovery_seconds,
             "model_calls": self.run.model_calls,
             "effects": self.run.effects,
+            "restores_through_langgraph": self.run.through_langgraph,
+            "failed": self.run.failed,
+            "localized": self.run.localized,
+            "candidates": list(self.run.candidates),
         }
 
 
@@ -82,8 +86,9 @@ def record(
                 suffix = f"-{attempt}" if repeat > 1 else ""
                 if on_run:
                     on_run(f"{policy} / {name}{suffix}")
+                workload = WORKLOADS[name]
                 engine = Engine(
-                    WORKLOADS[name],
+                    aligned(workload) if policy in ALIGNED_LAYOUT else workload,
                     policy,
                     POLICIES[policy],
                     out / policy / f"{name}{suffix}.jsonl",

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rctools.recovery.engine import BOUNDARIES, Decision, Engine
+from rctools.recovery.controller import certify
+from rctools.recovery.engine import Decision, Engine
 
 
 def retry(engine: Engine, failed: str) -> Decision:
@@ -59,32 +60,32 @@ def native(engine: Engine, failed: str) -> Decision:
 
 
 def admissible_boundaries(engine: Engine, failed: str) -> list[str]:
-    """The checkpoints of `failed`, latest first, that no committed consumer depends on output
-    produced after, and that no irreversible effect lies after."""
-    inc = engine.inc[failed]
-    found = []
-    for boundary in reversed(BOUNDARIES):
-        snapshot = inc.checkpoints.get(boundary)
-        if snapshot is None:
-            continue
-        q = snapshot.pos
-        orphaned = any(
-            other.committed and source == failed and out_pos > q and inc.live_output(out_pos, value)
-            for name, other in engine.inc.items()
-            if name != failed
-            for _, source, out_pos, value in other.consumed
-        )
-        irreversible = any(pos > q and policy == "irreversible" for pos, policy, _ in inc.effects)
-        if not orphaned and not irreversible:
-            found.append(boundary)
-    return found
+    """The checkpoints of `failed`, latest first, the controller certifies from the recorded
+    events: no committed consumer read an output of `failed` produced after it, and no
+    irreversible effect of `failed` lies after it (controller.certify)."""
+    with engine.cond:
+        events = list(engine.trace.events)
+    return certify(events, failed, engine.workload.instances, engine.workload.tools)
 
 
 def admissible(engine: Engine, failed: str) -> Decision:
-    """Restore the failed instance to its latest admissible checkpoint; block when none is."""
+    """Restore the blamed instance to its latest certified checkpoint; block when none is, or
+    when the localization was ambiguous (restoring the wrong instance is never admissible).
+    Where the certified checkpoint is the start of the failed LangGraph node (a layout whose
+    node boundary is aligned with it), the restore goes through LangGraph's own checkpoint:
+    the thread is resumed and LangGraph re-runs that node."""
+    if engine.localization.ambiguous:
+        return Decision("block", reason="ambiguous localization")
     found = admissible_boundaries(engine, failed)
-    return Decision("restore", found[0]) if found else Decision("block")
+    if not found:
+        return Decision("block")
+    aligned = found[0] == _node_start(engine, failed)
+    return Decision("restore", found[0], resume="node" if aligned else "checkpoint")
 
+
+# The policies whose controller also places the runtime's checkpoints: their workloads run on
+# the layout aligned to the boundaries certified from the plan (workloads.aligned).
+ALIGNED_LAYOUT = frozenset({"admissible"})
 
 POLICIES: dict[str, Callable[[Engine, str], Decision]] = {
     "retry": retry,

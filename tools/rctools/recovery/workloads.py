@@ -12,7 +12,7 @@ nodes, so whether its checkpoint-aligned restore lands on an admissible boundary
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 Kind = Literal["emit", "commit", "consume", "effect", "await"]
@@ -69,6 +69,47 @@ class Workload:
     def actions(self) -> int:
         """Traced actions of a run without failures (awaits are not actions)."""
         return sum(a.kind != "await" for acts in self.instances.values() for a in acts)
+
+
+def certified_commit(actions: tuple[Action, ...]) -> int | None:
+    """The index after an instance's commit when its plan certifies that boundary: no
+    irreversible effect follows the commit (what the instance hands over before it, drafts
+    and the commit itself, is produced at or before it by construction). None otherwise."""
+    commits = [k for k, a in enumerate(actions) if a.kind == "commit"]
+    return commits[0] + 1 if commits else None
+
+
+def aligned(workload: Workload) -> Workload:
+    """The same workload with its LangGraph checkpoints aligned to the boundaries the
+    controller certifies from the plan: a node that runs an instance across its certified
+    commit is split there into two nodes, so LangGraph's own checkpoint after that step is the
+    instance's commit checkpoint. Edges into the node go to the first part, edges out of it
+    leave the second. A commit followed by an irreversible effect is not certified and stays
+    inside its node."""
+    irreversible = {t for t, p in workload.tools.items() if p == "irreversible"}
+    segments: list[Segment] = []
+    renamed: dict[str, tuple[str, str]] = {}  # node -> (its first part, its last part)
+    for seg in workload.layout():
+        acts = workload.instances[seg.instance]
+        cut = certified_commit(acts)
+        after = acts[cut:] if cut is not None else ()
+        if (
+            cut is None
+            or not seg.start < cut < seg.end
+            or any(a.kind == "effect" and a.tool in irreversible for a in after)
+        ):
+            segments.append(seg)
+            renamed[seg.node] = (seg.node, seg.node)
+            continue
+        first, second = f"{seg.node}.to-commit", f"{seg.node}.from-commit"
+        segments += [Segment(first, seg.instance, seg.start, cut),
+                     Segment(second, seg.instance, cut, seg.end)]  # fmt: skip
+        renamed[seg.node] = (first, second)
+    if all(a == b for a, b in renamed.values()):
+        return workload
+    edges = [(renamed[src][1], renamed[dst][0]) for src, dst in workload.edges]
+    edges += [(a, b) for a, b in renamed.values() if a != b]
+    return replace(workload, segments=tuple(segments), edges=tuple(edges))
 
 
 def _emit(*choices: str) -> Action:

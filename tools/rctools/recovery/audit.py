@@ -1,0 +1,180 @@
+"""The safety audit: restore policies on many generated workflows, every run judged by the spec.
+
+Each generated workflow (generate.py) runs once per policy on real LangGraph; all traces are
+judged in one TLC run. What is counted comes from the contract's verdicts and summaries, not
+from Python's own idea of admissibility:
+
+- an admitted restore is a run whose policy restored an instance locally (each run has one
+  injected failure, so at most one restore);
+- it is unsafe when the contract rejects that run for RestoreSound, BlockWhenNone or
+  PreserveCommitted (the properties that judge a restore);
+- a block is necessary when the spec's summary counts no needless block (none was taken
+  although an admissible checkpoint existed), needless otherwise;
+- a mislocalization is a run whose controller blamed another instance than the injector made
+  fail (the injector's answer is in the trace's `fail` event; the controller never saw it).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rctools.recovery.engine import Engine, RunResult
+from rctools.recovery.generate import generate
+from rctools.recovery.matrix import Judged
+from rctools.recovery.policies import ALIGNED_LAYOUT, POLICIES
+from rctools.recovery.workloads import aligned
+
+RESTORE_PROPERTIES = ("RestoreSound", "BlockWhenNone", "PreserveCommitted")
+
+
+def domain_of(workload: str) -> str:
+    return workload.rsplit("-", 1)[-1]
+
+
+@dataclass
+class Row:
+    """One policy's counts over the audited workflows."""
+
+    policy: str
+    runs: int = 0
+    completed: int = 0
+    restores: int = 0
+    unsafe_restores: int = 0
+    blocks: int = 0
+    necessary_blocks: int = 0
+    needless_blocks: int = 0
+    reruns: int = 0
+    resurrected: int = 0  # runs rejected for NoResurrectedEffect
+    mislocalized: int = 0
+    ambiguous: int = 0
+    through_langgraph: int = 0  # restores resumed from LangGraph's own checkpoint
+    broken: Counter[str] = field(default_factory=Counter)  # property -> runs rejected for it
+    unsafe_by_domain: Counter[str] = field(default_factory=Counter)
+
+    def add(self, j: Judged) -> None:
+        run, verdict = j.run, j.verdict
+        self.runs += 1
+        self.completed += run.outcome == "completed"
+        self.broken.update(verdict.properties)
+        if run.restores:
+            self.restores += 1
+            self.through_langgraph += bool(run.through_langgraph)
+            if set(verdict.properties) & set(RESTORE_PROPERTIES):
+                self.unsafe_restores += 1
+                self.unsafe_by_domain[domain_of(run.workload)] += 1
+        if run.blocks:
+            self.blocks += 1
+            needless = verdict.summary.get("needless_blocks")
+            if j.conforms and needless == 0:
+                self.necessary_blocks += 1
+            elif needless:
+                self.needless_blocks += 1
+        self.reruns += bool(run.reruns)
+        self.resurrected += "NoResurrectedEffect" in verdict.properties
+        self.mislocalized += run.mislocalized
+        self.ambiguous += len(run.candidates) > 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy,
+            "runs": self.runs,
+            "completed": self.completed,
+            "restores": self.restores,
+            "unsafe_restores": self.unsafe_restores,
+            "blocks": self.blocks,
+            "necessary_blocks": self.necessary_blocks,
+            "needless_blocks": self.needless_blocks,
+            "reruns": self.reruns,
+            "resurrected_effects": self.resurrected,
+            "mislocalized": self.mislocalized,
+            "ambiguous_localizations": self.ambiguous,
+            "restores_through_langgraph": self.through_langgraph,
+            "properties": dict(sorted(self.broken.items())),
+            "unsafe_restores_by_domain": dict(sorted(self.unsafe_by_domain.items())),
+        }
+
+
+def record_audit(
+    workflows: int,
+    seed: int,
+    policies: Sequence[str],
+    out: Path,
+    *,
+    ledger: bool = True,
+    on_run: Callable[[str], None] | None = None,
+) -> list[RunResult]:
+    """Runs every policy on each of `workflows` generated workflows; traces go to
+    out/audit/<policy>/<workflow>.jsonl. A run's database is deleted once it is done."""
+    results = []
+    for workload in generate(workflows, seed):
+        for policy in policies:
+            if on_run:
+                on_run(f"{policy} / {workload.name}")
+            db = out / "state" / f"{policy}-{workload.name}.sqlite"
+            engine = Engine(
+                aligned(workload) if policy in ALIGNED_LAYOUT else workload,
+                policy,
+                POLICIES[policy],
+                out / "audit" / policy / f"{workload.name}.jsonl",
+                db,
+                ledger=ledger,
+            )
+            results.append(engine.run())
+            db.unlink(missing_ok=True)
+    return results
+
+
+def tabulate(judged: Sequence[Judged], policies: Sequence[str]) -> list[Row]:
+    rows = {p: Row(p) for p in policies}
+    for j in judged:
+        rows[j.run.policy].add(j)
+    return list(rows.values())
+
+
+def audit_document(
+    judged: Sequence[Judged], policies: Sequence[str], workflows: int, seed: int
+) -> dict[str, Any]:
+    rows = tabulate(judged, policies)
+    domains = Counter(domain_of(j.run.workload) for j in judged if j.run.policy == policies[0])
+    return {
+        "suite": "recovery",
+        "audit": {
+            "workflows": workflows,
+            "seed": seed,
+            "domains": dict(sorted(domains.items())),
+            "policies": [r.to_json() for r in rows],
+        },
+        "runs": [j.to_json() for j in judged],
+    }
+
+
+def audit_table(
+    judged: Sequence[Judged], policies: Sequence[str], workflows: int, seed: int
+) -> str:
+    rows = tabulate(judged, policies)
+    domains = Counter(domain_of(j.run.workload) for j in judged if j.run.policy == policies[0])
+    lines = [
+        f"audit: {workflows} generated workflow(s), seed {seed}, domains "
+        + ", ".join(f"{d} {n}" for d, n in sorted(domains.items())),
+        f"{'policy':<11} {'runs':>5} {'restores':>8} {'unsafe':>6} {'blocks':>6} "
+        f"{'necessary':>9} {'needless':>8} {'reruns':>6} {'misloc':>6} {'via LG':>6} {'done':>5}  "
+        "properties broken (runs)",
+    ]
+    for r in rows:
+        broken = ", ".join(f"{p} {n}" for p, n in sorted(r.broken.items())) or "-"
+        lines.append(
+            f"{r.policy:<11} {r.runs:>5} {r.restores:>8} {r.unsafe_restores:>6} {r.blocks:>6} "
+            f"{r.necessary_blocks:>9} {r.needless_blocks:>8} {r.reruns:>6} {r.mislocalized:>6} "
+            f"{r.through_langgraph:>6} {r.completed:>5}  {broken}"
+        )
+    lines.append(
+        "unsafe: admitted restores the contract rejects (RestoreSound, BlockWhenNone, "
+        "PreserveCommitted); necessary: blocks the spec counts as not needless; misloc: the "
+        "controller blamed another instance than the injector made fail; via LG: restores resumed "
+        "from LangGraph's own checkpoint"
+    )
+    return "\n".join(lines)
