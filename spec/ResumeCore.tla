@@ -116,8 +116,11 @@ MayWrites(c) == MustWrites(c) \cup
                 {SeenWrite(t, WriteOf(c, t).fly) :
                     t \in {t \in DOMAIN WritesOf(c) : WriteOf(c, t).fly.kind # "none"}}
 AnswersOf(c) == Get(aw, c, [stored |-> {}, fly |-> {}])
-MustAnswers(c) == AnswersOf(c).stored
-MayAnswers(c) == MustAnswers(c) \cup {[interrupt |-> a.interrupt, value |-> a.value] : a \in AnswersOf(c).fly}
+\* A stored answer may leave the store once a stored task write records that its
+\* interrupt received it (a saver keeps one answer slot per checkpoint).
+MustAnswers(c) == {x \in AnswersOf(c).stored : x.value \notin Get(dlv, x.interrupt, {})}
+KeptAnswers(c) == AnswersOf(c).stored
+MayAnswers(c) == KeptAnswers(c) \cup {[interrupt |-> a.interrupt, value |-> a.value] : a \in AnswersOf(c).fly}
 
 \* The values interrupt a may legitimately receive.
 Heard(a) == {x[2] : x \in Get(ans, a, {})} \cup Get(dlv, a, {})
@@ -139,8 +142,8 @@ HasRun(p, ch) == <<p, ch>> \in DOMAIN run /\ alive[p] = "up"
 (*   running  the tasks running now                                        *)
 (*   pos      per task: the next op of its body (reference runtime only)   *)
 (*   res      per task: the deliveries its current attempt received       *)
-NewRun(c, pinned) ==
-    [cur |-> c, pinned |-> pinned, started |-> {}, running |-> {},
+NewRun(c, pinned, nested) ==
+    [cur |-> c, pinned |-> pinned, nested |-> nested, started |-> {}, running |-> {},
      pos |-> [t \in {} |-> 1], res |-> [t \in {} |-> {}]]
 
 \* A running task's record among those its step started.
@@ -183,6 +186,12 @@ RunsAhead(p, ch) == wf.durability = "sync" /\ ~Stored(RunOf(p, ch).cur)
 StepIncomplete(p, ch) ==
     \E s \in sched[RunOf(p, ch).cur] : ~HasResult(p, RunOf(p, ch).cur, s.task)
 
+\* In exit durability a subgraph that completes saves nothing of its own: its
+\* result is in the parent's checkpoint.
+SavedWithParent(k) ==
+    /\ wf.durability = "exit" /\ run[k].nested
+    /\ run[k].cur \in DOMAIN sched /\ sched[run[k].cur] = {}
+
 \* PC: an invocation returns only when its checkpoints and writes are stored,
 \* and ends as it says: done with nothing scheduled, parked at an interrupt,
 \* or failed.
@@ -192,7 +201,7 @@ FinishWrong(p, outcome) ==
     IN  \/ inflight[p].cks # {} /\ wf.durability # "exit"
         \/ inflight[p].ans # {}
         \/ \E w \in inflight[p].wrs : w[1] \in curs
-        \/ \E c \in curs : ~Stored(c)
+        \/ \E k \in mine : ~Stored(run[k].cur) /\ ~SavedWithParent(k)
         \/ outcome = "done" /\ \E c \in curs : c \notin DOMAIN sched \/ sched[c] # {}
         \/ outcome = "parked" /\ ~\E c \in curs : \E t \in DOMAIN WritesOf(c) :
                                     WriteOf(c, t).stored.kind = "interrupt"
@@ -311,11 +320,12 @@ Read(p, ch, asked, got, parent, digest, writes, answers) ==
     /\ UNCHANGED <<wf, sched, ans, run, alive, holders, inflight, ledger, crashes, ending>>
 
 \* Process p starts (or restarts) its run on chain ch from what a load returned.
-Load(p, ch, asked, got, parent, digest, writes, answers) ==
+Load(p, ch, asked, got, parent, digest, writes, answers, nested) ==
     /\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>,
               <<"CO", Unfenced(ch, p)>>})
     /\ StoreSeen(got, writes, answers)
-    /\ run' = Put(run, <<p, ch>>, NewRun(got, asked # 0 /\ got # 0 /\ Order(got) < Order(Latest(ch))))
+    /\ run' = Put(run, <<p, ch>>,
+                   NewRun(got, asked # 0 /\ got # 0 /\ Order(got) < Order(Latest(ch)), nested))
     /\ alive' = [alive EXCEPT ![p] = "up"]
     /\ holders' = Put(holders, ch, Get(holders, ch, {}) \cup {p})
     /\ ending' = "running"
@@ -421,7 +431,7 @@ Step(p, ch, c, parent) ==
                               IF parent = 0 THEN 0 ELSE Depth(parent) + 1,
                               IF parent = 0 THEN 0 ELSE Branch(parent), 0))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
-    /\ run' = [run EXCEPT ![<<p, ch>>] = NewRun(c, FALSE)]
+    /\ run' = [run EXCEPT ![<<p, ch>>] = NewRun(c, FALSE, @.nested)]
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, alive, holders, ledger, crashes, ending>>
 
 \* Process p forks checkpoint src of ch (time travel): it makes the copy c and
@@ -432,7 +442,7 @@ Fork(p, ch, src, c) ==
     /\ Broke({})
     /\ ck' = ck @@ (c :> Made(p, ch, c, src, Depth(src), c, src))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
-    /\ run' = Put(run, <<p, ch>>, NewRun(c, FALSE))
+    /\ run' = Put(run, <<p, ch>>, NewRun(c, FALSE, FALSE))
     /\ alive' = [alive EXCEPT ![p] = "up"]
     /\ holders' = Put(holders, ch, Get(holders, ch, {}) \cup {p})
     /\ ending' = "running"
@@ -573,14 +583,14 @@ RefLoad(p) ==
     LET c == Latest(Chain) IN
     /\ Fenced
     /\ Load(p, Chain, 0, c, IF c = 0 THEN 0 ELSE ck[c].parent, IF c = 0 THEN 0 ELSE ck[c].digest,
-            IF c = 0 THEN {} ELSE MustWrites(c), IF c = 0 THEN {} ELSE MustAnswers(c))
+            IF c = 0 THEN {} ELSE MustWrites(c), IF c = 0 THEN {} ELSE MustAnswers(c), FALSE)
 
 \* Time travel: load a stored older checkpoint, then fork it.
 RefPin(p) ==
     /\ Fenced
     /\ \E c \in DOMAIN ck :
          /\ ck[c].st = "stored" /\ c # Latest(Chain)
-         /\ Load(p, Chain, c, c, ck[c].parent, ck[c].digest, MustWrites(c), MustAnswers(c))
+         /\ Load(p, Chain, c, c, ck[c].parent, ck[c].digest, MustWrites(c), MustAnswers(c), FALSE)
 
 RefFork(p) ==
     /\ Up(p) /\ R(p).pinned /\ R(p).started = {}

@@ -72,7 +72,7 @@ Justify(e) ==
 \* The ResumeCore action that event e records.
 Apply(e) ==
     \/ e.ev = "load" /\ ~e.refused /\ Load(e.proc, e.thread, e.asked, e.checkpoint, e.parent,
-                                            e.digest, e.writes, e.answers)
+                                            e.digest, e.writes, e.answers, e.nested)
     \/ e.ev = "load" /\ e.refused /\ Refused(e.proc, e.thread)
     \/ e.ev = "read" /\ Read(e.proc, e.thread, e.asked, e.checkpoint, e.parent, e.digest,
                              e.writes, e.answers)
