@@ -107,19 +107,35 @@ def cells() -> list[Cell]:
         ("quote.effect", "in quote after its effect"),
         ("recv.start", "while recv waits"),
         ("answer.before-send", "just before it sends the answer"),
-        ("answer.sent", "after the answer was sent"),
+    ):
+        add(f"approval-kill-{point.replace('.', '-')}", "approval",
+            f"SIGKILL {words}; restart and answer",
+            [[w("run", "w1", answers=[ans("approve")], kill_at=point)],
+             [w("recover", "w2", answers=[ans("approve")])]])
+    for point, words in (
         ("recv.recorded", "after recv consumed the answer"),
         ("book.effect", "in book after its effect"),
     ):
-        again = point not in ("answer.sent", "recv.recorded", "book.effect")
         add(f"approval-kill-{point.replace('.', '-')}", "approval",
-            f"SIGKILL {words}; restart" + (" and answer" if again else ""),
-            [[w("run", "w1", answers=[ans("approve")], kill_at=point)],
-             [w("recover", "w2", answers=[ans("approve")] if again else [])]])
-    add("approval-kill-answer-sent-reanswer", "approval",
-        "SIGKILL after the answer was sent; restart and answer again",
-        [[w("run", "w1", answers=[ans("approve")], kill_at="answer.sent")],
-         [w("recover", "w2", answers=[ans("approve")])]])
+            f"SIGKILL {words}; restart",
+            [[w("run", "w1", answers=[ans("approve")], kill_at=point)], [w("recover", "w2")]])
+    add("approval-kill-handler-after-send", "approval",
+        "the worker is SIGKILLed while recv waits; a request handler answers and is SIGKILLed "
+        "after the send; restart",
+        [[w("run", "w1", kill_at="recv.waiting")],
+         [w("answer", "w2", answers=[ans("approve")], kill_at="answer.sent")],
+         [w("recover", "w3")]])
+    add("approval-kill-handler-before-send", "approval",
+        "the worker is SIGKILLed while recv waits; the handler is SIGKILLed before its send; "
+        "restart and answer",
+        [[w("run", "w1", kill_at="recv.waiting")],
+         [w("answer", "w2", answers=[ans("approve")], kill_at="answer.before-send")],
+         [w("recover", "w3", answers=[ans("approve")])]])
+    add("approval-kill-handler-reanswer", "approval",
+        "as approval-kill-handler-after-send, but the restarted worker answers again",
+        [[w("run", "w1", kill_at="recv.waiting")],
+         [w("answer", "w2", answers=[ans("approve")], kill_at="answer.sent")],
+         [w("recover", "w3", answers=[ans("approve")])]])
     add("approval-reanswer-after-done", "approval",
         "the approval is sent again after the workflow finished",
         [[w("run", "w1", answers=[ans("approve")])],

@@ -39,6 +39,9 @@ class Snapshot:
     messages: list[tuple[str, Any]]  # (topic, message), consumed or not, oldest first
     serializations: list[str | None]
     sleeps: list[int]  # function ids of durable-sleep rows (a recv's timeout)
+    source: Snapshot | None = None  # for a fork: the workflow it was forked from
+    fork_point: int = 0  # for a fork: how many task rows fork_workflow copied
+
 
     def parked(self) -> int | None:
         """The task index of the recv this workflow waits in (its timeout recorded, no
@@ -55,6 +58,8 @@ class Snapshot:
 
     def ckid(self, k: int) -> str:
         """The name of checkpoint k (0: the workflow's row) as the table has it."""
+        if self.source is not None and k < self.fork_point:
+            return self.source.ckid(k)
         if k == 0:
             return ck(self.wf, 0)
         _, name, output, _ = self.tasks[k - 1]
@@ -83,9 +88,12 @@ class Snapshot:
         if k < self.count():
             writes = [{"task": f"{self.wf}:{k + 1}",
                        "kind": "error" if self.tasks[k][3] is not None else "ok"}]
+        parent = self.ckid(k - 1) if k > 0 else None
+        if self.source is not None and k == self.fork_point:
+            parent = self.source.ckid(k)  # a fork copy's parent is the checkpoint it copies
         return {
             "checkpoint": self.ckid(k),
-            "parent": self.ckid(k - 1) if k > 0 else None,
+            "parent": parent,
             "digest": self.digest(k),
             "writes": writes,
             "answers": answers,
@@ -137,9 +145,19 @@ def snapshot(db: Path, wf: str) -> Snapshot:
         con.close()
     if row is None:
         return Snapshot(wf, False, None, None, None, [], [], [], [])
-    return Snapshot(
-        wf, True, row[0], row[1], row[2], tasks, messages, serializations, sleeps
-    )
+    snap = Snapshot(wf, True, row[0], row[1], row[2], tasks, messages, serializations, sleeps)
+    if snap.forked_from:
+        # fork_workflow copies the rows before its start step as they are; the rows the fork
+        # ran itself carry its own processes' names (cells never reuse a process name), so
+        # the copied prefix is the longest prefix equal to the source's.
+        snap.source = snapshot(db, snap.forked_from)
+        n = 0
+        for mine, theirs in zip(snap.tasks, snap.source.tasks, strict=False):
+            if mine != theirs:
+                break
+            n += 1
+        snap.fork_point = n
+    return snap
 
 
 def _decode(message: str | None, serialization: str | None) -> Any:

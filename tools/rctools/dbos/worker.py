@@ -227,7 +227,8 @@ def main(job_path: str) -> int:
             "name": "resume-check-dbos",
             "system_database_url": f"sqlite:///{job['db']}",
             "log_level": "ERROR",
-            "executor_id": job.get("executor", "local"),
+            # a request handler is another application instance: it recovers nothing
+            "executor_id": job.get("executor", "handler" if job["role"] == "answer" else "local"),
             "notification_listener_polling_interval_sec": 0.05,
         }
     )
@@ -258,6 +259,9 @@ def main(job_path: str) -> int:
         rec.kill.hit("launched")
         with SetWorkflowID(wf):
             handle = DBOS.start_workflow(flows[job["workflow"]], job.get("order", "o-1"))
+        if (job.get("kill_at") or "").startswith("recv.waiting"):
+            parked(rec, wf)  # DBOS has recorded the recv's timeout: it waits
+            rec.kill.hit("recv.waiting")
         answer_all()
         result = handle.get_result()
     elif role in ("recover", "rerun"):
