@@ -31,6 +31,10 @@ SUITES: dict[str, tuple[str, str]] = {
         "rctools.dbos.command:command",
         "DBOS workflows on SQLite: SIGKILL, recv/send, concurrent recovery, forks (ResumeCore)",
     ),
+    "pydantic-graph": (
+        "rctools.pydantic_graph.command:command",
+        "pydantic-graph FileStatePersistence: SIGKILL at node boundaries, resumers (ResumeCore)",
+    ),
     "sandbox": (
         "rctools.sandbox.command:command",
         "sandbox checkpoint policies, SIGKILL at every turn (SandboxCR)",

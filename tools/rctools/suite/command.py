@@ -176,3 +176,44 @@ def finish(
     if broken:
         progress.note(f"{len(broken)} cell(s) could not be recorded: {broken[0].problem}")
     return code
+
+
+def run_suite(
+    suite: str,
+    matrix: Any,
+    invocation: Invocation,
+    fmt: str,
+    out: Path,
+    progress: bool | None,
+    cells: Sequence[str],
+    list_cells: bool,
+    jobs: int,
+) -> int:
+    """The body of every runtime suite: select cells, record them (`matrix.record_cell`),
+    finish. `matrix` provides cells(), record_cell(cell, traces, scratch), runtime(),
+    DECLARED and DOCS."""
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    chosen = select(matrix.cells(), cells)
+    if list_cells:
+        click.echo(list_text(chosen))
+        return 0
+    traces = fresh_traces(out)
+    shown = Progress(progress)
+    done = 0
+    with tempfile.TemporaryDirectory(prefix=f"rc-{suite}-") as scratch:
+
+        def one(cell: Cell) -> CellReport:
+            nonlocal done
+            report = matrix.record_cell(cell, traces, Path(scratch))
+            done += 1
+            shown.update(f"recorded {done}/{len(chosen)}: {cell.name}")
+            return report
+
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            reports = list(pool.map(one, chosen))
+    return finish(
+        suite, invocation, fmt, out, reports, progress=shown, runtime=matrix.runtime(),
+        declared=matrix.DECLARED | {"docs": matrix.DOCS},
+    )
