@@ -27,6 +27,10 @@ SUITES: dict[str, tuple[str, str]] = {
         "rctools.recovery.command:command",
         "restore policies after a failure downstream work acted on (SemanticRecovery)",
     ),
+    "burr": (
+        "rctools.burr.command:command",
+        "Burr on SQLitePersister: SIGKILL at action boundaries, resumers (ResumeCore)",
+    ),
     "dbos": (
         "rctools.dbos.command:command",
         "DBOS workflows on SQLite: SIGKILL, recv/send, concurrent recovery, forks (ResumeCore)",
