@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import click
 from resumecheck.errors import exit_codes_help
 from resumecheck.output import reported
-from resumecheck.progress import Progress
 from resumecheck.report import Invocation
 
 from rctools.dbos import matrix
-from rctools.suite.command import finish, fresh_traces, list_text, select, suite_options
+from rctools.suite.command import run_suite, suite_options
 
 
 @click.command(epilog=exit_codes_help())
@@ -31,25 +28,4 @@ def command(
     """DBOS workflows on SQLite: SIGKILL at every step boundary and inside steps, recovery by
     DBOS.launch() or a rerun of the workflow id, recv/send answered and re-answered, concurrent
     resumers, fork_workflow (ResumeCore)."""
-    chosen = select(matrix.cells(), cells)
-    if list_cells:
-        click.echo(list_text(chosen))
-        return 0
-    traces = fresh_traces(out)
-    shown = Progress(progress)
-    done = 0
-    with tempfile.TemporaryDirectory(prefix="rc-dbos-") as scratch:
-
-        def one(cell):  # type: ignore[no-untyped-def]
-            nonlocal done
-            report = matrix.record_cell(cell, traces, Path(scratch))
-            done += 1
-            shown.update(f"recorded {done}/{len(chosen)}: {cell.name}")
-            return report
-
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            reports = list(pool.map(one, chosen))
-    return finish(
-        "dbos", invocation, fmt, out, reports, progress=shown, runtime=matrix.runtime(),
-        declared=matrix.DECLARED | {"docs": matrix.DOCS},
-    )
+    return run_suite("dbos", matrix, invocation, fmt, out, progress, cells, list_cells, jobs)

@@ -9,16 +9,14 @@ the same workflow id; an answer is `DBOS.send`; a fork is `DBOS.fork_workflow`.
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import shutil
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from rctools.dbos.worker import WORKFLOWS, nodes
-from rctools.suite.crash import run_child
-from rctools.suite.reports import Cell, CellReport, WorkerReport
+from rctools.suite.phases import effects_fired, run_phases
+from rctools.suite.reports import Cell, CellReport
 from rctools.suite.trace import TraceWriter, header
 
 DOCS = "docs/runtimes/dbos.md"
@@ -191,58 +189,15 @@ def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
     writer.close()
     report = CellReport(cell, trace.name)
     try:
-        for n, phase in enumerate(cell.params["phases"]):
-            jobs = []
-            for spec in phase:
-                job = {
-                    **spec,
-                    "db": str(work / "dbos.sqlite"),
-                    "trace": str(trace),
-                    "wf": wf,
-                    "workflow": cell.params["workflow"],
-                    "effects": str(work / "effects.jsonl"),
-                    "result": str(work / f"result-{spec['proc']}.json"),
-                }
-                path = work / f"job-{n}-{spec['proc']}.json"
-                path.write_text(json.dumps(job), encoding="utf-8")
-                jobs.append((job, path))
-            with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-                done = list(
-                    pool.map(
-                        lambda jp: run_child(
-                            ["-m", "rctools.dbos.worker", str(jp[1])],
-                            proc=jp[0]["proc"],
-                            role=jp[0]["role"],
-                            kill_at=jp[0].get("kill_at"),
-                            result_file=Path(jp[0]["result"]),
-                            timeout=90,
-                        ),
-                        jobs,
-                    )
-                )
-            report.workers.extend(done)
-            _crashes(trace, done)
-        effects = work / "effects.jsonl"
-        lines = effects.read_text().splitlines() if effects.exists() else []
-        fired = [json.loads(x) for x in lines]
-        report.notes["effects_fired"] = len(fired)
-        intents: dict[str, int] = {}
-        for f in fired:
-            intents[f["intent"]] = intents.get(f["intent"], 0) + 1
-        report.notes["fired_per_intent"] = intents
+        run_phases(
+            report, trace, work, "rctools.dbos.worker", cell.params["phases"],
+            {"db": str(work / "dbos.sqlite"), "wf": wf, "workflow": cell.params["workflow"],
+             "effects": str(work / "effects.jsonl")},
+            timeout=90,
+        )
+        fired = effects_fired(work / "effects.jsonl")
+        report.notes["effects_fired"] = sum(fired.values())
+        report.notes["fired_per_intent"] = fired
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    unexpected = [x for x in report.workers if x.exit == "error"]
-    if unexpected:
-        report.problem = "; ".join(f"{x.proc} ({x.role}): {x.error}" for x in unexpected)
     return report
-
-
-def _crashes(trace: Path, workers: list[WorkerReport]) -> None:
-    """The harness logs each SIGKILL it sent, after the process is gone."""
-    for x in workers:
-        if x.exit == "killed":
-            writer = TraceWriter(trace, x.proc)
-            with writer.shared():
-                writer.event("crash")
-            writer.close()
