@@ -22,6 +22,7 @@ def command(
     progress: bool | None,
     cells: tuple[str, ...],
     list_cells: bool,
+    stride: int,
     jobs: int,
     invocation: Invocation,
 ) -> int:
@@ -29,5 +30,5 @@ def command(
     actions, recovery by initialize_from(resume_at_next_action=True), concurrent resumers
     (ResumeCore)."""
     return run_suite(
-        "burr", matrix, invocation, fmt, out, progress, cells, list_cells, jobs
+        "burr", matrix, invocation, fmt, out, progress, cells, list_cells, jobs, stride
     )

@@ -67,11 +67,15 @@ def cells() -> list[Cell]:
         [[w("run", "w1", kill_at="work.saved#1")], [w("recover", "w2", kill_at="work.saved#1")],
          [w("recover", "w3")]])
     add("linear-two-resumers", "linear",
-        "SIGKILL after charge was saved; two processes resume at once",
-        [[w("run", "w1", kill_at="charge.saved")], [w("recover", "w2"), w("recover", "w3")]])
+        "SIGKILL after charge was saved; two processes resume at once, both through the next "
+        "action's effect before either saves",
+        [[w("run", "w1", kill_at="charge.saved")],
+         [w("recover", "w2", barrier=2), w("recover", "w3", barrier=2)]])
     add("loop-two-resumers", "loop",
-        "SIGKILL after the 2nd work was saved; two processes resume at once",
-        [[w("run", "w1", kill_at="work.saved#2")], [w("recover", "w2"), w("recover", "w3")]])
+        "SIGKILL after the 2nd work was saved; two processes resume at once, both through the "
+        "next action's effect before either saves",
+        [[w("run", "w1", kill_at="work.saved#2")],
+         [w("recover", "w2", barrier=2), w("recover", "w3", barrier=2)]])
     return out
 
 

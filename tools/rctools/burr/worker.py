@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rctools.suite.crash import KillPoints
+from rctools.suite.crash import KillPoints, barrier
 from rctools.suite.trace import TraceWriter
 
 GRAPHS = {"linear": ["reserve", "charge", "mail", "ship"], "loop": ["plan", "work", "report"]}
@@ -83,6 +83,8 @@ def main(job_path: str) -> int:
                     trace.event("load", thread=app_id, asked=None, checkpoint=me, parent=parent,
                                 digest=digest(state), writes=[], answers=[])
             kill.hit("loaded")
+            if job.get("barrier"):
+                barrier(Path(job["db"]).parent / "barrier", proc, job["barrier"])
             return data
 
         def save(self, partition_key: Any, app_id_: str, sequence_id: int, position: str,
@@ -120,6 +122,11 @@ def main(job_path: str) -> int:
             trace.event("effect", thread=app_id, task=cur["task"], intent=name, kind=name)
             os.write(effects_fd, (json.dumps({"proc": proc, "intent": name}) + "\n").encode())
             kill.hit(f"{name}.effect")
+            if job.get("barrier") and not cur.get("overlapped"):
+                # both resumers fired their first effect before either saves: one schedule,
+                # the same every time
+                cur["overlapped"] = True
+                barrier(Path(job["db"]).parent / "barrier-effect", proc, job["barrier"])
             loops = state["loops"] + (1 if name == "work" else 0)
             return state.update(done=[*state["done"], name], made_by=proc, loops=loops)
 

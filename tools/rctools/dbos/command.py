@@ -22,10 +22,13 @@ def command(
     progress: bool | None,
     cells: tuple[str, ...],
     list_cells: bool,
+    stride: int,
     jobs: int,
     invocation: Invocation,
 ) -> int:
     """DBOS workflows on SQLite: SIGKILL at every step boundary and inside steps, recovery by
     DBOS.launch() or a rerun of the workflow id, recv/send answered and re-answered, concurrent
     resumers, fork_workflow (ResumeCore)."""
-    return run_suite("dbos", matrix, invocation, fmt, out, progress, cells, list_cells, jobs)
+    return run_suite(
+        "dbos", matrix, invocation, fmt, out, progress, cells, list_cells, jobs, stride
+    )

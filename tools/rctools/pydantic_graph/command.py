@@ -22,11 +22,12 @@ def command(
     progress: bool | None,
     cells: tuple[str, ...],
     list_cells: bool,
+    stride: int,
     jobs: int,
     invocation: Invocation,
 ) -> int:
     """pydantic-graph runs on FileStatePersistence: SIGKILL at every node boundary and inside
     nodes, recovery by iter_from_persistence, concurrent resumers (ResumeCore)."""
     return run_suite(
-        "pydantic-graph", matrix, invocation, fmt, out, progress, cells, list_cells, jobs
+        "pydantic-graph", matrix, invocation, fmt, out, progress, cells, list_cells, jobs, stride
     )

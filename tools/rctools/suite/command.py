@@ -40,7 +40,8 @@ class RecordingFailed(EnvironmentProblem):
 
 
 def suite_options(func: F) -> F:
-    """--out, --format, --progress, --cells, --jobs: the same on every runtime suite."""
+    """--out, --format, --progress, --cells, --list, --stride, --jobs: the same on every
+    runtime suite."""
     for option in reversed(
         [
             click.option(
@@ -59,6 +60,13 @@ def suite_options(func: F) -> F:
             ),
             click.option(
                 "--list", "list_cells", is_flag=True, help="Print the cells and exit."
+            ),
+            click.option(
+                "--stride",
+                default=1,
+                show_default=True,
+                type=click.IntRange(min=1),
+                help="Record every N-th selected cell only (a quick, still deterministic sample).",
             ),
             click.option("--jobs", default=1, show_default=True, help="Cells recorded at once."),
         ]
@@ -188,6 +196,7 @@ def run_suite(
     cells: Sequence[str],
     list_cells: bool,
     jobs: int,
+    stride: int = 1,
 ) -> int:
     """The body of every runtime suite: select cells, record them (`matrix.record_cell`),
     finish. `matrix` provides cells(), record_cell(cell, traces, scratch), runtime(),
@@ -195,7 +204,7 @@ def run_suite(
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
-    chosen = select(matrix.cells(), cells)
+    chosen = select(matrix.cells(), cells)[::stride]
     if list_cells:
         click.echo(list_text(chosen))
         return 0

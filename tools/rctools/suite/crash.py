@@ -114,3 +114,15 @@ def run_child(
             seconds=seconds,
         )
     return WorkerReport(proc, role, "returned", 0, result=result, seconds=seconds)
+
+
+def barrier(folder: Path, proc: str, count: int, timeout: float = 30.0) -> None:
+    """Blocks until `count` processes of a phase reached this point (concurrent resumers that
+    really overlap, every time: a cell stays deterministic)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / proc).touch()
+    deadline = time.monotonic() + timeout
+    while len(list(folder.iterdir())) < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"barrier {folder}: {len(list(folder.iterdir()))}/{count}")
+        time.sleep(0.01)
