@@ -27,6 +27,18 @@ SUITES: dict[str, tuple[str, str]] = {
         "rctools.recovery.command:command",
         "restore policies after a failure downstream work acted on (SemanticRecovery)",
     ),
+    "burr": (
+        "rctools.burr.command:command",
+        "Burr on SQLitePersister: SIGKILL at action boundaries, resumers (ResumeCore)",
+    ),
+    "dbos": (
+        "rctools.dbos.command:command",
+        "DBOS workflows on SQLite: SIGKILL, recv/send, concurrent recovery, forks (ResumeCore)",
+    ),
+    "pydantic-graph": (
+        "rctools.pydantic_graph.command:command",
+        "pydantic-graph FileStatePersistence: SIGKILL at node boundaries, resumers (ResumeCore)",
+    ),
     "sandbox": (
         "rctools.sandbox.command:command",
         "sandbox checkpoint policies, SIGKILL at every turn (SandboxCR)",

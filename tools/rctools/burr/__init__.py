@@ -1,0 +1,1 @@
+"""Burr's SQLitePersister under the ResumeCore contract: `resume-check run burr`."""

@@ -1,0 +1,1 @@
+"""DBOS Transact on SQLite under the ResumeCore contract: `resume-check run dbos`."""

@@ -1,0 +1,203 @@
+"""The DBOS crash matrix: deterministic cells, each a sequence of phases of real processes.
+
+A phase starts its workers together (concurrent resumers) and waits for all of them; a worker
+may be SIGKILLed at a named point. Resuming is what DBOS's docs tell a user to do: restart the
+application (`DBOS.launch()` recovers its pending workflows), or call the workflow again with
+the same workflow id; an answer is `DBOS.send`; a fork is `DBOS.fork_workflow`.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rctools.dbos.worker import WORKFLOWS, nodes
+from rctools.suite.phases import effects_fired, run_phases
+from rctools.suite.reports import Cell, CellReport
+from rctools.suite.trace import TraceWriter, header
+
+DOCS = "docs/runtimes/dbos.md"
+# What DBOS documents (docs/runtimes/dbos.md cites the pages): a step's output is written to the
+# system database before the workflow continues (sync); a step interrupted before its output was
+# recorded runs again (at-least-once); no lease keeps two executors off one workflow (none).
+DECLARED = {"durability": "sync", "effects_default": "at-least-once", "fencing": "none"}
+
+LINEAR = [op[1] for op in WORKFLOWS["linear"]]
+
+
+def w(role: str, proc: str, **extra: Any) -> dict[str, Any]:
+    return {"role": role, "proc": proc, **extra}
+
+
+def ans(
+    value: str, topic: str = "approval", *, again: bool = False, remember: int | None = None
+) -> dict[str, Any]:
+    """An answer to the recv the sender sees waiting; `again`: to the one the previous answer
+    saw; `remember`: to the recv with that task index, from memory (it is no longer waiting)."""
+    return {"topic": topic, "value": value, "again": again, "remember": remember}
+
+
+def cells() -> list[Cell]:
+    out: list[Cell] = []
+
+    def add(name: str, workflow: str, what: str, phases: list[list[dict[str, Any]]]) -> None:
+        out.append(Cell(name, workflow, what, {"workflow": workflow, "phases": phases}))
+
+    add("linear-clean", "linear", "four steps, no fault", [[w("run", "w1")]])
+    for step in LINEAR:
+        for point, words in (
+            ("start", "after it started, before its effect"),
+            ("effect", "after its effect, before it returned"),
+            ("recorded", "after DBOS recorded its output"),
+        ):
+            add(f"linear-kill-{step}-{point}-recover", "linear",
+                f"SIGKILL in {step} {words}; restart, DBOS.launch() recovers",
+                [[w("run", "w1", kill_at=f"{step}.{point}")], [w("recover", "w2")]])
+    for step in ("charge", "ship"):
+        add(f"linear-kill-{step}-effect-rerun", "linear",
+            f"SIGKILL in {step} after its effect; the caller starts the same workflow id again",
+            [[w("run", "w1", kill_at=f"{step}.effect")],
+             [w("rerun", "w2")]])
+    add("linear-kill-returning-recover", "linear",
+        "SIGKILL after the last step, before the workflow returned; restart",
+        [[w("run", "w1", kill_at="workflow.returning")], [w("recover", "w2")]])
+    add("linear-kill-returned-rerun", "linear",
+        "SIGKILL after the workflow returned; the caller starts the same id again",
+        [[w("run", "w1", kill_at="returned")], [w("rerun", "w2")]])
+    add("linear-double-kill", "linear",
+        "SIGKILL in charge after its effect; the recovery is SIGKILLed in mail; restart again",
+        [[w("run", "w1", kill_at="charge.effect")],
+         [w("recover", "w2", kill_at="mail.effect")], [w("recover", "w3")]])
+    add("linear-kill-same-step-twice", "linear",
+        "SIGKILL in charge after its effect, and the recovery again there; restart again",
+        [[w("run", "w1", kill_at="charge.effect")],
+         [w("recover", "w2", kill_at="charge.effect")], [w("recover", "w3")]])
+    for step in ("charge", "mail"):
+        add(f"linear-kill-{step}-two-resumers", "linear",
+            f"SIGKILL in {step} after its effect; two processes restart at once",
+            [[w("run", "w1", kill_at=f"{step}.effect")],
+             [w("recover", "w2"), w("recover", "w3", executor="local")]])
+    add("linear-recover-and-rerun-at-once", "linear",
+        "SIGKILL in mail after its effect; one process restarts while the caller reruns the id",
+        [[w("run", "w1", kill_at="mail.effect")],
+         [w("recover", "w2"), w("rerun", "w3")]])
+    for j in (1, 2, 3):
+        add(f"linear-fork-at-{j}", "linear",
+            f"after a clean run, fork_workflow from the step after the {j}th",
+            [[w("run", "w1")], [w("fork", "w2", fork_at=j)]])
+    add("linear-fork-after-crash", "linear",
+        "SIGKILL in mail after its effect, restart, then fork from the 2nd step's checkpoint",
+        [[w("run", "w1", kill_at="mail.effect")], [w("recover", "w2")],
+         [w("fork", "w3", fork_at=1)]])
+    add("linear-fork-twice", "linear", "two forks of the same checkpoint, one after the other",
+        [[w("run", "w1")], [w("fork", "w2", fork_at=2)], [w("fork", "w3", fork_at=2)]])
+    add("linear-fork-killed-recover", "linear",
+        "a fork is SIGKILLed in its first step after its effect; restart recovers the fork",
+        [[w("run", "w1")], [w("fork", "w2", fork_at=2, kill_at="mail.effect")],
+         [w("recover-forks", "w3")]])
+
+    add("approval-live", "approval", "recv waits; the same process sends the answer",
+        [[w("run", "w1", answers=[ans("approve")])]])
+    for point, words in (
+        ("quote.effect", "in quote after its effect"),
+        ("recv.start", "while recv waits"),
+        ("answer.before-send", "just before it sends the answer"),
+    ):
+        add(f"approval-kill-{point.replace('.', '-')}", "approval",
+            f"SIGKILL {words}; restart and answer",
+            [[w("run", "w1", answers=[ans("approve")], kill_at=point)],
+             [w("recover", "w2", answers=[ans("approve")])]])
+    for point, words in (
+        ("recv.recorded", "after recv consumed the answer"),
+        ("book.effect", "in book after its effect"),
+    ):
+        add(f"approval-kill-{point.replace('.', '-')}", "approval",
+            f"SIGKILL {words}; restart",
+            [[w("run", "w1", answers=[ans("approve")], kill_at=point)], [w("recover", "w2")]])
+    add("approval-kill-handler-after-send", "approval",
+        "the worker is SIGKILLed while recv waits; a request handler answers and is SIGKILLed "
+        "after the send; restart",
+        [[w("run", "w1", kill_at="recv.waiting")],
+         [w("answer", "w2", answers=[ans("approve")], kill_at="answer.sent")],
+         [w("recover", "w3")]])
+    add("approval-kill-handler-before-send", "approval",
+        "the worker is SIGKILLed while recv waits; the handler is SIGKILLed before its send; "
+        "restart and answer",
+        [[w("run", "w1", kill_at="recv.waiting")],
+         [w("answer", "w2", answers=[ans("approve")], kill_at="answer.before-send")],
+         [w("recover", "w3", answers=[ans("approve")])]])
+    add("approval-kill-handler-reanswer", "approval",
+        "as approval-kill-handler-after-send, but the restarted worker answers again",
+        [[w("run", "w1", kill_at="recv.waiting")],
+         [w("answer", "w2", answers=[ans("approve")], kill_at="answer.sent")],
+         [w("recover", "w3", answers=[ans("approve")])]])
+    add("approval-reanswer-after-done", "approval",
+        "the approval is sent again after the workflow finished",
+        [[w("run", "w1", answers=[ans("approve")])],
+         [w("answer", "w2", answers=[ans("approve", remember=2)])]])
+    add("approval-double-send", "approval", "the answer is sent twice while recv waits",
+        [[w("run", "w1", answers=[ans("approve"), ans("approve", again=True)])]])
+    add("approval-two-values", "approval", "two different answers sent while recv waits",
+        [[w("run", "w1", answers=[ans("approve"), ans("reject", again=True)])]])
+    add("two-approvals-live", "two-approvals", "two recvs on one topic, each answered once",
+        [[w("run", "w1", answers=[ans("approve"), ans("approve-2")])]])
+    add("two-approvals-double-click", "two-approvals",
+        "the first approval is sent twice; the second recv consumes the duplicate",
+        [[w("run", "w1", answers=[ans("approve"), ans("approve", again=True)])]])
+    add("two-approvals-kill-book", "two-approvals",
+        "SIGKILL in book after its effect; restart; the second approval answered",
+        [[w("run", "w1", answers=[ans("approve")], kill_at="book.effect")],
+         [w("recover", "w2", answers=[ans("approve-2")])]])
+    add("two-approvals-double-click-handler", "two-approvals",
+        "a request handler sends the first approval twice; the second recv consumes it",
+        [[w("run", "w1", answers=[]),
+          w("answer", "w2", answers=[ans("approve"), ans("approve", again=True)])]])
+    add("approval-answer-handler", "approval",
+        "a request handler in another process answers and waits for the result",
+        [[w("run", "w1", answers=[]), w("answer", "w2", answers=[ans("approve")])]])
+    add("approval-fork-before-recv", "approval",
+        "after a clean run, fork from recv's checkpoint and answer the fork",
+        [[w("run", "w1", answers=[ans("approve")])],
+         [w("fork", "w2", fork_at=1, answers=[ans("reject")])]])
+    return out
+
+
+def runtime() -> dict[str, str]:
+    return {"name": "dbos", "version": importlib.metadata.version("dbos")}
+
+
+def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
+    """Records one cell into traces/<cell>.jsonl; the SQLite database lives in scratch."""
+    trace = traces / f"{cell.name}.jsonl"
+    work = Path(tempfile.mkdtemp(prefix=f"{cell.name}-", dir=scratch))
+    wf = f"wf-{cell.name}"
+    writer = TraceWriter(trace, "driver")
+    writer.header(
+        header(
+            runtime="dbos",
+            version=runtime()["version"],
+            backend="sqlite",
+            scenario=f"{cell.scenario}: {cell.what}",
+            nodes=nodes(cell.params["workflow"]),
+            thread=wf,
+            **DECLARED,
+        )
+    )
+    writer.close()
+    report = CellReport(cell, trace.name)
+    try:
+        run_phases(
+            report, trace, work, "rctools.dbos.worker", cell.params["phases"],
+            {"db": str(work / "dbos.sqlite"), "wf": wf, "workflow": cell.params["workflow"],
+             "effects": str(work / "effects.jsonl")},
+            timeout=90,
+        )
+        fired = effects_fired(work / "effects.jsonl")
+        report.notes["effects_fired"] = sum(fired.values())
+        report.notes["fired_per_intent"] = fired
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return report

@@ -1,0 +1,228 @@
+"""The shared click options of a runtime suite and its one finish step.
+
+    @click.command(epilog=exit_codes_help())
+    @suite_options
+    @reported("run dbos")
+    def command(out, fmt, progress, cells, jobs, invocation): ...
+        reports = record(...)
+        return finish("dbos", invocation, fmt, out, reports, progress=shown)
+
+`finish` judges every recorded trace with resume-check's `judge` (one TLC run for the batch),
+writes OUT/summary.json in one shape for every suite, prints the table (text) or the envelope
+(json) or JUnit, and returns the exit code: 0 all conform, 1 a finding, 2 bad input, 3 the
+environment (a cell that could not be recorded, TLC that could not judge).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from resumecheck.contract import default_spec_paths
+from resumecheck.errors import EnvironmentProblem, UsageError
+from resumecheck.output import emit_suite, format_option
+from resumecheck.progress import Progress, TLCProgress, progress_option
+from resumecheck.refine import judge
+from resumecheck.report import Invocation, exit_code
+from resumecheck.verdict import Status, Verdict
+
+from rctools.suite.reports import Cell, CellReport
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class RecordingFailed(EnvironmentProblem):
+    """The runtime under test could not finish a cell: no verdict, exit code 3."""
+
+
+def suite_options(func: F) -> F:
+    """--out, --format, --progress, --cells, --list, --stride, --jobs: the same on every
+    runtime suite."""
+    for option in reversed(
+        [
+            click.option(
+                "--out",
+                type=click.Path(file_okay=False, path_type=Path),
+                required=True,
+                help="Folder for traces/ and summary.json (traces/ is replaced).",
+            ),
+            format_option(("text", "json", "junit")),
+            progress_option,
+            click.option(
+                "--cells",
+                "cells",
+                multiple=True,
+                help="Only the cells whose name matches this glob (repeatable; default: all).",
+            ),
+            click.option(
+                "--list", "list_cells", is_flag=True, help="Print the cells and exit."
+            ),
+            click.option(
+                "--stride",
+                default=1,
+                show_default=True,
+                type=click.IntRange(min=1),
+                help="Record every N-th selected cell only (a quick, still deterministic sample).",
+            ),
+            click.option("--jobs", default=1, show_default=True, help="Cells recorded at once."),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def select(cells: Sequence[Cell], patterns: Sequence[str]) -> list[Cell]:
+    """The cells a --cells filter keeps, in matrix order; an unmatched pattern is an error."""
+    if not patterns:
+        return list(cells)
+    chosen = [c for c in cells if any(fnmatch.fnmatchcase(c.name, p) for p in patterns)]
+    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(c.name, p) for c in cells)]
+    if unmatched:
+        raise UsageError(f"--cells {', '.join(unmatched)} matches no cell; see --list")
+    return chosen
+
+
+def fresh_traces(out: Path) -> Path:
+    traces = out / "traces"
+    if traces.exists():
+        shutil.rmtree(traces)
+    traces.mkdir(parents=True)
+    return traces
+
+
+def list_text(cells: Sequence[Cell]) -> str:
+    width = max((len(c.name) for c in cells), default=0)
+    return "\n".join(f"{c.name:<{width}}  {c.what}" for c in cells)
+
+
+def verdict_words(v: Verdict) -> str:
+    if v.status is Status.VIOLATES:
+        props = ",".join(v.properties) or "unmatched"
+        return f"violates {props} at event {v.event_index}"
+    if v.status is Status.CONFORMS:
+        return "conforms" if v.complete is not False else "conforms (incomplete)"
+    return f"{v.status.value}: {v.reason[:80]}"
+
+
+def finish(
+    suite: str,
+    invocation: Invocation,
+    fmt: str,
+    out: Path,
+    reports: Sequence[CellReport],
+    *,
+    progress: Progress,
+    runtime: dict[str, str],
+    declared: dict[str, Any],
+) -> int:
+    """Judges the cells' traces, writes summary.json, prints the report; returns the exit code."""
+    traces = out / "traces"
+    broken = [r for r in reports if r.problem]
+    recorded = [r for r in reports if not r.problem]
+    verdicts: list[Verdict] = []
+    if recorded:
+        progress.note(f"judging {len(recorded)} traces against ResumeCore")
+        verdicts = judge(
+            [traces / r.trace for r in recorded],
+            spec_paths=default_spec_paths(),
+            on_line=TLCProgress(progress),
+        )
+        progress.clear()
+    code = exit_code(verdicts)
+    if broken:
+        code = max(code, RecordingFailed.exit_code)
+    by_trace = dict(zip([r.trace for r in recorded], verdicts, strict=True))
+    rows = []
+    for r in reports:
+        v = by_trace.get(r.trace)
+        row: dict[str, Any] = {
+            "cell": r.cell.name,
+            "scenario": r.cell.scenario,
+            "what": r.cell.what,
+            "trace": str(traces / r.trace),
+            "status": v.status.value if v else "error",
+            "verdict": verdict_words(v) if v else f"not recorded: {r.problem}",
+            "properties": v.properties if v else [],
+            "workers": [w.to_json() for w in r.workers],
+        }
+        if v is not None and v.complete is not None:
+            row["complete"] = v.complete
+        if r.notes:
+            row["notes"] = r.notes
+        rows.append(row)
+    findings: dict[str, int] = {}
+    for row in rows:
+        for p in row["properties"]:
+            findings[p] = findings.get(p, 0) + 1
+    document = {
+        "suite": suite,
+        "runtime": runtime,
+        "declared": declared,
+        "cells": rows,
+        "findings": findings,
+    }
+    width = max((len(r["cell"]) for r in rows), default=4)
+    lines = [f"{'cell':<{width}}  verdict", f"{'-' * width}  -------"]
+    lines += [f"{r['cell']:<{width}}  {r['verdict']}" for r in rows]
+    conform = sum(1 for r in rows if r["status"] == "conforms")
+    lines += [
+        "",
+        f"{suite} {runtime.get('version', '')}: {len(rows)} cells, {conform} conform, "
+        + (
+            "findings: " + ", ".join(f"{p} in {n}" for p, n in sorted(findings.items()))
+            if findings
+            else "no findings"
+        )
+        + (f", {len(broken)} not recorded" if broken else ""),
+        f"traces in {traces}; summary in {out / 'summary.json'}",
+    ]
+    emit_suite(fmt, invocation, verdicts, document, "\n".join(lines), out=out, code=code)
+    if broken:
+        progress.note(f"{len(broken)} cell(s) could not be recorded: {broken[0].problem}")
+    return code
+
+
+def run_suite(
+    suite: str,
+    matrix: Any,
+    invocation: Invocation,
+    fmt: str,
+    out: Path,
+    progress: bool | None,
+    cells: Sequence[str],
+    list_cells: bool,
+    jobs: int,
+    stride: int = 1,
+) -> int:
+    """The body of every runtime suite: select cells, record them (`matrix.record_cell`),
+    finish. `matrix` provides cells(), record_cell(cell, traces, scratch), runtime(),
+    DECLARED and DOCS."""
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    chosen = select(matrix.cells(), cells)[::stride]
+    if list_cells:
+        click.echo(list_text(chosen))
+        return 0
+    traces = fresh_traces(out)
+    shown = Progress(progress)
+    done = 0
+    with tempfile.TemporaryDirectory(prefix=f"rc-{suite}-") as scratch:
+
+        def one(cell: Cell) -> CellReport:
+            nonlocal done
+            report = matrix.record_cell(cell, traces, Path(scratch))
+            done += 1
+            shown.update(f"recorded {done}/{len(chosen)}: {cell.name}")
+            return report
+
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            reports = list(pool.map(one, chosen))
+    return finish(
+        suite, invocation, fmt, out, reports, progress=shown, runtime=matrix.runtime(),
+        declared=matrix.DECLARED | {"docs": matrix.DOCS},
+    )

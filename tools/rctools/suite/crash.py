@@ -1,0 +1,128 @@
+"""SIGKILL of a real child process at a named point.
+
+The child calls `points.hit(label)` at every place a kill may land (step boundaries, inside a
+step, around the store's acknowledgement). The cell names one point as `label#n` (the n-th time
+the child reaches `label`); there the child tells the parent through a pipe and blocks, and the
+parent sends SIGKILL. The kill is real and external, and it lands at the same place every time:
+cells are deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from rctools.suite.reports import WorkerReport
+
+KILL_ENV = "RC_KILL_AT"
+FD_ENV = "RC_KILL_FD"
+
+
+class KillPoints:
+    """The child side: counts labels, blocks at the chosen one until the parent kills it."""
+
+    def __init__(self, at: str | None = None, fd: int | None = None) -> None:
+        if at is None:
+            at = os.environ.get(KILL_ENV) or None
+        if fd is None and os.environ.get(FD_ENV):
+            fd = int(os.environ[FD_ENV])
+        self.label, self.occurrence = None, 0
+        if at:
+            label, _, nth = at.partition("#")
+            self.label, self.occurrence = label, int(nth or 1)
+        self.fd = fd
+        self.seen: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def hit(self, label: str) -> None:
+        with self._lock:
+            nth = self.seen[label] = self.seen.get(label, 0) + 1
+        if label == self.label and nth == self.occurrence:
+            if self.fd is None:  # no parent to kill us: do it ourselves
+                os.kill(os.getpid(), signal.SIGKILL)
+            os.write(self.fd, f"{label}#{nth}\n".encode())
+            while True:  # the parent's SIGKILL ends this
+                time.sleep(60)
+
+
+def run_child(
+    argv: list[str],
+    *,
+    proc: str,
+    role: str,
+    kill_at: str | None = None,
+    result_file: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 60.0,
+    cwd: Path | None = None,
+) -> WorkerReport:
+    """Runs `python argv...` as a child; SIGKILLs it when it reaches `kill_at`."""
+    started = time.monotonic()
+    read_fd, write_fd = os.pipe()
+    child_env = dict(os.environ if env is None else env)
+    child_env.pop(KILL_ENV, None)
+    child_env[FD_ENV] = str(write_fd)
+    if kill_at:
+        child_env[KILL_ENV] = kill_at
+    child = subprocess.Popen(
+        [sys.executable, *argv],
+        env=child_env,
+        pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+    )
+    os.close(write_fd)
+    said: list[str] = []
+
+    def listen() -> None:
+        with os.fdopen(read_fd, "rb") as pipe:
+            line = pipe.readline()
+            if line:
+                said.append(line.decode().strip())
+                child.send_signal(signal.SIGKILL)
+
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    try:
+        _, err = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        _, err = child.communicate()
+        return WorkerReport(
+            proc, role, "error", child.returncode, error=f"timed out after {timeout:g} s",
+            seconds=round(time.monotonic() - started, 3),
+        )
+    listener.join(timeout=5)
+    seconds = round(time.monotonic() - started, 3)
+    if said:
+        return WorkerReport(proc, role, "killed", child.returncode, point=said[0], seconds=seconds)
+    result: Any = None
+    if result_file is not None and result_file.exists():
+        result = json.loads(result_file.read_text(encoding="utf-8") or "null")
+    if child.returncode != 0:
+        tail = err.decode(errors="replace").strip().splitlines()[-3:]
+        return WorkerReport(
+            proc, role, "error", child.returncode, result=result, error=" | ".join(tail),
+            seconds=seconds,
+        )
+    return WorkerReport(proc, role, "returned", 0, result=result, seconds=seconds)
+
+
+def barrier(folder: Path, proc: str, count: int, timeout: float = 30.0) -> None:
+    """Blocks until `count` processes of a phase reached this point (concurrent resumers that
+    really overlap, every time: a cell stays deterministic)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / proc).touch()
+    deadline = time.monotonic() + timeout
+    while len(list(folder.iterdir())) < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"barrier {folder}: {len(list(folder.iterdir()))}/{count}")
+        time.sleep(0.01)

@@ -1,0 +1,81 @@
+"""A cell as phases of real processes: each phase starts its workers together (concurrent
+resumers) and waits for all; a worker may be SIGKILLed at a named point, after which the
+harness logs its `crash`. Workers report through a JSON job file and a result file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from rctools.suite.crash import run_child
+from rctools.suite.reports import CellReport, WorkerReport
+from rctools.suite.trace import TraceWriter
+
+
+def run_phases(
+    report: CellReport,
+    trace: Path,
+    work: Path,
+    module: str,
+    phases: list[list[dict[str, Any]]],
+    job_base: dict[str, Any],
+    *,
+    timeout: float = 90,
+    on_phase: Callable[[int], None] | None = None,
+) -> None:
+    for n, phase in enumerate(phases):
+        jobs = []
+        for spec in phase:
+            job = {
+                **job_base,
+                **spec,
+                "trace": str(trace),
+                "result": str(work / f"result-{spec['proc']}.json"),
+            }
+            path = work / f"job-{n}-{spec['proc']}.json"
+            path.write_text(json.dumps(job), encoding="utf-8")
+            jobs.append((job, path))
+        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+            done = list(
+                pool.map(
+                    lambda jp: run_child(
+                        ["-m", module, str(jp[1])],
+                        proc=jp[0]["proc"],
+                        role=jp[0]["role"],
+                        kill_at=jp[0].get("kill_at"),
+                        result_file=Path(jp[0]["result"]),
+                        timeout=timeout,
+                    ),
+                    jobs,
+                )
+            )
+        report.workers.extend(done)
+        log_crashes(trace, done)
+        if on_phase:
+            on_phase(n)
+    unexpected = [x for x in report.workers if x.exit == "error"]
+    if unexpected:
+        report.problem = "; ".join(f"{x.proc} ({x.role}): {x.error}" for x in unexpected)
+
+
+def log_crashes(trace: Path, workers: list[WorkerReport]) -> None:
+    """The harness logs each SIGKILL it sent, once the process is gone."""
+    for x in workers:
+        if x.exit == "killed":
+            writer = TraceWriter(trace, x.proc)
+            with writer.shared():
+                writer.event("crash")
+            writer.close()
+
+
+def effects_fired(path: Path) -> dict[str, int]:
+    """intent -> times fired, from the effects ledger the workers append to."""
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    counts: dict[str, int] = {}
+    for line in lines:
+        intent = json.loads(line)["intent"]
+        counts[intent] = counts.get(intent, 0) + 1
+    return counts

@@ -1,0 +1,56 @@
+"""Typed reports: what a cell is, what each of its processes reported, how the cell went."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One deterministic cell of a crash matrix: a scenario and the faults injected into it."""
+
+    name: str
+    scenario: str
+    what: str  # one line for people: the fault, the resume
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class WorkerReport:
+    """One child process of a cell, as the harness saw it end."""
+
+    proc: str
+    role: str  # "run", "resume", "answer", "fork", ...
+    exit: str  # "returned", "killed", "error"
+    returncode: int | None = None
+    point: str | None = None  # the kill point it was stopped at
+    result: Any = None  # what the invocation returned (JSON), when it returned
+    error: str | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class CellReport:
+    """A recorded cell: its trace and its workers."""
+
+    cell: Cell
+    trace: str  # path relative to the suite's traces folder
+    workers: list[WorkerReport] = field(default_factory=list)
+    problem: str | None = None  # the cell could not be recorded (environment)
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cell": self.cell.to_json(),
+            "trace": self.trace,
+            "workers": [w.to_json() for w in self.workers],
+            "problem": self.problem,
+            "notes": self.notes,
+        }

@@ -1,0 +1,98 @@
+"""One crash-safe JSON Lines trace shared by every process of a cell, and the ResumeCore v2
+header.
+
+Each line is one `os.write` on an O_APPEND descriptor, so lines of concurrent processes never
+interleave and a SIGKILL loses at most the line being written (the checker reports a truncated
+last line and judges the rest). Within a process one sequence counter, taken under a lock,
+orders the events of all its threads. `shared()` is a cross-process lock (flock) for a
+recorder that must read the store and log what it read as one move, so that no other process's
+acknowledgement slips between the two.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+FORMAT = "resume-check/v2"
+LEVELS = ("exactly-once", "at-least-once", "at-most-once")
+
+
+def header(
+    *,
+    runtime: str,
+    version: str,
+    backend: str,
+    scenario: str,
+    durability: str = "sync",
+    effects_default: str = "exactly-once",
+    effect_kinds: dict[str, str] | None = None,
+    fencing: str = "lease",
+    nodes: list[str] | None = None,
+    thread: str | None = None,
+) -> dict[str, Any]:
+    """A ResumeCore v2 header declaring what the runtime documents (nothing implied)."""
+    assert durability in ("sync", "async", "exit") and fencing in ("lease", "none")
+    assert effects_default in LEVELS
+    kinds = [{"kind": k, "level": lv} for k, lv in sorted((effect_kinds or {}).items())]
+    assert all(k["level"] in LEVELS for k in kinds)
+    head: dict[str, Any] = {
+        "format": FORMAT,
+        "contract": "ResumeCore",
+        "runtime": {"name": runtime, "version": version},
+        "backend": backend,
+        "scenario": scenario,
+        "guarantees": {
+            "durability": durability,
+            "effects": {"default": effects_default, "kinds": kinds},
+            "fencing": fencing,
+        },
+    }
+    if thread is not None:
+        head["thread"] = thread
+    if nodes is not None:
+        head["graph"] = {"nodes": sorted(set(nodes))}
+    return head
+
+
+class TraceWriter:
+    """Appends events of one process (`proc`) to a cell's trace."""
+
+    def __init__(self, path: Path, proc: str | int) -> None:
+        self.path = Path(path)
+        self.proc = proc
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._lock = threading.RLock()
+        self._seq = 0
+
+    def header(self, head: dict[str, Any]) -> None:
+        """The first line; written once by the cell's driver before any process starts."""
+        self._write(head)
+
+    def event(self, ev: str, **fields: Any) -> None:
+        with self._lock:
+            line = {"seq": self._seq, "ev": ev, "proc": self.proc, **fields}
+            self._seq += 1
+            self._write(line)
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        """Holds an exclusive lock on the trace across processes (and this process's threads)."""
+        with self._lock:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        os.write(self._fd, (json.dumps(obj, separators=(", ", ": ")) + "\n").encode())
+
+    def close(self) -> None:
+        os.close(self._fd)
