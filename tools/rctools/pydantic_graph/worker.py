@@ -129,6 +129,14 @@ def main(job_path: str) -> int:
                 if snap is None:
                     fields: dict[str, Any] = {"checkpoint": None, "parent": None,
                                               "digest": None}
+                    # Nothing to run because another process took the snapshot (it is
+                    # pending or running there): pydantic-graph's exclusion at work.
+                    held = [
+                        s for s in await super().load_all()
+                        if getattr(s, "status", None) in ("pending", "running")
+                    ]
+                    if held:
+                        fields["refused"] = True
                 else:
                     fields = {"checkpoint": snap.id, "parent": parent_of(snap.id),
                               "digest": digest(entry_of(snap.id)[1])}
