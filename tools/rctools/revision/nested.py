@@ -86,7 +86,10 @@ class TrackedView:
     recorded with its path and current version (`on_read`)."""
 
     def __init__(
-        self, inputs: NestedInputs, on_read: Callable[[str, int], None], keys: list[Key] | None = None
+        self,
+        inputs: NestedInputs,
+        on_read: Callable[[str, int], None],
+        keys: list[Key] | None = None,
     ) -> None:
         self._inputs = inputs
         self._on_read = on_read

@@ -238,7 +238,8 @@ class RacingRuntime:
         assert self.planner is not None
         self.pending = False
         active = frozenset(n for n in self.workload.order if self._active(n))
-        items = [(a, True) for a in self.in_flight.values()] + [(a, False) for a in self.cur.values()]
+        items = [(a, True) for a in self.in_flight.values()]
+        items += [(a, False) for a in self.cur.values()]
         work = [
             Work(a.id, a.node, flight, self._stale(a), a.unknown and bool(self._touched(a)))
             for a, flight in items
@@ -291,12 +292,16 @@ class RacingRuntime:
         """One attempt on a worker thread: its reads, its model call, its end and commit."""
         try:
             self._attempt(a)
-        except BaseException as exc:  # noqa: BLE001 -- the scheduler raises it
+        except BaseException as exc:  # the scheduler raises it
             with self.cond:
                 self.error = exc
         finally:
             with self.cond:
                 self.cond.notify_all()
+
+    def _gap(self, a: Attempt, what: str) -> float:
+        """A short pause (0 to 2 ms, drawn from the seed) where the lock is free."""
+        return random.Random(f"{self.seed}:{a.id}:{what}").uniform(0, 0.002)
 
     def _attempt(self, a: Attempt) -> None:
         node = self.workload.node(a.node)
@@ -312,7 +317,7 @@ class RacingRuntime:
                     if a.state != "run":
                         return
                     seen.append(f"{path}={read(TrackedView(self.inputs, on_read), path)}")
-                time.sleep(0.0005)  # a revision may land between two reads
+                time.sleep(self._gap(a, f"read {path}"))  # a revision may land between reads
         else:
             with self.cond:
                 if a.state != "run":
@@ -333,7 +338,7 @@ class RacingRuntime:
                 self._event("stage", attempt=a.id)
             self._event("end", attempt=a.id)
             a.state = "done"
-        time.sleep(0.0005)  # the commit races the revisions: one may land in between
+        time.sleep(self._gap(a, "commit"))  # the commit races the revisions
         with self.cond:
             if a.state != "done":
                 return  # cancelled by a plan meanwhile
@@ -371,21 +376,20 @@ class RacingRuntime:
             self._on_revision,
             self._on_sender_done,
         )
-        with ThreadPoolExecutor(self.width, thread_name_prefix="attempt") as pool:
-            with self.cond:
-                while self.error is None:
-                    if self.pending and self.planner is not None:
-                        self._replan()
-                    self._start_ready(pool)
-                    quiet = not self.in_flight and not (self.pending and self.planner)
-                    active = [n for n in self.workload.order if self._active(n)]
-                    if quiet and all(n in self.cur for n in active):
-                        if not self.finished:
-                            self._event("finish", result=active)
-                            self.finished = True
-                        if self.sender_done:
-                            break
-                    self.cond.wait(timeout=0.2)
+        with ThreadPoolExecutor(self.width, thread_name_prefix="attempt") as pool, self.cond:
+            while self.error is None:
+                if self.pending and self.planner is not None:
+                    self._replan()
+                self._start_ready(pool)
+                quiet = not self.in_flight and not (self.pending and self.planner)
+                active = [n for n in self.workload.order if self._active(n)]
+                if quiet and all(n in self.cur for n in active):
+                    if not self.finished:
+                        self._event("finish", result=active)
+                        self.finished = True
+                    if self.sender_done:
+                        break
+                self.cond.wait(timeout=0.2)
         listener.join(timeout=30)
         errors = [*([self.error] if self.error else []), *self.sender.errors]
         if errors:

@@ -114,7 +114,7 @@ class RevisionSender:
                     _send(stdin, {"ack": on_revision(message["revise"])})
                 else:
                     raise RuntimeError("the revision sender exited")
-            except BaseException as exc:  # noqa: BLE001 -- handed to the runtime, which raises
+            except BaseException as exc:  # handed to the runtime, which raises
                 self.errors.append(exc)
             finally:
                 on_done()
