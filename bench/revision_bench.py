@@ -280,6 +280,10 @@ def _report(
     return "\n".join(lines)
 
 
+def _span(values: list[int]) -> str:
+    return str(min(values)) if min(values) == max(values) else f"{min(values)}-{max(values)}"
+
+
 def _racing_report(racing: list[Run], caught: set[Path], seed: int) -> list[str]:
     def outcome(r: Run) -> RaceOutcome:
         assert isinstance(r.outcome, RaceOutcome)
@@ -295,24 +299,31 @@ def _racing_report(racing: list[Run], caught: set[Path], seed: int) -> list[str]
         f"{n} executions per policy (seed {seed}; the workloads in turn, the same seeds -- so the "
         "same revision schedules -- for every policy), 3 worker threads, each model call 2-6 ms "
         "of wall time. A separate process sends each execution "
-        f"{min(revs)}-{max(revs)} accepted revisions at instants drawn from the seed (plus some "
+        f"{_span(revs)} accepted revisions at instants drawn from the seed (plus some "
         "against an old version, refused); they race the attempts' reads, model calls and "
         "commits. Model calls per execution, the first run included; *recovery* subtracts the "
-        "calls of a run without revisions. Every trace judged by DagRevision.",
+        "calls of a run without revisions (one per node on the initial route). Every trace "
+        "judged by DagRevision.",
         "",
         "| workload | executions per policy | full calls | suffix calls | validity calls "
-        "| stale calls | validity recovery calls | validity saves vs full | "
-        "validity saves vs suffix | rejected at commit (validity) | stale rejected |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| stale calls | full recovery | suffix recovery | validity recovery "
+        "| validity saves vs full (recovery) | validity saves vs suffix (recovery) "
+        "| validity saves vs full (whole run) | validity saves vs suffix (whole run) "
+        "| rejected at commit (validity) | stale rejected |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for w in RACING_WORKLOADS.values():
         mine = {p: [r for r in per_policy[p] if r.workload == w.name] for p in POLICIES}
         calls = {p: statistics.mean(outcome(r).calls for r in mine[p]) for p in POLICIES}
-        active = [x for x in w.nodes if x.route is None or w.inputs[x.route[0]] == x.route[1]]
+        first = len([x for x in w.nodes if x.route is None or w.inputs[x.route[0]] == x.route[1]])
+        rec = {p: calls[p] - first for p in POLICIES}
         lines.append(
             f"| {w.name} | {len(mine['validity'])} | "
             + " | ".join(f"{calls[p]:.1f}" for p in POLICIES)
-            + f" | {calls['validity'] - len(active):.1f} | "
+            + " | "
+            + " | ".join(f"{rec[p]:.1f}" for p in ("full", "suffix", "validity"))
+            + f" | {_saving(rec['validity'], rec['full'])} | "
+            f"{_saving(rec['validity'], rec['suffix'])} | "
             f"{_saving(calls['validity'], calls['full'])} | "
             f"{_saving(calls['validity'], calls['suffix'])} | "
             f"{sum(outcome(r).rejected for r in mine['validity'])} | "
