@@ -280,6 +280,17 @@ def _report(
     return "\n".join(lines)
 
 
+def _paired(mine: list[Run], other: list[Run]) -> str:
+    """The mean difference in model calls per execution over executions with the same seed
+    (the same revision schedule), with a 95 % confidence interval (normal approximation)."""
+    theirs = {r.point: r.outcome.calls for r in other if r.outcome is not None}
+    diffs = [r.outcome.calls - theirs[r.point] for r in mine if r.outcome is not None]
+    half = 1.96 * statistics.stdev(diffs) / len(diffs) ** 0.5 if len(diffs) > 1 else 0.0
+    return f"{statistics.mean(diffs):+.1f} ({statistics.mean(diffs) - half:+.1f} .. " + (
+        f"{statistics.mean(diffs) + half:+.1f})"
+    )
+
+
 def _span(values: list[int]) -> str:
     return str(min(values)) if min(values) == max(values) else f"{min(values)}-{max(values)}"
 
@@ -309,8 +320,9 @@ def _racing_report(racing: list[Run], caught: set[Path], seed: int) -> list[str]
         "| stale calls | full recovery | suffix recovery | validity recovery "
         "| validity saves vs full (recovery) | validity saves vs suffix (recovery) "
         "| validity saves vs full (whole run) | validity saves vs suffix (whole run) "
+        "| validity - full, paired (95 % CI) | validity - suffix, paired (95 % CI) "
         "| rejected at commit (validity) | stale rejected |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for w in RACING_WORKLOADS.values():
         mine = {p: [r for r in per_policy[p] if r.workload == w.name] for p in POLICIES}
@@ -326,6 +338,8 @@ def _racing_report(racing: list[Run], caught: set[Path], seed: int) -> list[str]
             f"{_saving(rec['validity'], rec['suffix'])} | "
             f"{_saving(calls['validity'], calls['full'])} | "
             f"{_saving(calls['validity'], calls['suffix'])} | "
+            f"{_paired(mine['validity'], mine['full'])} | "
+            f"{_paired(mine['validity'], mine['suffix'])} | "
             f"{sum(outcome(r).rejected for r in mine['validity'])} | "
             f"{sum(r.trace in caught for r in mine['stale'])} of {len(mine['stale'])} |"
         )
