@@ -14,7 +14,8 @@ import pytest
 from conftest import run_cli
 from rctools.revision.matrix import Run, record_racing
 from rctools.revision.nested import NestedInputs, TrackedView, parse, read
-from rctools.revision.racing import RaceOutcome
+from rctools.revision.racing import Attempt, RaceOutcome, RacingRuntime
+from rctools.revision.sender import RevisionSender
 from rctools.revision.workloads import RACING_WORKLOADS
 from resumecheck.contract import default_spec_paths
 from resumecheck.refine import judge
@@ -138,3 +139,28 @@ def test_command_runs_racing_executions_and_reports_them(tmp_path: Path) -> None
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["racing"] == {"executions": 6, "seed": 2, "width": 3}
     assert all(r["revisions"] == 2 for r in summary["runs"])
+
+
+class ForgetsAttemptsInFlight(RacingRuntime):
+    """A runtime bug the sequential runtime could not have: the planner is shown the commits
+    only, not the attempts in flight, so a running attempt that read the revised path is kept
+    (its commit's revalidation still rejects it: only the plan is wrong)."""
+
+    def _work_items(self) -> list[tuple[Attempt, bool]]:
+        return [(a, False) for a in self.cur.values()]
+
+
+@pytest.mark.slow
+def test_a_plan_that_forgets_attempts_in_flight_is_caught(tmp_path: Path) -> None:
+    traces = []
+    with RevisionSender() as sender:
+        for seed in range(16):
+            workload = RACING_WORKLOADS[("digest", "app10")[seed % 2]]
+            runtime = ForgetsAttemptsInFlight(workload, "validity", sender, seed=seed, revisions=4)
+            runtime.run()
+            traces.append(tmp_path / f"{workload.name}-{seed}.jsonl")
+            runtime.write(traces[-1])
+    verdicts = judge(traces, spec_paths=default_spec_paths())
+    broken = [v for v in verdicts if v.status is Status.VIOLATES]
+    assert broken, "some revision lands while an attempt that read its path runs"
+    assert all("PlanSoundness" in v.properties for v in broken), [v.reason for v in broken]

@@ -234,15 +234,19 @@ class RacingRuntime:
             or set(a.parents) != current
         )
 
+    def _work_items(self) -> list[tuple[Attempt, bool]]:
+        """What a plan decides about: every attempt in flight (several, here) and every current
+        commit; True for in flight."""
+        items = [(a, True) for a in self.in_flight.values()]
+        return items + [(a, False) for a in self.cur.values()]
+
     def _replan(self) -> None:
         assert self.planner is not None
         self.pending = False
         active = frozenset(n for n in self.workload.order if self._active(n))
-        items = [(a, True) for a in self.in_flight.values()]
-        items += [(a, False) for a in self.cur.values()]
         work = [
             Work(a.id, a.node, flight, self._stale(a), a.unknown and bool(self._touched(a)))
-            for a, flight in items
+            for a, flight in self._work_items()
         ]
         plan = self.planner(Graph(self.dag, self.workload.order, active), work)
         self._event(
