@@ -1,4 +1,4 @@
-"""Record one trace per (workload, revision point) under one policy."""
+"""Record one trace per (workload, revision point) under one policy, or racing executions."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from resumecheck import tempdirs
 
 from rctools.revision.crash import crash_points, record_crash
 from rctools.revision.injection import Injection, injection_points
+from rctools.revision.racing import RaceOutcome, RacingRuntime
 from rctools.revision.runtime import Outcome, RevisionRuntime
+from rctools.revision.sender import RevisionSender
 from rctools.revision.workloads import Workload
 
 
@@ -21,7 +23,7 @@ class Run:
     point: str
     policy: str
     trace: Path
-    outcome: Outcome | None
+    outcome: Outcome | RaceOutcome | None
     """None for a run split across a crash (its cost is not measured)."""
 
 
@@ -63,3 +65,41 @@ def _one(workload: Workload, policy: str, injection: Injection, out: Path, scrat
     trace = out / f"{name}.jsonl"
     runtime.write(trace)
     return Run(workload.name, injection.label, policy, trace, outcome)
+
+
+def execution_seed(seed: int, index: int) -> int:
+    """The seed of racing execution `index` of a batch seeded `seed`: the same for every
+    policy, so policies are compared on the same revision schedules."""
+    return seed * 1_000_003 + index
+
+
+def record_racing(
+    workloads: list[Workload],
+    policy: str,
+    out: Path,
+    *,
+    executions: int,
+    seed: int,
+    revisions: int = 3,
+    width: int = 3,
+    on_run: Callable[[Run], None] | None = None,
+) -> list[Run]:
+    """`executions` racing runs under `policy`, the workloads taken in turn, each with
+    `revisions` accepted revisions sent by one sender process; writes the traces."""
+    out.mkdir(parents=True, exist_ok=True)
+    runs: list[Run] = []
+    with RevisionSender() as sender:
+        for index in range(executions):
+            workload = workloads[index % len(workloads)]
+            s = execution_seed(seed, index)
+            runtime = RacingRuntime(
+                workload, policy, sender, seed=s, revisions=revisions, width=width
+            )
+            outcome = runtime.run()
+            point = f"race-{index}"
+            trace = out / f"{workload.name}-{policy}-{point}.jsonl"
+            runtime.write(trace)
+            runs.append(Run(workload.name, point, policy, trace, outcome))
+            if on_run:
+                on_run(runs[-1])
+    return runs

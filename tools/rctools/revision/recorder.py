@@ -22,7 +22,7 @@ def header(workload: Workload, policy: str, scenario: str, runtime_version: str)
         "workflow": {
             "nodes": workload.order,
             "edges": [[m, n.name] for n in nodes for m in n.after],
-            "paths": list(workload.inputs),
+            "paths": workload.declared_paths,
             "reads": [{"node": n.name, "path": p} for n in nodes for p in n.reads],
             "routes": [
                 {"node": n.name, "path": n.route[0], "value": n.route[1]} for n in nodes if n.route

@@ -9,6 +9,7 @@ header declares it, and a full restart's outputs depend on exactly it); a node w
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -36,10 +37,29 @@ class Workload:
     description: str
     nodes: tuple[Node, ...]
     """Topologically sorted: the order the runtime runs them in."""
-    inputs: dict[str, str | int]
+    inputs: dict[str, Any]
     revision: Revision
     """The revision injected at every point of the run by `resume-check run revision`."""
     controls: frozenset[str] = field(default_factory=frozenset)
+    paths: tuple[str, ...] = ()
+    """The declared input paths when some are nested (default: the record's top-level keys)."""
+    menu: tuple[tuple[str, str], ...] = ()
+    """(path, kind): the revisions a racing user may send (default: replace, append and cancel
+    of every data path, control of every control path)."""
+
+    @property
+    def declared_paths(self) -> list[str]:
+        return list(self.paths) if self.paths else list(self.inputs)
+
+    def racing_menu(self) -> list[tuple[str, str]]:
+        if self.menu:
+            return list(self.menu)
+        data = [p for p in self.inputs if p not in self.controls]
+        found = [(p, kind) for p in data for kind in ("replace", "append", "cancel")]
+        return found + [(p, "control") for p in sorted(self.controls)]
+
+    def route_values(self, path: str) -> list[int]:
+        return sorted({n.route[1] for n in self.nodes if n.route and n.route[0] == path})
 
     @property
     def order(self) -> list[str]:
@@ -155,3 +175,61 @@ ROUTE = Workload(
 )
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (DIAMOND, APP10, COMPILER, UNTRACKED, ROUTE)}
+
+DIGEST = Workload(
+    "digest",
+    "a research digest over a nested input record: five independent readers (the question, the "
+    "first document's title, the second one's body, the whole document list, the language "
+    "preference) run at once; a route picks a brief or a full report; compose answers",
+    (
+        _n("intake", reads=("question",)),
+        _n("lead", reads=("docs[0].title",)),
+        _n("second", reads=("docs[1].body",)),
+        _n("catalog", reads=("docs",)),
+        _n("style", reads=("prefs.lang",)),
+        _n("brief", "lead", "second", route=("mode", 0)),
+        _n("report", "catalog", "lead", route=("mode", 1)),
+        _n("compose", "intake", "brief", "report", "style", reads=("prefs.length",), effect=True),
+    ),
+    {
+        "question": "q0",
+        "docs": [
+            {"title": "t0", "body": "b0"},
+            {"title": "t1", "body": "b1"},
+            {"title": "t2", "body": "b2"},
+        ],
+        "prefs": {"lang": "en", "length": "short"},
+        "mode": 0,
+    },
+    Revision("docs[0].title", "replace"),
+    frozenset({"mode"}),
+    paths=(
+        "question",
+        "docs",
+        "docs[0]",
+        "docs[0].title",
+        "docs[1].body",
+        "docs[2].title",
+        "prefs.lang",
+        "prefs.length",
+        "mode",
+    ),
+    menu=(
+        ("docs[0].title", "replace"),
+        ("docs[0].title", "cancel"),
+        ("docs[1].body", "replace"),
+        ("docs[1].body", "append"),
+        ("docs[2].title", "replace"),
+        ("docs[0]", "replace"),
+        ("docs", "append"),
+        ("docs", "cancel"),
+        ("prefs.lang", "replace"),
+        ("prefs.length", "append"),
+        ("question", "append"),
+        ("question", "cancel"),
+        ("mode", "control"),
+    ),
+)
+
+RACING_WORKLOADS: dict[str, Workload] = {**WORKLOADS, DIGEST.name: DIGEST}
+"""What racing runs use: every workload above and the nested-path digest."""
