@@ -331,12 +331,11 @@ class _Task:
 
 @dataclass
 class _Write:
-    """A task's pending write (or, with kind "resume", nothing: answers are kept apart)."""
+    """A task's pending write; answers are kept apart (`_Ck.answers`)."""
 
     kind: str  # ok | error | interrupt
     interrupt: str | None
     by: str
-    res: tuple[tuple[str, str], ...] = ()  # the answers the attempt received
 
 
 @dataclass
@@ -352,7 +351,6 @@ class _Ck:
     origin: str | None  # the fork's source
     pos: Pos
     content: str  # its content digest
-    by: str
     st: str = "made"  # made | stored | lost
     put: bool = False  # the saver acknowledged it with its digest
     tasks: tuple[_Task, ...] | None = None  # its schedule, once decided
@@ -385,7 +383,6 @@ class _Run:
     proc: str
     chain: Chain
     cur: _Ck | None = None
-    pinned: bool = False
 
 
 @dataclass
@@ -429,7 +426,8 @@ class _Sim:
         self.runs: dict[tuple[str, Chain], _Ck | None] = {}  # (proc, chain) -> its cur
         self.up: set[str] = set()
         self.live: dict[str, set[tuple[str, str]]] = {}  # interrupt -> {(proc, value)}: `ans`
-        self.ledger: dict[tuple[Chain, str, int, str, str], tuple[int, int]] = {}
+        # effect key (chain, branch, depth, path, intent) -> the crash count at its last fire
+        self.ledger: dict[tuple[Chain, str, int, str, str], int] = {}
         self.crashes = 0
         self.slots: list[str] = []
         self.tasks = 0
@@ -626,13 +624,9 @@ class _Sim:
         self._emit("load", run.proc, run.chain, **fields)
         if bad:
             self._violated()
-        latest = self._latest(run.chain)
         run.cur = got
-        run.pinned = asked is not None and latest is not None and asked.order < latest.order
         self.runs[(run.proc, run.chain)] = got
         self.up.add(run.proc)
-        if got is not None:
-            self.features.add("resumed")
 
     def _read(self) -> None:
         """get_state by an observer: the latest, or (time travel) an older checkpoint."""
@@ -665,7 +659,6 @@ class _Sim:
             origin=origin.id if origin else None,
             pos=pos,
             content=origin.content if origin else f"d-{cid}",
-            by=proc,
         )
         self.cks[cid] = ck
         self.inflight[proc].cks.add(cid)
@@ -953,7 +946,7 @@ class _Sim:
             )
             self._emit("fork", inv.proc, self.main, parent=src.id, checkpoint=ck.id)
             self.features.add("fork")
-            run.cur, run.pinned = ck, False
+            run.cur = ck
             self.runs[(inv.proc, self.main)] = ck
             self._save(inv, self.main, "ck", ck.id)
             return self._drive(inv, run)
@@ -1092,7 +1085,7 @@ class _Sim:
             wrong = level != "at-most-once" and self._armed("eo-skipped-unfired")
             shown = "skipped" if wrong else status
         else:
-            again = level == "at-least-once" and seen[1] != self.crashes
+            again = level == "at-least-once" and seen != self.crashes
             status = "fired" if again and self.rng.random() < 0.7 else "skipped"
             wrong = status == "skipped" and not again and self._armed("eo-refire-on-re-execution")
             shown = "fired" if wrong else status
@@ -1106,7 +1099,7 @@ class _Sim:
             self._violated()
         self.features.add("effect" if seen is None else f"effect {status} again")
         if status == "fired":
-            self.ledger[key] = ((seen[0] if seen else 0) + 1, self.crashes)
+            self.ledger[key] = self.crashes
 
     def _end(
         self,
@@ -1133,7 +1126,7 @@ class _Sim:
         self._emit("task_end", run.proc, run.chain, **fields)
         if bad:
             self._violated()
-        cur.fly[task.id] = _Write(outcome, interrupt, run.proc, tuple(res))
+        cur.fly[task.id] = _Write(outcome, interrupt, run.proc)
         self.inflight[run.proc].wrs.add((cur.id, task.id))
         if save:
             self._save(inv, run.chain, "wr", cur.id, task.id)
