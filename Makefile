@@ -55,7 +55,9 @@ record-langgraph: setup
 	  $(BIN)/python -m rctools.langgraph.publish out/record/$$b/summary.json traces/langgraph/$$b ; \
 	done
 
-## Batched versus per-trace TLC runs; the recorder's overhead. Writes bench/*results.md.
+## What judging costs -- batches of 1, 100 and 1,000 traces, ONE 10,000-event trace against 100
+## short ones, one process per trace; wall, CPU-s of the process tree, peak RSS; every verdict
+## checked -- then the recorder's overhead. Writes bench/results.md, bench/recorder-results.md.
 bench: setup
 	$(BIN)/python bench/batch_bench.py --out bench/results.md
 	$(BIN)/python bench/recorder_bench.py --out bench/recorder-results.md

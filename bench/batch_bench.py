@@ -1,24 +1,29 @@
-"""Batched versus per-trace TLC runs: what judging a batch in ONE TLC run buys.
+"""What judging ResumeCore v2 traces costs: batch sizes, history length, one process per trace.
 
-    .venv/bin/python bench/batch_bench.py --out bench/results.md        (what `make bench` runs)
-    .venv/bin/python bench/batch_bench.py --sizes 1,20 --repeats 1 --sample 3   (a quick look)
+    .venv/bin/python bench/batch_bench.py --out bench/results.md          (what `make bench` runs)
+    .venv/bin/python bench/batch_bench.py --sizes 1,100 --repeats 1      (a quick look)
 
-resume-check's design bet is that TLC's fixed cost (JVM start, parsing the contract) dominates
-judging one trace, so a batch of N traces should cost far less than N runs. This measures the
-bet end to end, the way a user pays for it: the `resume-check` CLI as a subprocess, so Python
-start-up, JVM start, SANY and TLC all count.
+Each row is one `resume-check --format json --no-progress PATH` call, timed the way a user pays
+for it: Python start-up, the JVM, SANY and TLC all count. Besides wall time it records the CPU
+seconds of the whole process tree (the CLI and the JVM it waits for, from os.wait4) and the
+peak RSS of its largest process (the JVM), because the machine this runs on is shared: wall
+time says how busy the neighbours were, CPU time what the checker itself spent.
 
-The traces come from bench/tracegen.py: deterministic (seeded), realistic (chains and
-fan-out/fan-in, crashes, interrupts, resume values, effects, forks), mostly conformant with 5%
-violating. Every trace is checked against the trace schema before anything is timed, and every
-timed run's verdicts are checked against what the generator intended, down to the first bad
-event and the properties it breaks: a benchmark that times wrong answers is worthless, so any
-disagreement stops the run with exit code 2 and no results file.
+Rows (traces from bench/tracegen.py, seeded, 5% violating):
 
-Per-trace runs of a large batch take long (a few seconds each), so for batches larger than
---sample they are measured on an evenly spread sample and the total is extrapolated from the
-sample's median, and labelled so. Batched runs are repeated (--repeats) and the median is
-reported, since a shared machine is noisy; the load average is recorded for the same reason.
+- batches of 1, 100 and 1,000 traces of ~100 events, each in ONE call (one TLC run);
+- ONE 10,000-event trace (a long-running thread), against the batch of 100 (about as many
+  events in short histories): the contract checks each property on the move that can break
+  it, so the cost of an event should not grow with the history before it. The ratio of their
+  events per CPU-second says whether it does; the target is the long trace in 10 CPU-s;
+- a few single traces, one process each: the price of not batching, extrapolated to N.
+
+Every row runs once per round, all rows side by side in each round (order rotated), for
+--repeats rounds; the report gives medians, and ratios are taken within a round and then the
+median, so a noisy neighbour slows both sides of a ratio alike. Every run's verdicts are
+checked against what the generator intended -- status, first bad event, properties,
+completeness -- and any difference stops the benchmark with exit code 2 and no results file:
+a benchmark that times wrong answers is worthless.
 """
 
 from __future__ import annotations
@@ -35,16 +40,18 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from resumecheck.refine import TLC_WORKERS
 from resumecheck.tlc.locate import find_java
+from resumecheck.tlc.runner import JAVA_OPTS_ENV
 from resumecheck.trace.schema import load_schema
-from tracegen import TARGET_EVENTS, Trace, generate
+from tracegen import LONG_EVENTS, TARGET_EVENTS, Trace, generate, generate_long
 
-TARGET_SIZE = 1000
-TARGET_SECONDS = 30.0
+TARGET_LONG_CPU = 10.0  # CPU-seconds for the 10,000-event trace
+SHORT_SIZE = 100  # the batch the long trace is compared with
 
 
 class BenchError(RuntimeError):
@@ -52,29 +59,37 @@ class BenchError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class Sample:
+    """One CLI call: wall seconds, CPU seconds of the process tree, peak RSS in KiB."""
+
+    wall: float
+    cpu: float
+    rss_kib: int
+
+
+@dataclass
 class Row:
-    """The measurements for one batch size."""
+    """One input judged in one call per round."""
 
-    size: int
-    events: int
-    violating: int
-    batched: list[float]  # wall seconds of each repeat of the one batched run
-    per_trace: list[float]  # wall seconds of each per-trace run measured
-    sampled: int  # distinct traces run one by one
-    per_trace_total: float  # measured sum, or the sample median times `size`
-    extrapolated: bool
+    key: str
+    path: Path
+    traces: list[Trace]
+    samples: list[Sample] = field(default_factory=list)
 
     @property
-    def batched_median(self) -> float:
-        return statistics.median(self.batched)
+    def events(self) -> int:
+        return sum(len(t.events) for t in self.traces)
 
     @property
-    def speedup(self) -> float:
-        return self.per_trace_total / self.batched_median
+    def violating(self) -> int:
+        return sum(t.expected.status == "violates" for t in self.traces)
 
-    @property
-    def events_per_second(self) -> float:
-        return self.events / self.batched_median
+    def median(self, attribute: str) -> float:
+        return statistics.median(getattr(s, attribute) for s in self.samples)
+
+    def spread(self, attribute: str) -> str:
+        values = [getattr(s, attribute) for s in self.samples]
+        return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -93,11 +108,21 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--sizes",
         default="1,100,1000",
         type=_sizes,
-        help="batch sizes, comma-separated (default: 1,100,1000)",
+        help="batch sizes, comma-separated (default: 1,100,1000; --sizes 1,100 drops the "
+        "1,000-trace batch, the slowest row)",
     )
-    parser.add_argument("--repeats", type=int, default=3, help="batched runs per size (median)")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds (medians of them)")
     parser.add_argument(
-        "--sample", type=int, default=20, help="traces run one by one per size (then extrapolated)"
+        "--long-events",
+        type=int,
+        default=LONG_EVENTS,
+        help=f"events of the one long trace (default {LONG_EVENTS}; 0: no long trace)",
+    )
+    parser.add_argument(
+        "--singles",
+        type=int,
+        default=4,
+        help="traces judged one process each per round (default 4; 0: none)",
     )
     parser.add_argument("--seed", type=int, default=1, help="corpus seed (default: 1)")
     parser.add_argument("--out", type=Path, help="write the results as Markdown here")
@@ -105,13 +130,15 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--workdir", type=Path, help="keep the generated traces here (default: a temp dir)"
     )
     args = parser.parse_args(argv)
-    if not args.sizes or min(args.sizes) < 1 or args.repeats < 1 or args.sample < 1:
-        parser.error("--sizes, --repeats and --sample must be positive")
+    if not args.sizes or min(args.sizes) < 1 or args.repeats < 1:
+        parser.error("--sizes and --repeats must be positive")
+    if args.long_events < 0 or args.singles < 0:
+        parser.error("--long-events and --singles must not be negative")
     return args
 
 
 def _sizes(text: str) -> list[int]:
-    """`1,100,1000` -> [1, 100, 1000]: the batch sizes, each measured on its own."""
+    """`1,100,1000` -> [1, 100, 1000]."""
     try:
         return sorted({int(part) for part in text.split(",") if part.strip()})
     except ValueError:
@@ -125,13 +152,21 @@ def _bench(args: argparse.Namespace) -> int:
     temp = args.workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="resume-check-bench-")) if temp else args.workdir
     try:
-        corpus = _corpus(max(args.sizes), args.seed)
-        dirs = _write_batches(workdir, corpus, args.sizes)
-        _log(f"{len(corpus)} traces, {sum(len(t.events) for t in corpus)} events, schema-valid")
-        # One untimed run so that the first timed one does not also pay for a cold disk cache.
-        _timed_cli(cli, [dirs[min(args.sizes)]], corpus[: min(args.sizes)])
+        rows = _rows(workdir, args)
+        for row in rows:
+            _log(f"{row.key}: {len(row.traces)} trace(s), {row.events} events")
+        # One untimed run, so that the first timed one does not also pay for a cold disk cache.
+        _run(cli, rows[0])
         load_before = os.getloadavg()
-        rows = [_measure(cli, dirs[size], corpus[:size], args) for size in args.sizes]
+        for round_ in range(args.repeats):
+            shift = round_ % len(rows)
+            for row in rows[shift:] + rows[:shift]:
+                sample = _run(cli, row)
+                row.samples.append(sample)
+                _log(
+                    f"round {round_ + 1}/{args.repeats} {row.key}: {sample.wall:.2f} s wall, "
+                    f"{sample.cpu:.2f} CPU-s, {sample.rss_kib // 1024} MiB"
+                )
         load_after = os.getloadavg()
     finally:
         if temp:
@@ -156,124 +191,101 @@ def _find_cli() -> Path:
     return cli
 
 
+def _git(*args: str) -> str:
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip()
+
+
 def _machine() -> dict[str, str]:
-    """What the numbers depend on: cores, the JVM, Python and the code's revision."""
+    """What the numbers depend on: cores, the JVM and its options, Python, the code."""
     java = find_java()
     version = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
     first = (version.stderr or version.stdout).splitlines()
-    root = Path(__file__).resolve().parent.parent
-    commit = subprocess.run(
-        ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
+    commit = _git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = _git("status", "--porcelain", "--untracked-files=no")
     return {
-        "nproc": str(len(os.sched_getaffinity(0))),
+        "nproc": f"{len(os.sched_getaffinity(0))} usable of {os.cpu_count()}",
         "java": first[0] if first else "unknown",
+        "java options": os.environ.get(JAVA_OPTS_ENV, "") or "none",
+        "TLC workers": str(TLC_WORKERS),
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "platform": platform.platform(),
-        "commit": (commit or "unknown") + (" with uncommitted changes" if dirty else ""),
+        "commit": commit + (" with uncommitted changes" if dirty else ""),
     }
 
 
-def _corpus(count: int, seed: int) -> list[Trace]:
-    """The first `count` traces, each checked against the schema the CLI checks them with."""
+def _rows(workdir: Path, args: argparse.Namespace) -> list[Row]:
+    """The inputs, written one folder each (the CLI judges a folder), schema-checked."""
+    corpus = [generate(i, args.seed) for i in range(max(args.sizes))]
+    rows = [Row(f"batch-{n}", workdir / f"batch-{n:05d}", corpus[:n]) for n in args.sizes]
+    if args.long_events:
+        long = generate_long(args.seed, args.long_events)
+        rows.append(Row("long", workdir / "long", [long]))
+    # Singles spread evenly over the first 100 traces, one of them a violating one.
+    pool = corpus[:SHORT_SIZE]
+    picks = sorted({i * len(pool) // args.singles for i in range(args.singles)})
+    violating = [i for i, t in enumerate(pool) if t.expected.status == "violates"]
+    if picks and violating and not set(picks) & set(violating):
+        picks[len(picks) // 2] = violating[0]
+    rows += [Row(f"single-{i}", workdir / f"single-{i:04d}", [pool[i]]) for i in sorted(picks)]
     schema = load_schema("ResumeCore")
     if schema is None:
         raise BenchError("the installed resumecheck ships no ResumeCore schema")
-    corpus = [generate(i, seed) for i in range(count)]
-    for trace in corpus:
-        problem = schema.header_problem(trace.header)
-        for i, event in enumerate(trace.events, start=1):
-            problem = problem or schema.event_problem(event)
-            if problem:
-                raise BenchError(f"generated trace {trace.name} event {i} is invalid: {problem}")
-    return corpus
+    checked: set[str] = set()
+    for row in rows:
+        shutil.rmtree(row.path, ignore_errors=True)  # a kept --workdir may hold an older corpus
+        row.path.mkdir(parents=True)
+        for trace in row.traces:
+            if trace.name not in checked:
+                _schema_check(schema, trace)
+                checked.add(trace.name)
+            trace.write(row.path)
+    return rows
 
 
-def _write_batches(workdir: Path, corpus: list[Trace], sizes: list[int]) -> dict[int, Path]:
-    """One folder per size holding the first `size` traces: the CLI judges a whole folder."""
-    dirs = {}
-    for size in sizes:
-        folder = workdir / f"batch-{size:05d}"
-        shutil.rmtree(folder, ignore_errors=True)  # a kept --workdir may hold an older corpus
-        folder.mkdir(parents=True)
-        for trace in corpus[:size]:
-            trace.write(folder)
-        dirs[size] = folder
-    return dirs
+def _schema_check(schema: Any, trace: Trace) -> None:
+    problem = schema.header_problem(trace.header)
+    for i, event in enumerate(trace.events, start=1):
+        problem = problem or schema.event_problem(event)
+        if problem:
+            raise BenchError(f"generated trace {trace.name} event {i} is invalid: {problem}")
 
 
-def _measure(cli: Path, folder: Path, traces: list[Trace], args: argparse.Namespace) -> Row:
-    """The batched runs, then per-trace runs of a sample, all verified."""
-    size = len(traces)
-    batched = []
-    for repeat in range(args.repeats):
-        seconds = _timed_cli(cli, [folder], traces)
-        batched.append(seconds)
-        _log(f"size {size}: batched run {repeat + 1}/{args.repeats}: {seconds:.2f} s")
-    by_name = {t.name: t for t in traces}
-    names = sorted(by_name)
-    if size <= args.sample:
-        # Every trace alone; a tiny batch is run often enough for a median of `repeats` runs.
-        runs = max(1, -(-args.repeats // size))
-        chosen = [name for name in names for _ in range(runs)]
-    else:
-        chosen = [names[i * size // args.sample] for i in range(args.sample)]
-    times: dict[str, list[float]] = {}
-    for name in chosen:
-        seconds = _timed_cli(cli, [folder / f"{name}.jsonl"], [by_name[name]])
-        times.setdefault(name, []).append(seconds)
-    per_run = [s for runs in times.values() for s in runs]
-    _log(f"size {size}: {len(per_run)} per-trace runs, median {statistics.median(per_run):.2f} s")
-    extrapolated = size > args.sample
-    if extrapolated:
-        total = statistics.median(per_run) * size
-    else:
-        total = sum(statistics.median(runs) for runs in times.values())
-    return Row(
-        size=size,
-        events=sum(len(t.events) for t in traces),
-        violating=sum(t.expected.status == "violates" for t in traces),
-        batched=batched,
-        per_trace=per_run,
-        sampled=len(times),
-        per_trace_total=total,
-        extrapolated=extrapolated,
-    )
+def _run(cli: Path, row: Row) -> Sample:
+    """One `resume-check --format json ROW` call, waited for with os.wait4 so that its
+    resource usage covers the CLI and every process it waited for (the JVM); raises if any
+    verdict is wrong."""
+    command = [str(cli), "--format", "json", "--no-progress", str(row.path)]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        child = subprocess.Popen(command, stdout=out, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode("utf-8", "replace")
+        stderr = err.read().decode("utf-8", "replace")
+    _verify(row, child.returncode, stdout, stderr)
+    return Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
 
 
-def _timed_cli(cli: Path, paths: list[Path], traces: list[Trace]) -> float:
-    """Wall time of one `resume-check --format json PATHS...`; raises if any verdict is wrong."""
-    command = [str(cli), "--format", "json", "--no-progress", *map(str, paths)]
-    start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - start
-    _verify(done, traces)
-    return seconds
-
-
-def _verify(done: subprocess.CompletedProcess[str], traces: list[Trace]) -> None:
+def _verify(row: Row, code: int, stdout: str, stderr: str) -> None:
     """Every trace got exactly the verdict it was generated for, and the exit code agrees."""
     try:
-        document: dict[str, Any] = json.loads(done.stdout)
+        document: dict[str, Any] = json.loads(stdout)
     except json.JSONDecodeError:
         raise BenchError(
-            f"resume-check exited {done.returncode} without a JSON report: "
-            f"{done.stderr.strip()[-2000:]}"
+            f"{row.key}: resume-check exited {code} without a JSON report: {stderr.strip()[-2000:]}"
         ) from None
-    expected = {t.name: t for t in traces}
+    expected = {t.file: t for t in row.traces}
     wrong: list[str] = []
     seen = set()
     for verdict in document["traces"]:
-        name = Path(verdict["path"]).stem
+        name = Path(verdict["path"]).name
         seen.add(name)
         trace = expected.get(name)
         if trace is None:
@@ -284,25 +296,39 @@ def _verify(done: subprocess.CompletedProcess[str], traces: list[Trace]) -> None
             verdict["status"],
             verdict.get("event_index"),
             tuple(verdict.get("properties", ())),
+            verdict.get("complete"),
             verdict["events"],
         )
-        if got != (want.status, want.event, want.properties, len(trace.events)):
+        if got != (want.status, want.event, want.properties, want.complete, len(trace.events)):
             wrong.append(
-                f"{name}: got {got[0]} at event {got[1]} {list(got[2])} "
-                f"({got[3]} events), wanted {want.status} at event {want.event} "
-                f"{list(want.properties)} ({len(trace.events)} events); "
+                f"{name}: got {got[0]} at event {got[1]} {list(got[2])} complete={got[3]} "
+                f"({got[4]} events), wanted {want.status} at event {want.event} "
+                f"{list(want.properties)} complete={want.complete} ({len(trace.events)} events); "
                 f"{verdict.get('reason', '')}"
             )
     wrong.extend(f"{name}: no verdict" for name in sorted(set(expected) - seen))
-    should_exit = 1 if any(t.expected.status == "violates" for t in traces) else 0
-    if not wrong and done.returncode != should_exit:
-        wrong.append(f"exit code {done.returncode}, wanted {should_exit}")
+    should_exit = 1 if row.violating else 0
+    if not wrong and code != should_exit:
+        wrong.append(f"exit code {code}, wanted {should_exit}")
     if wrong:
         more = f" (and {len(wrong) - 10} more)" if len(wrong) > 10 else ""
         raise BenchError(
-            f"{len(wrong)} wrong verdict(s){more}; the numbers would be meaningless:\n  "
-            + "\n  ".join(wrong[:10])
+            f"{row.key}: {len(wrong)} wrong verdict(s){more}; the numbers would be meaningless:"
+            "\n  " + "\n  ".join(wrong[:10])
         )
+
+
+# -- the report --------------------------------------------------------------------------------
+
+
+def _per_round(rows: dict[str, Row], fn: Any) -> list[float]:
+    """`fn(samples of one round by key)` for every round: ratios taken side by side."""
+    rounds = len(next(iter(rows.values())).samples)
+    return [fn({k: r.samples[i] for k, r in rows.items()}) for i in range(rounds)]
+
+
+def _mib(kib: float) -> str:
+    return f"{kib / 1024:.0f} MiB"
 
 
 def _report(
@@ -312,90 +338,178 @@ def _report(
     started: datetime.datetime,
     loads: tuple[tuple[float, float, float], tuple[float, float, float]],
 ) -> str:
-    """The results as Markdown: the table first, then what it was measured on and how."""
-    table = [
-        "| batch size | traces (violating) | events | batched wall, median "
-        f"of {args.repeats} (min-max) | per-trace wall, total | per-trace basis "
-        "| speed-up | events/s (batched) |",
-        "|---:|---:|---:|---:|---:|---|---:|---:|",
-    ]
-    for row in rows:
-        median = statistics.median(row.per_trace)
-        if row.extrapolated:
-            total = f"≈ {row.per_trace_total:.0f} s (extrapolated)"
-            basis = (
-                f"extrapolated: median of a {row.sampled}-trace sample, "
-                f"{median:.2f} s/trace x {row.size}"
-            )
-        else:
-            total = f"{row.per_trace_total:.2f} s (measured)"
-            basis = f"measured: all {row.size} trace(s), {len(row.per_trace)} run(s)"
-        table.append(
-            f"| {row.size} | {row.size} ({row.violating}) | {row.events} "
-            f"| {row.batched_median:.2f} s ({min(row.batched):.2f}-{max(row.batched):.2f}) "
-            f"| {total} | {basis} | {row.speedup:.1f}x | {row.events_per_second:.0f} |"
-        )
-    target = next((r for r in rows if r.size == TARGET_SIZE), None)
-    if target is None:
-        verdict = f"not measured in this run (no batch of {TARGET_SIZE})."
-    else:
-        met = "met" if target.batched_median <= TARGET_SECONDS else "MISSED"
-        verdict = (
-            f"**{met}**: the batch of {TARGET_SIZE} took {target.batched_median:.1f} s "
-            f"(median of {len(target.batched)})."
-        )
-    before, after = loads
-    nproc = int(machine["nproc"])
-    busy = max(before[0], after[0]) > nproc * 0.75
+    """The results as Markdown: the tables first, then what they were measured on and how."""
+    by_key = {r.key: r for r in rows}
+    batches = [r for r in rows if r.key.startswith("batch-")]
+    singles = [r for r in rows if r.key.startswith("single-")]
+    one = by_key.get("batch-1")
     lines = [
-        "# resume-check batch benchmark",
+        "# resume-check benchmark: judging ResumeCore v2 traces",
         "",
-        "Wall time of judging N traces with ONE `resume-check --format json DIR` call (one TLC "
-        "run for the batch) versus one `resume-check --format json FILE` call per trace. Both "
-        "run the CLI as a subprocess, so Python start-up, JVM start, SANY parsing and TLC all "
-        "count. Every run's verdicts were checked against what the generator intended "
-        "(status, first bad event, properties).",
+        "Each row is ONE `resume-check --format json --no-progress PATH` call: Python start-up, "
+        "the JVM, SANY and TLC all count. CPU is user+system seconds of the whole process tree "
+        "(the CLI and the JVM it waits for, from `os.wait4`); peak RSS is that of its largest "
+        "process, the JVM. Medians of "
+        f"{args.repeats} rounds (min-max); every round ran every row once, side by side, and "
+        "ratios are medians of the per-round ratios. Every run's verdicts matched what the "
+        "generator intended (status, first bad event, properties, completeness).",
         "",
-        *table,
+        "## Batches of ~100-event traces, one call each",
         "",
-        f"Target: the batch of {TARGET_SIZE} judged within {TARGET_SECONDS:.0f} s — {verdict}",
+        "| traces (violating) | events | wall s | CPU-s | peak RSS | events per CPU-s "
+        "| CPU-s per trace |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in batches:
+        cpu = row.median("cpu")
+        lines.append(
+            f"| {len(row.traces)} ({row.violating}) | {row.events} | {row.spread('wall')} "
+            f"| {row.spread('cpu')} | {_mib(row.median('rss_kib'))} | {row.events / cpu:.0f} "
+            f"| {cpu / len(row.traces):.3f} |"
+        )
+    if one is not None:
+        extra = [
+            f"{statistics.median(_per_round({'n': r, '1': one}, _marginal(len(r.traces)))):.3f} "
+            f"CPU-s in the batch of {len(r.traces)}"
+            for r in batches
+            if len(r.traces) > 1
+        ]
+        lines += [
+            "",
+            "The batch of 1 is the fixed cost of a call (start-up, SANY, one short trace): "
+            f"{one.median('cpu'):.2f} CPU-s"
+            + (f"; each further trace adds {', '.join(extra)}" if extra else "")
+            + " (medians of per-round differences).",
+        ]
+    lines += _long_section(by_key, args)
+    lines += _singles_section(batches, singles)
+    before, after = loads
+    busy = max(before[0], after[0]) > len(os.sched_getaffinity(0)) * 0.75
+    lines += [
         "",
         "## Machine",
         "",
         f"- date: {started.strftime('%Y-%m-%d %H:%M UTC')}",
-        f"- nproc: {machine['nproc']}",
-        f"- java: {machine['java']}",
-        f"- python: {machine['python']}",
-        f"- platform: {machine['platform']}",
-        f"- code: {machine['commit']}",
+        *(f"- {k}: {v}" for k, v in machine.items()),
         f"- load average (1/5/15 min) before the timed runs: {_load(before)}; after: "
         f"{_load(after)}"
         + (
-            " — the machine was busy with other work, so absolute times are inflated; "
-            "the ratios were measured under the same load"
+            " -- the machine was busy with other work: wall times are inflated, CPU times "
+            "less so, and the ratios were measured under the same load"
             if busy
             else ""
         ),
         "",
         "## Method",
         "",
-        f"- corpus: `bench/tracegen.py`, seed {args.seed}; the batch of N is the first N "
-        f"traces, ~{TARGET_EVENTS} events each: chains and fan-out/fan-in workflows with "
-        "crashes and resumes, interrupts and resume values, effects, task failures and "
-        "retries, forks, sync/async/exit durability, exactly-once/at-least-once effects; "
-        "1 in 20 traces violates the contract (each of CV, PC, RD, EO, FD, CO in turn) and "
-        "ends at its first bad event.",
-        f"- batched: {args.repeats} runs per size after one untimed warm-up run; the table "
-        "shows the median and the range.",
-        f"- per-trace: batches up to {args.sample} traces run every trace alone (measured); "
-        f"larger ones run a sample of {args.sample} evenly spread traces once each and "
-        "multiply the sample's median by N (extrapolated, labelled so).",
-        "- speed-up: per-trace total / batched median; events/s: events in the batch / "
-        "batched median.",
-        "- reproduce: `make bench` (or `.venv/bin/python bench/batch_bench.py --help`).",
+        f"- corpus: `bench/tracegen.py`, seed {args.seed}; the batch of N is the first N traces, "
+        f"~{TARGET_EVENTS} events each, recorded from a simulator of the contract's reference "
+        "runtime: ReAct loops, Send fan-out, pipelines, a subgraph on its own chain, interrupts "
+        "and answers, effects at declared levels, SIGKILLs keeping or losing what was in "
+        "flight, retries, time-travel forks, update_state edits, sync/async/exit durability. "
+        "1 in 20 traces makes one wrong move (two kinds per property PC, EO, CO, CV, FD, RD, "
+        "shaped like traces/core) and ends at it.",
+        "- the long trace: `python bench/tracegen.py DIR --events N`, one thread over many "
+        "invocations (its scenario line lists what it contains), conforming.",
+        "- each round runs every row once (rotating the order); one untimed warm-up call before.",
+        "- one process per trace: each single trace in its own call; the total for N traces is "
+        "N times their median (extrapolated).",
+        "- reproduce: `make bench` (or `.venv/bin/python bench/batch_bench.py --help`; "
+        "`--sizes 1,100` drops the 1,000-trace batch, the slowest row).",
         "",
     ]
     return "\n".join(lines)
+
+
+def _marginal(size: int) -> Any:
+    """CPU-s per trace beyond the first, within one round."""
+    return lambda s: (s["n"].cpu - s["1"].cpu) / (size - 1)
+
+
+def _long_section(by_key: dict[str, Row], args: argparse.Namespace) -> list[str]:
+    long, short, one = by_key.get("long"), by_key.get(f"batch-{SHORT_SIZE}"), by_key.get("batch-1")
+    if long is None or short is None:
+        return []
+    pair = {"long": long, "short": short}
+    ratio = statistics.median(
+        _per_round(pair, lambda s: (long.events / s["long"].cpu) / (short.events / s["short"].cpu))
+    )
+    lines = [
+        "",
+        f"## History length: ONE {long.events:,}-event trace vs {SHORT_SIZE} traces of "
+        f"~{TARGET_EVENTS} events",
+        "",
+        "| input | events | wall s | CPU-s | peak RSS | events per CPU-s "
+        "| events per CPU-s beyond the fixed cost |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    net_ratio = None
+    if one is not None:
+        pair["one"] = one
+        net_ratio = statistics.median(
+            _per_round(
+                pair,
+                lambda s: (
+                    (long.events / (s["long"].cpu - s["one"].cpu))
+                    / (short.events / (s["short"].cpu - s["one"].cpu))
+                ),
+            )
+        )
+    for label, row in (
+        (f"1 trace of {long.events:,} events", long),
+        (f"{len(short.traces)} traces ({short.violating} violating)", short),
+    ):
+        cpu = row.median("cpu")
+        net = (
+            f"{row.events / (cpu - one.median('cpu')):.0f}"
+            if one is not None and cpu > one.median("cpu")
+            else "n/a"
+        )
+        lines.append(
+            f"| {label} | {row.events} | {row.spread('wall')} | {row.spread('cpu')} "
+            f"| {_mib(row.median('rss_kib'))} | {row.events / cpu:.0f} | {net} |"
+        )
+    cpu = long.median("cpu")
+    met = "met" if cpu <= TARGET_LONG_CPU else "MISSED"
+    if args.long_events != LONG_EVENTS:
+        met = f"not measured (--long-events {args.long_events})"
+    lines += [
+        "",
+        f"Events per CPU-second, long / short (median of per-round ratios): **{ratio:.2f}**"
+        + (f"; beyond the fixed cost (the batch of 1): **{net_ratio:.2f}**" if net_ratio else "")
+        + f". 1.0 would mean an event costs the same after {long.events:,} events of history as "
+        f"after ~{TARGET_EVENTS}; below 1, a longer history makes each event dearer.",
+        "",
+        f"Target: a {LONG_EVENTS:,}-event trace judged in at most {TARGET_LONG_CPU:.0f} CPU-s "
+        f"-- **{met}**: {cpu:.2f} CPU-s (median of {len(long.samples)}), "
+        f"{long.median('wall'):.2f} s wall.",
+    ]
+    return lines
+
+
+def _singles_section(batches: list[Row], singles: list[Row]) -> list[str]:
+    if not singles:
+        return []
+    cpu = statistics.median(s.cpu for r in singles for s in r.samples)
+    wall = statistics.median(s.wall for r in singles for s in r.samples)
+    lines = [
+        "",
+        "## One process per trace",
+        "",
+        f"{len(singles)} traces ({', '.join(r.traces[0].name for r in singles)}) judged one "
+        f"call each: median {cpu:.2f} CPU-s, {wall:.2f} s wall per trace.",
+        "",
+        "| traces | one call: CPU-s | one call per trace: CPU-s (extrapolated) | ratio "
+        "| one call: wall s | one call per trace: wall s (extrapolated) |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in batches:
+        n = len(row.traces)
+        lines.append(
+            f"| {n} | {row.median('cpu'):.2f} | {cpu * n:.1f} | {cpu * n / row.median('cpu'):.1f}x "
+            f"| {row.median('wall'):.2f} | {wall * n:.1f} |"
+        )
+    return lines
 
 
 def _load(values: tuple[float, float, float]) -> str:

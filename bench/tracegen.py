@@ -1,40 +1,85 @@
-"""Deterministic synthetic ResumeCore traces for the batch benchmark.
+"""Deterministic synthetic ResumeCore v2 traces for the benchmarks.
+
+    .venv/bin/python bench/tracegen.py OUT --count 100          100 traces of ~100 events
+    .venv/bin/python bench/tracegen.py OUT --events 10000       ONE long conforming trace
+
+Both write `manifest.json` beside the traces (the format of traces/core/manifest.json), so
+`resume-check --format json OUT` can be compared with what each trace was generated to get.
 
 A benchmark is only worth its numbers if the checker gives the right answers on the inputs it
 times, so the traces are not random event soup: they are recorded from a small simulator of
-the ResumeCore reference runtime (spec/ResumeCore.tla, `Run`), which tracks what is durable,
-what a crash loses, what the effect ledger has seen and which resume value answers which
-interrupt, and writes each move as the event the real recorders write (compare
-traces/core/*.jsonl). A trace meant to violate the contract runs the same simulator until a
-randomly chosen point and then makes exactly one wrong move of a known kind (the kinds of
-traces/core's violating examples); that event is the last one, and the generator records its
-index and the properties it breaks, so the benchmark can check TLC's verdict to the event.
+the ResumeCore reference runtime (spec/ResumeCore.tla, `Run`, with the faults of `Fault`). It
+keeps the store's side the way the contract does -- which checkpoints and writes are made,
+stored or lost, what each process has in flight, which answers are live, what the effect
+ledger has seen -- and writes each move as the event a recorder writes (traces/core/*.jsonl
+are the models). A thread's checkpoints schedule task instances from a script of turns: loops
+(a node again in a later step), fan-out (Send tasks of one node on distinct paths), interrupts
+answered by later invocations, effects at their declared level, a subgraph on its own chain
+(`ns`), SIGKILLs that keep or lose what was in flight, retries, time-travel forks and
+update_state edits, under sync, async or exit durability.
 
-Everything is drawn from `random.Random` seeded with the trace's own index, so trace i is the
-same whatever the batch size, and a batch of 100 is the first 100 traces of the batch of 1000.
+A violating trace (1 in 20) runs the same simulator until a random point and then makes one
+wrong move of a known kind, shaped like the examples in traces/core; that event is the last,
+and the generator records its index and the properties it breaks, so a benchmark can check
+TLC's verdict to the event.
+
+Trace i is drawn from `random.Random` seeded with (seed, i) alone, so it is the same whatever
+the batch size: a batch of 100 is the first 100 traces of the batch of 1000.
+
+One rule keeps the contract's search narrow, as real recorders do with their observations: a
+process is killed only when the next load reveals every hidden choice of the crash (at most
+one checkpoint in flight per chain, and writes or answers in flight only on a chain's stored
+latest checkpoint). Otherwise TLC would have to carry both outcomes of an unobservable choice
+to the end of the trace, and the benchmark would time that instead of the contract.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import random
-from collections.abc import Iterator
+import sys
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# The wrong moves a violating trace can make, each with the properties TLC must name for it
-# (the same as for the matching example in traces/core and traces/core/manifest.json).
+TARGET_EVENTS = 100
+LONG_EVENTS = 10_000
+
+# The wrong moves, each with the properties TLC must name for it. The order matters: trace
+# VIOLATING_OFFSET + 20 k makes kind k mod 12, so the first six violating traces already cover
+# all six properties.
 VIOLATIONS: dict[str, tuple[str, ...]] = {
-    "cv-stale-latest": ("CV",),
+    "cv-content-differs": ("CV",),
+    "eo-skipped-unfired": ("EO",),
+    "rd-task-under-other-node": ("RD",),
+    "co-lease-violated": ("CO",),
+    "pc-sync-runs-ahead": ("PC",),
+    "fd-fork-copy-differs": ("FD",),
     "cv-dropped-pending-write": ("CV",),
-    "pc-rerun-durable-task": ("PC", "RD"),
-    "pc-sync-step-before-save": ("PC",),
-    "rd-step-skips-scheduled-task": ("RD",),
-    "eo-effect-refired": ("EO",),
-    "fd-fork-carries-pending-writes": ("FD",),
-    "co-two-workers-resume-one-interrupt": ("CO",),
+    "eo-refire-on-re-execution": ("EO",),
+    "rd-schedule-differs-on-resume": ("RD",),
+    "co-foreign-value": ("CO",),
+    "pc-rerun-stored-task": ("PC",),
+    "fd-step-on-pinned-checkpoint": ("FD",),
+}
+
+# What each wrong move looks like, for the trace's scenario line and the manifest.
+MEANINGS: dict[str, str] = {
+    "cv-content-differs": "a load returns the latest checkpoint with other content than was saved",
+    "eo-skipped-unfired": "a task skips an effect as if it had fired, but it never did",
+    "rd-task-under-other-node": "a scheduled task id starts under another node's name",
+    "co-lease-violated": "a lease is declared, yet a second process loads while the first runs",
+    "pc-sync-runs-ahead": "sync durability: a task starts before its step's checkpoint is saved",
+    "fd-fork-copy-differs": "the fork copy is saved with other content than its source",
+    "cv-dropped-pending-write": "a load omits a stored pending write",
+    "eo-refire-on-re-execution": "a re-executed task fires an effect again that may fire once",
+    "rd-schedule-differs-on-resume": "a reloaded checkpoint schedules another task than before",
+    "co-foreign-value": "a resumed task receives a value nobody answered",
+    "pc-rerun-stored-task": "a reloaded step starts a task whose result is stored",
+    "fd-step-on-pinned-checkpoint": "a run from an older checkpoint steps on it instead of forking",
 }
 
 # Every VIOLATING_EVERY-th trace (at offset VIOLATING_OFFSET) violates: 5% of a batch, and
@@ -42,23 +87,34 @@ VIOLATIONS: dict[str, tuple[str, ...]] = {
 VIOLATING_EVERY = 20
 VIOLATING_OFFSET = 7
 
-TARGET_EVENTS = 100
-_EVENT_RANGE = (85, 120)
-# A violating trace ends at its wrong move, placed late so the trace is still long.
-_VIOLATING_RANGE = (50, 120)
-_MAX_ATTEMPTS = 200
+_MAX_ATTEMPTS = 50
 
-Op = tuple[str, str]  # ("effect", intent) or ("interrupt", "")
+Chain = tuple[str, str]  # (thread, namespace): a chain of checkpoints
+Pos = tuple[int, int]  # (turn, step) in a chain's script
+# ("effect", intent, kind), ("interrupt", "", None) or ("sub", "", None)
+Op = tuple[str, str, str | None]
+Shape = tuple[tuple[str, str], ...]  # one step's tasks as (node, path)
 
 
 @dataclass(frozen=True)
 class Expected:
-    """What the checker must say about a trace: the status, and for a violation the 1-based
-    index of the first bad event and the properties it breaks."""
+    """What the checker must say about a trace: the status, for a violation the 1-based index
+    of the first bad event and the properties it breaks, for a conforming trace whether it
+    reached an end."""
 
     status: str
     event: int | None = None
     properties: tuple[str, ...] = ()
+    complete: bool | None = None
+
+    def manifest(self, meaning: str) -> dict[str, Any]:
+        """The entry traces/<area>/manifest.json would have for this trace."""
+        entry: dict[str, Any] = {"meaning": meaning, "status": self.status}
+        if self.status == "violates":
+            entry |= {"event": self.event, "properties": list(self.properties)}
+        if self.complete is not None:
+            entry["complete"] = self.complete
+        return entry
 
 
 @dataclass(frozen=True)
@@ -70,268 +126,446 @@ class Trace:
     events: list[dict[str, Any]]
     expected: Expected
 
+    @property
+    def file(self) -> str:
+        return f"{self.name}.jsonl"
+
     def write(self, folder: Path) -> Path:
         """Writes the trace as JSON Lines (header first) to `folder/<name>.jsonl`."""
-        path = folder / f"{self.name}.jsonl"
+        path = folder / self.file
         lines = [json.dumps(self.header)] + [json.dumps(e) for e in self.events]
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         return path
 
 
-@dataclass(frozen=True)
-class Workflow:
-    """A DAG run in supersteps: stage i+1 waits for every node of stage i."""
+def write_manifest(folder: Path, traces: Sequence[Trace]) -> Path:
+    """`folder/manifest.json`: each trace's expected verdict, as traces/core keeps them."""
+    path = folder / "manifest.json"
+    entries = {t.file: t.expected.manifest(t.header["scenario"]) for t in traces}
+    path.write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return path
 
-    shape: str
-    stages: list[list[str]]
-    body: dict[str, list[Op]]
 
-    @property
-    def nodes(self) -> list[str]:
-        return [n for stage in self.stages for n in stage]
-
-    @property
-    def edges(self) -> list[tuple[str, str]]:
-        pairs = zip(self.stages, self.stages[1:], strict=False)
-        return [(a, b) for s, t in pairs for a in s for b in t]
-
-    def ready(self, done: frozenset[str]) -> list[str]:
-        """The nodes not done whose inputs all are, in workflow order (ResumeCore's Ready)."""
-        for stage in self.stages:
-            missing = [n for n in stage if n not in done]
-            if missing:
-                return missing
-        return []
+def violation_of(index: int) -> str | None:
+    """The wrong move trace `index` makes, or None for a conforming trace."""
+    if index % VIOLATING_EVERY != VIOLATING_OFFSET:
+        return None
+    kinds = list(VIOLATIONS)
+    return kinds[(index // VIOLATING_EVERY) % len(kinds)]
 
 
 def generate(index: int, seed: int) -> Trace:
-    """Trace `index` of the benchmark corpus for `seed`: the same on every machine and run."""
-    rng = random.Random(f"resume-check-bench:{seed}:{index}")
-    violation = None
-    if index % VIOLATING_EVERY == VIOLATING_OFFSET:
-        kinds = sorted(VIOLATIONS)
-        violation = kinds[(index // VIOLATING_EVERY) % len(kinds)]
-    best: Trace | None = None
-    nodes = 14
+    """Trace `index` of the corpus for `seed`, ~TARGET_EVENTS events: the same on every run."""
+    rng = random.Random(f"resume-check-bench-v2:{seed}:{index}")
+    violation = violation_of(index)
     for _ in range(_MAX_ATTEMPTS):
-        trace = _attempt(rng, index, violation, nodes)
-        if trace is None:
-            continue
-        count = len(trace.events)
-        if best is None or abs(count - TARGET_EVENTS) < abs(len(best.events) - TARGET_EVENTS):
-            best = trace
-        low, high = _VIOLATING_RANGE if violation else _EVENT_RANGE
-        if low <= count <= high:
+        graph = _Graph.draw(rng, violation)
+        sim = _Sim(rng, f"t{index}", graph, violation, stop_at=rng.randint(70, 95))
+        trace = sim.record(f"{index:04d}")
+        if trace is not None:
             return trace
-        # Steer the workflow size toward the target; the rest is left to chance.
-        nodes = max(3, min(40, round(nodes * TARGET_EVENTS / count)))
-    if best is None:
-        raise RuntimeError(f"trace {index}: could not place violation {violation!r}")
-    return best
+    raise RuntimeError(f"trace {index}: could not place violation {violation!r}")
 
 
-def _attempt(rng: random.Random, index: int, violation: str | None, nodes: int) -> Trace | None:
-    shape = rng.choice(["chain", "chain", "fan", "fan", "mixed"])
-    if violation == "rd-step-skips-scheduled-task" and shape == "chain":
-        shape = "fan"
-    workflow = _workflow(rng, shape, nodes, need_interrupt=violation is not None)
-    durability = rng.choices(["sync", "async", "exit"], weights=[7, 2, 1])[0]
-    if violation == "pc-sync-step-before-save":
-        durability = "sync"
-    effects = rng.choices(["exactly-once", "at-least-once"], weights=[4, 1])[0]
-    sim = _Sim(rng, workflow, durability, effects, violation)
-    with contextlib.suppress(_Violated):
-        sim.scenario()
-    if violation is not None and sim.expected is None:
-        return None  # the wrong move never had its chance: try another run
-    expected = sim.expected or Expected("conforms")
-    kind = f"violates-{violation}" if violation else "conforms"
-    features = "-".join(sorted(sim.features)) or "plain"
-    header = {
-        "format": "resume-check/v1",
-        "contract": "ResumeCore",
-        "runtime": {"name": "synthetic", "version": "1"},
-        "backend": "sqlite",
-        "thread": f"t{index}",
-        "scenario": f"{shape} of {len(workflow.nodes)} nodes, {durability}, {effects}: "
-        f"{features}; {kind}",
-        "guarantees": {"durability": durability, "effects": effects},
-        "workflow": {"nodes": workflow.nodes, "edges": [list(e) for e in workflow.edges]},
-    }
-    return Trace(f"{index:04d}-{shape}-{kind}", header, sim.events, expected)
+def generate_long(seed: int, events: int = LONG_EVENTS) -> Trace:
+    """ONE conforming trace of at least `events` events: a long-running thread (an assistant
+    that loops, fans out, asks, runs a subgraph) with crashes, resumes, forks and edits."""
+    rng = random.Random(f"resume-check-bench-v2:long:{seed}:{events}")
+    graph = _Graph.draw(rng, None, family="assistant", durability=rng.choice(["sync", "async"]))
+    trace = _Sim(rng, "long", graph, None, stop_at=events).record(f"long-{events}")
+    assert trace is not None  # a conforming run always completes
+    return trace
 
 
-def _workflow(rng: random.Random, shape: str, nodes: int, *, need_interrupt: bool) -> Workflow:
-    """Stages for `shape` with about `nodes` nodes; bodies with effects and interrupts."""
-    widths: list[int] = []
-    while sum(widths) < nodes:
-        if shape == "chain":
-            widths.append(1)
-        elif shape == "fan":
-            widths.append(1 if len(widths) % 2 == 0 else rng.randint(2, 4))
-        else:
-            widths.append(rng.choice([1, 1, 2, 3]))
-    stages = [
-        [f"s{i + 1:02d}{'abcd'[j]}" if width > 1 else f"s{i + 1:02d}" for j in range(width)]
-        for i, width in enumerate(widths)
-    ]
-    body: dict[str, list[Op]] = {}
-    interrupts = 0
-    for stage in stages:
-        for node in stage:
-            ops: list[Op] = []
-            if rng.random() < 0.3:
-                ops.append(("effect", f"{node}-{rng.choice(['mail', 'charge', 'post'])}"))
-            if interrupts < 2 and rng.random() < 0.07:
-                interrupts += 1
-                ops.append(("interrupt", ""))
-                if rng.random() < 0.3:
-                    ops.append(("interrupt", ""))
-                if rng.random() < 0.4:
-                    ops.append(("effect", f"{node}-notify"))
-            body[node] = ops
-    if need_interrupt and not interrupts:
-        # Violations of CO and EO need an answered interrupt with an effect before it.
-        node = rng.choice([n for stage in stages[1:] for n in stage] or stages[0])
-        body[node] = [("effect", f"{node}-mail"), ("interrupt", "")]
-    return Workflow(shape, stages, body)
+# -- the workflow ------------------------------------------------------------------------------
+
+# Node bodies: what a task of the node does, in order. An effect's intent is stable across
+# re-executions (the effect ledger's key); "sub" runs the node's child graph on its own chain.
+_BODIES: dict[str, tuple[Op, ...]] = {
+    "agent": (("effect", "agent:ask-model", "llm"),),
+    "tools": (("effect", "tools:call", "search"),),
+    "approve": (("interrupt", "", None),),
+    "respond": (("effect", "respond:mail", "mail"),),
+    "plan": (("effect", "plan:ask-model", "llm"),),
+    "worker": (("effect", "worker:fetch", "search"),),
+    "reduce": (("effect", "reduce:post", "notify"),),
+    "review": (
+        ("effect", "review:draft", "llm"),
+        ("interrupt", "", None),
+        ("effect", "review:send", "mail"),
+    ),
+    "fetch": (("effect", "fetch:get", "search"),),
+    "enrich": (("effect", "enrich:ask-model", "llm"),),
+    "score": (),
+    "signoff": (("interrupt", "", None), ("interrupt", "", None), ("effect", "signoff:pay", None)),
+    "publish": (("effect", "publish:charge", "payment"),),
+    "router": (),
+    "research": (("sub", "", None),),
+    "search": (("effect", "search:query", "search"),),
+    "ask": (("interrupt", "", None),),
+    "summarize": (("effect", "summarize:ask-model", "llm"),),
+    "write": (("effect", "write:mail", "mail"),),
+}
+
+_FAMILIES: dict[str, tuple[str, ...]] = {
+    "react": ("agent", "tools", "approve", "respond"),
+    "mapreduce": ("plan", "worker", "review", "reduce"),
+    "pipeline": ("fetch", "enrich", "score", "review", "signoff", "publish"),
+    "research": ("router", "research", "search", "ask", "summarize", "write", "fetch"),
+}
+_FAMILIES["assistant"] = tuple(dict.fromkeys(n for f in _FAMILIES.values() for n in f))
+
+# Wrong moves that need something of the workflow: an interrupt to answer, or a step of
+# several tasks (so that one result is stored while the step is unfinished).
+_NEEDS_INTERRUPT = {"co-foreign-value", "eo-refire-on-re-execution", "cv-dropped-pending-write"}
+_NEEDS_FANOUT = {"pc-rerun-stored-task"}
+
+
+@dataclass
+class _Graph:
+    """A workflow and its declared guarantees. Turns are drawn as the thread needs them."""
+
+    family: str
+    durability: str
+    fencing: str
+    default_level: str
+    levels: dict[str, str]
+    child: tuple[Shape, ...]  # the research subgraph's steps
+    interrupts: bool  # every turn asks a person something
+
+    @staticmethod
+    def draw(
+        rng: random.Random,
+        violation: str | None,
+        *,
+        family: str | None = None,
+        durability: str | None = None,
+    ) -> _Graph:
+        family = family or rng.choice(["react", "mapreduce", "pipeline", "research", "assistant"])
+        if violation in _NEEDS_FANOUT and family in ("react", "research"):
+            family = "mapreduce"
+        durability = durability or rng.choices(["sync", "async", "exit"], weights=[5, 3, 2])[0]
+        if violation == "pc-sync-runs-ahead":
+            durability = "sync"
+        fencing = rng.choice(["lease", "lease", "none"])
+        if violation == "co-lease-violated":
+            fencing = "lease"
+        default_level = rng.choice(["exactly-once", "exactly-once", "at-least-once"])
+        levels: dict[str, str] = {}
+        if default_level == "at-least-once" or rng.random() < 0.3:
+            levels["payment"] = "exactly-once"
+        if rng.random() < 0.3:
+            levels["notify"] = "at-most-once"
+        child: list[Shape] = [(("search", "search"),)]
+        if rng.random() < 0.5:
+            child.append((("ask", "ask"),))
+        child.append((("summarize", "summarize"),))
+        interrupts = violation in _NEEDS_INTERRUPT or rng.random() < 0.5
+        return _Graph(family, durability, fencing, default_level, levels, tuple(child), interrupts)
+
+    @property
+    def nodes(self) -> list[str]:
+        return list(_FAMILIES[self.family])
+
+    def level(self, kind: str | None) -> str:
+        return self.levels.get(kind or "", self.default_level)
+
+    def turn(self, rng: random.Random) -> list[Shape]:
+        """The steps one input runs through, as the runtime's routing will decide them."""
+        family = self.family
+        if family == "assistant":
+            family = rng.choice(["react", "mapreduce", "pipeline", "research"])
+        ask = self.interrupts or rng.random() < 0.3
+        if family == "react":
+            steps: list[Shape] = [_one("agent")]
+            for _ in range(rng.randint(1, 3)):  # the loop: agent runs again in a later step
+                if ask and rng.random() < 0.5:
+                    steps.append(_one("approve"))
+                steps.append(_send("tools", rng.choice([1, 1, 2, 3])))
+                steps.append(_one("agent"))
+            return [*steps, _one("respond")]
+        if family == "mapreduce":
+            steps = [_one("plan"), _send("worker", rng.randint(2, 4))]
+            if ask:
+                steps.append(_one("review"))
+            return [*steps, _one("reduce")]
+        if family == "pipeline":
+            steps = [_one("fetch"), (("enrich", "enrich"), ("score", "score"))]
+            if ask:
+                steps.append(_one(rng.choice(["review", "signoff"])))
+            return [*steps, _one("publish")]
+        middle: Shape = (("research", "research"),)
+        if rng.random() < 0.4:
+            middle = (("research", "research"), ("fetch", "fetch"))
+        return [_one("router"), middle, _one("write")]
+
+
+def _one(node: str) -> Shape:
+    return ((node, node),)
+
+
+def _send(node: str, width: int) -> Shape:
+    """`width` Send tasks of one node, each on its own path (one task: a plain edge)."""
+    if width == 1:
+        return _one(node)
+    return tuple((node, f"{node}#{i}") for i in range(width))
+
+
+# -- the store and the processes ---------------------------------------------------------------
 
 
 class _Violated(Exception):
     """The wrong move has been made: the trace ends with it."""
 
 
-@dataclass(frozen=True)
-class _Ckpt:
-    parent: str | None
-    done: frozenset[str]
-    fork: bool
+class _Killed(Exception):
+    """The process was SIGKILLed: every frame of its invocation unwinds."""
 
 
 @dataclass(frozen=True)
+class _Task:
+    id: str
+    node: str
+    path: str
+
+
+@dataclass
 class _Write:
-    at: str
-    node: str | None
-    kind: str  # ok | error | interrupt | resume
-    index: int = 0
-    value: str | None = None
+    """A task's pending write; answers are kept apart (`_Ck.answers`)."""
+
+    kind: str  # ok | error | interrupt
+    interrupt: str | None
+    by: str
+
+
+@dataclass
+class _Ck:
+    """A checkpoint as the contract sees it (`ck`, `sched`, `wr`, `aw` of ResumeCore)."""
+
+    id: str
+    chain: Chain
+    parent: str | None
+    order: int
+    depth: int
+    branch: str
+    origin: str | None  # the fork's source
+    pos: Pos
+    content: str  # its content digest
+    st: str = "made"  # made | stored | lost
+    put: bool = False  # the saver acknowledged it with its digest
+    tasks: tuple[_Task, ...] | None = None  # its schedule, once decided
+    writes: dict[str, _Write] = field(default_factory=dict)  # stored, per task
+    fly: dict[str, _Write] = field(default_factory=dict)  # made, not acknowledged
+    answers: dict[str, str] = field(default_factory=dict)  # stored: interrupt -> value
+    fly_answers: dict[str, tuple[str, str]] = field(default_factory=dict)  # -> (value, by)
+
+    def stored_ok(self, task: _Task) -> bool:
+        write = self.writes.get(task.id)
+        return write is not None and write.kind == "ok"
+
+
+@dataclass
+class _Inflight:
+    """What a process made that the store has not acknowledged (`inflight[p]`)."""
+
+    cks: set[str] = field(default_factory=set)
+    wrs: set[tuple[str, str]] = field(default_factory=set)  # (checkpoint, task)
+    ans: set[tuple[str, str]] = field(default_factory=set)  # (checkpoint, interrupt)
+
+    def empty(self) -> bool:
+        return not (self.cks or self.wrs or self.ans)
 
 
 @dataclass
 class _Run:
-    """A process's invocation: what it runs from and what it holds only in memory."""
+    """A process's run on one chain (`run[<<p, ch>>]`)."""
 
     proc: str
-    at: str | None = None
-    done: frozenset[str] = frozenset()
-    ok: frozenset[str] = frozenset()
-    rv: set[str] = field(default_factory=set)
-    mem_cks: list[str] = field(default_factory=list)
-    mem_ws: list[_Write] = field(default_factory=list)
-    deferred_put: str | None = None  # async: the checkpoint saved after the next task starts
+    chain: Chain
+    cur: _Ck | None = None
+
+
+@dataclass
+class _Invocation:
+    """One invocation of the runtime by one process: the answers it knows (loaded with its
+    checkpoint or written by itself) and its async saves not yet made."""
+
+    proc: str
+    answers: dict[str, str] = field(default_factory=dict)
+    pending: list[tuple[str, str, str]] = field(default_factory=list)  # (what, ck, task)
 
 
 class _Sim:
-    """The reference runtime with faults, recording events. Mirrors ResumeCore's `Run`/`Fault`:
-    if it disagrees with the spec, the benchmark's verdict check says so."""
+    """The reference runtime with faults, recording events; mirrors ResumeCore's `Run` and
+    `Fault`. Where it disagrees with the spec, the benchmark's verdict check says so."""
 
     def __init__(
         self,
         rng: random.Random,
-        workflow: Workflow,
-        durability: str,
-        effects: str,
+        thread: str,
+        graph: _Graph,
         violation: str | None,
+        *,
+        stop_at: int,
     ) -> None:
         self.rng = rng
-        self.wf = workflow
-        self.durability = durability
-        self.effects = effects
+        self.graph = graph
         self.violation = violation
-        # No wrong move before this many events (a fork's wrong move waits for the fork).
-        self.arm_at = 0 if violation == "fd-fork-carries-pending-writes" else rng.randint(50, 95)
+        self.main: Chain = (thread, "")
+        self.stop_at = stop_at
+        # A violating trace makes its wrong move at the first chance after this many events.
+        self.arm_at = rng.randint(35, 80) if violation else 0
+        self.cap = 4 * stop_at  # a violating run that found no chance by then starts over
         self.expected: Expected | None = None
         self.events: list[dict[str, Any]] = []
         self.features: set[str] = set()
-        self.made: dict[str, _Ckpt] = {}  # every checkpoint ever made, durable or not
-        self.ckpts: dict[str, _Ckpt] = {}  # durable
-        self.writes: set[_Write] = set()  # durable
-        self.ledger: dict[tuple[str, str, str], list[int]] = {}  # key -> [total, recent]
-        self.addr: dict[str, tuple[str, str, int]] = {}
-        self.procs = 0
-        self.values = 0
-        self.crashes_left = rng.choice([0, 1, 1, 2, 2, 3])
-        self.crash_p = 0.04
-        self.errors_left = 1 if rng.random() < 0.2 else 0
-        self.forks_left = 1 if rng.random() < 0.3 else 0
-        if violation == "fd-fork-carries-pending-writes":
-            self.forks_left = 1
-        if violation in ("cv-dropped-pending-write", "pc-rerun-durable-task"):
-            self.crashes_left = max(self.crashes_left, 2)
-            self.crash_p = 0.08
+        self.turns: list[list[Shape]] = []
+        self.cks: dict[str, _Ck] = {}
+        self.latest: dict[Chain, _Ck] = {}
+        self.inflight: dict[str, _Inflight] = {"editor": _Inflight()}
+        self.runs: dict[tuple[str, Chain], _Ck | None] = {}  # (proc, chain) -> its cur
+        self.up: set[str] = set()
+        self.live: dict[str, set[tuple[str, str]]] = {}  # interrupt -> {(proc, value)}: `ans`
+        # effect key (chain, branch, depth, path, intent) -> the crash count at its last fire
+        self.ledger: dict[tuple[Chain, str, int, str, str], int] = {}
+        self.crashes = 0
+        self.slots: list[str] = []
+        self.tasks = 0
+        self.crash_p = 0.1 if violation in _NEEDS_FANOUT else 0.03
+        self.error_p = 0.03
 
     # -- the thread ----------------------------------------------------------------------------
 
-    def scenario(self) -> None:
-        """Run to completion, with crashes, failures and resumes; then maybe fork and rerun."""
-        run = self._worker()
-        outcome = self._invoke(run, resume=False)
+    def record(self, prefix: str) -> Trace | None:
+        """Runs the thread; the trace, or None when a wrong move never had its chance."""
+        with contextlib.suppress(_Violated):
+            self._scenario()
+        if self.violation is not None and self.expected is None:
+            return None
+        expected = self.expected or Expected("conforms", complete=True)
+        kind = self.violation or "conforms"
+        features = ", ".join(sorted(self.features)) or "plain"
+        meaning = MEANINGS[self.violation] if self.violation else "a correct run"
+        g = self.graph
+        levels = [{"kind": k, "level": v} for k, v in sorted(g.levels.items())]
+        header = {
+            "format": "resume-check/v2",
+            "contract": "ResumeCore",
+            "runtime": {"name": "synthetic", "version": "2"},
+            "backend": "simulated",
+            "thread": self.main[0],
+            "scenario": f"{g.family}, {g.durability} durability, fencing {g.fencing}: "
+            f"{features}; {meaning}",
+            "guarantees": {
+                "durability": g.durability,
+                "effects": {"default": g.default_level, "kinds": levels},
+                "fencing": g.fencing,
+            },
+            "graph": {"nodes": g.nodes},
+        }
+        name = f"{prefix}-{g.family}-{g.durability}-{kind}"
+        return Trace(name, header, self.events, expected)
+
+    def _scenario(self) -> None:
+        """Invocations until the thread rests at an end past `stop_at` events: new input after
+        done, an answer (or an edit) after parked, a retry after failed, recovery after a
+        crash; now and then a read, a time-travel fork or an edit of a resting thread."""
+        outcome = self._invoke(answer=False, new_input=True)
         while True:
-            outcome = self._until_done(run, outcome)
-            if not self.forks_left:
+            if outcome == "crashed":
+                outcome = self._invoke(answer=False, new_input=False)
+                continue
+            if len(self.events) >= (self.cap if self.violation else self.stop_at):
                 return
-            self.forks_left -= 1
-            run = run if self.rng.random() < 0.5 else self._worker()
-            outcome = self._fork(run)
+            roll = self.rng.random()
+            if roll < 0.1:
+                self._read()
+            travel = self._armed("fd-fork-copy-differs") or self._armed(
+                "fd-step-on-pinned-checkpoint"
+            )
+            if outcome == "parked":
+                if roll < 0.15:
+                    outcome = self._after_edit(self._edit(self._latest(self.main)))
+                else:
+                    outcome = self._invoke(answer=True, new_input=False)
+            elif outcome == "failed":
+                outcome = self._invoke(answer=False, new_input=False)
+            elif (travel or roll < 0.15) and self._fork_sources():
+                outcome = self._time_travel()
+            elif roll < 0.25:
+                outcome = self._after_edit(self._edit(self._edit_target()))
+            else:
+                outcome = self._invoke(answer=False, new_input=True)
 
-    def _until_done(self, run: _Run, outcome: str) -> str:
-        while outcome != "done":
-            if outcome == "crashed":
-                run = self._worker()
-                outcome = self._invoke(run, resume=False)
-            elif outcome == "parked":
-                if self._armed("co-two-workers-resume-one-interrupt"):
-                    self._two_resumers()
-                run = run if self.rng.random() < 0.5 else self._worker()
-                outcome = self._invoke(run, resume=True)
-            else:  # a task failed: the caller retries the invocation
-                outcome = self._invoke(run, resume=False)
-        return outcome
+    def _after_edit(self, edit: _Ck) -> str:
+        """invoke(None) on the edited thread; new input if the edit leaves nothing to run."""
+        return self._invoke(answer=False, new_input=not self._shape_at(edit))
 
-    def _worker(self) -> _Run:
-        self.procs += 1
-        return _Run(f"w{self.procs}")
+    def _invoke(self, *, answer: bool, new_input: bool) -> str:
+        """One invocation: load the latest checkpoint, then answer what it is parked at, or
+        take new input, and run steps until done, parked, failed or killed."""
+        inv = _Invocation(self._worker())
+        run = _Run(inv.proc, self.main)
+        try:
+            self._load(run)
+            cur = run.cur
+            if cur is None:
+                self._step(inv, run)
+            else:
+                inv.answers = dict(cur.answers)
+                if new_input:
+                    self._schedule(run)
+                    self._step(inv, run)
+                elif answer:
+                    self._answer(inv, run)
+                self._rerun_stored(run)
+            return self._drive(inv, run)
+        except _Killed:
+            return "crashed"
 
-    def _invoke(self, run: _Run, *, resume: bool) -> str:
-        self._load(run)
-        if run.at is None:
-            if self._step(run):
-                return "crashed"
-        elif resume:
-            self._resume_parked(run)
-        return self._drive(run)
-
-    def _drive(self, run: _Run) -> str:
-        """Steps until the workflow is done, a task parks or fails, or the process dies."""
+    def _drive(self, inv: _Invocation, run: _Run) -> str:
         while True:
-            ready = self.wf.ready(run.done)
-            if not ready:
-                return self._finish(run, "done")
-            schedule = [n for n in ready if n not in run.ok]
-            outcome = self._run_tasks(run, schedule)
-            if outcome == "crashed":
-                return outcome
+            tasks = self._schedule(run)
+            if not tasks:
+                return self._finish(inv, run, "done")
+            outcome = self._run_step(inv, run, tasks)
             if outcome != "ok":
-                return self._finish(run, outcome)
-            if self._step(run):
-                return "crashed"
+                return self._finish(inv, run, "parked" if outcome == "parked" else "failed")
+            self._step(inv, run)
+
+    def _worker(self) -> str:
+        """A worker slot to run the next invocation: one that is idle and carries nothing
+        from earlier ones, or a new one. A slot whose earlier child-graph run stopped before
+        its end is not reused: Finish judges every run a process ever had (see
+        notes-for-lead/), so its next "done" would count that run."""
+        idle = [p for p in self.slots if p not in self.up and self._reusable(p)]
+        if idle and (len(self.slots) >= 3 or self.rng.random() < 0.7):
+            return self.rng.choice(idle)
+        proc = f"w{len(self.slots) + 1}"
+        self.slots.append(proc)
+        self.inflight[proc] = _Inflight()
+        return proc
+
+    def _reusable(self, proc: str) -> bool:
+        if not self.inflight[proc].empty():
+            return False
+        return not any(
+            cur is None or cur.st != "stored" or bool(cur.tasks)
+            for (p, chain), cur in self.runs.items()
+            if p == proc and chain != self.main
+        )
 
     # -- moves ---------------------------------------------------------------------------------
 
-    def _emit(self, ev: str, proc: str, **fields: Any) -> None:
-        seq = len(self.events)
-        ts = round(1_700_000_000 + seq * 0.013, 3)
-        self.events.append({"seq": seq, "ts": ts, "ev": ev, "proc": proc, **fields})
+    def _emit(self, ev: str, proc: str, chain: Chain | None = None, **fields: Any) -> None:
+        event: dict[str, Any] = {"seq": len(self.events), "ev": ev, "proc": proc}
+        if chain is not None:
+            event["thread"] = chain[0]
+            if chain[1]:
+                event["ns"] = chain[1]
+        event.update(fields)
+        event["ts"] = round(1_764_000_000 + len(self.events) * 0.011, 3)
+        self.events.append(event)
 
     def _armed(self, kind: str) -> bool:
         return self.violation == kind and self.expected is None and len(self.events) >= self.arm_at
@@ -342,283 +576,606 @@ class _Sim:
         self.expected = Expected("violates", len(self.events), VIOLATIONS[self.violation])
         raise _Violated
 
-    def _sorted(self, nodes: frozenset[str] | set[str]) -> list[str]:
-        return [n for n in self.wf.nodes if n in nodes]
+    def _latest(self, chain: Chain) -> _Ck | None:
+        return self.latest.get(chain)
 
-    def _latest(self) -> str | None:
-        # Checkpoint ids are numbered in order of creation, as the spec's Latest assumes.
-        return max(self.ckpts, key=lambda c: int(c[1:]), default=None)
+    def _stored(self, ck: _Ck) -> None:
+        ck.st = "stored"
+        best = self.latest.get(ck.chain)
+        if best is None or ck.order > best.order:
+            self.latest[ck.chain] = ck
 
-    def _saved(self, c: str | None) -> dict[str, Any]:
-        """What the store holds for checkpoint c: ResumeCore's Saved(c)."""
-        if c is None:
-            return {"checkpoint": None, "parent": None, "done": [], "ok": [], "values": []}
-        here = [w for w in self.writes if w.at == c]
+    def _load_fields(self, chain: Chain, asked: _Ck | None) -> dict[str, Any]:
+        """A correct load: the checkpoint asked for or the latest, with what the store holds."""
+        got = asked or self._latest(chain)
+        if got is None:
+            return {
+                "asked": None,
+                "checkpoint": None,
+                "parent": None,
+                "digest": None,
+                "writes": [],
+                "answers": [],
+            }
+        writes = []
+        for task, w in sorted(got.writes.items()):
+            seen: dict[str, Any] = {"task": task, "kind": w.kind}
+            if w.interrupt is not None:
+                seen["interrupt"] = w.interrupt
+            writes.append(seen)
+        answers = [{"interrupt": a, "value": v} for a, v in sorted(got.answers.items())]
         return {
-            "checkpoint": c,
-            "parent": self.ckpts[c].parent,
-            "done": self._sorted(self.ckpts[c].done),
-            "ok": self._sorted({w.node for w in here if w.kind == "ok" and w.node}),
-            "values": sorted(w.value for w in here if w.kind == "resume" and w.value),
+            "asked": asked.id if asked else None,
+            "checkpoint": got.id,
+            "parent": got.parent,
+            "digest": got.content,
+            "writes": writes,
+            "answers": answers,
         }
 
-    def _load(self, run: _Run) -> None:
-        got = self._saved(self._latest())
+    def _load(self, run: _Run, asked: _Ck | None = None) -> None:
+        fields = self._load_fields(run.chain, asked)
+        got = asked or self._latest(run.chain)
         bad = False
-        if self._armed("cv-stale-latest") and got["parent"] is not None:
-            got, bad = self._saved(got["parent"]), True
-        elif self._armed("cv-dropped-pending-write") and got["ok"]:
-            got, bad = {**got, "ok": got["ok"][1:]}, True
-        self._emit("load", run.proc, **got)
+        if got is not None and got.put and self._armed("cv-content-differs"):
+            fields["digest"], bad = "d-garbled", True
+        elif fields["writes"] and self._armed("cv-dropped-pending-write"):
+            fields["writes"], bad = fields["writes"][1:], True
+        self._emit("load", run.proc, run.chain, **fields)
         if bad:
             self._violated()
-        run.at = got["checkpoint"]
-        run.done = frozenset(got["done"])
-        run.ok = frozenset(got["ok"])
-        run.rv = set(got["values"])
-        run.mem_cks, run.mem_ws, run.deferred_put = [], [], None
-        if run.at is not None:
-            self.features.add("resumed")
-        if self._armed("pc-rerun-durable-task") and run.ok:
-            self._emit("task_start", run.proc, node=self._sorted(run.ok)[0])
-            self._violated()
+        run.cur = got
+        self.runs[(run.proc, run.chain)] = got
+        self.up.add(run.proc)
 
-    def _step(self, run: _Run) -> bool:
-        """Ends the step with the next checkpoint; True when the process crashed on the way."""
-        self._flush_deferred(run)
-        done = run.done | frozenset(self.wf.ready(run.done)) if run.at is not None else run.done
-        c = self._new_checkpoint(run, run.at, done, fork=False)
-        self._emit("step", run.proc, checkpoint=c, parent=run.at, done=self._sorted(done))
-        run.at, run.done, run.ok, run.rv = c, done, frozenset(), set()
-        if self._armed("pc-sync-step-before-save") and self.wf.ready(done):
-            self._emit("task_start", run.proc, node=self.wf.ready(done)[0])
-            self._violated()
-        if self.durability == "sync" and self._maybe_crash(run):
-            return True
-        self._saved_when_made(run, c)
-        return False
+    def _read(self) -> None:
+        """get_state by an observer: the latest, or (time travel) an older checkpoint."""
+        older = self._fork_sources()
+        asked = self.rng.choice(older) if older and self.rng.random() < 0.3 else None
+        self._emit("read", "reader", self.main, **self._load_fields(self.main, asked))
+        self.features.add("read")
 
-    def _fork(self, run: _Run) -> str:
-        """Time travel: fork a durable checkpoint with work left after it, run from the copy."""
-        sources = sorted(
-            (c for c, k in self.ckpts.items() if self.wf.ready(k.done) and not k.fork),
-            key=lambda c: int(c[1:]),
+    def _make(
+        self,
+        proc: str,
+        chain: Chain,
+        parent: _Ck | None,
+        *,
+        depth: int,
+        branch: str | None,
+        origin: _Ck | None,
+        pos: Pos,
+        letter: str,
+    ) -> _Ck:
+        """A new checkpoint in `proc`'s memory (ResumeCore's Made); `branch` None: its own."""
+        cid = f"{letter}{len(self.cks)}"
+        ck = _Ck(
+            id=cid,
+            chain=chain,
+            parent=parent.id if parent else None,
+            order=len(self.cks) + 1,
+            depth=depth,
+            branch=cid if branch is None else branch,
+            origin=origin.id if origin else None,
+            pos=pos,
+            content=origin.content if origin else f"d-{cid}",
         )
-        src = self.rng.choice(sources)
-        done = self.ckpts[src].done
-        carried = self._saved(src)["ok"] if self._armed("fd-fork-carries-pending-writes") else []
-        c = self._new_checkpoint(run, src, done, fork=True)
-        self._emit(
-            "fork",
+        self.cks[cid] = ck
+        self.inflight[proc].cks.add(cid)
+        return ck
+
+    def _turns(self, chain: Chain) -> list[list[Shape]]:
+        return self.turns if chain == self.main else [list(self.graph.child)]
+
+    def _shape_at(self, ck: _Ck) -> Shape:
+        turn, step = ck.pos
+        turns = self._turns(ck.chain)
+        while turn >= len(turns):
+            turns.append(self.graph.turn(self.rng))
+        steps = turns[turn]
+        return steps[step] if step < len(steps) else ()
+
+    def _next_pos(self, ck: _Ck) -> Pos:
+        """The step after `ck`: the next of its turn, or (after a done checkpoint) new input."""
+        turn, step = ck.pos
+        return (turn, step + 1) if self._shape_at(ck) else (turn + 1, 0)
+
+    def _step(self, inv: _Invocation, run: _Run) -> None:
+        """Ends the step from run.cur with the next checkpoint and saves it as declared."""
+        parent = run.cur
+        ck = self._make(
             run.proc,
-            parent=src,
-            checkpoint=c,
-            done=self._sorted(done),
-            ok=carried,
-            values=[],
+            run.chain,
+            parent,
+            depth=parent.depth + 1 if parent else 0,
+            branch=parent.branch if parent else "",
+            origin=None,
+            pos=self._next_pos(parent) if parent else (0, 0),
+            letter="c" if run.chain == self.main else "s",
         )
-        self.features.add("fork")
-        if carried:
+        self._emit("step", run.proc, run.chain, checkpoint=ck.id, parent=ck.parent)
+        run.cur = ck
+        self.runs[(run.proc, run.chain)] = ck
+        if self._loops(ck):
+            self.features.add("loop")
+        if run.chain == self.main and self._shape_at(ck) and self._armed("pc-sync-runs-ahead"):
+            tasks = self._schedule(run)
+            self._emit(
+                "task_start",
+                run.proc,
+                run.chain,
+                task=tasks[0].id,
+                node=tasks[0].node,
+                path=tasks[0].path,
+            )
             self._violated()
-        run.at, run.done, run.ok, run.rv = c, done, frozenset(), set()
-        run.mem_ws, run.deferred_put = [], None
-        run.mem_cks = [c]
-        self._saved_when_made(run, c)
-        return self._drive(run)
+        self._save(inv, run.chain, "ck", ck.id)
 
-    def _new_checkpoint(
-        self, run: _Run, parent: str | None, done: frozenset[str], *, fork: bool
-    ) -> str:
-        c = f"c{len(self.made)}"
-        self.made[c] = _Ckpt(parent, done, fork)
-        run.mem_cks.append(c)
-        return c
+    def _loops(self, ck: _Ck) -> bool:
+        """Whether a node of ck's step already ran in an earlier step of its turn."""
+        turn, step = ck.pos
+        nodes = {n for n, _ in self._shape_at(ck)}
+        return any(n in nodes for s in self._turns(ck.chain)[turn][:step] for n, _ in s)
 
-    def _saved_when_made(self, run: _Run, c: str) -> None:
-        """Sync saves a checkpoint at once, async while the step goes on, exit at the end."""
-        if self.durability == "sync":
-            self._put(run, c)
-        elif self.durability == "async":
-            run.deferred_put = c
+    def _save(self, inv: _Invocation, chain: Chain, what: str, ck: str, task: str = "") -> None:
+        """Saves a checkpoint, write or the answers as the durability mode says: sync at once
+        (a crash may come first), async later in the run, exit when the invocation returns.
+        A subgraph saves as it goes in every mode, so nothing of it is in flight when its
+        parent task ends."""
+        mode = self.graph.durability if chain == self.main else "sync"
+        if mode == "sync":
+            self._maybe_crash(inv.proc)
+            self._flush(inv.proc, (what, ck, task))
+        elif mode == "async" or what == "ans":  # exit mode saves the rest in _finish
+            inv.pending.append((what, ck, task))
 
-    def _flush_deferred(self, run: _Run) -> None:
-        if run.deferred_put is not None:
-            c, run.deferred_put = run.deferred_put, None
-            self._put(run, c)
+    def _flush(self, proc: str, save: tuple[str, str, str]) -> None:
+        what, cid, task = save
+        ck = self.cks[cid]
+        if what == "ck":
+            self._put(proc, ck)
+        elif what == "wr":
+            self._put_write(proc, ck, task)
+        else:
+            self._put_answers(proc, ck)
 
-    def _put(self, run: _Run, c: str) -> None:
-        self._emit("put", run.proc, checkpoint=c)
-        run.mem_cks.remove(c)
-        self.ckpts[c] = self.made[c]
+    def _put(self, proc: str, ck: _Ck) -> None:
+        digest = ck.content
+        origin = self.cks[ck.origin] if ck.origin else None
+        bad = origin is not None and origin.put and self._armed("fd-fork-copy-differs")
+        if bad:
+            digest = "d-garbled"
+        self._emit("put", proc, checkpoint=ck.id, digest=digest)
+        if bad:
+            self._violated()
+        self.inflight[proc].cks.discard(ck.id)
+        ck.put = True
+        self._stored(ck)
 
-    def _write(self, run: _Run, w: _Write) -> None:
-        run.mem_ws.append(w)
-        if self.durability != "exit":
-            self._put_write(run, w)
+    def _put_write(self, proc: str, ck: _Ck, task: str) -> None:
+        w = ck.fly[task]
+        fields: dict[str, Any] = {"checkpoint": ck.id, "task": task, "kind": w.kind}
+        if w.interrupt is not None:
+            fields["interrupt"] = w.interrupt
+        self._emit("put_writes", proc, ck.chain, **fields)
+        ck.writes[task] = ck.fly.pop(task)
+        self.inflight[proc].wrs.discard((ck.id, task))
 
-    def _put_write(self, run: _Run, w: _Write) -> None:
-        self._emit(
-            "put_writes",
-            run.proc,
-            checkpoint=w.at,
-            node=w.node,
-            kind=w.kind,
-            index=w.index,
-            value=w.value,
-        )
-        run.mem_ws.remove(w)
-        self.writes.add(w)
+    def _put_answers(self, proc: str, ck: _Ck) -> None:
+        mine = [a for a, (_, by) in ck.fly_answers.items() if by == proc]
+        if not mine:
+            return
+        self._emit("put_writes", proc, ck.chain, checkpoint=ck.id, task=None, kind="resume")
+        for a in mine:
+            ck.answers[a] = ck.fly_answers.pop(a)[0]
+            self.inflight[proc].ans.discard((ck.id, a))
 
-    def _finish(self, run: _Run, outcome: str) -> str:
-        """An invocation returns only once all it made is durable (exit mode saves it now)."""
-        self._flush_deferred(run)
-        for c in list(run.mem_cks):
-            self._put(run, c)
-        for w in list(run.mem_ws):
-            self._put_write(run, w)
-        self._emit("finish", run.proc)
+    def _schedule(self, run: _Run) -> tuple[_Task, ...]:
+        """The tasks run.cur schedules: decided once (a fork copy: its source's nodes and
+        paths, new task ids), the same every time it is scheduled again."""
+        ck = run.cur
+        assert ck is not None
+        again = ck.tasks is not None
+        if ck.tasks is None:
+            ck.tasks = tuple(_Task(self._task_id(), n, p) for n, p in self._shape_at(ck))
+        listed = [{"task": t.id, "node": t.node, "path": t.path} for t in ck.tasks]
+        bad = again and ck.origin is None and self._armed("rd-schedule-differs-on-resume")
+        if bad:
+            node = self.rng.choice(self.graph.nodes)
+            listed.append({"task": self._task_id(), "node": node, "path": f"{node}#extra"})
+        self._emit("schedule", run.proc, run.chain, checkpoint=ck.id, tasks=listed)
+        if bad:
+            self._violated()
+        if len(ck.tasks) > 1 and len({t.node for t in ck.tasks}) == 1:
+            self.features.add("fan-out")
+        return ck.tasks
+
+    def _task_id(self) -> str:
+        self.tasks += 1
+        return f"k{self.tasks}"
+
+    def _finish(self, inv: _Invocation, run: _Run, outcome: str) -> str:
+        """Returns only once the step's checkpoint and writes are stored (exit mode saves them
+        now, with every answer; its intermediate checkpoints are dropped)."""
+        for save in inv.pending:
+            self._flush(inv.proc, save)
+        inv.pending.clear()
+        cur = run.cur
+        assert cur is not None
+        if cur.st == "made":
+            self._put(inv.proc, cur)
+        for task in sorted(t for t, w in cur.fly.items() if w.by == inv.proc):
+            self._put_write(inv.proc, cur, task)
+        self._emit("finish", inv.proc, outcome=outcome)
+        for cid in self.inflight[inv.proc].cks:
+            self.cks[cid].st = "lost"
+        self.inflight[inv.proc].cks.clear()
+        self.up.discard(inv.proc)
+        self.features.add(outcome)
         return outcome
 
-    def _maybe_crash(self, run: _Run) -> bool:
-        """SIGKILL, now and then: the store may already hold some of what was in flight."""
-        in_flight = len(run.mem_cks) + len(run.mem_ws)
-        if not self.crashes_left or in_flight > 2 or self.rng.random() >= self.crash_p:
-            return False
-        self.crashes_left -= 1
+    # -- faults --------------------------------------------------------------------------------
+
+    def _maybe_crash(self, proc: str) -> None:
+        """SIGKILL, now and then, when the next load will tell what the store kept."""
+        if self.rng.random() >= self.crash_p or not self._revealable(proc):
+            return
+        self._emit("crash", proc)
         self.features.add("crash")
-        self._emit("crash", run.proc)
-        for c in run.mem_cks:
+        f = self.inflight[proc]
+        for cid in sorted(f.cks):
+            ck = self.cks[cid]
             if self.rng.random() < 0.5:
-                self.ckpts[c] = self.made[c]
-        for w in run.mem_ws:
+                self._stored(ck)
+            else:
+                ck.st = "lost"
+        for cid, task in sorted(f.wrs):
+            w = self.cks[cid].fly.pop(task)
             if self.rng.random() < 0.5:
-                self.writes.add(w)
-        for entry in self.ledger.values():
-            entry[1] = 0
+                self.cks[cid].writes[task] = w
+        for cid, a in sorted(f.ans):
+            value, _ = self.cks[cid].fly_answers.pop(a)
+            if self.rng.random() < 0.5:
+                self.cks[cid].answers[a] = value
+            else:
+                self.live[a].discard((proc, value))
+        self.inflight[proc] = _Inflight()
+        self.crashes += 1
+        self.runs = {k: v for k, v in self.runs.items() if k[0] != proc}
+        self.up.discard(proc)
+        raise _Killed
+
+    def _revealable(self, proc: str) -> bool:
+        """Whether the recovery's loads will reveal every choice a crash of `proc` makes now:
+        per chain at most one checkpoint in flight (then nothing else), or writes and answers
+        only on the stored latest; and a subgraph's chain only while its parent task runs
+        from a stored checkpoint (the recovery reruns that task, which loads the subgraph)."""
+        f = self.inflight[proc]
+        made: dict[Chain, int] = {}
+        others: dict[Chain, set[str]] = {}
+        for cid in f.cks:
+            chain = self.cks[cid].chain
+            made[chain] = made.get(chain, 0) + 1
+        for cid, _ in f.wrs | f.ans:
+            others.setdefault(self.cks[cid].chain, set()).add(cid)
+        for chain in made.keys() | others.keys():
+            latest = self._latest(chain)
+            if made.get(chain, 0) > 1 or (made.get(chain) and others.get(chain)):
+                return False
+            if any(latest is None or cid != latest.id for cid in others.get(chain, ())):
+                return False
+            if chain != self.main and made.get(self.main):
+                return False
         return True
 
-    # -- interrupts and resume values ----------------------------------------------------------
+    def _edit_target(self) -> _Ck:
+        older = self._fork_sources()
+        latest = self._latest(self.main)
+        assert latest is not None
+        return self.rng.choice(older) if older and self.rng.random() < 0.4 else latest
 
-    def _parked(self, at: str) -> list[tuple[str, int]]:
-        found = {(w.node, w.index) for w in self.writes if w.at == at and w.kind == "interrupt"}
-        return sorted((n, i) for n, i in found if n is not None)
+    def _edit(self, target: _Ck | None) -> _Ck:
+        """update_state by an editor while the thread rests: a checkpoint after `target` (as
+        if its step had run), saved at once; on an older checkpoint, a branch of its own."""
+        assert target is not None
+        latest = self._latest(self.main)
+        shape = self._shape_at(target)
+        turn, step = target.pos
+        ck = self._make(
+            "editor",
+            self.main,
+            target,
+            depth=target.depth + 1,
+            branch=target.branch if target is latest else None,
+            origin=None,
+            pos=(turn, step + 1) if shape else target.pos,
+            letter="u",
+        )
+        self._emit("update", "editor", self.main, parent=target.id, checkpoint=ck.id)
+        self.features.add("update")
+        self._put("editor", ck)
+        return ck
 
-    def _answer(self, run: _Run, to: tuple[str, str, int]) -> str | None:
-        return next((v for v in sorted(run.rv) if self.addr[v] == to), None)
+    def _fork_sources(self) -> list[_Ck]:
+        latest = self._latest(self.main)
+        return [
+            ck
+            for ck in self.cks.values()
+            if ck.chain == self.main
+            and ck.st == "stored"
+            and ck.tasks is not None
+            and latest is not None
+            and ck.order < latest.order
+        ]
 
-    def _new_value(self, to: tuple[str, str, int]) -> str:
-        self.values += 1
-        value = f"v{self.values}-{self.rng.choice(['yes', 'no', 'edit', 'approve'])}"
-        self.addr[value] = to
-        return value
-
-    def _resume_parked(self, run: _Run) -> None:
-        """A person answers every interrupt the loaded checkpoint is parked at."""
-        assert run.at is not None
-        for node, index in self._parked(run.at):
-            to = (run.at, node, index)
-            if self._answer(run, to) is not None:
-                continue
-            value = self._new_value(to)
-            self._emit("resume", run.proc, value=value, checkpoint=run.at, node=node, index=index)
-            self.features.add("interrupt")
-            run.rv.add(value)
-            self._write(run, _Write(run.at, None, "resume", 0, value))
-
-    def _two_resumers(self) -> None:
-        """The wrong move for CO: two workers answer the same parked interrupt."""
-        a, b = self._worker(), self._worker()
-        self._load(a)
-        self._load(b)
-        assert a.at is not None
-        at = a.at
-        node, index = next((n, i) for n, i in self._parked(at) if not self._answer(a, (at, n, i)))
-        for run in (a, b):
-            value = self._new_value((at, node, index))
-            self._emit("resume", run.proc, value=value, checkpoint=at, node=node, index=index)
-            if run is b:
+    def _time_travel(self) -> str:
+        """Load an older checkpoint, fork it, and run the copy's branch to its end."""
+        sources = self._fork_sources()
+        pinned_step = self._armed("fd-step-on-pinned-checkpoint")
+        if pinned_step:
+            complete = [ck for ck in sources if all(ck.stored_ok(t) for t in ck.tasks or ())]
+            sources = complete or sources
+        src = self.rng.choice(sources)
+        inv = _Invocation(self._worker())
+        run = _Run(inv.proc, self.main)
+        try:
+            self._load(run, asked=src)
+            if pinned_step and all(src.stored_ok(t) for t in src.tasks or ()):
+                self._schedule(run)
+                ck = self._make(
+                    inv.proc,
+                    self.main,
+                    src,
+                    depth=src.depth + 1,
+                    branch=src.branch,
+                    origin=None,
+                    pos=self._next_pos(src),
+                    letter="c",
+                )
+                self._emit("step", inv.proc, self.main, checkpoint=ck.id, parent=src.id)
                 self._violated()
-            self._write(run, _Write(at, None, "resume", 0, value))
+            ck = self._make(
+                inv.proc,
+                self.main,
+                src,
+                depth=src.depth,
+                branch=None,
+                origin=src,
+                pos=src.pos,
+                letter="f",
+            )
+            self._emit("fork", inv.proc, self.main, parent=src.id, checkpoint=ck.id)
+            self.features.add("fork")
+            run.cur = ck
+            self.runs[(inv.proc, self.main)] = ck
+            self._save(inv, self.main, "ck", ck.id)
+            return self._drive(inv, run)
+        except _Killed:
+            return "crashed"
+
+    # -- interrupts ----------------------------------------------------------------------------
+
+    def _answer(self, inv: _Invocation, run: _Run) -> None:
+        """A person answers the interrupts run.cur is parked at (now and then only one)."""
+        cur = run.cur
+        assert cur is not None
+        parked = sorted(
+            w.interrupt
+            for w in cur.writes.values()
+            if w.kind == "interrupt" and w.interrupt is not None and not self.live.get(w.interrupt)
+        )
+        if len(parked) > 1 and self.rng.random() < 0.3:
+            parked = parked[:1]
+        for a in parked:
+            value = self.rng.choice(["yes", "no", "approve", "edit"])
+            self._emit("resume", inv.proc, run.chain, checkpoint=cur.id, interrupt=a, value=value)
+            self.features.add("interrupt")
+            cur.fly_answers[a] = (value, inv.proc)
+            self.live.setdefault(a, set()).add((inv.proc, value))
+            self.inflight[inv.proc].ans.add((cur.id, a))
+            inv.answers[a] = value
+        if parked:
+            self._save(inv, run.chain, "ans", cur.id)
+
+    def _rerun_stored(self, run: _Run) -> None:
+        """The wrong move for PC: a reloaded step starts a task whose result is stored."""
+        cur = run.cur
+        if cur is None or cur.tasks is None or not self._armed("pc-rerun-stored-task"):
+            return
+        done = [t for t in cur.tasks if cur.stored_ok(t)]
+        if done and len(done) < len(cur.tasks):
+            self._schedule(run)
+            task = done[0]
+            self._emit(
+                "task_start", run.proc, run.chain, task=task.id, node=task.node, path=task.path
+            )
+            self._violated()
 
     # -- tasks ---------------------------------------------------------------------------------
 
-    def _run_tasks(self, run: _Run, schedule: list[str]) -> str:
-        """Runs the step's tasks concurrently (events interleaved at random)."""
-        if self._armed("rd-step-skips-scheduled-task") and len(schedule) >= 2:
-            node = next((n for n in schedule if not self._has_interrupt(n)), None)
-            if node is not None:
-                for _ in self._task(run, node, fail=False):
-                    pass
-                made = run.done | run.ok | {node}
-                c = self._new_checkpoint(run, run.at, made, fork=False)
-                self._emit("step", run.proc, checkpoint=c, parent=run.at, done=self._sorted(made))
-                self._violated()
+    def _run_step(self, inv: _Invocation, run: _Run, tasks: tuple[_Task, ...]) -> str:
+        """Runs the step's tasks that have no stored result, concurrently (their events
+        interleaved at random): "ok", "parked" or "error"."""
+        cur = run.cur
+        assert cur is not None
+        attempts = {t.id: self._task(inv, run, t) for t in tasks if not cur.stored_ok(t)}
         outcomes: dict[str, str] = {}
-        tasks: dict[str, Iterator[str | None]] = {}
-        for node in schedule:
-            fail = self.errors_left > 0 and self.rng.random() < 0.1
-            if fail:
-                self.errors_left -= 1
-                self.features.add("error")
-            tasks[node] = self._task(run, node, fail=fail)
-        while tasks:
-            if self._maybe_crash(run):
-                return "crashed"
-            node = self.rng.choice(sorted(tasks))
-            result = next(tasks[node], None)
-            if result is not None:
-                outcomes[node] = result
-                del tasks[node]
+        while attempts:
+            self._tick(inv, run)
+            tid = self.rng.choice(sorted(attempts))
+            try:
+                next(attempts[tid])
+            except StopIteration as stop:
+                outcomes[tid] = stop.value
+                del attempts[tid]
         if "parked" in outcomes.values():
             return "parked"
         return "error" if "error" in outcomes.values() else "ok"
 
-    def _has_interrupt(self, node: str) -> bool:
-        return any(kind == "interrupt" for kind, _ in self.wf.body[node])
+    def _tick(self, inv: _Invocation, run: _Run) -> None:
+        """Between two events of a step: an async save may land, another process may barge
+        in (the wrong move for CO), the process may be killed."""
+        if inv.pending and self.rng.random() < 0.5:
+            self._flush(inv.proc, inv.pending.pop(0))
+        if run.chain == self.main and self._armed("co-lease-violated"):
+            intruder = next((p for p in self.slots if p not in self.up), "intruder")
+            self._emit("load", intruder, self.main, **self._load_fields(self.main, None))
+            self._violated()
+        self._maybe_crash(inv.proc)
 
-    def _fires(self, key: tuple[str, str, str]) -> bool:
-        """The ledger: exactly-once never fires an intent twice at a checkpoint; at-least-once
-        fires it again only after a crash (ResumeCore's EO)."""
-        entry = self.ledger.get(key)
-        if entry is None:
-            return True
-        return self.effects == "at-least-once" and entry[1] == 0
+    def _task(self, inv: _Invocation, run: _Run, task: _Task) -> Generator[None, None, str]:
+        """Attempts of one task until one ends (an error may be retried in process, without
+        saving it); yields after each event, returns "ok", "parked" or "error"."""
+        while True:
+            outcome = yield from self._attempt(inv, run, task)
+            if outcome != "retry":
+                return outcome
+            self.features.add("retry")
 
-    def _task(self, run: _Run, node: str, *, fail: bool) -> Iterator[str | None]:
-        """One execution attempt of `node`; yields after each event, last its outcome."""
-        assert run.at is not None
-        self._emit("task_start", run.proc, node=node)
-        self._flush_deferred(run)
-        yield None
-        index = 0
-        for kind, intent in self.wf.body[node]:
-            if kind == "effect":
-                key = (run.at, node, intent)
-                if self._fires(key):
-                    entry = self.ledger.setdefault(key, [0, 0])
-                    entry[0] += 1
-                    entry[1] += 1
-                    self.features.add("effect")
-                elif self._armed("eo-effect-refired"):
-                    self._emit("effect", run.proc, node=node, intent=intent)
-                    self._violated()
-                else:
-                    continue  # the ledger says it fired: skip it
-                self._emit("effect", run.proc, node=node, intent=intent)
-                yield None
-                continue
-            index += 1
-            to = (run.at, node, index)
-            value = self._answer(run, to)
-            self._emit("interrupt", run.proc, node=node, index=index, value=value)
-            yield None
-            if value is None:
-                self.features.add("interrupt")
-                self._write(run, _Write(run.at, node, "interrupt", index))
-                yield "parked"
-                return
-        outcome = "error" if fail else "ok"
-        self._emit("task_end", run.proc, node=node, outcome=outcome)
-        yield None
-        self._write(run, _Write(run.at, node, outcome))
-        yield outcome
+    def _attempt(self, inv: _Invocation, run: _Run, task: _Task) -> Generator[None, None, str]:
+        cur = run.cur
+        assert cur is not None
+        node = task.node
+        if self._armed("rd-task-under-other-node"):
+            node = self.rng.choice([n for n in self.graph.nodes if n != task.node])
+        self._emit("task_start", run.proc, run.chain, task=task.id, node=node, path=task.path)
+        if node != task.node:
+            self._violated()
+        yield
+        body = _BODIES[task.node]
+        fail_at = self.rng.randrange(len(body) + 1) if self.rng.random() < self.error_p else -1
+        res: list[tuple[str, str]] = []
+        asked = 0
+        for i, (op, intent, kind) in enumerate([*body, ("end", "", None)]):
+            if i == fail_at:
+                self.features.add("error")
+                retry = self.rng.random() < 0.5
+                self._end(inv, run, task, "error", None, res, save=not retry)
+                return "retry" if retry else "error"
+            if op == "effect":
+                self._effect(run, task, intent, kind)
+                yield
+            elif op == "interrupt":
+                asked += 1
+                a = f"{task.id}:{asked}"
+                value = inv.answers.get(a)
+                if value is None:
+                    self._end(inv, run, task, "interrupt", a, res)
+                    return "parked"
+                res.append((a, value))
+            elif op == "sub":
+                outcome, a = self._subgraph(inv, run, task)
+                yield
+                if outcome != "ok":
+                    self._end(inv, run, task, outcome, a, res)
+                    return "parked" if outcome == "interrupt" else "error"
+        self._end(inv, run, task, "ok", None, res)
+        return "ok"
+
+    def _effect(self, run: _Run, task: _Task, intent: str, kind: str | None) -> None:
+        """Fires an effect, or skips it when the ledger says it fired and its level forbids a
+        second time; at-least-once fires again after a crash (ResumeCore's EffectWrong)."""
+        cur = run.cur
+        assert cur is not None
+        key = (run.chain, cur.branch, cur.depth, task.path, intent)
+        level = self.graph.level(kind)
+        seen = self.ledger.get(key)
+        if seen is None:
+            status = "fired"
+            wrong = level != "at-most-once" and self._armed("eo-skipped-unfired")
+            shown = "skipped" if wrong else status
+        else:
+            again = level == "at-least-once" and seen != self.crashes
+            status = "fired" if again and self.rng.random() < 0.7 else "skipped"
+            wrong = status == "skipped" and not again and self._armed("eo-refire-on-re-execution")
+            shown = "fired" if wrong else status
+        fields: dict[str, Any] = {"task": task.id, "intent": intent}
+        if kind is not None:
+            fields["kind"] = kind
+        if shown == "skipped":
+            fields["status"] = "skipped"
+        self._emit("effect", run.proc, run.chain, **fields)
+        if wrong:
+            self._violated()
+        self.features.add("effect" if seen is None else f"effect {status} again")
+        if status == "fired":
+            self.ledger[key] = self.crashes
+
+    def _end(
+        self,
+        inv: _Invocation,
+        run: _Run,
+        task: _Task,
+        outcome: str,
+        interrupt: str | None,
+        res: list[tuple[str, str]],
+        *,
+        save: bool = True,
+    ) -> None:
+        cur = run.cur
+        assert cur is not None
+        fields: dict[str, Any] = {"task": task.id, "outcome": outcome}
+        if interrupt is not None:
+            fields["interrupt"] = interrupt
+        shown = list(res)
+        bad = bool(res) and self._armed("co-foreign-value")
+        if bad:
+            shown[-1] = (shown[-1][0], "forged")
+        if shown:
+            fields["resumed"] = [{"interrupt": a, "value": v} for a, v in shown]
+        self._emit("task_end", run.proc, run.chain, **fields)
+        if bad:
+            self._violated()
+        cur.fly[task.id] = _Write(outcome, interrupt, run.proc)
+        self.inflight[run.proc].wrs.add((cur.id, task.id))
+        if save:
+            self._save(inv, run.chain, "wr", cur.id, task.id)
+
+    def _subgraph(self, inv: _Invocation, parent: _Run, task: _Task) -> tuple[str, str | None]:
+        """The task's child graph on its own chain (namespace `node:task`), from its latest
+        checkpoint: ("ok", None), ("interrupt", the child's interrupt) or ("error", None)."""
+        run = _Run(parent.proc, (self.main[0], f"{task.node}:{task.id}"))
+        self.features.add("subgraph")
+        self._load(run)
+        if run.cur is None:
+            self._step(inv, run)
+        while True:
+            tasks = self._schedule(run)
+            if not tasks:
+                return "ok", None
+            outcome = self._run_step(inv, run, tasks)
+            cur = run.cur
+            assert cur is not None
+            if outcome == "parked":
+                parked = [w.interrupt for w in cur.writes.values() if w.kind == "interrupt"]
+                return "interrupt", parked[0]
+            if outcome == "error":
+                return "error", None
+            self._step(inv, run)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Writes a corpus (or one long trace) and its manifest to a folder."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("out", type=Path, help="folder to write the traces and manifest.json to")
+    parser.add_argument("--count", type=int, default=100, help="traces of ~100 events")
+    parser.add_argument("--start", type=int, default=0, help="index of the first trace")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--events", type=int, help="instead: ONE conforming trace this long")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.events:
+        traces = [generate_long(args.seed, args.events)]
+    else:
+        traces = [generate(i, args.seed) for i in range(args.start, args.start + args.count)]
+    for trace in traces:
+        trace.write(args.out)
+    write_manifest(args.out, traces)
+    events = sum(len(t.events) for t in traces)
+    bad = sum(t.expected.status == "violates" for t in traces)
+    print(f"{len(traces)} trace(s), {events} events, {bad} violating -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
