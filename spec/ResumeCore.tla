@@ -501,17 +501,19 @@ PutAnswers(p, c) ==
     /\ inflight' = [inflight EXCEPT ![p].ans = {x \in @ : x[1] # c}]
     /\ UNCHANGED <<wf, ck, latest, sched, wr, ans, dlv, closed, run, alive, holders, ledger, crashes, ending>>
 
-\* Process p's invocation returns: "done", "parked" or "failed".  In exit mode
-\* the checkpoints of its intermediate steps, never saved, are dropped.
+\* Process p's invocation returns: "done", "parked" or "failed", and its runs end
+\* (a process runs one invocation at a time; its next one starts with a load).  In
+\* exit mode the checkpoints of its intermediate steps, never saved, are dropped.
 Finish(p, outcome) ==
     /\ alive[p] = "up"
     /\ Broke({<<"PC", FinishWrong(p, outcome)>>})
+    /\ run' = [k \in {k \in DOMAIN run : k[1] # p} |-> run[k]]
     /\ alive' = [alive EXCEPT ![p] = "ended"]
     /\ holders' = [ch \in DOMAIN holders |-> holders[ch] \ {p}]
     /\ ending' = IF \E q \in Procs \ {p} : alive[q] = "up" THEN "running" ELSE outcome
     /\ ck' = [c \in DOMAIN ck |-> IF c \in inflight[p].cks THEN [ck[c] EXCEPT !.st = "lost"] ELSE ck[c]]
     /\ inflight' = [inflight EXCEPT ![p].cks = {}]
-    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, run, ledger, crashes>>
+    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, ledger, crashes>>
 
 \* The parts of what p has in flight that the store may already hold.
 Keepable(p) ==
