@@ -22,6 +22,18 @@ API of each backend (`api_of` finds it from the saver itself):
     lmdb-async      AsyncLMDBSaver           async       async context manager
     objectstorage   ObjectStorageSaver       sync+async  file:// folder; thread ids must be
                                                          path-safe ([A-Za-z0-9.:_-])
+
+Third-party savers on local servers (docs/backends.md says what each was checked against):
+
+    mysql           mysql PyMySQLSaver       sync        MariaDB; a database per cell, .setup()
+                                                         under GET_LOCK
+    mysql-async     mysql AIOMySQLSaver      async       async context manager
+    valkey          aws ValkeySaver          sync        redis-server; a logical database per
+                                                         cell (the saver has no key prefix)
+    valkey-async    aws AsyncValkeySaver     async       async context manager
+    dynamodb        aws DynamoDBSaver        sync+async  moto server; a table per cell, made as
+                                                         the README's template does (PK/SK, ttl)
+    django          DjangoCheckpointSaver    sync+async  Django ORM on a SQLite file in the store
 """
 
 from __future__ import annotations
@@ -41,6 +53,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 STORE_VAR = "RESUME_CHECK_STORE"
 PG_URL_VAR = "RESUME_CHECK_PG_URL"
 REDIS_URL_VAR = "RESUME_CHECK_REDIS_URL"
+MYSQL_URL_VAR = "RESUME_CHECK_MYSQL_URL"
+DYNAMODB_URL_VAR = "RESUME_CHECK_DYNAMODB_URL"
 
 Factory = Callable[[], Any]
 
@@ -55,6 +69,11 @@ BACKENDS: dict[str, str] = {
     "lmdb": "rctools.langgraph_backends:lmdb",
     "lmdb-async": "rctools.langgraph_backends:lmdb_async",
     "objectstorage": "rctools.langgraph_backends:objectstorage",
+    "mysql": "rctools.langgraph_backends:mysql",
+    "mysql-async": "rctools.langgraph_backends:mysql_async",
+    "valkey": "rctools.langgraph_backends:valkey",
+    "valkey-async": "rctools.langgraph_backends:valkey_async",
+    "dynamodb": "rctools.langgraph_backends:dynamodb",
 }
 
 # Backends whose state outlives the process (all but memory).
@@ -236,6 +255,178 @@ def objectstorage() -> BaseCheckpointSaver:
     folder = store_dir() / f"objects-{cell_token()}"
     folder.mkdir(exist_ok=True)
     return ObjectStorageSaver.from_conn_string(folder.resolve().as_uri())
+
+
+# --------------------------------------------------------------------------- MariaDB
+
+
+def _mysql_cell() -> tuple[str, str]:
+    """(the cell's database, a URL naming it): every cell gets a database of its own."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    database = f"rc_{cell_token()}"
+    parts = urlsplit(_url(MYSQL_URL_VAR))
+    return database, urlunsplit(parts._replace(path=f"/{database}"))
+
+
+@contextlib.contextmanager
+def _mysql_admin(database: str) -> Iterator[Any]:
+    """A pymysql connection that has created the cell's database and holds a named lock on it
+    until the saver's `.setup()` is done: two processes of one cell may start together, and
+    the saver's migrations (CREATE TABLE, then INSERT INTO checkpoint_migrations) race."""
+    from urllib.parse import unquote, urlsplit
+
+    import pymysql
+
+    parts = urlsplit(_url(MYSQL_URL_VAR))
+    admin = pymysql.connect(
+        host=parts.hostname or "127.0.0.1",
+        port=parts.port or 3306,
+        user=unquote(parts.username or ""),
+        password=unquote(parts.password or ""),
+        autocommit=True,
+    )
+    try:
+        with admin.cursor() as cursor:
+            cursor.execute("SELECT GET_LOCK(%s, 60)", (database,))
+            if cursor.fetchone()[0] != 1:
+                raise BackendError(f"mysql: could not take the setup lock of {database}")
+            cursor.execute(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+        yield admin
+    finally:
+        admin.close()  # also releases the lock if setup failed
+
+
+def _mysql_release(admin: Any, database: str) -> None:
+    with admin.cursor() as cursor:
+        cursor.execute("SELECT RELEASE_LOCK(%s)", (database,))
+
+
+@contextlib.contextmanager
+def mysql() -> Iterator[BaseCheckpointSaver]:
+    """langgraph-checkpoint-mysql's PyMySQLSaver in a database of the cell's own."""
+    from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver
+
+    database, url = _mysql_cell()
+    with _mysql_admin(database) as admin, PyMySQLSaver.from_conn_string(url) as saver:
+        saver.setup()
+        _mysql_release(admin, database)
+        yield saver
+
+
+@contextlib.asynccontextmanager
+async def mysql_async() -> AsyncIterator[BaseCheckpointSaver]:
+    from langgraph.checkpoint.mysql.aio import AIOMySQLSaver
+
+    database, url = _mysql_cell()
+    with _mysql_admin(database) as admin:
+        async with AIOMySQLSaver.from_conn_string(url) as saver:
+            await saver.setup()
+            _mysql_release(admin, database)
+            yield saver
+
+
+# --------------------------------------------------------------------------- Valkey
+
+
+def _valkey_url() -> str:
+    """The redis URL of the cell's own logical database.
+
+    The Valkey savers name their keys `checkpoint:{thread}:...` with no prefix to set, so a
+    cell cannot get a key prefix: it gets one of the server's numbered databases instead
+    (rctools.services starts redis-server with many). The number is taken from a counter in
+    database 0, the database emptied, and only then published in the store folder (os.link, as
+    for the token), so every process of the cell agrees and no cell inherits another's keys.
+    Numbers wrap around: a cell reuses the database of the cell started `databases - 1` before."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import valkey as valkey_module
+
+    base = _url(REDIS_URL_VAR)
+    target = store_dir() / f"valkey-db-{cell_token()}"
+    if not target.exists():
+        with valkey_module.Valkey.from_url(base) as client:
+            count = int(client.config_get("databases").get("databases", 16))
+            if count < 2:
+                raise BackendError("valkey: the redis server has a single database")
+            number = 1 + (int(client.incr("resume-check:valkey-next-db")) - 1) % (count - 1)
+        parts = urlsplit(base)
+        url = urlunsplit(parts._replace(path=f"/{number}"))
+        with valkey_module.Valkey.from_url(url) as client:
+            client.flushdb()
+        scratch = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        scratch.write_text(url + "\n")
+        with contextlib.suppress(FileExistsError):
+            os.link(scratch, target)
+        scratch.unlink()
+    return target.read_text().strip()
+
+
+def valkey() -> contextlib.AbstractContextManager[BaseCheckpointSaver]:
+    """langgraph-checkpoint-aws's ValkeySaver on redis-server (it speaks the same protocol)."""
+    from langgraph_checkpoint_aws.checkpoint.valkey import ValkeySaver
+
+    return ValkeySaver.from_conn_string(_valkey_url())
+
+
+def valkey_async() -> contextlib.AbstractAsyncContextManager[BaseCheckpointSaver]:
+    from langgraph_checkpoint_aws.checkpoint.valkey import AsyncValkeySaver
+
+    return AsyncValkeySaver.from_conn_string(_valkey_url())
+
+
+# --------------------------------------------------------------------------- DynamoDB
+
+# moto accepts any key; fixed fake ones keep boto3 away from the machine's AWS configuration.
+_AWS_FAKE = {
+    "aws_access_key_id": "resume-check",
+    "aws_secret_access_key": "resume-check",
+    "region_name": "us-east-1",
+}
+
+
+def _dynamodb_table() -> tuple[Any, str, str]:
+    """(a boto3 session, the cell's table, the endpoint), the table created as the saver's
+    README has a user create it (its CloudFormation template: PK/SK strings, on-demand
+    capacity, TTL on `ttl`) unless it exists already."""
+    import boto3
+
+    endpoint = _url(DYNAMODB_URL_VAR)
+    table = f"rc_{cell_token()}"
+    session = boto3.Session(**_AWS_FAKE)
+    client = session.client("dynamodb", endpoint_url=endpoint)
+    try:
+        client.create_table(
+            TableName=table,
+            AttributeDefinitions=[
+                {"AttributeName": "PK", "AttributeType": "S"},
+                {"AttributeName": "SK", "AttributeType": "S"},
+            ],
+            KeySchema=[
+                {"AttributeName": "PK", "KeyType": "HASH"},
+                {"AttributeName": "SK", "KeyType": "RANGE"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        client.get_waiter("table_exists").wait(
+            TableName=table, WaiterConfig={"Delay": 0.1, "MaxAttempts": 100}
+        )
+        client.update_time_to_live(
+            TableName=table, TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"}
+        )
+    except client.exceptions.ResourceInUseException:
+        client.get_waiter("table_exists").wait(
+            TableName=table, WaiterConfig={"Delay": 0.1, "MaxAttempts": 100}
+        )
+    return session, table, endpoint
+
+
+def dynamodb() -> BaseCheckpointSaver:
+    """langgraph-checkpoint-aws's DynamoDBSaver against moto's server, a table per cell."""
+    from langgraph_checkpoint_aws import DynamoDBSaver
+
+    session, table, endpoint = _dynamodb_table()
+    return DynamoDBSaver(table_name=table, session=session, endpoint_url=endpoint)
 
 
 # --------------------------------------------------------------------------- lookup

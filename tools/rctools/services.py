@@ -71,6 +71,8 @@ URL_VARS = {
 }
 # A unix socket path longer than this does not fit into sockaddr_un (108 bytes with the name).
 SOCKET_DIR_MAX = 80
+# redis-server's numbered databases (its default is 16); the Valkey backends use one per cell.
+REDIS_DATABASES = 1024
 READY_TIMEOUT = 30.0
 
 
@@ -498,6 +500,10 @@ class Redis:
                         "",
                         "--appendonly",
                         "no",
+                        # The Valkey savers have no key prefix: each matrix cell gets a
+                        # numbered database of its own (rctools.langgraph_backends).
+                        "--databases",
+                        str(REDIS_DATABASES),
                     ]
                 )
                 _wait(lambda: self.pid() is not None and self._ready(port), "redis", 10)  # noqa: B023
