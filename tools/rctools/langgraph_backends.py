@@ -33,7 +33,14 @@ Third-party savers on local servers (docs/backends.md says what each was checked
     valkey-async    aws AsyncValkeySaver     async       async context manager
     dynamodb        aws DynamoDBSaver        sync+async  moto server; a table per cell, made as
                                                          the README's template does (PK/SK, ttl)
-    django          DjangoCheckpointSaver    sync+async  Django ORM on a SQLite file in the store
+    dynamodb-checkpoint  langgraph-dynamodb-checkpoint's DynamoDBSaver  sync+async (executor)
+                                                         moto; it creates its own table
+
+Not in BACKENDS because they cannot save a checkpoint on langgraph-checkpoint 4.x (they call
+JsonPlusSerializer.dumps, which 4.x removed; docs/backends.md): `MODULE:FACTORY` still reaches
+
+    rctools.langgraph_backends:django        DjangoSaver        Django ORM on SQLite in the store
+    rctools.langgraph_backends:django_async  AsyncDjangoSaver
 """
 
 from __future__ import annotations
@@ -74,6 +81,7 @@ BACKENDS: dict[str, str] = {
     "valkey": "rctools.langgraph_backends:valkey",
     "valkey-async": "rctools.langgraph_backends:valkey_async",
     "dynamodb": "rctools.langgraph_backends:dynamodb",
+    "dynamodb-checkpoint": "rctools.langgraph_backends:dynamodb_checkpoint",
 }
 
 # Backends whose state outlives the process (all but memory).
@@ -427,6 +435,94 @@ def dynamodb() -> BaseCheckpointSaver:
 
     session, table, endpoint = _dynamodb_table()
     return DynamoDBSaver(table_name=table, session=session, endpoint_url=endpoint)
+
+
+def dynamodb_checkpoint() -> BaseCheckpointSaver:
+    """langgraph-dynamodb-checkpoint's DynamoDBSaver against moto, a table per cell.
+
+    It builds its client as `boto3.resource('dynamodb')` with no endpoint or session argument,
+    so the endpoint and the fake credentials go where boto3 reads them by default: the default
+    session and $AWS_ENDPOINT_URL_DYNAMODB (this process only). It creates its table itself."""
+    import boto3
+
+    endpoint = _url(DYNAMODB_URL_VAR)
+    os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = endpoint
+    boto3.setup_default_session(**_AWS_FAKE)
+    from langgraph_dynamodb_checkpoint import DynamoDBSaver as CommunityDynamoDBSaver
+
+    return CommunityDynamoDBSaver(table_name=f"rc_{cell_token()}")
+
+
+# --------------------------------------------------------------------------- Django
+
+
+def _django_database() -> None:
+    """Points Django's default database at the cell's SQLite file and migrates it, as the
+    saver's README has a user do (INSTALLED_APPS + `manage.py migrate`).
+
+    Django's settings are global to the process: the first call configures them; a later call
+    for another cell (the conformance suite makes a saver per capability) re-points the
+    `default` connection at the new file. Migrations run under a file lock, since two processes
+    of one cell may start together and `migrate` on one SQLite file is not safe in parallel."""
+    import fcntl
+
+    import django
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db import connections
+
+    path = str(store_dir() / "django.sqlite3")
+    if not settings.configured:
+        settings.configure(
+            DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": path}},
+            INSTALLED_APPS=["langgraph.checkpoint.django.checkpoint"],
+            USE_TZ=True,
+        )
+        django.setup()
+    elif connections["default"].settings_dict["NAME"] != path:
+        connections["default"].close()
+        connections["default"].settings_dict["NAME"] = path
+    with (store_dir() / "django.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        call_command("migrate", verbosity=0, interactive=False)
+    connections["default"].close()
+
+
+def django() -> BaseCheckpointSaver:
+    """langgraph-checkpoint-django's DjangoSaver (Django ORM on a SQLite file in the store).
+    Django's ORM refuses to run in a thread with a running event loop, so a runner drives it
+    through the sync API off the loop."""
+    import asyncio
+    import concurrent.futures
+
+    def make() -> BaseCheckpointSaver:
+        _django_database()  # before the import: the saver's models need configured settings
+        from langgraph.checkpoint.django.saver import DjangoSaver
+
+        return DjangoSaver()  # its constructor queries SQLite's version
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return make()
+    # aopen_saver calls factories on the loop, where Django's ORM refuses to run.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(make).result()
+
+
+async def _django_async_saver() -> BaseCheckpointSaver:
+    from asgiref.sync import sync_to_async
+
+    await sync_to_async(_django_database, thread_sensitive=True)()
+    from langgraph.checkpoint.django.aio import AsyncDjangoSaver
+
+    return AsyncDjangoSaver()
+
+
+@contextlib.asynccontextmanager
+async def django_async() -> AsyncIterator[BaseCheckpointSaver]:
+    """AsyncDjangoSaver binds the running loop at construction: built inside it."""
+    yield await _django_async_saver()
 
 
 # --------------------------------------------------------------------------- lookup
