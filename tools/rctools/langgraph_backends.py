@@ -49,8 +49,10 @@ import contextlib
 import hashlib
 import importlib
 import inspect
+import logging
 import os
 import secrets
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -449,7 +451,10 @@ def dynamodb_checkpoint() -> BaseCheckpointSaver:
     os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = endpoint
     boto3.setup_default_session(**_AWS_FAKE)
     from langgraph_dynamodb_checkpoint import DynamoDBSaver as CommunityDynamoDBSaver
+    from langgraph_dynamodb_checkpoint import configure_logging
 
+    # Its logger writes INFO lines to stdout on import, which is a worker's channel.
+    configure_logging(level=logging.WARNING, stream=sys.stderr)
     return CommunityDynamoDBSaver(table_name=f"rc_{cell_token()}")
 
 
