@@ -343,6 +343,57 @@ def test_the_django_savers_still_cannot_save_on_this_checkpoint_api(
         asyncio.run(put())
 
 
+@pytest.mark.slow
+@pytest.mark.services
+def test_services_start_mariadb_and_moto_in_a_fresh_folder_and_reuse_them() -> None:
+    """What `python -m rctools.services up` does on a fresh machine, in a folder of its own:
+    mariadb-install-db, mariadbd on 127.0.0.1 with the saver's user, moto's server; a second
+    `up` reuses both, `down` stops them."""
+    import shutil
+    import socket
+    import tempfile
+    from urllib.parse import urlsplit
+
+    import pymysql
+    from rctools import services as rcservices
+
+    rcservices.ensure_installed(install=True)
+    folder = Path(tempfile.mkdtemp(prefix="rc-services-", dir="/var/tmp"))
+    folder.chmod(0o755)  # the mysql user must reach its datadir
+    names = ["mysql", "dynamodb"]
+    try:
+        first = rcservices.up(folder, names=names)
+        assert sorted(first.started) == sorted(names)
+        mysql = urlsplit(first.env[rcservices.MYSQL_URL_VAR])
+        dynamodb = urlsplit(first.env[rcservices.DYNAMODB_URL_VAR])
+        assert mysql.hostname == dynamodb.hostname == "127.0.0.1"
+        with (
+            pymysql.connect(
+                host=mysql.hostname,
+                port=mysql.port,
+                user=mysql.username,
+                password=mysql.password,
+                database=mysql.path.lstrip("/"),
+            ) as conn,
+            conn.cursor() as cursor,
+        ):
+            cursor.execute("SELECT VERSION()")
+            assert "MariaDB" in cursor.fetchone()[0]
+        assert rcservices.Moto._ready(dynamodb.port or 0)
+
+        again = rcservices.up(folder, names=names)
+        assert again.started == []
+        assert again.env == first.env
+        assert {k: v for k, v in rcservices.env(folder).items() if k in again.env} == again.env
+    finally:
+        stopped = rcservices.down(names, folder=folder)
+        shutil.rmtree(folder, ignore_errors=True)
+    assert sorted(stopped) == sorted(names)
+    for url in (mysql, dynamodb):
+        with pytest.raises(OSError), socket.create_connection(("127.0.0.1", url.port), timeout=1):
+            pass
+
+
 def test_every_third_party_backend_is_bundled() -> None:
     from rctools.langgraph_backends import BACKENDS, DURABLE
 
