@@ -27,7 +27,7 @@ def services() -> Iterator[dict[str, str]]:
         yield {var: os.environ[var] for var in URL_VARS}
         return
     try:
-        result = rcservices.up(install=True)
+        result = rcservices.up(install=True, names=list(rcservices.NAMES))
     except rcservices.ServiceError as exc:
         pytest.fail(f"could not start the test servers: {exc}", pytrace=False)
     try:

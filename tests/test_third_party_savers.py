@@ -357,7 +357,7 @@ def test_services_start_mariadb_and_moto_in_a_fresh_folder_and_reuse_them() -> N
     import pymysql
     from rctools import services as rcservices
 
-    rcservices.ensure_installed(install=True)
+    rcservices.ensure_installed(install=True, names=["mysql"])
     folder = Path(tempfile.mkdtemp(prefix="rc-services-", dir="/var/tmp"))
     folder.chmod(0o755)  # the mysql user must reach its datadir
     names = ["mysql", "dynamodb"]

@@ -63,6 +63,12 @@ MYSQL_USER = "resume_check"
 MYSQL_PASSWORD = "resume_check"
 APT_PACKAGES = ("postgresql", "redis-server", "mariadb-server")
 NAMES = ("postgres", "redis", "mysql", "dynamodb")
+# What `up()` starts when not told: the servers callers written before MariaDB and moto expect
+# (`resume-check run langgraph` starts them for the postgres and redis backends), so they need
+# neither mariadb-server nor moto. The CLI and the test fixture ask for all of NAMES.
+DEFAULT_UP = ("postgres", "redis")
+# The Debian package of each server that has one (moto comes from PyPI, the `dynamodb` extra).
+PACKAGE_OF = {"postgres": "postgresql", "redis": "redis-server", "mysql": "mariadb-server"}
 URL_VARS = {
     "postgres": PG_URL_VAR,
     "redis": REDIS_URL_VAR,
@@ -219,21 +225,23 @@ def _mariadb_bin(name: str) -> str | None:
     return None
 
 
-def _missing_packages() -> list[str]:
-    """The Debian packages of the servers that are not installed."""
+def _missing_packages(names: tuple[str, ...] | list[str] = NAMES) -> list[str]:
+    """The Debian packages of the named servers that are not installed."""
     found = {
         "postgresql": _pg_bindir() is not None,
         "redis-server": _redis_server() is not None,
         "mariadb-server": _mariadb_bin("mariadbd") is not None
         and _mariadb_bin("mariadb-install-db") is not None,
     }
-    return [package for package in APT_PACKAGES if not found[package]]
+    wanted = {PACKAGE_OF[name] for name in names if name in PACKAGE_OF}
+    return [package for package in APT_PACKAGES if package in wanted and not found[package]]
 
 
-def ensure_installed(install: bool) -> None:
-    """Installs the Debian packages of the missing servers when `install` (needs root and
-    apt-get); otherwise says which command would, and how to let resume-check run it."""
-    missing = _missing_packages()
+def ensure_installed(install: bool, names: tuple[str, ...] | list[str] = NAMES) -> None:
+    """Installs the Debian packages of the named servers that are missing when `install`
+    (needs root and apt-get); otherwise says which command would, and how to let resume-check
+    run it."""
+    missing = _missing_packages(names)
     if not missing:
         return
     apt = f"apt-get update && apt-get install -y {' '.join(missing)}"
@@ -255,7 +263,7 @@ def ensure_installed(install: bool) -> None:
             proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise ServiceError(f"{' '.join(argv)} failed:\n{(proc.stdout + proc.stderr)[-2000:]}")
-    if _missing_packages():
+    if _missing_packages(names):
         raise ServiceError(f"apt-get installed {missing} but the servers are still missing")
 
 
@@ -838,15 +846,19 @@ def up(
     install: bool | None = None,
     names: list[str] | None = None,
 ) -> Started:
-    """Starts (or reuses) the named servers (default all). Missing packages are installed only
-    with `install` (default: $RESUME_CHECK_INSTALL_SERVICES=1); else the error names the
-    apt-get command."""
+    """Starts (or reuses) the named servers (default DEFAULT_UP: PostgreSQL and redis). Missing
+    packages are installed only with `install` (default: $RESUME_CHECK_INSTALL_SERVICES=1);
+    else the error names the apt-get command."""
     folder = folder or services_dir()
-    ensure_installed(install_allowed() if install is None else install)
+    names = list(DEFAULT_UP) if names is None else names
+    unknown = sorted(set(names) - set(NAMES))
+    if unknown:
+        raise ServiceError(f"unknown server(s) {', '.join(unknown)}: use {', '.join(NAMES)}")
+    ensure_installed(install_allowed() if install is None else install, names)
     result = Started(env={})
     with _locked(folder):
         for name, server in _servers(folder).items():
-            if names is not None and name not in names:
+            if name not in names:
                 continue
             url, started = server.up()
             result.env[URL_VARS[name]] = url
@@ -893,7 +905,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = services_dir()
     try:
         if args.action == "up":
-            result = up(folder, install=args.install or None)
+            result = up(folder, install=args.install or None, names=list(NAMES))
             for name in NAMES:
                 verb = "started" if name in result.started else "reused"
                 print(f"services: {name} {verb}", file=sys.stderr)
