@@ -62,9 +62,10 @@ bench: setup
 	$(BIN)/python bench/batch_bench.py --out bench/results.md
 	$(BIN)/python bench/recorder_bench.py --out bench/recorder-results.md
 
-## Private PostgreSQL 15 and redis-server on 127.0.0.1 for the checkpointer backends (data in
-## .services/; installs the Debian packages if missing). Prints RESUME_CHECK_PG_URL=... and
-## RESUME_CHECK_REDIS_URL=...; reuses servers that are already up. Tests start them on their own.
+## Private PostgreSQL 15, redis-server, MariaDB and moto (DynamoDB) on 127.0.0.1 for the
+## checkpointer backends (data in .services/; installs the Debian packages if missing). Prints
+## RESUME_CHECK_{PG,REDIS,MYSQL,DYNAMODB}_URL=...; reuses servers that are already up. Tests
+## start them on their own. docs/backends.md lists the backends.
 services-up: setup
 	$(BIN)/python -m rctools.services up --install
 

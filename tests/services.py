@@ -1,4 +1,4 @@
-"""Session fixture: a real PostgreSQL and a real redis-server on loopback for the backends.
+"""Session fixture: real PostgreSQL, redis-server, MariaDB and moto (DynamoDB) on loopback.
 
 Use it with `from services import services # noqa: F401` in a test module (or once in
 conftest.py). The fixture starts the servers with `rctools.services` (installing the Debian
@@ -16,17 +16,18 @@ from collections.abc import Iterator
 import pytest
 from rctools import services as rcservices
 
-URL_VARS = (rcservices.PG_URL_VAR, rcservices.REDIS_URL_VAR)
+URL_VARS = tuple(rcservices.URL_VARS.values())
 
 
 @pytest.fixture(scope="session")
 def services() -> Iterator[dict[str, str]]:
-    """{RESUME_CHECK_PG_URL: ..., RESUME_CHECK_REDIS_URL: ...}, set in os.environ too."""
+    """{RESUME_CHECK_PG_URL: ..., RESUME_CHECK_REDIS_URL: ..., RESUME_CHECK_MYSQL_URL: ...,
+    RESUME_CHECK_DYNAMODB_URL: ...}, set in os.environ too."""
     if all(os.environ.get(var) for var in URL_VARS):
         yield {var: os.environ[var] for var in URL_VARS}
         return
     try:
-        result = rcservices.up(install=True)
+        result = rcservices.up(install=True, names=list(rcservices.NAMES))
     except rcservices.ServiceError as exc:
         pytest.fail(f"could not start the test servers: {exc}", pytrace=False)
     try:

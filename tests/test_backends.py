@@ -29,7 +29,7 @@ from rctools.langgraph_backends import (
     open_saver,
     resolve,
 )
-from services import services  # noqa: F401  (session fixture: real PostgreSQL and redis)
+from services import services  # noqa: F401  (session fixture: the real servers)
 
 THREAD = "t-1"
 CONFIG = {"configurable": {"thread_id": THREAD}}
@@ -46,6 +46,12 @@ EXPECTED_API = {
     "lmdb": {"sync"},
     "lmdb-async": {"async"},
     "objectstorage": {"sync", "async"},
+    "mysql": {"sync"},
+    "mysql-async": {"async"},
+    "valkey": {"sync"},
+    "valkey-async": {"async"},
+    "dynamodb": {"sync", "async"},
+    "dynamodb-checkpoint": {"sync", "async"},
 }
 
 

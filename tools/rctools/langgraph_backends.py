@@ -22,6 +22,25 @@ API of each backend (`api_of` finds it from the saver itself):
     lmdb-async      AsyncLMDBSaver           async       async context manager
     objectstorage   ObjectStorageSaver       sync+async  file:// folder; thread ids must be
                                                          path-safe ([A-Za-z0-9.:_-])
+
+Third-party savers on local servers (docs/backends.md says what each was checked against):
+
+    mysql           mysql PyMySQLSaver       sync        MariaDB; a database per cell, .setup()
+                                                         under GET_LOCK
+    mysql-async     mysql AIOMySQLSaver      async       async context manager
+    valkey          aws ValkeySaver          sync        redis-server; a logical database per
+                                                         cell (the saver has no key prefix)
+    valkey-async    aws AsyncValkeySaver     async       async context manager
+    dynamodb        aws DynamoDBSaver        sync+async  moto server; a table per cell, made as
+                                                         the README's template does (PK/SK, ttl)
+    dynamodb-checkpoint  langgraph-dynamodb-checkpoint's DynamoDBSaver  sync+async (executor)
+                                                         moto; it creates its own table
+
+Not in BACKENDS because they cannot save a checkpoint on langgraph-checkpoint 4.x (they call
+JsonPlusSerializer.dumps, which 4.x removed; docs/backends.md): `MODULE:FACTORY` still reaches
+
+    rctools.langgraph_backends:django        DjangoSaver        Django ORM on SQLite in the store
+    rctools.langgraph_backends:django_async  AsyncDjangoSaver
 """
 
 from __future__ import annotations
@@ -30,8 +49,10 @@ import contextlib
 import hashlib
 import importlib
 import inspect
+import logging
 import os
 import secrets
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +62,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 STORE_VAR = "RESUME_CHECK_STORE"
 PG_URL_VAR = "RESUME_CHECK_PG_URL"
 REDIS_URL_VAR = "RESUME_CHECK_REDIS_URL"
+MYSQL_URL_VAR = "RESUME_CHECK_MYSQL_URL"
+DYNAMODB_URL_VAR = "RESUME_CHECK_DYNAMODB_URL"
 
 Factory = Callable[[], Any]
 
@@ -55,6 +78,12 @@ BACKENDS: dict[str, str] = {
     "lmdb": "rctools.langgraph_backends:lmdb",
     "lmdb-async": "rctools.langgraph_backends:lmdb_async",
     "objectstorage": "rctools.langgraph_backends:objectstorage",
+    "mysql": "rctools.langgraph_backends:mysql",
+    "mysql-async": "rctools.langgraph_backends:mysql_async",
+    "valkey": "rctools.langgraph_backends:valkey",
+    "valkey-async": "rctools.langgraph_backends:valkey_async",
+    "dynamodb": "rctools.langgraph_backends:dynamodb",
+    "dynamodb-checkpoint": "rctools.langgraph_backends:dynamodb_checkpoint",
 }
 
 # Backends whose state outlives the process (all but memory).
@@ -236,6 +265,269 @@ def objectstorage() -> BaseCheckpointSaver:
     folder = store_dir() / f"objects-{cell_token()}"
     folder.mkdir(exist_ok=True)
     return ObjectStorageSaver.from_conn_string(folder.resolve().as_uri())
+
+
+# --------------------------------------------------------------------------- MariaDB
+
+
+def _mysql_cell() -> tuple[str, str]:
+    """(the cell's database, a URL naming it): every cell gets a database of its own."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    database = f"rc_{cell_token()}"
+    parts = urlsplit(_url(MYSQL_URL_VAR))
+    return database, urlunsplit(parts._replace(path=f"/{database}"))
+
+
+@contextlib.contextmanager
+def _mysql_admin(database: str) -> Iterator[Any]:
+    """A pymysql connection that has created the cell's database and holds a named lock on it
+    until the saver's `.setup()` is done: two processes of one cell may start together, and
+    the saver's migrations (CREATE TABLE, then INSERT INTO checkpoint_migrations) race."""
+    from urllib.parse import unquote, urlsplit
+
+    import pymysql
+
+    parts = urlsplit(_url(MYSQL_URL_VAR))
+    admin = pymysql.connect(
+        host=parts.hostname or "127.0.0.1",
+        port=parts.port or 3306,
+        user=unquote(parts.username or ""),
+        password=unquote(parts.password or ""),
+        autocommit=True,
+    )
+    try:
+        with admin.cursor() as cursor:
+            cursor.execute("SELECT GET_LOCK(%s, 60)", (database,))
+            if cursor.fetchone()[0] != 1:
+                raise BackendError(f"mysql: could not take the setup lock of {database}")
+            cursor.execute(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+        yield admin
+    finally:
+        admin.close()  # also releases the lock if setup failed
+
+
+def _mysql_release(admin: Any, database: str) -> None:
+    with admin.cursor() as cursor:
+        cursor.execute("SELECT RELEASE_LOCK(%s)", (database,))
+
+
+@contextlib.contextmanager
+def mysql() -> Iterator[BaseCheckpointSaver]:
+    """langgraph-checkpoint-mysql's PyMySQLSaver in a database of the cell's own."""
+    from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver
+
+    database, url = _mysql_cell()
+    with _mysql_admin(database) as admin, PyMySQLSaver.from_conn_string(url) as saver:
+        saver.setup()
+        _mysql_release(admin, database)
+        yield saver
+
+
+@contextlib.asynccontextmanager
+async def mysql_async() -> AsyncIterator[BaseCheckpointSaver]:
+    from langgraph.checkpoint.mysql.aio import AIOMySQLSaver
+
+    database, url = _mysql_cell()
+    with _mysql_admin(database) as admin:
+        async with AIOMySQLSaver.from_conn_string(url) as saver:
+            await saver.setup()
+            _mysql_release(admin, database)
+            yield saver
+
+
+# --------------------------------------------------------------------------- Valkey
+
+
+def _valkey_url() -> str:
+    """The redis URL of the cell's own logical database.
+
+    The Valkey savers name their keys `checkpoint:{thread}:...` with no prefix to set, so a
+    cell cannot get a key prefix: it gets one of the server's numbered databases instead
+    (rctools.services starts redis-server with many). The number is taken from a counter in
+    database 0, the database emptied, and only then published in the store folder (os.link, as
+    for the token), so every process of the cell agrees and no cell inherits another's keys.
+    Numbers wrap around: a cell reuses the database of the cell started `databases - 1` before."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import valkey as valkey_module
+
+    base = _url(REDIS_URL_VAR)
+    target = store_dir() / f"valkey-db-{cell_token()}"
+    if not target.exists():
+        with valkey_module.Valkey.from_url(base) as client:
+            count = int(client.config_get("databases").get("databases", 16))
+            if count < 2:
+                raise BackendError("valkey: the redis server has a single database")
+            number = 1 + (int(client.incr("resume-check:valkey-next-db")) - 1) % (count - 1)
+        parts = urlsplit(base)
+        url = urlunsplit(parts._replace(path=f"/{number}"))
+        with valkey_module.Valkey.from_url(url) as client:
+            client.flushdb()
+        scratch = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        scratch.write_text(url + "\n")
+        with contextlib.suppress(FileExistsError):
+            os.link(scratch, target)
+        scratch.unlink()
+    return target.read_text().strip()
+
+
+def valkey() -> contextlib.AbstractContextManager[BaseCheckpointSaver]:
+    """langgraph-checkpoint-aws's ValkeySaver on redis-server (it speaks the same protocol)."""
+    from langgraph_checkpoint_aws.checkpoint.valkey import ValkeySaver
+
+    return ValkeySaver.from_conn_string(_valkey_url())
+
+
+def valkey_async() -> contextlib.AbstractAsyncContextManager[BaseCheckpointSaver]:
+    from langgraph_checkpoint_aws.checkpoint.valkey import AsyncValkeySaver
+
+    return AsyncValkeySaver.from_conn_string(_valkey_url())
+
+
+# --------------------------------------------------------------------------- DynamoDB
+
+# moto accepts any key; fixed fake ones keep boto3 away from the machine's AWS configuration.
+_AWS_FAKE = {
+    "aws_access_key_id": "resume-check",
+    "aws_secret_access_key": "resume-check",
+    "region_name": "us-east-1",
+}
+
+
+def _dynamodb_table() -> tuple[Any, str, str]:
+    """(a boto3 session, the cell's table, the endpoint), the table created as the saver's
+    README has a user create it (its CloudFormation template: PK/SK strings, on-demand
+    capacity, TTL on `ttl`) unless it exists already."""
+    import boto3
+
+    endpoint = _url(DYNAMODB_URL_VAR)
+    table = f"rc_{cell_token()}"
+    session = boto3.Session(**_AWS_FAKE)
+    client = session.client("dynamodb", endpoint_url=endpoint)
+    try:
+        client.create_table(
+            TableName=table,
+            AttributeDefinitions=[
+                {"AttributeName": "PK", "AttributeType": "S"},
+                {"AttributeName": "SK", "AttributeType": "S"},
+            ],
+            KeySchema=[
+                {"AttributeName": "PK", "KeyType": "HASH"},
+                {"AttributeName": "SK", "KeyType": "RANGE"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        client.get_waiter("table_exists").wait(
+            TableName=table, WaiterConfig={"Delay": 0.1, "MaxAttempts": 100}
+        )
+        client.update_time_to_live(
+            TableName=table, TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"}
+        )
+    except client.exceptions.ResourceInUseException:
+        client.get_waiter("table_exists").wait(
+            TableName=table, WaiterConfig={"Delay": 0.1, "MaxAttempts": 100}
+        )
+    return session, table, endpoint
+
+
+def dynamodb() -> BaseCheckpointSaver:
+    """langgraph-checkpoint-aws's DynamoDBSaver against moto's server, a table per cell."""
+    from langgraph_checkpoint_aws import DynamoDBSaver
+
+    session, table, endpoint = _dynamodb_table()
+    return DynamoDBSaver(table_name=table, session=session, endpoint_url=endpoint)
+
+
+def dynamodb_checkpoint() -> BaseCheckpointSaver:
+    """langgraph-dynamodb-checkpoint's DynamoDBSaver against moto, a table per cell.
+
+    It builds its client as `boto3.resource('dynamodb')` with no endpoint or session argument,
+    so the endpoint and the fake credentials go where boto3 reads them by default: the default
+    session and $AWS_ENDPOINT_URL_DYNAMODB (this process only). It creates its table itself."""
+    import boto3
+
+    endpoint = _url(DYNAMODB_URL_VAR)
+    os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = endpoint
+    boto3.setup_default_session(**_AWS_FAKE)
+    from langgraph_dynamodb_checkpoint import DynamoDBSaver as CommunityDynamoDBSaver
+    from langgraph_dynamodb_checkpoint import configure_logging
+
+    # Its logger writes INFO lines to stdout on import, which is a worker's channel.
+    configure_logging(level=logging.WARNING, stream=sys.stderr)
+    return CommunityDynamoDBSaver(table_name=f"rc_{cell_token()}")
+
+
+# --------------------------------------------------------------------------- Django
+
+
+def _django_database() -> None:
+    """Points Django's default database at the cell's SQLite file and migrates it, as the
+    saver's README has a user do (INSTALLED_APPS + `manage.py migrate`).
+
+    Django's settings are global to the process: the first call configures them; a later call
+    for another cell (the conformance suite makes a saver per capability) re-points the
+    `default` connection at the new file. Migrations run under a file lock, since two processes
+    of one cell may start together and `migrate` on one SQLite file is not safe in parallel."""
+    import fcntl
+
+    import django
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db import connections
+
+    path = str(store_dir() / "django.sqlite3")
+    if not settings.configured:
+        settings.configure(
+            DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": path}},
+            INSTALLED_APPS=["langgraph.checkpoint.django.checkpoint"],
+            USE_TZ=True,
+        )
+        django.setup()
+    elif connections["default"].settings_dict["NAME"] != path:
+        connections["default"].close()
+        connections["default"].settings_dict["NAME"] = path
+    with (store_dir() / "django.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        call_command("migrate", verbosity=0, interactive=False)
+    connections["default"].close()
+
+
+def django() -> BaseCheckpointSaver:
+    """langgraph-checkpoint-django's DjangoSaver (Django ORM on a SQLite file in the store).
+    Django's ORM refuses to run in a thread with a running event loop, so a runner drives it
+    through the sync API off the loop."""
+    import asyncio
+    import concurrent.futures
+
+    def make() -> BaseCheckpointSaver:
+        _django_database()  # before the import: the saver's models need configured settings
+        from langgraph.checkpoint.django.saver import DjangoSaver
+
+        return DjangoSaver()  # its constructor queries SQLite's version
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return make()
+    # aopen_saver calls factories on the loop, where Django's ORM refuses to run.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(make).result()
+
+
+async def _django_async_saver() -> BaseCheckpointSaver:
+    from asgiref.sync import sync_to_async
+
+    await sync_to_async(_django_database, thread_sensitive=True)()
+    from langgraph.checkpoint.django.aio import AsyncDjangoSaver
+
+    return AsyncDjangoSaver()
+
+
+@contextlib.asynccontextmanager
+async def django_async() -> AsyncIterator[BaseCheckpointSaver]:
+    """AsyncDjangoSaver binds the running loop at construction: built inside it."""
+    yield await _django_async_saver()
 
 
 # --------------------------------------------------------------------------- lookup

@@ -1,6 +1,6 @@
-"""Private PostgreSQL and redis servers on loopback for the checkpointer backends under test.
+"""Private PostgreSQL, redis, MariaDB and DynamoDB (moto) servers on loopback for the backends.
 
-Why this exists: the postgres and redis savers must be judged against real servers, and `make
+Why this exists: the server-backed savers must be judged against real servers, and `make
 test` must work on a fresh Debian 12 machine with nothing running. So this module can install
 the Debian packages when they are missing -- only when asked to (`up --install`, the test
 fixture, or $RESUME_CHECK_INSTALL_SERVICES=1 for `resume-check run langgraph`), since changing a
@@ -8,18 +8,26 @@ machine's packages is not something a checker should do on its own -- keeps each
 in a project-local folder (`.services/`, gitignored) and binds to 127.0.0.1 on a free port, so
 it never meets a system server or another checkout's servers.
 
+MariaDB (Debian's `mariadb-server`) runs like PostgreSQL: its own datadir from
+`mariadb-install-db`, its own socket and a port on 127.0.0.1, a database and a user of ours.
+DynamoDB is `moto` in server mode (a PyPI package, the `dynamodb` extra: Debian has none), run
+with this interpreter as a subprocess on 127.0.0.1; it keeps its tables in memory, so like
+redis every start begins empty.
+
 `up` is idempotent: a server that is already running (even one left behind by a killed run) is
 reused, a stale pid file or a half-finished `initdb` is cleaned up. `down` stops what is
 running.
 
-    python -m rctools.services up      # start (or reuse) both; prints the env lines
+    python -m rctools.services up      # start (or reuse) all four; prints the env lines
     python -m rctools.services up --install   # the same, apt-get installing what is missing
-    python -m rctools.services env     # RESUME_CHECK_PG_URL=... / RESUME_CHECK_REDIS_URL=...
+    python -m rctools.services env     # RESUME_CHECK_PG_URL=... RESUME_CHECK_REDIS_URL=...
+                                       # RESUME_CHECK_MYSQL_URL=... RESUME_CHECK_DYNAMODB_URL=...
     python -m rctools.services status
     python -m rctools.services down
     python -m rctools.services reset   # down, then delete .services/ (a fresh cluster next time)
 
-Only the standard library is used, so this runs before anything else is installed.
+Only the standard library is used, so this runs before anything else is installed (moto is
+started with this interpreter, so it must be installed into it: `pip install -e '.[dynamodb]'`).
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import argparse
 import contextlib
 import fcntl
 import hashlib
+import importlib.util
 import os
 import pwd
 import shutil
@@ -44,12 +53,32 @@ from pathlib import Path
 PG_URL_VAR = "RESUME_CHECK_PG_URL"
 REDIS_URL_VAR = "RESUME_CHECK_REDIS_URL"
 DIR_VAR = "RESUME_CHECK_SERVICES_DIR"
+MYSQL_URL_VAR = "RESUME_CHECK_MYSQL_URL"
+DYNAMODB_URL_VAR = "RESUME_CHECK_DYNAMODB_URL"
 INSTALL_VAR = "RESUME_CHECK_INSTALL_SERVICES"
 PG_DATABASE = "resume_check"
-APT_PACKAGES = ("postgresql", "redis-server")
-NAMES = ("postgres", "redis")
+MYSQL_DATABASE = "resume_check"
+# The MariaDB account the savers use; a private loopback server, so the password is no secret.
+MYSQL_USER = "resume_check"
+MYSQL_PASSWORD = "resume_check"
+APT_PACKAGES = ("postgresql", "redis-server", "mariadb-server")
+NAMES = ("postgres", "redis", "mysql", "dynamodb")
+# What `up()` starts when not told: the servers callers written before MariaDB and moto expect
+# (`resume-check run langgraph` starts them for the postgres and redis backends), so they need
+# neither mariadb-server nor moto. The CLI and the test fixture ask for all of NAMES.
+DEFAULT_UP = ("postgres", "redis")
+# The Debian package of each server that has one (moto comes from PyPI, the `dynamodb` extra).
+PACKAGE_OF = {"postgres": "postgresql", "redis": "redis-server", "mysql": "mariadb-server"}
+URL_VARS = {
+    "postgres": PG_URL_VAR,
+    "redis": REDIS_URL_VAR,
+    "mysql": MYSQL_URL_VAR,
+    "dynamodb": DYNAMODB_URL_VAR,
+}
 # A unix socket path longer than this does not fit into sockaddr_un (108 bytes with the name).
 SOCKET_DIR_MAX = 80
+# redis-server's numbered databases (its default is 16); the Valkey backends use one per cell.
+REDIS_DATABASES = 1024
 READY_TIMEOUT = 30.0
 
 
@@ -188,30 +217,74 @@ def install_allowed() -> bool:
     return os.environ.get(INSTALL_VAR, "") == "1"
 
 
-def ensure_installed(install: bool) -> None:
-    """Installs the Debian packages of the missing servers when `install` (needs root and
-    apt-get); otherwise says which command would, and how to let resume-check run it."""
-    if _pg_bindir() is not None and _redis_server() is not None:
+def _mariadb_bin(name: str) -> str | None:
+    """A MariaDB program (`mariadbd` lives in /usr/sbin, not on every PATH)."""
+    for candidate in (shutil.which(name), f"/usr/sbin/{name}", f"/usr/bin/{name}"):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+def _missing_packages(names: tuple[str, ...] | list[str] = NAMES) -> list[str]:
+    """The Debian packages of the named servers that are not installed."""
+    found = {
+        "postgresql": _pg_bindir() is not None,
+        "redis-server": _redis_server() is not None,
+        "mariadb-server": _mariadb_bin("mariadbd") is not None
+        and _mariadb_bin("mariadb-install-db") is not None,
+    }
+    wanted = {PACKAGE_OF[name] for name in names if name in PACKAGE_OF}
+    return [package for package in APT_PACKAGES if package in wanted and not found[package]]
+
+
+def ensure_installed(install: bool, names: tuple[str, ...] | list[str] = NAMES) -> None:
+    """Installs the Debian packages of the named servers that are missing when `install`
+    (needs root and apt-get); otherwise says which command would, and how to let resume-check
+    run it."""
+    missing = _missing_packages(names)
+    if not missing:
         return
-    apt = f"apt-get update && apt-get install -y {' '.join(APT_PACKAGES)}"
+    apt = f"apt-get update && apt-get install -y {' '.join(missing)}"
     if not install:
         raise ServiceError(
-            f"PostgreSQL or redis-server is missing; install them with `{apt}` (as root), "
+            f"{', '.join(missing)} missing; install with `{apt}` (as root), "
             f"or let resume-check do it: `python -m rctools.services up --install`, or set "
-            f"{INSTALL_VAR}=1; or point {PG_URL_VAR} / {REDIS_URL_VAR} at running servers"
+            f"{INSTALL_VAR}=1; or point {PG_URL_VAR} / {REDIS_URL_VAR} / {MYSQL_URL_VAR} at "
+            f"running servers"
         )
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        raise ServiceError(
-            f"PostgreSQL or redis-server is missing; install them with `{apt}` (as root)"
-        )
-    print(f"services: installing {' '.join(APT_PACKAGES)} with apt-get", file=sys.stderr)
+        raise ServiceError(f"{', '.join(missing)} missing; install with `{apt}` (as root)")
+    print(f"services: installing {' '.join(missing)} with apt-get", file=sys.stderr)
+    # policy-rc.d 101: the packages' postinst must not start the system-wide servers (we only
+    # want the programs; a system MariaDB on 3306 would be a server nobody asked for).
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for argv in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *APT_PACKAGES]):
-        proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    for argv in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *missing]):
+        with _no_service_starts():
+            proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise ServiceError(f"{' '.join(argv)} failed:\n{(proc.stdout + proc.stderr)[-2000:]}")
-    if _pg_bindir() is None or _redis_server() is None:
-        raise ServiceError(f"apt-get installed {APT_PACKAGES} but the servers are still missing")
+    if _missing_packages(names):
+        raise ServiceError(f"apt-get installed {missing} but the servers are still missing")
+
+
+@contextlib.contextmanager
+def _no_service_starts() -> Iterator[None]:
+    """A `policy-rc.d` that forbids invoke-rc.d to start services while apt-get runs, unless
+    the machine already has one of its own (then that one's policy stands)."""
+    policy = Path("/usr/sbin/policy-rc.d")
+    if policy.exists() or not policy.parent.is_dir():
+        yield
+        return
+    try:
+        policy.write_text("#!/bin/sh\n# resume-check: no service starts during apt-get\nexit 101\n")
+        policy.chmod(0o755)
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        policy.unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------- PostgreSQL
@@ -395,6 +468,9 @@ class Redis:
         except OSError:
             return False
 
+    def port(self) -> int | None:
+        return _read_int(self.portfile)
+
     def url(self, port: int) -> str:
         return f"redis://127.0.0.1:{port}/0"
 
@@ -432,6 +508,10 @@ class Redis:
                         "",
                         "--appendonly",
                         "no",
+                        # The Valkey savers have no key prefix: each matrix cell gets a
+                        # numbered database of its own (rctools.langgraph_backends).
+                        "--databases",
+                        str(REDIS_DATABASES),
                     ]
                 )
                 _wait(lambda: self.pid() is not None and self._ready(port), "redis", 10)  # noqa: B023
@@ -456,30 +536,339 @@ class Redis:
         return True
 
 
+# --------------------------------------------------------------------------- detached servers
+
+
+def _spawn(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
+    """Starts a server that does not daemonize itself, detached from us (its own session, no
+    terminal, output to `log`), so it outlives the `up` call like pg_ctl's and redis' do."""
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd="/",
+            start_new_session=True,
+        )
+
+
+def _stop(pid: int, alive: object, what: str, timeout: float = 20) -> None:
+    """SIGTERM (both servers shut down cleanly on it), SIGKILL if it is still there later."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while alive() and time.monotonic() < deadline:  # type: ignore[operator]
+        time.sleep(0.05)
+    if alive():  # type: ignore[operator]
+        print(f"services: {what} ignored SIGTERM; killing it", file=sys.stderr)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the child we spawned has already exited (a failed start)."""
+    return proc.poll() is not None
+
+
+# --------------------------------------------------------------------------- MariaDB
+
+
+class MariaDB:
+    """One private MariaDB: datadir `<dir>/mysql/data` from mariadb-install-db, 127.0.0.1 on a
+    free port, a unix socket of its own, database `resume_check` and user `resume_check`.
+
+    Like PostgreSQL it will not run as root: under root the server is told `--user=mysql`
+    (the Debian package's user), which owns the datadir. `--no-defaults` keeps the machine's
+    /etc/mysql configuration (port 3306, the system datadir) out of it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.home = folder / "mysql"
+        self.data = self.home / "data"
+        self.pidfile = self.home / "mariadbd.pid"
+        self.portfile = self.home / "port"
+        self.log = self.home / "mariadb.log"
+        self.marker = self.home / "initialized"
+        self.user = "mysql" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
+
+    @property
+    def socket(self) -> Path:
+        local = self.home / "run" / "mysqld.sock"
+        if len(str(local.parent)) <= SOCKET_DIR_MAX:
+            return local
+        digest = hashlib.sha256(str(self.home).encode()).hexdigest()[:12]
+        return Path("/tmp") / f"resume-check-mysql-{digest}" / "mysqld.sock"
+
+    def _bin(self, name: str) -> str:
+        found = _mariadb_bin(name)
+        if found is None:
+            raise ServiceError(f"MariaDB's {name} not found (apt-get install mariadb-server)")
+        return found
+
+    def _own(self, path: Path) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            entry = pwd.getpwnam(self.user)
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+
+    def pid(self) -> int | None:
+        pid = _read_int(self.pidfile)
+        return pid if pid is not None and _alive(pid, str(self.data)) else None
+
+    def port(self) -> int | None:
+        return _read_int(self.portfile)
+
+    def url(self, port: int) -> str:
+        return f"mysql://{MYSQL_USER}:{MYSQL_PASSWORD}@127.0.0.1:{port}/{MYSQL_DATABASE}"
+
+    def _client(self, sql: str) -> str:
+        """Runs SQL as the server's root over its unix socket (root has no password: the
+        datadir was made with the old 'normal' root authentication)."""
+        return _run(
+            [
+                self._bin("mariadb"),
+                "--no-defaults",
+                f"--socket={self.socket}",
+                "-uroot",
+                "--batch",
+                "--skip-column-names",
+                "-e",
+                sql,
+            ],
+            timeout=30,
+        )
+
+    def _ready(self) -> bool:
+        try:
+            return self._client("SELECT 1").strip() == "1"
+        except ServiceError:
+            return False
+
+    def _install_db(self) -> None:
+        """A fresh datadir; a folder without the marker is a half-finished one."""
+        if self.marker.exists():
+            return
+        shutil.rmtree(self.data, ignore_errors=True)
+        self._own(self.home)
+        self._own(self.data)
+        try:
+            _run(["test", "-w", str(self.data)], user=self.user)
+        except ServiceError:
+            raise ServiceError(
+                f"the {self.user} user cannot write {self.data} (a parent folder is private); "
+                f"point {DIR_VAR} at a folder it can reach, e.g. /var/tmp/resume-check"
+            ) from None
+        print(f"services: mariadb-install-db {self.data}", file=sys.stderr)
+        _run(
+            [
+                self._bin("mariadb-install-db"),
+                "--no-defaults",
+                f"--datadir={self.data}",
+                f"--user={self.user}",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+                "--skip-name-resolve",
+            ],
+            timeout=180,
+        )
+        self.marker.write_text("ok\n")
+
+    def up(self) -> tuple[str, bool]:
+        self._install_db()
+        port = self.port()
+        if self.pid() is not None and port is not None:
+            _wait(self._ready, "MariaDB (already running)")
+            return self.url(port), False
+        self.pidfile.unlink(missing_ok=True)
+        self._own(self.socket.parent)
+        self.socket.unlink(missing_ok=True)
+        last = ""
+        for _ in range(3):
+            port = _free_port()
+            self.portfile.write_text(f"{port}\n")
+            proc = _spawn(
+                [
+                    self._bin("mariadbd"),
+                    "--no-defaults",
+                    f"--datadir={self.data}",
+                    f"--user={self.user}",
+                    "--bind-address=127.0.0.1",
+                    f"--port={port}",
+                    f"--socket={self.socket}",
+                    f"--pid-file={self.pidfile}",
+                    f"--log-error={self.log}",
+                    "--skip-name-resolve",
+                    "--innodb-buffer-pool-size=64M",
+                    "--performance-schema=OFF",
+                ],
+                self.home / "mariadbd.out",
+            )
+            try:
+                _wait(lambda: _reap(proc) or (self.pid() is not None and self._ready()), "MariaDB")  # noqa: B023
+            except ServiceError as exc:
+                last = str(exc)
+                _stop(proc.pid, lambda: not _reap(proc), "MariaDB")  # noqa: B023
+                continue
+            if _reap(proc):
+                last = f"mariadbd exited with {proc.returncode}"
+                continue
+            self._create_database()
+            return self.url(port), True
+        tail = self.log.read_text(errors="replace")[-1500:] if self.log.exists() else ""
+        raise ServiceError(f"MariaDB did not start ({last}); see {self.log}\n{tail}")
+
+    def _create_database(self) -> None:
+        # The user may create databases: each matrix cell gets one of its own.
+        self._client(
+            f"CREATE DATABASE IF NOT EXISTS {MYSQL_DATABASE}; "
+            f"CREATE USER IF NOT EXISTS '{MYSQL_USER}'@'127.0.0.1' "
+            f"IDENTIFIED BY '{MYSQL_PASSWORD}'; "
+            f"GRANT ALL PRIVILEGES ON *.* TO '{MYSQL_USER}'@'127.0.0.1'; "
+            "FLUSH PRIVILEGES;"
+        )
+
+    def down(self) -> bool:
+        pid = self.pid()
+        if pid is None:
+            return False
+        _stop(pid, lambda: self.pid() is not None, "MariaDB", timeout=60)
+        return True
+
+
+# --------------------------------------------------------------------------- DynamoDB (moto)
+
+
+def _moto_available() -> bool:
+    return importlib.util.find_spec("moto") is not None and (
+        importlib.util.find_spec("moto.server") is not None
+    )
+
+
+class Moto:
+    """moto's server mode as DynamoDB on 127.0.0.1: `python -m moto.server` with this very
+    interpreter, pid and port in `<dir>/moto`. Tables live in its memory only."""
+
+    def __init__(self, folder: Path) -> None:
+        self.home = folder / "moto"
+        self.pidfile = self.home / "moto.pid"
+        self.portfile = self.home / "port"
+        self.log = self.home / "moto.log"
+
+    def pid(self) -> int | None:
+        pid, port = _read_int(self.pidfile), _read_int(self.portfile)
+        if pid is None or port is None:
+            return None
+        return pid if _alive(pid, "moto.server") and _alive(pid, f" {port}") else None
+
+    def port(self) -> int | None:
+        return _read_int(self.portfile)
+
+    def url(self, port: int) -> str:
+        return f"http://127.0.0.1:{port}"
+
+    @staticmethod
+    def _ready(port: int) -> bool:
+        """moto answers DynamoDB's ListTables (any region, any fake key)."""
+        request = (
+            b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-amz-json-1.0\r\n"
+            b"X-Amz-Target: DynamoDB_20120810.ListTables\r\n"
+            b"Authorization: AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/dynamodb/"
+            b"aws4_request, SignedHeaders=host, Signature=0\r\n"
+            b"Content-Length: 2\r\nConnection: close\r\n\r\n{}"
+        )
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+                sock.sendall(request)
+                return sock.recv(64).startswith(b"HTTP/1.1 200")
+        except OSError:
+            return False
+
+    def up(self) -> tuple[str, bool]:
+        port = self.port()
+        if self.pid() is not None and port is not None:
+            _wait(lambda: self._ready(port), "moto (already running)")
+            return self.url(port), False
+        if not _moto_available():
+            raise ServiceError(
+                f"moto is not installed in {sys.executable}; install the DynamoDB backend's "
+                "extra: pip install -e '.[dynamodb]' (or 'moto[server,dynamodb]')"
+            )
+        self.home.mkdir(parents=True, exist_ok=True)
+        last = ""
+        for _ in range(3):
+            port = _free_port()
+            self.portfile.write_text(f"{port}\n")
+            proc = _spawn(
+                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                self.log,
+            )
+            self.pidfile.write_text(f"{proc.pid}\n")
+            try:
+                _wait(lambda: _reap(proc) or self._ready(port), "moto")  # noqa: B023
+            except ServiceError as exc:
+                last = str(exc)
+                _stop(proc.pid, lambda: not _reap(proc), "moto")  # noqa: B023
+                continue
+            if _reap(proc):
+                last = f"moto exited with {proc.returncode}"
+                continue
+            return self.url(port), True
+        tail = self.log.read_text(errors="replace")[-1500:] if self.log.exists() else ""
+        raise ServiceError(f"moto did not start ({last}); see {self.log}\n{tail}")
+
+    def down(self) -> bool:
+        pid = self.pid()
+        if pid is None:
+            return False
+        _stop(pid, lambda: self.pid() is not None, "moto")
+        self.pidfile.unlink(missing_ok=True)
+        return True
+
+
 # --------------------------------------------------------------------------- API
 
 
-def _servers(folder: Path) -> dict[str, Postgres | Redis]:
-    return {"postgres": Postgres(folder), "redis": Redis(folder)}
+Server = Postgres | Redis | MariaDB | Moto
 
 
-def up(folder: Path | None = None, *, install: bool | None = None) -> Started:
-    """Starts (or reuses) both servers. Missing packages are installed only with `install`
-    (default: $RESUME_CHECK_INSTALL_SERVICES=1); else the error names the apt-get command."""
+def _servers(folder: Path) -> dict[str, Server]:
+    return {
+        "postgres": Postgres(folder),
+        "redis": Redis(folder),
+        "mysql": MariaDB(folder),
+        "dynamodb": Moto(folder),
+    }
+
+
+def up(
+    folder: Path | None = None,
+    *,
+    install: bool | None = None,
+    names: list[str] | None = None,
+) -> Started:
+    """Starts (or reuses) the named servers (default DEFAULT_UP: PostgreSQL and redis). Missing
+    packages are installed only with `install` (default: $RESUME_CHECK_INSTALL_SERVICES=1);
+    else the error names the apt-get command."""
     folder = folder or services_dir()
-    ensure_installed(install_allowed() if install is None else install)
+    names = list(DEFAULT_UP) if names is None else names
+    unknown = sorted(set(names) - set(NAMES))
+    if unknown:
+        raise ServiceError(f"unknown server(s) {', '.join(unknown)}: use {', '.join(NAMES)}")
+    ensure_installed(install_allowed() if install is None else install, names)
     result = Started(env={})
     with _locked(folder):
         for name, server in _servers(folder).items():
+            if name not in names:
+                continue
             url, started = server.up()
-            result.env[PG_URL_VAR if name == "postgres" else REDIS_URL_VAR] = url
+            result.env[URL_VARS[name]] = url
             if started:
                 result.started.append(name)
     return result
 
 
 def down(names: list[str] | None = None, folder: Path | None = None) -> list[str]:
-    """Stops the named servers (default both); returns those that were running."""
+    """Stops the named servers (default all); returns those that were running."""
     folder = folder or services_dir()
     stopped = []
     with _locked(folder):
@@ -492,20 +881,19 @@ def down(names: list[str] | None = None, folder: Path | None = None) -> list[str
 def env(folder: Path | None = None) -> dict[str, str]:
     """The URLs of the servers that are running now."""
     folder = folder or services_dir()
-    pg, redis = Postgres(folder), Redis(folder)
     urls = {}
-    pg_port, redis_port = pg.port(), _read_int(redis.portfile)
-    if pg.pid() is not None and pg_port is not None:
-        urls[PG_URL_VAR] = pg.url(pg_port)
-    if redis.pid() is not None and redis_port is not None:
-        urls[REDIS_URL_VAR] = redis.url(redis_port)
+    for name, server in _servers(folder).items():
+        port = server.port()
+        if server.pid() is not None and port is not None:
+            urls[URL_VARS[name]] = server.url(port)
     return urls
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m rctools.services",
-        description="Private PostgreSQL and redis servers on 127.0.0.1 for resume-check tests.",
+        description="Private PostgreSQL, redis, MariaDB and moto (DynamoDB) servers on 127.0.0.1 "
+        "for resume-check tests.",
     )
     parser.add_argument("action", choices=["up", "down", "env", "status", "reset"])
     parser.add_argument(
@@ -517,7 +905,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = services_dir()
     try:
         if args.action == "up":
-            result = up(folder, install=args.install or None)
+            result = up(folder, install=args.install or None, names=list(NAMES))
             for name in NAMES:
                 verb = "started" if name in result.started else "reused"
                 print(f"services: {name} {verb}", file=sys.stderr)
@@ -538,7 +926,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"services: {exc}", file=sys.stderr)
         return 2
     if args.action == "status":
-        for name, var in (("postgres", PG_URL_VAR), ("redis", REDIS_URL_VAR)):
+        for name, var in URL_VARS.items():
             print(f"{name}: {urls.get(var, 'not running')}")
         return 0
     for var, url in urls.items():
