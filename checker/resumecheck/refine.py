@@ -21,7 +21,8 @@ from resumecheck.contract import Contract, find_contract
 from resumecheck.errors import SpecError, TLCError, UsageError
 from resumecheck.inputs import expand, no_traces
 from resumecheck.tlc.evalerror import EvaluationError, read_evaluation_error
-from resumecheck.tlc.runner import Outcome, TLCResult, run_tlc
+from resumecheck.tlc.output import Outcome, TLCResult
+from resumecheck.tlc.runner import run_tlc
 from resumecheck.tlc.values import FrozenDict, Value, format_value, parse_value
 from resumecheck.trace.encode import EncodedTrace, EncodeError, encode_trace
 from resumecheck.trace.reader import Limits, RawTrace, read_trace
