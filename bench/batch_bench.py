@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from resumecheck.refine import TLC_WORKERS
+from resumecheck.batch import TLC_WORKERS
 from resumecheck.tlc.locate import find_java
 from resumecheck.tlc.runner import JAVA_OPTS_ENV
 from resumecheck.trace.schema import load_schema

@@ -44,7 +44,7 @@ from rctools.revision.racing import RaceOutcome
 from rctools.revision.runtime import Outcome, RevisionRuntime
 from rctools.revision.workloads import RACING_WORKLOADS, WORKLOADS, Revision, Workload
 from resumecheck.contract import default_spec_paths
-from resumecheck.refine import judge
+from resumecheck.judge import judge
 from resumecheck.verdict import Status
 
 POLICIES = ("full", "suffix", "validity", "stale")

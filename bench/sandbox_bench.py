@@ -38,7 +38,7 @@ from rctools.sandbox.command import missing_privileges
 from rctools.sandbox.policies import POLICIES
 from rctools.sandbox.recorder import RunSpec, matrix, record_all
 from resumecheck.contract import default_spec_paths
-from resumecheck.refine import judge
+from resumecheck.judge import judge
 from resumecheck.verdict import Status
 
 ORDER = ("chat-only", "chat-files", "full", "effect-aware")

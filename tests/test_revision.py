@@ -16,7 +16,7 @@ from conftest import run_cli
 from rctools.revision.matrix import Run, record
 from rctools.revision.workloads import WORKLOADS, Workload
 from resumecheck.contract import default_spec_paths
-from resumecheck.refine import judge
+from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ import pytest
 from rctools.revision.crash import crash_points, record_crash
 from rctools.revision.workloads import WORKLOADS
 from resumecheck.contract import default_spec_paths
-from resumecheck.refine import judge
+from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
 
 pytestmark = pytest.mark.slow

@@ -18,7 +18,7 @@ from rctools.revision.racing import Attempt, RaceOutcome, RacingRuntime
 from rctools.revision.sender import RevisionSender
 from rctools.revision.workloads import RACING_WORKLOADS
 from resumecheck.contract import default_spec_paths
-from resumecheck.refine import judge
+from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
 
 SEED = 7

@@ -19,7 +19,7 @@ from rctools.sandbox.recorder import RunSpec, record
 from rctools.sandbox.store import Store
 from rctools.sandbox.tree import WHITEOUT, manifest, merge, tree_digest
 from resumecheck.contract import default_spec_paths
-from resumecheck.refine import judge
+from resumecheck.judge import judge
 from resumecheck.verdict import Status
 
 pytestmark = pytest.mark.slow

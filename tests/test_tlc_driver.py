@@ -14,7 +14,8 @@ import pytest
 from resumecheck.errors import TLCError, ToolchainError, UsageError
 from resumecheck.tlc import locate
 from resumecheck.tlc import values as values_module
-from resumecheck.tlc.runner import Outcome, TLCResult, parse_tlc_output, run_tlc
+from resumecheck.tlc.output import Outcome, TLCResult, parse_tlc_output
+from resumecheck.tlc.runner import run_tlc
 from resumecheck.tlc.values import (
     FrozenDict,
     ModelValue,

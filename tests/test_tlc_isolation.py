@@ -15,7 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from resumecheck.tlc.runner import Outcome, run_tlc
+from resumecheck.tlc.output import Outcome
+from resumecheck.tlc.runner import run_tlc
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""Write the TLA+ that validates a batch of traces in one TLC run.
+"""Write the TLA+ that validates a batch of traces in one TLC run, and run TLC on it.
 
 Three generated files sit beside each other in a fresh folder: `TraceData.tla` (the traces as
 one definition, numbers and the schema's own words only), `TraceBatch.tla` (extends the
@@ -9,13 +9,19 @@ are TLC's library path, in search order, so a module overridden there wins for e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import shutil
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from resumecheck import tempdirs
 from resumecheck.contract import Contract
+from resumecheck.tlc.output import TLCResult
+from resumecheck.tlc.runner import run_tlc
 from resumecheck.trace.encode import EncodedTrace, event_constructors
-from resumecheck.trace.schema import TraceSchema
+from resumecheck.trace.schema import TraceSchema, load_schema
+
+TLC_WORKERS = 2
 
 
 @dataclass(frozen=True)
@@ -64,3 +70,30 @@ def write_batch(
         text += f"\nINVARIANT {name}\n"
     config.write_text(text, encoding="utf-8")
     return BatchFiles(module, config)
+
+
+def run_batch(
+    contract: Contract,
+    encoded: list[EncodedTrace],
+    *,
+    on_line: Callable[[str], None] | None,
+    invariants: Sequence[str] = (),
+    cut: bool = True,
+) -> TLCResult:
+    """One TLC run over `encoded` (see `write_batch`), in a temporary folder removed after."""
+    schema = load_schema(contract.name)
+    assert schema is not None
+    folder = tempdirs.mkdtemp("batch-")
+    try:
+        files = write_batch(folder, contract, schema, encoded, invariants=invariants, cut=cut)
+        # Two workers keep separate registers; each prints its own progress and the report
+        # takes the maximum, so the verdict does not depend on the number of workers.
+        return run_tlc(
+            files.module,
+            files.config,
+            library_paths=contract.search,
+            workers=1 if invariants else TLC_WORKERS,
+            on_line=on_line,
+        )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

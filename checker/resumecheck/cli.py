@@ -25,9 +25,9 @@ from resumecheck.errors import (
     exit_codes_help,
 )
 from resumecheck.inputs import expand, no_traces
+from resumecheck.judge import judge
 from resumecheck.output import TRACE_RENDERERS, format_option, reported
 from resumecheck.progress import Progress, TLCProgress, progress_option
-from resumecheck.refine import judge
 from resumecheck.report import FORMATS, Invocation, exit_code, render_spec
 from resumecheck.speccheck import Row, check_all, format_row, header_line
 from resumecheck.suites import SuiteGroup

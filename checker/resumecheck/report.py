@@ -24,7 +24,7 @@ from resumecheck import __version__, escape
 from resumecheck.errors import CONFORMS, ENVIRONMENT, INVALID_INPUT, VIOLATES, ResumeCheckError
 from resumecheck.inputs import Skipped
 from resumecheck.speccheck import Row
-from resumecheck.verdict import Status, Verdict
+from resumecheck.verdict import Status, Verdict, Witness
 
 FORMATS = ("text", "json", "junit")
 
@@ -160,32 +160,36 @@ def _lines_of(v: Verdict, run: Invocation) -> list[str]:
     if v.truncation is not None:
         fails = run.require_complete and v.status is Status.CONFORMS
         out.append(f"  note: {v.truncation}" + ("; --require-complete: fails" if fails else ""))
-    if v.witness:
+    if v.witness is not None:
         out.append(
             "  witness (a behaviour of the contract matching the trace, hidden state too):"
             if v.status is Status.CONFORMS
             else "  witness (the behaviour that matches the events before the bad one, then the "
             "state the bad event leads to):"
         )
-        for step in v.witness:
-            if "ids" in step:
-                legend = "; ".join(
-                    f"{ns} " + ", ".join(f"{n}={name!r}" for n, name in table.items())
-                    for ns, table in step["ids"].items()
-                )
-                out.append(f"    ids: {legend}")
-                continue
-            if "error" in step:
-                out.append(f"    {step['error']}")
-                continue
-            head = (
-                "initial state"
-                if not step["after_event"]
-                else (f"after event {step['after_event']}: {step['event']}")
-            )
-            out.append(f"    {head}")
-            for name, value in step["changed"].items():
-                out.append(f"      {name} = {' '.join(value.split())}")
+        out.extend(_witness_lines(v.witness))
+    return out
+
+
+def _witness_lines(witness: Witness | str) -> list[str]:
+    """Each step's changed variables, then the ids legend; or why there is no witness."""
+    if isinstance(witness, str):
+        return [f"    {witness}"]
+    out: list[str] = []
+    for step in witness.steps:
+        head = (
+            "initial state"
+            if not step.after_event
+            else f"after event {step.after_event}: {step.event}"
+        )
+        out.append(f"    {head}")
+        for name, value in step.changed.items():
+            out.append(f"      {name} = {' '.join(value.split())}")
+    legend = "; ".join(
+        f"{ns} " + ", ".join(f"{n}={name!r}" for n, name in table.items())
+        for ns, table in witness.ids.items()
+    )
+    out.append(f"    ids: {legend}")
     return out
 
 

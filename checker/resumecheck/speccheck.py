@@ -33,7 +33,8 @@ from pathlib import Path
 
 from resumecheck import tempdirs
 from resumecheck.errors import UsageError
-from resumecheck.tlc.runner import Outcome, run_tlc
+from resumecheck.tlc.output import Outcome
+from resumecheck.tlc.runner import run_tlc
 
 LARGE_SUFFIX = "Large"
 

@@ -16,6 +16,27 @@ class Status(enum.Enum):
     ERROR = "error"  # TLC could not judge it
 
 
+@dataclass(frozen=True)
+class WitnessStep:
+    """One state of a witness: the initial one (`after_event` 0, no `event`), or the one the
+    trace's `after_event`-th event leads to, with that event's line as the trace has it."""
+
+    after_event: int
+    event: str | None
+    changed: dict[str, str]
+    """The parts of the state that changed, by path (`run[2].task[1]`), in TLA+ syntax; every
+    variable for the initial state."""
+
+
+@dataclass(frozen=True)
+class Witness:
+    """A behaviour of the contract that matches a trace, hidden state too (`--witness`)."""
+
+    steps: tuple[WitnessStep, ...]
+    ids: dict[str, dict[str, Any]]
+    """Per namespace, the numbers TLC saw for identifiers and the trace's own names for them."""
+
+
 @dataclass
 class Verdict:
     """The judgement of one trace file.
@@ -40,7 +61,8 @@ class Verdict:
     # the verdict is then about the complete lines only and says so.
     truncation: str | None = None
     summary: dict[str, Any] = field(default_factory=dict)
-    witness: list[dict[str, Any]] | None = None
+    # Under --witness: the witness, or why TLC gave none.
+    witness: Witness | str | None = None
     # For an event no action allows: the reference runtime's possible moves there, or None when
     # the contract could not say (an area without TraceExpected).
     expected: list[dict[str, Any]] | None = None
@@ -95,13 +117,35 @@ class Verdict:
         if self.complete is not None:
             data["complete"] = self.complete
         if self.witness is not None:
-            data["witness"] = [
-                {**step, "event": _event_object(step["event"])} if "event" in step else step
-                for step in self.witness
-            ]
+            data["witness"] = _witness_json(self.witness)
         return data
+
+
+def _witness_json(witness: Witness | str) -> list[dict[str, Any]]:
+    """The steps, then the ids legend; or one entry with the reason there is no witness."""
+    if isinstance(witness, str):
+        return [{"error": witness}]
+    steps: list[dict[str, Any]] = []
+    for step in witness.steps:
+        entry: dict[str, Any] = {"after_event": step.after_event}
+        if step.event is not None:
+            entry["event"] = _event_object(step.event)
+        entry["changed"] = step.changed
+        steps.append(entry)
+    return [*steps, {"ids": witness.ids}]
 
 
 def _event_object(line: str | None) -> Any:
     """A trace line that passed validation, as the JSON value it is (an event object)."""
     return None if line is None else json.loads(line)
+
+
+def one_line(text: str) -> str:
+    """TLC's text of a failure as one line of a report."""
+    return shortened(" ".join(text.split()))
+
+
+def shortened(text: str, limit: int = 500) -> str:
+    """A reason cut to `limit` characters: a schema's complaint quotes the value it rejects,
+    which a trace can make a megabyte long."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."

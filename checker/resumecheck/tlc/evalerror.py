@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from resumecheck.tlc.runner import TLCResult
+from resumecheck.tlc.output import TLCResult
 
 _POSITION = re.compile(r"^\d+\. Line (\d+), column (\d+) to line \d+, column \d+ in (\w+)$")
 _DEFINITION = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?:\([^)]*\))?\s*==")

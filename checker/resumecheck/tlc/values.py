@@ -323,3 +323,14 @@ def format_value(value: Value) -> str:
             + ")"
         )
     raise TypeError(f"not a TLA+ value: {value!r}")
+
+
+def plain(value: Value) -> Any:
+    """TLC values as JSON-friendly Python values."""
+    if isinstance(value, FrozenDict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, frozenset):
+        return sorted((plain(v) for v in value), key=str)
+    if isinstance(value, tuple):
+        return [plain(v) for v in value]
+    return value

@@ -17,9 +17,9 @@ from typing import Any
 import click
 from resumecheck.contract import default_spec_paths
 from resumecheck.errors import EnvironmentProblem, exit_codes_help
+from resumecheck.judge import judge
 from resumecheck.output import emit_suite, format_option, reported
 from resumecheck.progress import Progress, TLCProgress, progress_option
-from resumecheck.refine import judge
 from resumecheck.report import Invocation, exit_code
 from resumecheck.verdict import Status, Verdict
 

@@ -24,9 +24,9 @@ from typing import Any, TypeVar
 import click
 from resumecheck.contract import default_spec_paths
 from resumecheck.errors import EnvironmentProblem, UsageError
+from resumecheck.judge import judge
 from resumecheck.output import emit_suite, format_option
 from resumecheck.progress import Progress, TLCProgress, progress_option
-from resumecheck.refine import judge
 from resumecheck.report import Invocation, exit_code
 from resumecheck.verdict import Status, Verdict
 

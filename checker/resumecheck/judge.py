@@ -2,12 +2,11 @@
 
 This module decides nothing about semantics. TLC evaluates the contract's actions and
 properties; here we only route data and translate TLC's printed progress back to events.
+What a report adds to a verdict (witness, expected moves) is `resumecheck.explain`'s.
 """
 
 from __future__ import annotations
 
-import json
-import shutil
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -15,22 +14,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from resumecheck import escape, tempdirs
-from resumecheck.batch import write_batch
+from resumecheck import escape, explain
+from resumecheck.batch import run_batch
 from resumecheck.contract import Contract, find_contract
 from resumecheck.errors import SpecError, TLCError, UsageError
 from resumecheck.inputs import expand, no_traces
 from resumecheck.tlc.evalerror import EvaluationError, read_evaluation_error
-from resumecheck.tlc.runner import Outcome, TLCResult, run_tlc
-from resumecheck.tlc.values import FrozenDict, Value, format_value, parse_value
+from resumecheck.tlc.output import Outcome, TLCResult
+from resumecheck.tlc.values import parse_value, plain
 from resumecheck.trace.encode import EncodedTrace, EncodeError, encode_trace
 from resumecheck.trace.reader import Limits, RawTrace, read_trace
-from resumecheck.trace.schema import TraceSchema, load_schema
-from resumecheck.verdict import Status, Verdict
+from resumecheck.trace.schema import load_schema
+from resumecheck.verdict import Status, Verdict, one_line, shortened
 
 Progress = Callable[[str], None]
-
-TLC_WORKERS = 2
 
 
 @dataclass
@@ -85,7 +82,7 @@ def _prepare(
             path,
             Status.INVALID,
             contract=contract,
-            reason=_shortened(reason),
+            reason=shortened(reason),
             events=len(raw.events),
             truncation=raw.truncation,
         )
@@ -139,11 +136,13 @@ def _judge_group(
     if witness:
         for trace, verdict in zip(traces, verdicts, strict=True):
             if verdict.status is Status.CONFORMS:
-                verdict.witness = _witness(contract, trace, verdict.matched, cut=True)
+                verdict.witness = explain.witness(contract, trace.raw, verdict.matched, cut=True)
             elif verdict.status is Status.VIOLATES:
                 # Show the state the bad event leads to when it matched an action at all.
                 upto = verdict.matched + (1 if verdict.properties else 0)
-                verdict.witness = _witness(contract, trace, upto, cut=not verdict.properties)
+                verdict.witness = explain.witness(
+                    contract, trace.raw, upto, cut=not verdict.properties
+                )
     used = modules.spec_files(contract)
     share = (time.monotonic() - started) / len(traces)
     for verdict in verdicts:
@@ -204,19 +203,19 @@ def _judge_batch(
             todo[:0] = part.halves()
             continue
         members = [traces[i] for i in part.batch]
-        result = _run(contract, [t.encoded for t in members], on_line=on_line)
+        result = run_batch(contract, [t.encoded for t in members], on_line=on_line)
         runs -= 1
         if result.outcome is Outcome.SPEC_ERROR:
             raise SpecError(f"contract {contract.name} does not parse: {result.error_text}")
         if result.outcome is Outcome.OK:
             judged = _read_verdicts(contract, members, result)
-            _add_expected(contract, members, judged)
+            explain.add_expected(contract, [t.raw for t in members], judged)
             verdicts.update(zip(part.batch, judged, strict=True))
             if part.sibling is not None:
                 part.sibling.fails = True
         elif result.outcome is not Outcome.EVALUATION_ERROR:
             reason = f"TLC could not judge this batch ({result.outcome.value}): "
-            reason += _one_line(result.error_text)
+            reason += one_line(result.error_text)
             verdicts.update(
                 (i, _verdict(traces[i], Status.ERROR, reason=reason)) for i in part.batch
             )
@@ -257,17 +256,6 @@ class _Part:
         return [_Part(self.batch[:middle], sibling=right), right]
 
 
-def _one_line(text: str) -> str:
-    """TLC's text of a failure as one line of a report."""
-    return _shortened(" ".join(text.split()))
-
-
-def _shortened(text: str, limit: int = 500) -> str:
-    """A reason cut to `limit` characters: a schema's complaint quotes the value it rejects,
-    which a trace can make a megabyte long."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _matched(result: TLCResult) -> int:
     """The longest prefix of any trace of the run that some behaviour matched."""
     depths = [
@@ -276,77 +264,6 @@ def _matched(result: TLCResult) -> int:
         if isinstance(value, tuple) and len(value) == 3 and value[0] == "rc-progress"
     ]
     return max(depths, default=0)
-
-
-def _add_expected(contract: Contract, traces: list[_Prepared], verdicts: list[Verdict]) -> None:
-    """For traces with an event no action allows, asks the contract what its reference runtime
-    would have done instead at that point: one more TLC run over all their matched prefixes."""
-    stuck = [
-        (trace, verdict)
-        for trace, verdict in zip(traces, verdicts, strict=True)
-        if verdict.status is Status.VIOLATES and not verdict.properties
-    ]
-    if not stuck:
-        return
-    schema = load_schema(contract.name)
-    assert schema is not None
-    prefixes = [
-        encode_trace(schema, t.raw.header or {}, t.raw.events[: v.matched]) for t, v in stuck
-    ]
-    result = _run(contract, prefixes, on_line=None, invariants=("TraceExpected",))
-    if result.outcome is not Outcome.OK:
-        return  # an area without TraceExpected: the verdict stands without the hint
-    moves: dict[int, set[Value]] = defaultdict(set)
-    for line in result.prints:
-        value = parse_value(line)
-        if isinstance(value, tuple) and value and value[0] == "rc-expected":
-            moves[value[1]] |= set(value[2])
-    for number, ((_, verdict), prefix) in enumerate(zip(stuck, prefixes, strict=True), start=1):
-        verdict.expected = sorted(
-            (_named_event(schema, prefix, move) for move in moves.get(number, ())),
-            key=lambda e: json.dumps(e, sort_keys=True),
-        )
-
-
-def _named_event(schema: TraceSchema, trace: EncodedTrace, move: Value) -> dict[str, Any]:
-    """A partial event from TLC in the trace's own names (`proc 2` back to `"w2"`)."""
-    assert isinstance(move, FrozenDict)
-    kind = str(move["ev"])
-    props = schema.defs[f"ev_{kind}"]["properties"] if f"ev_{kind}" in schema.defs else {}
-    named: dict[str, Any] = {"ev": kind}
-    for field, value in move.items():
-        if field == "ev":
-            continue
-        target = schema.resolve(props.get(field, {}))
-        namespace = target.get("x-intern")
-        named[str(field)] = trace.ids.name(namespace, value) if namespace else _plain(value)
-    return named
-
-
-def _run(
-    contract: Contract,
-    encoded: list[EncodedTrace],
-    *,
-    on_line: Progress | None,
-    invariants: Sequence[str] = (),
-    cut: bool = True,
-) -> TLCResult:
-    schema = load_schema(contract.name)
-    assert schema is not None
-    folder = tempdirs.mkdtemp("batch-")
-    try:
-        files = write_batch(folder, contract, schema, encoded, invariants=invariants, cut=cut)
-        # Two workers keep separate registers; each prints its own progress and the report
-        # takes the maximum, so the verdict does not depend on the number of workers.
-        return run_tlc(
-            files.module,
-            files.config,
-            library_paths=contract.search,
-            workers=1 if invariants else TLC_WORKERS,
-            on_line=on_line,
-        )
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _verdict(trace: _Prepared, status: Status, **fields: Any) -> Verdict:
@@ -374,7 +291,7 @@ def _read_verdicts(contract: Contract, traces: list[_Prepared], result: TLCResul
         elif tag == "rc-violation":
             broken[(args[0], args[1])] |= set(args[2])
         elif tag == "rc-accepted":
-            accepted[args[0]] = _plain(args[1])
+            accepted[args[0]] = plain(args[1])
     verdicts = []
     for number, trace in enumerate(traces, start=1):
         total = len(trace.raw.events)
@@ -408,78 +325,3 @@ def _read_verdicts(contract: Contract, traces: list[_Prepared], result: TLCResul
             )
         )
     return verdicts
-
-
-def _witness(
-    contract: Contract, trace: _Prepared, matched: int, *, cut: bool
-) -> list[dict[str, Any]]:
-    """One behaviour of the contract that matches the first `matched` events, hidden state too.
-
-    For a violation the last of those events is the bad one and `cut` is off, so the behaviour
-    ends in the state that breaks the property: the counterexample, in the contract's terms.
-    """
-    schema = load_schema(contract.name)
-    assert schema is not None and trace.raw.header is not None
-    prefix = encode_trace(schema, trace.raw.header, trace.raw.events[:matched])
-    result = _run(contract, [prefix], on_line=None, invariants=("NotMatched",), cut=cut)
-    if result.outcome is not Outcome.INVARIANT_VIOLATION or result.violated != "NotMatched":
-        said = _one_line(result.error_text)
-        if result.outcome is Outcome.EVALUATION_ERROR:
-            error = read_evaluation_error(result, contract.search)
-            said = f"{error.what()} could not be evaluated: {error.cause}"
-        return [{"error": f"no witness: TLC said {result.outcome.value}: {said}"}]
-    steps: list[dict[str, Any]] = []
-    previous: dict[str, Value] = {}
-    for state in result.error_trace:
-        variables = {k: v for k, v in state.variables.items() if k not in ("t", "l")}
-        changed: dict[str, str] = {}
-        for name, value in variables.items():
-            if name in previous:
-                changed.update(_diff(name, previous[name], value))
-            else:
-                changed[name] = format_value(value)
-        index = len(steps)
-        step: dict[str, Any] = {"after_event": index}
-        if index:
-            step["event"] = trace.raw.raw[index - 1]
-        step["changed"] = changed
-        steps.append(step)
-        previous = variables
-    legend = {
-        ns: {str(n): prefix.ids.name(ns, n) for n in table.values()}
-        for ns, table in prefix.ids.tables.items()
-    }
-    steps.append({"ids": legend})
-    return steps
-
-
-def _diff(path: str, old: Value, new: Value) -> dict[str, str]:
-    """The parts of a variable that changed, as `run[2].task[1]`-style paths, so a witness shows
-    what a step did rather than the whole state again."""
-    if old == new:
-        return {}
-    if isinstance(old, FrozenDict) and isinstance(new, FrozenDict) and old.keys() == new.keys():
-        items = [(k, old[k], new[k]) for k in new]
-    elif isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new):
-        items = [(i, a, b) for i, (a, b) in enumerate(zip(old, new, strict=True), start=1)]
-    else:
-        return {path: format_value(new)}
-    changed: dict[str, str] = {}
-    for key, a, b in items:
-        if isinstance(key, str) and key.isidentifier():
-            sub = f"{path}.{key}"
-        else:
-            sub = f"{path}[{key if isinstance(key, int) else format_value(key)}]"
-        changed.update(_diff(sub, a, b))
-    return changed
-
-
-def _plain(value: Value) -> Any:
-    """TLC values as JSON-friendly Python values."""
-    if isinstance(value, FrozenDict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, frozenset):
-        return sorted((_plain(v) for v in value), key=str)
-    if isinstance(value, tuple):
-        return [_plain(v) for v in value]
-    return value

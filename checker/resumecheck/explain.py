@@ -1,0 +1,127 @@
+"""What a report adds to a verdict, asked of TLC: the witness and a correct runtime's moves.
+
+Judging (`resumecheck.judge`) says whether a trace conforms; this module explains it. A witness
+is one behaviour of the contract that matches the trace, shown as the variables each event
+changed; for an event no action allows, the contract's reference runtime says what it would
+have done there instead. Both come from further TLC runs, and TLC's identifiers (`proc 2`) are
+named back to the trace's own (`"w2"`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from resumecheck.batch import run_batch
+from resumecheck.contract import Contract
+from resumecheck.tlc.evalerror import read_evaluation_error
+from resumecheck.tlc.output import Outcome
+from resumecheck.tlc.values import FrozenDict, Value, format_value, parse_value, plain
+from resumecheck.trace.encode import EncodedTrace, encode_trace
+from resumecheck.trace.reader import RawTrace
+from resumecheck.trace.schema import TraceSchema, load_schema
+from resumecheck.verdict import Status, Verdict, Witness, WitnessStep, one_line
+
+
+def add_expected(contract: Contract, traces: Sequence[RawTrace], verdicts: list[Verdict]) -> None:
+    """For traces with an event no action allows, asks the contract what its reference runtime
+    would have done instead at that point: one more TLC run over all their matched prefixes."""
+    stuck = [
+        (trace, verdict)
+        for trace, verdict in zip(traces, verdicts, strict=True)
+        if verdict.status is Status.VIOLATES and not verdict.properties
+    ]
+    if not stuck:
+        return
+    schema = load_schema(contract.name)
+    assert schema is not None
+    prefixes = [encode_trace(schema, t.header or {}, t.events[: v.matched]) for t, v in stuck]
+    result = run_batch(contract, prefixes, on_line=None, invariants=("TraceExpected",))
+    if result.outcome is not Outcome.OK:
+        return  # an area without TraceExpected: the verdict stands without the hint
+    moves: dict[int, set[Value]] = defaultdict(set)
+    for line in result.prints:
+        value = parse_value(line)
+        if isinstance(value, tuple) and value and value[0] == "rc-expected":
+            moves[value[1]] |= set(value[2])
+    for number, ((_, verdict), prefix) in enumerate(zip(stuck, prefixes, strict=True), start=1):
+        verdict.expected = sorted(
+            (_named_event(schema, prefix, move) for move in moves.get(number, ())),
+            key=lambda e: json.dumps(e, sort_keys=True),
+        )
+
+
+def _named_event(schema: TraceSchema, trace: EncodedTrace, move: Value) -> dict[str, Any]:
+    """A partial event from TLC in the trace's own names (`proc 2` back to `"w2"`)."""
+    assert isinstance(move, FrozenDict)
+    kind = str(move["ev"])
+    props = schema.defs[f"ev_{kind}"]["properties"] if f"ev_{kind}" in schema.defs else {}
+    named: dict[str, Any] = {"ev": kind}
+    for field, value in move.items():
+        if field == "ev":
+            continue
+        target = schema.resolve(props.get(field, {}))
+        namespace = target.get("x-intern")
+        named[str(field)] = trace.ids.name(namespace, value) if namespace else plain(value)
+    return named
+
+
+def witness(contract: Contract, trace: RawTrace, matched: int, *, cut: bool) -> Witness | str:
+    """One behaviour of the contract that matches the first `matched` events, hidden state too;
+    or why TLC gave none.
+
+    For a violation the last of those events is the bad one and `cut` is off, so the behaviour
+    ends in the state that breaks the property: the counterexample, in the contract's terms.
+    """
+    schema = load_schema(contract.name)
+    assert schema is not None and trace.header is not None
+    prefix = encode_trace(schema, trace.header, trace.events[:matched])
+    result = run_batch(contract, [prefix], on_line=None, invariants=("NotMatched",), cut=cut)
+    if result.outcome is not Outcome.INVARIANT_VIOLATION or result.violated != "NotMatched":
+        said = one_line(result.error_text)
+        if result.outcome is Outcome.EVALUATION_ERROR:
+            error = read_evaluation_error(result, contract.search)
+            said = f"{error.what()} could not be evaluated: {error.cause}"
+        return f"no witness: TLC said {result.outcome.value}: {said}"
+    steps: list[WitnessStep] = []
+    previous: dict[str, Value] = {}
+    for state in result.error_trace:
+        variables = {k: v for k, v in state.variables.items() if k not in ("t", "l")}
+        changed: dict[str, str] = {}
+        for name, value in variables.items():
+            if name in previous:
+                changed.update(_diff(name, previous[name], value))
+            else:
+                changed[name] = format_value(value)
+        index = len(steps)
+        event = trace.raw[index - 1] if index else None
+        steps.append(WitnessStep(after_event=index, event=event, changed=changed))
+        previous = variables
+    legend = {
+        ns: {str(n): prefix.ids.name(ns, n) for n in table.values()}
+        for ns, table in prefix.ids.tables.items()
+    }
+    return Witness(steps=tuple(steps), ids=legend)
+
+
+def _diff(path: str, old: Value, new: Value) -> dict[str, str]:
+    """The parts of a variable that changed, as `run[2].task[1]`-style paths, so a witness shows
+    what a step did rather than the whole state again."""
+    if old == new:
+        return {}
+    if isinstance(old, FrozenDict) and isinstance(new, FrozenDict) and old.keys() == new.keys():
+        items = [(k, old[k], new[k]) for k in new]
+    elif isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new):
+        items = [(i, a, b) for i, (a, b) in enumerate(zip(old, new, strict=True), start=1)]
+    else:
+        return {path: format_value(new)}
+    changed: dict[str, str] = {}
+    for key, a, b in items:
+        if isinstance(key, str) and key.isidentifier():
+            sub = f"{path}.{key}"
+        else:
+            sub = f"{path}[{key if isinstance(key, int) else format_value(key)}]"
+        changed.update(_diff(sub, a, b))
+    return changed
