@@ -47,35 +47,70 @@ def cells() -> list[Cell]:
                 for point, words in points:
                     suffix = f"-{nth}" if visits > 1 else ""
                     at = f"{node}.{point}" + (f"#{nth}" if visits > 1 else "")
-                    add(f"{graph}-kill-{node}{suffix}-{point}", graph,
-                        f"SIGKILL in {node}" + (f" (visit {nth})" if visits > 1 else "")
+                    add(
+                        f"{graph}-kill-{node}{suffix}-{point}",
+                        graph,
+                        f"SIGKILL in {node}"
+                        + (f" (visit {nth})" if visits > 1 else "")
                         + f" {words}; initialize_from(resume_at_next_action=True)",
-                        [[w("run", "w1", kill_at=at)], [w("recover", "w2")]])
-    add("linear-kill-returned-recover", "linear",
+                        [[w("run", "w1", kill_at=at)], [w("recover", "w2")]],
+                    )
+    add(
+        "linear-kill-returned-recover",
+        "linear",
         "SIGKILL after the run returned; the application is built again from the persister",
-        [[w("run", "w1", kill_at="returned")], [w("recover", "w2")]])
-    add("linear-kill-recovery-loaded", "linear",
+        [[w("run", "w1", kill_at="returned")], [w("recover", "w2")]],
+    )
+    add(
+        "linear-kill-recovery-loaded",
+        "linear",
         "SIGKILL in charge after its effect; the recovery is SIGKILLed right after it loaded",
-        [[w("run", "w1", kill_at="charge.effect")], [w("recover", "w2", kill_at="loaded")],
-         [w("recover", "w3")]])
-    add("linear-double-kill", "linear",
+        [
+            [w("run", "w1", kill_at="charge.effect")],
+            [w("recover", "w2", kill_at="loaded")],
+            [w("recover", "w3")],
+        ],
+    )
+    add(
+        "linear-double-kill",
+        "linear",
         "SIGKILL in charge after its effect, the recovery in mail after its effect; again",
-        [[w("run", "w1", kill_at="charge.effect")], [w("recover", "w2", kill_at="mail.effect")],
-         [w("recover", "w3")]])
-    add("loop-double-kill", "loop",
+        [
+            [w("run", "w1", kill_at="charge.effect")],
+            [w("recover", "w2", kill_at="mail.effect")],
+            [w("recover", "w3")],
+        ],
+    )
+    add(
+        "loop-double-kill",
+        "loop",
         "SIGKILL after the 1st work was saved, the recovery after its 1st work; again",
-        [[w("run", "w1", kill_at="work.saved#1")], [w("recover", "w2", kill_at="work.saved#1")],
-         [w("recover", "w3")]])
-    add("linear-two-resumers", "linear",
+        [
+            [w("run", "w1", kill_at="work.saved#1")],
+            [w("recover", "w2", kill_at="work.saved#1")],
+            [w("recover", "w3")],
+        ],
+    )
+    add(
+        "linear-two-resumers",
+        "linear",
         "SIGKILL after charge was saved; two processes resume at once, both through the next "
         "action's effect before either saves",
-        [[w("run", "w1", kill_at="charge.saved")],
-         [w("recover", "w2", barrier=2), w("recover", "w3", barrier=2)]])
-    add("loop-two-resumers", "loop",
+        [
+            [w("run", "w1", kill_at="charge.saved")],
+            [w("recover", "w2", barrier=2), w("recover", "w3", barrier=2)],
+        ],
+    )
+    add(
+        "loop-two-resumers",
+        "loop",
         "SIGKILL after the 2nd work was saved; two processes resume at once, both through the "
         "next action's effect before either saves",
-        [[w("run", "w1", kill_at="work.saved#2")],
-         [w("recover", "w2", barrier=2), w("recover", "w3", barrier=2)]])
+        [
+            [w("run", "w1", kill_at="work.saved#2")],
+            [w("recover", "w2", barrier=2), w("recover", "w3", barrier=2)],
+        ],
+    )
     return out
 
 
@@ -103,9 +138,18 @@ def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
     report = CellReport(cell, trace.name)
     try:
         run_phases(
-            report, trace, work, "rctools.burr.worker", cell.params["phases"],
-            {"graph": cell.params["graph"], "app": app_id, "db": str(work / "burr.sqlite"),
-             "effects": str(work / "effects.jsonl"), "default_state": DEFAULT_STATE},
+            report,
+            trace,
+            work,
+            "rctools.burr.worker",
+            cell.params["phases"],
+            {
+                "graph": cell.params["graph"],
+                "app": app_id,
+                "db": str(work / "burr.sqlite"),
+                "effects": str(work / "effects.jsonl"),
+                "default_state": DEFAULT_STATE,
+            },
             timeout=60,
         )
         report.notes["fired_per_intent"] = effects_fired(work / "effects.jsonl")

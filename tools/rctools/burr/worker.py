@@ -64,15 +64,31 @@ def main(job_path: str) -> int:
             with trace.shared():
                 data = super().load(partition_key, app_id_, sequence_id, **kw)
                 if data is None and job["role"] == "run":
-                    trace.event("load", thread=app_id, asked=None, checkpoint=None, parent=None,
-                                digest=None, writes=[], answers=[])
+                    trace.event(
+                        "load",
+                        thread=app_id,
+                        asked=None,
+                        checkpoint=None,
+                        parent=None,
+                        digest=None,
+                        writes=[],
+                        answers=[],
+                    )
                     trace.event("step", thread=app_id, checkpoint=init, parent=None)
                     trace.event("put", checkpoint=init, digest=digest(job["default_state"]))
                     cur["ck"] = init
                 elif data is None:
                     cur["ck"] = init
-                    trace.event("load", thread=app_id, asked=None, checkpoint=init, parent=None,
-                                digest=digest(job["default_state"]), writes=[], answers=[])
+                    trace.event(
+                        "load",
+                        thread=app_id,
+                        asked=None,
+                        checkpoint=init,
+                        parent=None,
+                        digest=digest(job["default_state"]),
+                        writes=[],
+                        answers=[],
+                    )
                 else:
                     seq = data["sequence_id"]
                     state = data["state"].get_all()
@@ -80,15 +96,31 @@ def main(job_path: str) -> int:
                     prev = row(seq - 1) if seq > 0 else None
                     parent = ckid(seq - 1, prev[1].get("made_by")) if prev else init
                     cur["ck"] = me
-                    trace.event("load", thread=app_id, asked=None, checkpoint=me, parent=parent,
-                                digest=digest(state), writes=[], answers=[])
+                    trace.event(
+                        "load",
+                        thread=app_id,
+                        asked=None,
+                        checkpoint=me,
+                        parent=parent,
+                        digest=digest(state),
+                        writes=[],
+                        answers=[],
+                    )
             kill.hit("loaded")
             if job.get("barrier"):
                 barrier(Path(job["db"]).parent / "barrier", proc, job["barrier"])
             return data
 
-        def save(self, partition_key: Any, app_id_: str, sequence_id: int, position: str,
-                 state: Any, status: str, **kw: Any) -> None:
+        def save(
+            self,
+            partition_key: Any,
+            app_id_: str,
+            sequence_id: int,
+            position: str,
+            state: Any,
+            status: str,
+            **kw: Any,
+        ) -> None:
             task, parent = cur["task"], cur["ck"]
             me = ckid(sequence_id, proc)
             if status == "completed":
@@ -99,8 +131,13 @@ def main(job_path: str) -> int:
             kill.hit(f"{position}.saving")
             super().save(partition_key, app_id_, sequence_id, position, state, status, **kw)
             with trace.shared():
-                trace.event("put_writes", thread=app_id, checkpoint=parent, task=task,
-                            kind="ok" if status == "completed" else "error")
+                trace.event(
+                    "put_writes",
+                    thread=app_id,
+                    checkpoint=parent,
+                    task=task,
+                    kind="ok" if status == "completed" else "error",
+                )
                 if status == "completed":
                     trace.event("put", checkpoint=me, digest=digest(state.get_all()))
                     cur["ck"] = me
@@ -110,10 +147,13 @@ def main(job_path: str) -> int:
         def pre_run_step(self, *, action: Any, sequence_id: int, **kw: Any) -> None:
             task = f"{app_id}:{sequence_id}"
             cur["task"] = task
-            trace.event("schedule", thread=app_id, checkpoint=cur["ck"],
-                        tasks=[{"task": task, "node": action.name, "path": action.name}])
-            trace.event("task_start", thread=app_id, task=task, node=action.name,
-                        path=action.name)
+            trace.event(
+                "schedule",
+                thread=app_id,
+                checkpoint=cur["ck"],
+                tasks=[{"task": task, "node": action.name, "path": action.name}],
+            )
+            trace.event("task_start", thread=app_id, task=task, node=action.name, path=action.name)
             kill.hit(f"{action.name}.start")
 
     def make(name: str) -> Any:

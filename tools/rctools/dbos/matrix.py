@@ -53,115 +53,231 @@ def cells() -> list[Cell]:
             ("effect", "after its effect, before it returned"),
             ("recorded", "after DBOS recorded its output"),
         ):
-            add(f"linear-kill-{step}-{point}-recover", "linear",
+            add(
+                f"linear-kill-{step}-{point}-recover",
+                "linear",
                 f"SIGKILL in {step} {words}; restart, DBOS.launch() recovers",
-                [[w("run", "w1", kill_at=f"{step}.{point}")], [w("recover", "w2")]])
+                [[w("run", "w1", kill_at=f"{step}.{point}")], [w("recover", "w2")]],
+            )
     for step in ("charge", "ship"):
-        add(f"linear-kill-{step}-effect-rerun", "linear",
+        add(
+            f"linear-kill-{step}-effect-rerun",
+            "linear",
             f"SIGKILL in {step} after its effect; the caller starts the same workflow id again",
-            [[w("run", "w1", kill_at=f"{step}.effect")],
-             [w("rerun", "w2")]])
-    add("linear-kill-returning-recover", "linear",
+            [[w("run", "w1", kill_at=f"{step}.effect")], [w("rerun", "w2")]],
+        )
+    add(
+        "linear-kill-returning-recover",
+        "linear",
         "SIGKILL after the last step, before the workflow returned; restart",
-        [[w("run", "w1", kill_at="workflow.returning")], [w("recover", "w2")]])
-    add("linear-kill-returned-rerun", "linear",
+        [[w("run", "w1", kill_at="workflow.returning")], [w("recover", "w2")]],
+    )
+    add(
+        "linear-kill-returned-rerun",
+        "linear",
         "SIGKILL after the workflow returned; the caller starts the same id again",
-        [[w("run", "w1", kill_at="returned")], [w("rerun", "w2")]])
-    add("linear-double-kill", "linear",
+        [[w("run", "w1", kill_at="returned")], [w("rerun", "w2")]],
+    )
+    add(
+        "linear-double-kill",
+        "linear",
         "SIGKILL in charge after its effect; the recovery is SIGKILLed in mail; restart again",
-        [[w("run", "w1", kill_at="charge.effect")],
-         [w("recover", "w2", kill_at="mail.effect")], [w("recover", "w3")]])
-    add("linear-kill-same-step-twice", "linear",
+        [
+            [w("run", "w1", kill_at="charge.effect")],
+            [w("recover", "w2", kill_at="mail.effect")],
+            [w("recover", "w3")],
+        ],
+    )
+    add(
+        "linear-kill-same-step-twice",
+        "linear",
         "SIGKILL in charge after its effect, and the recovery again there; restart again",
-        [[w("run", "w1", kill_at="charge.effect")],
-         [w("recover", "w2", kill_at="charge.effect")], [w("recover", "w3")]])
+        [
+            [w("run", "w1", kill_at="charge.effect")],
+            [w("recover", "w2", kill_at="charge.effect")],
+            [w("recover", "w3")],
+        ],
+    )
     for step in ("charge", "mail"):
-        add(f"linear-kill-{step}-two-resumers", "linear",
+        add(
+            f"linear-kill-{step}-two-resumers",
+            "linear",
             f"SIGKILL in {step} after its effect; two processes restart at once",
-            [[w("run", "w1", kill_at=f"{step}.effect")],
-             [w("recover", "w2"), w("recover", "w3", executor="local")]])
-    add("linear-recover-and-rerun-at-once", "linear",
+            [
+                [w("run", "w1", kill_at=f"{step}.effect")],
+                [w("recover", "w2"), w("recover", "w3", executor="local")],
+            ],
+        )
+    add(
+        "linear-recover-and-rerun-at-once",
+        "linear",
         "SIGKILL in mail after its effect; one process restarts while the caller reruns the id",
-        [[w("run", "w1", kill_at="mail.effect")],
-         [w("recover", "w2"), w("rerun", "w3")]])
+        [[w("run", "w1", kill_at="mail.effect")], [w("recover", "w2"), w("rerun", "w3")]],
+    )
     for j in (1, 2, 3):
-        add(f"linear-fork-at-{j}", "linear",
+        add(
+            f"linear-fork-at-{j}",
+            "linear",
             f"after a clean run, fork_workflow from the step after the {j}th",
-            [[w("run", "w1")], [w("fork", "w2", fork_at=j)]])
-    add("linear-fork-after-crash", "linear",
+            [[w("run", "w1")], [w("fork", "w2", fork_at=j)]],
+        )
+    add(
+        "linear-fork-after-crash",
+        "linear",
         "SIGKILL in mail after its effect, restart, then fork from the 2nd step's checkpoint",
-        [[w("run", "w1", kill_at="mail.effect")], [w("recover", "w2")],
-         [w("fork", "w3", fork_at=1)]])
-    add("linear-fork-twice", "linear", "two forks of the same checkpoint, one after the other",
-        [[w("run", "w1")], [w("fork", "w2", fork_at=2)], [w("fork", "w3", fork_at=2)]])
-    add("linear-fork-killed-recover", "linear",
+        [
+            [w("run", "w1", kill_at="mail.effect")],
+            [w("recover", "w2")],
+            [w("fork", "w3", fork_at=1)],
+        ],
+    )
+    add(
+        "linear-fork-twice",
+        "linear",
+        "two forks of the same checkpoint, one after the other",
+        [[w("run", "w1")], [w("fork", "w2", fork_at=2)], [w("fork", "w3", fork_at=2)]],
+    )
+    add(
+        "linear-fork-killed-recover",
+        "linear",
         "a fork is SIGKILLed in its first step after its effect; restart recovers the fork",
-        [[w("run", "w1")], [w("fork", "w2", fork_at=2, kill_at="mail.effect")],
-         [w("recover-forks", "w3")]])
+        [
+            [w("run", "w1")],
+            [w("fork", "w2", fork_at=2, kill_at="mail.effect")],
+            [w("recover-forks", "w3")],
+        ],
+    )
 
-    add("approval-live", "approval", "recv waits; the same process sends the answer",
-        [[w("run", "w1", answers=[ans("approve")])]])
+    add(
+        "approval-live",
+        "approval",
+        "recv waits; the same process sends the answer",
+        [[w("run", "w1", answers=[ans("approve")])]],
+    )
     for point, words in (
         ("quote.effect", "in quote after its effect"),
         ("recv.start", "while recv waits"),
         ("answer.before-send", "just before it sends the answer"),
     ):
-        add(f"approval-kill-{point.replace('.', '-')}", "approval",
+        add(
+            f"approval-kill-{point.replace('.', '-')}",
+            "approval",
             f"SIGKILL {words}; restart and answer",
-            [[w("run", "w1", answers=[ans("approve")], kill_at=point)],
-             [w("recover", "w2", answers=[ans("approve")])]])
+            [
+                [w("run", "w1", answers=[ans("approve")], kill_at=point)],
+                [w("recover", "w2", answers=[ans("approve")])],
+            ],
+        )
     for point, words in (
         ("recv.recorded", "after recv consumed the answer"),
         ("book.effect", "in book after its effect"),
     ):
-        add(f"approval-kill-{point.replace('.', '-')}", "approval",
+        add(
+            f"approval-kill-{point.replace('.', '-')}",
+            "approval",
             f"SIGKILL {words}; restart",
-            [[w("run", "w1", answers=[ans("approve")], kill_at=point)], [w("recover", "w2")]])
-    add("approval-kill-handler-after-send", "approval",
+            [[w("run", "w1", answers=[ans("approve")], kill_at=point)], [w("recover", "w2")]],
+        )
+    add(
+        "approval-kill-handler-after-send",
+        "approval",
         "the worker is SIGKILLed while recv waits; a request handler answers and is SIGKILLed "
         "after the send; restart",
-        [[w("run", "w1", kill_at="recv.waiting")],
-         [w("answer", "w2", answers=[ans("approve")], kill_at="answer.sent")],
-         [w("recover", "w3")]])
-    add("approval-kill-handler-before-send", "approval",
+        [
+            [w("run", "w1", kill_at="recv.waiting")],
+            [w("answer", "w2", answers=[ans("approve")], kill_at="answer.sent")],
+            [w("recover", "w3")],
+        ],
+    )
+    add(
+        "approval-kill-handler-before-send",
+        "approval",
         "the worker is SIGKILLed while recv waits; the handler is SIGKILLed before its send; "
         "restart and answer",
-        [[w("run", "w1", kill_at="recv.waiting")],
-         [w("answer", "w2", answers=[ans("approve")], kill_at="answer.before-send")],
-         [w("recover", "w3", answers=[ans("approve")])]])
-    add("approval-kill-handler-reanswer", "approval",
+        [
+            [w("run", "w1", kill_at="recv.waiting")],
+            [w("answer", "w2", answers=[ans("approve")], kill_at="answer.before-send")],
+            [w("recover", "w3", answers=[ans("approve")])],
+        ],
+    )
+    add(
+        "approval-kill-handler-reanswer",
+        "approval",
         "as approval-kill-handler-after-send, but the restarted worker answers again",
-        [[w("run", "w1", kill_at="recv.waiting")],
-         [w("answer", "w2", answers=[ans("approve")], kill_at="answer.sent")],
-         [w("recover", "w3", answers=[ans("approve")])]])
-    add("approval-reanswer-after-done", "approval",
+        [
+            [w("run", "w1", kill_at="recv.waiting")],
+            [w("answer", "w2", answers=[ans("approve")], kill_at="answer.sent")],
+            [w("recover", "w3", answers=[ans("approve")])],
+        ],
+    )
+    add(
+        "approval-reanswer-after-done",
+        "approval",
         "the approval is sent again after the workflow finished",
-        [[w("run", "w1", answers=[ans("approve")])],
-         [w("answer", "w2", answers=[ans("approve", remember=2)])]])
-    add("approval-double-send", "approval", "the answer is sent twice while recv waits",
-        [[w("run", "w1", answers=[ans("approve"), ans("approve", again=True)])]])
-    add("approval-two-values", "approval", "two different answers sent while recv waits",
-        [[w("run", "w1", answers=[ans("approve"), ans("reject", again=True)])]])
-    add("two-approvals-live", "two-approvals", "two recvs on one topic, each answered once",
-        [[w("run", "w1", answers=[ans("approve"), ans("approve-2")])]])
-    add("two-approvals-double-click", "two-approvals",
+        [
+            [w("run", "w1", answers=[ans("approve")])],
+            [w("answer", "w2", answers=[ans("approve", remember=2)])],
+        ],
+    )
+    add(
+        "approval-double-send",
+        "approval",
+        "the answer is sent twice while recv waits",
+        [[w("run", "w1", answers=[ans("approve"), ans("approve", again=True)])]],
+    )
+    add(
+        "approval-two-values",
+        "approval",
+        "two different answers sent while recv waits",
+        [[w("run", "w1", answers=[ans("approve"), ans("reject", again=True)])]],
+    )
+    add(
+        "two-approvals-live",
+        "two-approvals",
+        "two recvs on one topic, each answered once",
+        [[w("run", "w1", answers=[ans("approve"), ans("approve-2")])]],
+    )
+    add(
+        "two-approvals-double-click",
+        "two-approvals",
         "the first approval is sent twice; the second recv consumes the duplicate",
-        [[w("run", "w1", answers=[ans("approve"), ans("approve", again=True)])]])
-    add("two-approvals-kill-book", "two-approvals",
+        [[w("run", "w1", answers=[ans("approve"), ans("approve", again=True)])]],
+    )
+    add(
+        "two-approvals-kill-book",
+        "two-approvals",
         "SIGKILL in book after its effect; restart; the second approval answered",
-        [[w("run", "w1", answers=[ans("approve")], kill_at="book.effect")],
-         [w("recover", "w2", answers=[ans("approve-2")])]])
-    add("two-approvals-double-click-handler", "two-approvals",
+        [
+            [w("run", "w1", answers=[ans("approve")], kill_at="book.effect")],
+            [w("recover", "w2", answers=[ans("approve-2")])],
+        ],
+    )
+    add(
+        "two-approvals-double-click-handler",
+        "two-approvals",
         "a request handler sends the first approval twice; the second recv consumes it",
-        [[w("run", "w1", answers=[]),
-          w("answer", "w2", answers=[ans("approve"), ans("approve", again=True)])]])
-    add("approval-answer-handler", "approval",
+        [
+            [
+                w("run", "w1", answers=[]),
+                w("answer", "w2", answers=[ans("approve"), ans("approve", again=True)]),
+            ]
+        ],
+    )
+    add(
+        "approval-answer-handler",
+        "approval",
         "a request handler in another process answers and waits for the result",
-        [[w("run", "w1", answers=[]), w("answer", "w2", answers=[ans("approve")])]])
-    add("approval-fork-before-recv", "approval",
+        [[w("run", "w1", answers=[]), w("answer", "w2", answers=[ans("approve")])]],
+    )
+    add(
+        "approval-fork-before-recv",
+        "approval",
         "after a clean run, fork from recv's checkpoint and answer the fork",
-        [[w("run", "w1", answers=[ans("approve")])],
-         [w("fork", "w2", fork_at=1, answers=[ans("reject")])]])
+        [
+            [w("run", "w1", answers=[ans("approve")])],
+            [w("fork", "w2", fork_at=1, answers=[ans("reject")])],
+        ],
+    )
     return out
 
 
@@ -190,9 +306,17 @@ def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
     report = CellReport(cell, trace.name)
     try:
         run_phases(
-            report, trace, work, "rctools.dbos.worker", cell.params["phases"],
-            {"db": str(work / "dbos.sqlite"), "wf": wf, "workflow": cell.params["workflow"],
-             "effects": str(work / "effects.jsonl")},
+            report,
+            trace,
+            work,
+            "rctools.dbos.worker",
+            cell.params["phases"],
+            {
+                "db": str(work / "dbos.sqlite"),
+                "wf": wf,
+                "workflow": cell.params["workflow"],
+                "effects": str(work / "effects.jsonl"),
+            },
             timeout=90,
         )
         fired = effects_fired(work / "effects.jsonl")

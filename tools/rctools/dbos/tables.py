@@ -42,7 +42,6 @@ class Snapshot:
     source: Snapshot | None = None  # for a fork: the workflow it was forked from
     fork_point: int = 0  # for a fork: how many task rows fork_workflow copied
 
-
     def parked(self) -> int | None:
         """The task index of the recv this workflow waits in (its timeout recorded, no
         output yet), or None."""
@@ -75,8 +74,7 @@ class Snapshot:
     def load_fields(self, asked: int | None = None) -> dict[str, Any]:
         """The fields of a `load` (or `read`) of the latest checkpoint, or of `@asked`."""
         if not self.exists:
-            return {"checkpoint": None, "parent": None, "digest": None, "writes": [],
-                    "answers": []}
+            return {"checkpoint": None, "parent": None, "digest": None, "writes": [], "answers": []}
         k = self.count() if asked is None else asked
         answers = [
             {"interrupt": msg["interrupt"], "value": msg["answer"]}
@@ -86,8 +84,12 @@ class Snapshot:
         # Task k+1's recorded output is its write on checkpoint k.
         writes = []
         if k < self.count():
-            writes = [{"task": f"{self.wf}:{k + 1}",
-                       "kind": "error" if self.tasks[k][3] is not None else "ok"}]
+            writes = [
+                {
+                    "task": f"{self.wf}:{k + 1}",
+                    "kind": "error" if self.tasks[k][3] is not None else "ok",
+                }
+            ]
         parent = self.ckid(k - 1) if k > 0 else None
         if self.source is not None and k == self.fork_point:
             parent = self.source.ckid(k)  # a fork copy's parent is the checkpoint it copies

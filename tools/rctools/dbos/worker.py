@@ -89,8 +89,10 @@ class Recorder:
             snap = snapshot(self.db, wf)
             fields = snap.load_fields(asked)
             self.trace.event(
-                ev, thread=self.roots.get(wf, wf),
-                asked=None if asked is None else snap.ckid(asked), **fields,
+                ev,
+                thread=self.roots.get(wf, wf),
+                asked=None if asked is None else snap.ckid(asked),
+                **fields,
             )
         return snap
 
@@ -108,8 +110,12 @@ def build(rec: Recorder) -> dict[str, Any]:
             assert wf is not None
             th = rec.thread(wf)
             cur, task = snapshot(rec.db, wf).ckid(k - 1), f"{wf}:{k}"
-            rec.ev("schedule", thread=th, checkpoint=cur,
-                   tasks=[{"task": task, "node": name, "path": name}])
+            rec.ev(
+                "schedule",
+                thread=th,
+                checkpoint=cur,
+                tasks=[{"task": task, "node": name, "path": name}],
+            )
             rec.ev("task_start", thread=th, task=task, node=name, path=name)
             rec.kill.hit(f"{name}.start")
             rec.fire(th, task, name, kind)
@@ -146,8 +152,13 @@ def build(rec: Recorder) -> dict[str, Any]:
                             rec.ran.discard(task)
                             rec.kill.hit(f"{op[1]}.recorded")
                             snap = snapshot(rec.db, wf)
-                            rec.acked("put_writes", thread=th, checkpoint=snap.ckid(k - 1),
-                                      task=task, kind="ok")
+                            rec.acked(
+                                "put_writes",
+                                thread=th,
+                                checkpoint=snap.ckid(k - 1),
+                                task=task,
+                                kind="ok",
+                            )
                             rec.acked("put", checkpoint=snap.ckid(k), digest=snap.digest(k))
                         continue
                     topic = op[1]
@@ -155,8 +166,12 @@ def build(rec: Recorder) -> dict[str, Any]:
                     before = snapshot(rec.db, wf)
                     replay = before.count() >= k
                     if not replay:
-                        rec.ev("schedule", thread=th, checkpoint=before.ckid(k - 1),
-                               tasks=[{"task": task, "node": node, "path": node}])
+                        rec.ev(
+                            "schedule",
+                            thread=th,
+                            checkpoint=before.ckid(k - 1),
+                            tasks=[{"task": task, "node": node, "path": node}],
+                        )
                         rec.ev("task_start", thread=th, task=task, node=node, path=node)
                         rec.waiting.set()
                         rec.kill.hit("recv.start")
@@ -168,12 +183,23 @@ def build(rec: Recorder) -> dict[str, Any]:
                         with rec.trace.shared():
                             snap = snapshot(rec.db, wf)
                             resumed = [{"interrupt": task, "value": value}]
-                            rec.ev("task_end", thread=th, task=task, outcome="ok",
-                                   resumed=resumed if msg is not None else [])
-                            rec.ev("step", thread=th, checkpoint=snap.ckid(k),
-                                   parent=snap.ckid(k - 1))
-                            rec.ev("put_writes", thread=th, checkpoint=snap.ckid(k - 1),
-                                   task=task, kind="ok")
+                            rec.ev(
+                                "task_end",
+                                thread=th,
+                                task=task,
+                                outcome="ok",
+                                resumed=resumed if msg is not None else [],
+                            )
+                            rec.ev(
+                                "step", thread=th, checkpoint=snap.ckid(k), parent=snap.ckid(k - 1)
+                            )
+                            rec.ev(
+                                "put_writes",
+                                thread=th,
+                                checkpoint=snap.ckid(k - 1),
+                                task=task,
+                                kind="ok",
+                            )
                             rec.ev("put", checkpoint=snap.ckid(k), digest=snap.digest(k))
                         rec.kill.hit("recv.recorded")
                 last = snapshot(rec.db, wf).ckid(len(ops))
@@ -208,12 +234,10 @@ def answer(rec: Recorder, wf: str, topic: str, value: str, seen: tuple[str, str]
     from dbos import DBOS
 
     interrupt, at = seen
-    rec.ev("resume", thread=rec.roots.get(wf, wf), checkpoint=at,
-           interrupt=interrupt, value=value)
+    rec.ev("resume", thread=rec.roots.get(wf, wf), checkpoint=at, interrupt=interrupt, value=value)
     rec.kill.hit("answer.before-send")
     DBOS.send(wf, {"answer": value, "against": at, "interrupt": interrupt}, topic)
-    rec.acked("put_writes", thread=rec.roots.get(wf, wf), checkpoint=at, task=None,
-              kind="resume")
+    rec.acked("put_writes", thread=rec.roots.get(wf, wf), checkpoint=at, task=None, kind="resume")
     rec.kill.hit("answer.sent")
 
 
@@ -251,8 +275,16 @@ def main(job_path: str) -> int:
             answer(rec, target, a["topic"], a["value"], seen)
 
     if role == "run":
-        rec.ev("load", thread=wf, asked=None, checkpoint=None, parent=None, digest=None,
-               writes=[], answers=[])
+        rec.ev(
+            "load",
+            thread=wf,
+            asked=None,
+            checkpoint=None,
+            parent=None,
+            digest=None,
+            writes=[],
+            answers=[],
+        )
         rec.ev("step", thread=wf, checkpoint=ck(wf, 0), parent=None)
         rec.made0.add(wf)
         DBOS.launch()

@@ -39,9 +39,12 @@ def cells() -> list[Cell]:
 
     for graph in ("linear", "loop"):
         add(f"{graph}-clean", graph, "no fault", [[w("run", "w1")]])
-        add(f"{graph}-kill-initialized", graph,
+        add(
+            f"{graph}-kill-initialized",
+            graph,
             "SIGKILL after initialize, before the first node; iter_from_persistence",
-            [[w("run", "w1", kill_at="initialized")], [w("recover", "w2")]])
+            [[w("run", "w1", kill_at="initialized")], [w("recover", "w2")]],
+        )
         for node in NODES[graph]:
             visits = 3 if node == "Work" else 1
             points = POINTS if graph == "linear" or node == "Work" else (POINTS[1], POINTS[3])
@@ -49,29 +52,52 @@ def cells() -> list[Cell]:
                 for point, words in points:
                     suffix = f"-{nth}" if visits > 1 else ""
                     at = f"{node}.{point}" + (f"#{nth}" if visits > 1 else "")
-                    add(f"{graph}-kill-{node.lower()}{suffix}-{point}", graph,
-                        f"SIGKILL in {node}" + (f" (visit {nth})" if visits > 1 else "")
+                    add(
+                        f"{graph}-kill-{node.lower()}{suffix}-{point}",
+                        graph,
+                        f"SIGKILL in {node}"
+                        + (f" (visit {nth})" if visits > 1 else "")
                         + f" {words}; iter_from_persistence",
-                        [[w("run", "w1", kill_at=at)], [w("recover", "w2")]])
-    add("linear-two-resumers", "linear",
+                        [[w("run", "w1", kill_at=at)], [w("recover", "w2")]],
+                    )
+    add(
+        "linear-two-resumers",
+        "linear",
         "SIGKILL after Charge's successor snapshot; two processes resume at once",
-        [[w("run", "w1", kill_at="Charge.snapshotted")],
-         [w("recover", "w2"), w("recover", "w3")]])
-    add("loop-two-resumers", "loop",
+        [[w("run", "w1", kill_at="Charge.snapshotted")], [w("recover", "w2"), w("recover", "w3")]],
+    )
+    add(
+        "loop-two-resumers",
+        "loop",
         "SIGKILL after the 2nd Work's successor snapshot; two processes resume at once",
-        [[w("run", "w1", kill_at="Work.snapshotted#2")],
-         [w("recover", "w2"), w("recover", "w3")]])
-    add("linear-double-kill", "linear",
+        [[w("run", "w1", kill_at="Work.snapshotted#2")], [w("recover", "w2"), w("recover", "w3")]],
+    )
+    add(
+        "linear-double-kill",
+        "linear",
         "SIGKILL after Reserve's successor snapshot, the recovery after Mail's; resume again",
-        [[w("run", "w1", kill_at="Reserve.snapshotted")],
-         [w("recover", "w2", kill_at="Mail.snapshotted")], [w("recover", "w3")]])
-    add("loop-double-kill", "loop",
+        [
+            [w("run", "w1", kill_at="Reserve.snapshotted")],
+            [w("recover", "w2", kill_at="Mail.snapshotted")],
+            [w("recover", "w3")],
+        ],
+    )
+    add(
+        "loop-double-kill",
+        "loop",
         "SIGKILL after the 1st Work's successor snapshot, the recovery after its 1st; again",
-        [[w("run", "w1", kill_at="Work.snapshotted#1")],
-         [w("recover", "w2", kill_at="Work.snapshotted#1")], [w("recover", "w3")]])
-    add("linear-kill-charge-effect-retry", "linear",
+        [
+            [w("run", "w1", kill_at="Work.snapshotted#1")],
+            [w("recover", "w2", kill_at="Work.snapshotted#1")],
+            [w("recover", "w3")],
+        ],
+    )
+    add(
+        "linear-kill-charge-effect-retry",
+        "linear",
         "SIGKILL in Charge after its effect; the user resumes twice",
-        [[w("run", "w1", kill_at="Charge.effect")], [w("recover", "w2")], [w("recover", "w3")]])
+        [[w("run", "w1", kill_at="Charge.effect")], [w("recover", "w2")], [w("recover", "w3")]],
+    )
     return out
 
 
@@ -99,9 +125,17 @@ def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
     report = CellReport(cell, trace.name)
     try:
         run_phases(
-            report, trace, work, "rctools.pydantic_graph.worker", cell.params["phases"],
-            {"graph": cell.params["graph"], "run": run_id, "store": str(work / "run.json"),
-             "effects": str(work / "effects.jsonl")},
+            report,
+            trace,
+            work,
+            "rctools.pydantic_graph.worker",
+            cell.params["phases"],
+            {
+                "graph": cell.params["graph"],
+                "run": run_id,
+                "store": str(work / "run.json"),
+                "effects": str(work / "effects.jsonl"),
+            },
             timeout=60,
         )
         report.notes["fired_per_intent"] = effects_fired(work / "effects.jsonl")

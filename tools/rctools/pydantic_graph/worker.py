@@ -103,8 +103,12 @@ def main(job_path: str) -> int:
             _, entry = entry_of(snapshot_id)
             node = entry["node"]["node_id"]
             task = f"{snapshot_id}#run"
-            trace.event("schedule", thread=run_id, checkpoint=snapshot_id,
-                        tasks=[{"task": task, "node": node, "path": node}])
+            trace.event(
+                "schedule",
+                thread=run_id,
+                checkpoint=snapshot_id,
+                tasks=[{"task": task, "node": node, "path": node}],
+            )
             current.update(task=task, node=node)
             outcome = "ok"
             try:
@@ -120,26 +124,30 @@ def main(job_path: str) -> int:
                     trace.event("task_end", thread=run_id, task=task, outcome="ok")
             finally:
                 with trace.shared():
-                    trace.event("put_writes", thread=run_id, checkpoint=snapshot_id, task=task,
-                                kind=outcome)
+                    trace.event(
+                        "put_writes", thread=run_id, checkpoint=snapshot_id, task=task, kind=outcome
+                    )
 
         async def load_next(self) -> Any:
             with trace.shared():
                 snap = await super().load_next()
                 if snap is None:
-                    fields: dict[str, Any] = {"checkpoint": None, "parent": None,
-                                              "digest": None}
+                    fields: dict[str, Any] = {"checkpoint": None, "parent": None, "digest": None}
                     # Nothing to run because another process took the snapshot (it is
                     # pending or running there): pydantic-graph's exclusion at work.
                     held = [
-                        s for s in await super().load_all()
+                        s
+                        for s in await super().load_all()
                         if getattr(s, "status", None) in ("pending", "running")
                     ]
                     if held:
                         fields["refused"] = True
                 else:
-                    fields = {"checkpoint": snap.id, "parent": parent_of(snap.id),
-                              "digest": digest(entry_of(snap.id)[1])}
+                    fields = {
+                        "checkpoint": snap.id,
+                        "parent": parent_of(snap.id),
+                        "digest": digest(entry_of(snap.id)[1]),
+                    }
                     self.last = snap.id
                 trace.event("load", thread=run_id, asked=None, writes=[], answers=[], **fields)
             return snap
@@ -157,8 +165,16 @@ def main(job_path: str) -> int:
 
     async def go() -> Any:
         if job["role"] == "run":
-            trace.event("load", thread=run_id, asked=None, checkpoint=None, parent=None,
-                        digest=None, writes=[], answers=[])
+            trace.event(
+                "load",
+                thread=run_id,
+                asked=None,
+                checkpoint=None,
+                parent=None,
+                digest=None,
+                writes=[],
+                answers=[],
+            )
             await graph.initialize(first_node(), persistence, state=graphs.State())
             kill.hit("initialized")
         async with graph.iter_from_persistence(persistence) as run:

@@ -58,9 +58,7 @@ def suite_options(func: F) -> F:
                 multiple=True,
                 help="Only the cells whose name matches this glob (repeatable; default: all).",
             ),
-            click.option(
-                "--list", "list_cells", is_flag=True, help="Print the cells and exit."
-            ),
+            click.option("--list", "list_cells", is_flag=True, help="Print the cells and exit."),
             click.option(
                 "--stride",
                 default=1,
@@ -223,6 +221,12 @@ def run_suite(
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             reports = list(pool.map(one, chosen))
     return finish(
-        suite, invocation, fmt, out, reports, progress=shown, runtime=matrix.runtime(),
+        suite,
+        invocation,
+        fmt,
+        out,
+        reports,
+        progress=shown,
+        runtime=matrix.runtime(),
         declared=matrix.DECLARED | {"docs": matrix.DOCS},
     )

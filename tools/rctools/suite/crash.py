@@ -97,7 +97,11 @@ def run_child(
         child.kill()
         _, err = child.communicate()
         return WorkerReport(
-            proc, role, "error", child.returncode, error=f"timed out after {timeout:g} s",
+            proc,
+            role,
+            "error",
+            child.returncode,
+            error=f"timed out after {timeout:g} s",
             seconds=round(time.monotonic() - started, 3),
         )
     listener.join(timeout=5)
@@ -110,7 +114,12 @@ def run_child(
     if child.returncode != 0:
         tail = err.decode(errors="replace").strip().splitlines()[-3:]
         return WorkerReport(
-            proc, role, "error", child.returncode, result=result, error=" | ".join(tail),
+            proc,
+            role,
+            "error",
+            child.returncode,
+            result=result,
+            error=" | ".join(tail),
             seconds=seconds,
         )
     return WorkerReport(proc, role, "returned", 0, result=result, seconds=seconds)
