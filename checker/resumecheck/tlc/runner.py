@@ -43,7 +43,16 @@ def _command(
     extra_args: Sequence[str],
 ) -> list[str]:
     # TLC asks for the throughput collector; without it every run opens with warning 2401.
-    command = [java, "-XX:+UseParallelGC", *shlex.split(os.environ.get(JAVA_OPTS_ENV, ""))]
+    # The client compiler only: a TLC run here lasts seconds, and the optimizing compiler's
+    # threads cost more CPU than they win back (bench/results.md: a 10,000-event trace and a
+    # batch of 1,000 traces both take about a fifth less CPU). $RESUME_CHECK_JAVA_OPTS comes
+    # after, so `-XX:TieredStopAtLevel=4` there brings it back.
+    command = [
+        java,
+        "-XX:+UseParallelGC",
+        "-XX:TieredStopAtLevel=1",
+        *shlex.split(os.environ.get(JAVA_OPTS_ENV, "")),
+    ]
     # TLC unpacks its standard modules (TLC.tla, Naturals.tla, ...) into java.io.tmpdir and
     # deletes them on exit; concurrent runs sharing /tmp then read each other's half-written or
     # deleted files (tlaplus/tlaplus#378). Each run gets a private temporary folder.
