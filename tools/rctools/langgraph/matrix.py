@@ -20,7 +20,7 @@ from resumecheck.refine import judge
 from resumecheck.verdict import Status, Verdict
 
 from rctools.langgraph.driver import CellRun, run_cell
-from rctools.langgraph.scenarios import SCENARIOS
+from rctools.langgraph.scenarios import ALL as SCENARIOS
 from rctools.langgraph_backends import Factory
 
 REFERENCE = "sqlite"

@@ -572,7 +572,7 @@ class Recorder:
             )
             attempt.started = True
 
-        self._submit(ready, write, "task_start")
+        self._submit(ready, write, f"task_start {attempt.node} step {attempt.step}")
 
     def _queue_end(
         self, attempt: Attempt, outcome: str, interrupt: str | None, resumed: tuple[Any, ...]
