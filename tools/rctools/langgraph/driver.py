@@ -158,7 +158,9 @@ class _Session:
                 break
             if stop_parked and report.get("parked") and not report.get("killed"):
                 break
-            report = self.invoke("continue" if stop_parked else "auto")
+            report = self.invoke(
+                "continue" if stop_parked else "auto", recover=bool(report.get("killed"))
+            )
             if report.get("empty") and not report.get("ran"):
                 # nothing was saved: what the user does is send the input again
                 report = self.invoke("start")

@@ -46,6 +46,7 @@ class Invocation:
     values: Any = None
     kill_at: int | None = None
     kill_label: tuple[str, int] | None = None  # (label, occurrence in this process)
+    recover: bool = False  # the previous process was killed: run even a finished thread
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ def _plan(cell: Cell, job: Invocation, state: Any, history: list[Any]) -> tuple[
             pinned = {"configurable": {"thread_id": THREAD, "checkpoint_id": parked["checkpoint"]}}
             return Command(resume=value), pinned
         return Command(resume=value), BASE
-    if state.next or state.tasks:
+    if state.next or state.tasks or (job.recover and state.created_at is not None):
         return None, BASE
     return None
 
