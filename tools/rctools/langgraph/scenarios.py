@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import operator
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -326,9 +327,13 @@ def _send() -> StateGraph:
 
 
 def _react() -> Any:
-    """`create_react_agent` with a scripted model: look up, charge, then answer."""
+    """`create_react_agent` with a scripted model: look up, charge, then answer. (LangGraph
+    1.x deprecates it for `langchain.agents.create_agent`; it is still the prebuilt agent
+    most apps run.)"""
     from langgraph.prebuilt import create_react_agent
+    from langgraph.warnings import LangGraphDeprecatedSinceV10
 
+    warnings.filterwarnings("ignore", category=LangGraphDeprecatedSinceV10)
     model = ScriptedChatModel(
         script=[
             [("lookup", {"topic": "acme plan"})],
