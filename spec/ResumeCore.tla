@@ -499,7 +499,11 @@ Crash(p, kept) ==
     /\ kept \in Keepable(p)
     /\ Broke({})
     /\ ck' = [c \in DOMAIN ck |->
-                IF c \in f.cks THEN [ck[c] EXCEPT !.st = IF c \in kept.cks THEN "stored" ELSE "lost"]
+                IF c \in f.cks
+                THEN [ck[c] EXCEPT !.st = IF c \in kept.cks THEN "stored" ELSE "lost",
+                                   \* exit durability: saved as a child of the last stored one
+                                   !.parent = IF wf.durability = "exit" /\ c \in kept.cks
+                                              THEN StoredAncestor(@) ELSE @]
                 ELSE ck[c]]
     /\ latest' = [ch \in DOMAIN latest \cup {ck[c].ch : c \in kept.cks} |->
                     LET mine == {c \in kept.cks : ck[c].ch = ch}
