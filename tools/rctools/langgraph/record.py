@@ -7,9 +7,10 @@
 
 `attach` wraps the app's checkpointer (the ground truth of what was saved and loaded);
 `invoke` adds the recorder's callbacks to the config and writes `finish` when the invocation
-returns. In `exit` durability LangGraph makes its checkpoints in memory and saves only the
-last one, so `invoke` runs the graph through `stream(stream_mode="checkpoints",
-subgraphs=True)`, which reports each checkpoint the loop makes, saved or not. Processes that
+returns. In `exit` durability LangGraph makes its checkpoints and task writes in memory and
+saves only the last checkpoint, so `invoke` runs the graph through
+`stream(stream_mode=["checkpoints", "tasks"], subgraphs=True)`, which reports each checkpoint
+the loop makes and each task result when its writes are made, saved or not. Processes that
 append to one trace file share it: one `os.write` per line on an `O_APPEND` descriptor, and a
 `SaverLock` file makes each saver call and its lines one step across them.
 """
@@ -118,14 +119,13 @@ class Recording:
                 for namespace, mode, data in app.stream(
                     payload,
                     config,
-                    stream_mode=["checkpoints", "values"],
+                    stream_mode=["checkpoints", "tasks", "values"],
                     subgraphs=True,
                     durability="exit",
                     **kwargs,
                 ):
-                    if mode == "checkpoints":
-                        self.recorder.checkpoint_chunk(namespace, data)
-                    elif not namespace:
+                    self._chunk(namespace, mode, data)
+                    if mode == "values" and not namespace:
                         result = data
             else:
                 result = app.invoke(payload, config, durability=self.durability, **kwargs)
@@ -144,14 +144,13 @@ class Recording:
                 async for namespace, mode, data in app.astream(
                     payload,
                     config,
-                    stream_mode=["checkpoints", "values"],
+                    stream_mode=["checkpoints", "tasks", "values"],
                     subgraphs=True,
                     durability="exit",
                     **kwargs,
                 ):
-                    if mode == "checkpoints":
-                        self.recorder.checkpoint_chunk(namespace, data)
-                    elif not namespace:
+                    self._chunk(namespace, mode, data)
+                    if mode == "values" and not namespace:
                         result = data
             else:
                 result = await app.ainvoke(payload, config, durability=self.durability, **kwargs)
@@ -160,6 +159,13 @@ class Recording:
             raise
         self.recorder.finished(None)
         return result
+
+    def _chunk(self, namespace: tuple[str, ...], mode: str, data: Any) -> None:
+        """Exit durability: the checkpoints and task results the loop makes in memory."""
+        if mode == "checkpoints":
+            self.recorder.checkpoint_chunk(namespace, data)
+        elif mode == "tasks" and ("result" in data or "error" in data):
+            self.recorder.task_result(namespace, data)
 
     def close(self) -> None:
         self.file.close()

@@ -217,6 +217,7 @@ class Recorder:
         self._ended: set[tuple[Chain, str | None, str]] = set()  # (chain, checkpoint, task)
         self._resumed: set[tuple[Chain, str, str]] = set()  # answers written (chain, ck, value)
         self._expect: Any = None  # the resume value this invocation was given
+        self._thread = ""  # the thread of the current invocation
         self.outcome_error: BaseException | None = None
 
     # -- writing -----------------------------------------------------------------------
@@ -356,6 +357,8 @@ class Recorder:
                 if not run_start:
                     return
                 run = self._run(chain)
+                if chain[1] == "":
+                    self._thread = chain[0]
                 run.live, run.cur, run.cur_step, run.last = (
                     True,
                     seen.checkpoint,
@@ -438,9 +441,12 @@ class Recorder:
             source = metadata.get("source")
             if self.exit and run.live and source != "update":
                 # Made in memory and announced by the stream; the saver gets it at exit
-                # (with the checkpoint the run started from as its parent).
+                # (with the checkpoint the run started from as its parent). Until the stream
+                # says so, the process is at no kill point: a kill would leave the trace
+                # with a saved checkpoint it never saw made.
                 if tasks is not None and cid not in self._sched:
                     self._sched_exact[cid] = tasks
+                self._submit(lambda: cid in self._known, lambda: None, "exit put")
                 return dig
             kind = "update" if not run.live else "fork" if source == "fork" else "step"
             if kind != "update":
@@ -625,12 +631,37 @@ class Recorder:
             return attempt
 
     def task_finished(self, attempt: Attempt, outcome: str, error: BaseException | None) -> None:
-        """A node's run ended (callbacks). Its end is written when its writes are saved, or
-        now in exit durability, where LangGraph keeps a finished task's writes in memory."""
+        """A node's run ended (callbacks). Its end is written when its writes are made: when
+        they reach `put_writes`, or, in exit durability, where LangGraph keeps them in
+        memory, when the `tasks` stream reports the task's result (`task_result`). A run
+        that ended without either (a sibling's error ended the step first) is still running
+        as far as the trace can tell."""
         with self._lock:
             attempt.end = (outcome, error)
-            if self.exit and not attempt.ended:
-                self._end_from_callback(attempt)
+
+    def task_result(self, namespace: tuple[str, ...], payload: dict[str, Any]) -> None:
+        """Exit durability: the loop made a task's writes in memory (`tasks` stream: a task
+        result, reported when the writes are made)."""
+        task = payload.get("id")
+        with self._lock:
+            chain = (self._thread, "|".join(namespace))
+            attempt = self._attempts.get((chain, str(task)))
+            if attempt is None or attempt.ended:
+                return
+            interrupts = payload.get("interrupts") or ()
+            interrupt = None
+            if interrupts:
+                outcome = "interrupt"
+                iid = str(interrupts[-1].get("id"))
+                own = observe.task_ns(chain[1], attempt.node, attempt.task)
+                interrupt = (
+                    observe.address_of(iid, own, None) or self.book.address(iid) or f"{iid}#1"
+                )
+            elif payload.get("error") is not None:
+                outcome = "error"
+            else:
+                outcome = "ok"
+            self._queue_end(attempt, outcome, interrupt, ())
 
     def _end_from_callback(self, attempt: Attempt) -> None:
         outcome, error = attempt.end or ("error", None)
@@ -776,9 +807,6 @@ class Recorder:
     def finished(self, error: BaseException | None) -> None:
         """The invocation returned (or raised): everything held is written, then `finish`."""
         with self._lock:
-            for attempt in list(self._attempts.values()):
-                if attempt.end is not None and not attempt.ended and self.exit:
-                    self._end_from_callback(attempt)
             self._flush()
             for chain, run in self._chains.items():
                 if run.live and run.cur is not None and run.cur not in self._sched:
