@@ -189,6 +189,7 @@ def _run_sync(
             recording.invoke(app, payload, config)
         except Exception as exc:  # a node error ends the invocation; the trace shows it
             error = f"{type(exc).__name__}: {exc}"
+    recording.close()
     return _report(quiet.get_state(BASE), error, recording, plan is not None)
 
 
@@ -210,4 +211,5 @@ async def _run_async(cell: Cell, job: Invocation, kill_fd: int | None) -> dict[s
                 await recording.ainvoke(app, payload, config)
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
+        recording.close()
         return _report(await quiet.aget_state(BASE), error, recording, plan is not None)
