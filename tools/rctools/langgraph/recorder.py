@@ -202,9 +202,11 @@ class Recorder:
         self.serde: Any = None
         self.book = AddressBook(trace.path)
         self._lock = threading.RLock()
+        self._written = threading.Condition(self._lock)  # notified at every line written
         self._held: list[_Held] = []
         self._chains: dict[Chain, ChainRun] = {}
         self._known: set[str] = set()  # checkpoints the trace has as made or seen
+        self._stored: set[str] = set()  # checkpoints the trace has as put or loaded
         self._steps: dict[str, int] = {}  # checkpoint -> its step
         self._chain_of: dict[str, Chain] = {}
         self._sched: dict[str, list[dict[str, str]]] = {}  # written schedules
@@ -229,6 +231,7 @@ class Recorder:
         event = {"ev": ev, **fields}
         self.book.note(event)
         self.trace.event(ev, **fields)
+        self._written.notify_all()
 
     def _submit(
         self, ready: Callable[[], bool] | None, write: Callable[[], None], what: str
@@ -272,6 +275,11 @@ class Recorder:
     @staticmethod
     def _where(chain: Chain) -> dict[str, Any]:
         return {"thread": chain[0], "ns": chain[1]}
+
+    def _may_start(self, checkpoint: str) -> bool:
+        return checkpoint in self._known and (
+            self.durability != "sync" or checkpoint in self._stored
+        )
 
     def _step_ready(self, chain: Chain, step: int) -> bool:
         """A task of loop step `step` may be written: its checkpoint is the current one."""
@@ -350,6 +358,7 @@ class Recorder:
                 self._write("load" if run_start else "read", fields)
                 if seen.checkpoint is not None:
                     self._known.add(seen.checkpoint)
+                    self._stored.add(seen.checkpoint)
                     self._steps[seen.checkpoint] = seen.step
                     self._chain_of[seen.checkpoint] = chain
                     self._results.setdefault(seen.checkpoint, set()).update(seen.ok)
@@ -427,6 +436,32 @@ class Recorder:
         for t in tasks:
             self._paths.setdefault((chain, t["task"]), t["path"])
 
+    def can_step(self, config: dict[str, Any], metadata: dict[str, Any]) -> bool:
+        """Whether the `step` a `put` makes can be written now: what it follows is (the
+        `task_end` of every task of the checkpoint it leaves is written when that task's
+        `put_writes` is called, which can be a little after the loop calls `put`)."""
+        conf = config.get("configurable", {})
+        chain = (str(conf.get("thread_id")), conf.get("checkpoint_ns") or "")
+        parent = conf.get("checkpoint_id")
+        with self._lock:
+            run = self._chains.get(chain)
+            if run is None or not run.live or self.exit:
+                return True
+            if parent is None:
+                return True
+            if metadata.get("source") == "fork":
+                return parent in self._known
+            return parent in self._known and self._has_results(parent)
+
+    def wait_step(self, config: dict[str, Any], metadata: dict[str, Any], timeout: float) -> None:
+        """Blocks (at most `timeout` seconds) until `can_step`: the saver must not have a
+        checkpoint the trace has not shown made, or a process reading it concurrently would
+        load a checkpoint the trace does not know. Only the `put_writes` calls are waited for
+        (they record before taking the saver lock), never what the saver does with them, so
+        the order in which the store gets puts and writes is LangGraph's."""
+        with self._written:
+            self._written.wait_for(lambda: self.can_step(config, metadata), timeout)
+
     def putting(
         self, config: dict[str, Any], checkpoint: dict[str, Any], metadata: dict[str, Any]
     ) -> str | None:
@@ -486,6 +521,7 @@ class Recorder:
 
         def write() -> None:
             self._write("put", {"checkpoint": cid, "digest": dig})
+            self._stored.add(cid)
             exact = self._sched_exact.get(cid)
             if exact is not None:
                 self._write_schedule(chain, cid, exact)
@@ -718,7 +754,10 @@ class Recorder:
                 if node is not None:
                     attempt = Attempt(chain, task_id, node, task_path, self._steps.get(cid, -1) + 1)
                     self._attempts[(chain, task_id)] = attempt
-                    self._queue_start(attempt, lambda: cid in self._known)
+                    # It has no start of its own to observe; it ran before its writes were
+                    # handed over, and in sync durability LangGraph promises a step starts
+                    # from a saved checkpoint: it is placed after the checkpoint's `put` then.
+                    self._queue_start(attempt, lambda: self._may_start(cid))
             interrupt = None
             if seen.kind == "interrupt":
                 node = attempt.node if attempt else self._node_in(cid, task_id)

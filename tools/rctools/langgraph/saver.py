@@ -71,6 +71,11 @@ class SaverLock:
                     fcntl.flock(self._fd, fcntl.LOCK_UN)
 
 
+# How long a `put` waits for the `put_writes` calls of the tasks its checkpoint follows
+# (normally microseconds: they were submitted before it).
+STEP_WAIT = 5.0
+
+
 def _label(task_path: str) -> str:
     """A write's kill-point label: its task path without LangGraph's prefix."""
     return task_path.replace("~__pregel_pull, ", "").replace("~__pregel_push, ", "push ") or "-"
@@ -128,6 +133,7 @@ class RecordingSaver(BaseCheckpointSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        self.recorder.wait_step(config, dict(metadata), STEP_WAIT)
         with self.lock.held():
             digest = self.recorder.putting(config, checkpoint, dict(metadata))
             self.recorder.kill.point("put entry")
@@ -143,8 +149,8 @@ class RecordingSaver(BaseCheckpointSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
+        done = self.recorder.writes_called(config, list(writes), task_id, task_path)
         with self.lock.held():
-            done = self.recorder.writes_called(config, list(writes), task_id, task_path)
             self.recorder.kill.point(f"put_writes {_label(task_path)} entry")
             self.inner.put_writes(config, writes, task_id, task_path)
             self.recorder.kill.point(f"put_writes {_label(task_path)} exit")
@@ -182,6 +188,10 @@ class RecordingSaver(BaseCheckpointSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        waited = 0.0
+        while waited < STEP_WAIT and not self.recorder.can_step(config, dict(metadata)):
+            await asyncio.sleep(0.002)  # the writes' tasks run on this loop
+            waited += 0.002
         async with self.lock.held_async():
             digest = self.recorder.putting(config, checkpoint, dict(metadata))
             self.recorder.kill.point("put entry")
@@ -197,8 +207,8 @@ class RecordingSaver(BaseCheckpointSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
+        done = self.recorder.writes_called(config, list(writes), task_id, task_path)
         async with self.lock.held_async():
-            done = self.recorder.writes_called(config, list(writes), task_id, task_path)
             self.recorder.kill.point(f"put_writes {_label(task_path)} entry")
             await self.inner.aput_writes(config, writes, task_id, task_path)
             self.recorder.kill.point(f"put_writes {_label(task_path)} exit")
