@@ -208,7 +208,6 @@ class Recorder:
         self._known: set[str] = set()  # checkpoints the trace has as made or seen
         self._stored: set[str] = set()  # checkpoints the trace has as put or loaded
         self._steps: dict[str, int] = {}  # checkpoint -> its step
-        self._chain_of: dict[str, Chain] = {}
         self._sched: dict[str, list[dict[str, str]]] = {}  # written schedules
         self._sched_exact: dict[str, list[dict[str, str]]] = {}  # computed, not yet written
         self._chunk_tasks: dict[str, list[tuple[str, str]]] = {}  # exit mode: from the stream
@@ -220,7 +219,6 @@ class Recorder:
         self._resumed: set[tuple[Chain, str, str]] = set()  # answers written (chain, ck, value)
         self._expect: Any = None  # the resume value this invocation was given
         self._thread = ""  # the thread of the current invocation
-        self.outcome_error: BaseException | None = None
 
     # -- writing -----------------------------------------------------------------------
 
@@ -360,7 +358,6 @@ class Recorder:
                     self._known.add(seen.checkpoint)
                     self._stored.add(seen.checkpoint)
                     self._steps[seen.checkpoint] = seen.step
-                    self._chain_of[seen.checkpoint] = chain
                     self._results.setdefault(seen.checkpoint, set()).update(seen.ok)
                     self._pending[seen.checkpoint] = seen.pending
                 if not run_start:
@@ -508,7 +505,6 @@ class Recorder:
     def _made(self, chain: Chain, cid: str, step: int, moves: bool) -> None:
         self._known.add(cid)
         self._steps[cid] = step
-        self._chain_of[cid] = chain
         if moves:
             run = self._run(chain)
             run.cur, run.cur_step = cid, step
