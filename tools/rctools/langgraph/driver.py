@@ -202,7 +202,9 @@ class _Session:
         return self._account(job, report)
 
     def invoke_many(self, kind: str, n: int, parked: dict[str, Any]) -> None:
-        jobs = [self._job(kind, parked) for _ in range(n)]
+        """N processes at once: each waits for the others before it invokes, so that they
+        all resume the same parked checkpoint."""
+        jobs = [self._job(kind, parked, barrier=n) for _ in range(n)]
         started = [(job, _spawn(self.cell, job)) for job in jobs]
         for job, child in started:
             self._account(job, _wait(self.cell, job, child))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,7 @@ class Invocation:
     kill_at: int | None = None
     kill_label: tuple[str, int] | None = None  # (label, occurrence in this process)
     recover: bool = False  # the previous process was killed: run even a finished thread
+    barrier: int = 0  # wait until this many processes of the cell are about to invoke
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,19 @@ def _update_target(job: Invocation, state: Any, history: list[Any]) -> Any:
     return before[-1].config if before else None
 
 
+def _meet(cell: Cell, job: Invocation) -> None:
+    """Waits (at most 10 s) until `job.barrier` processes reached this point: concurrent
+    resumes that really overlap."""
+    if job.barrier < 2:
+        return
+    folder = cell.folder / "barrier"
+    folder.mkdir(exist_ok=True)
+    (folder / job.proc).touch()
+    deadline = time.monotonic() + 10
+    while len(list(folder.iterdir())) < job.barrier and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
 def parked_of(state: Any) -> list[dict[str, Any]]:
     found = []
     for task in state.tasks:
@@ -185,6 +200,7 @@ def _run_sync(
     plan = _plan(cell, job, state, history)
     if plan is not None:
         payload, config = plan
+        _meet(cell, job)
         try:
             recording.invoke(app, payload, config)
         except Exception as exc:  # a node error ends the invocation; the trace shows it
@@ -207,6 +223,7 @@ async def _run_async(cell: Cell, job: Invocation, kill_fd: int | None) -> dict[s
         plan = _plan(cell, job, state, history)
         if plan is not None:
             payload, config = plan
+            _meet(cell, job)
             try:
                 await recording.ainvoke(app, payload, config)
             except Exception as exc:
