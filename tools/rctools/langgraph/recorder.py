@@ -24,11 +24,12 @@ at no kill point: a SIGKILL there would leave the trace without something that h
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,9 +67,18 @@ class KillSwitch:
         # While it returns True the process is at no kill point: the recorder holds events it
         # cannot write in order yet, and a kill would leave the trace without them.
         self.paused: Callable[[], bool] = lambda: False
+        self.muted = False  # the driver's own reads are no kill points
+
+    @contextlib.contextmanager
+    def mute(self) -> Iterator[None]:
+        self.muted = True
+        try:
+            yield
+        finally:
+            self.muted = False
 
     def point(self, label: str) -> None:
-        if self.paused():
+        if self.muted or self.paused():
             return
         with self._lock:
             self.count += 1

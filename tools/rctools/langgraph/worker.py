@@ -3,7 +3,9 @@
 The worker calls the saver factory itself (so each process has its own connections), records
 the app through `Recording` (the checkpointer wrapped, the callbacks added), runs one
 invocation through the API the saver implements (sync or async) and reports what state the
-thread is left in, read through the bare saver so that the report is not part of the trace.
+thread is left in. Its `get_state` checks, before and after, are `read` events of the trace
+(judged for CV) but no kill points; the history it searches for time travel is listed
+through the bare saver.
 """
 
 from __future__ import annotations
@@ -190,43 +192,52 @@ def _run_sync(
     cell: Cell, job: Invocation, kill_fd: int | None, saver: BaseCheckpointSaver
 ) -> dict[str, Any]:
     recording, app, quiet = _prepare(cell, job, kill_fd, saver)
-    state, history = quiet.get_state(BASE), list(quiet.get_state_history(BASE))
-    error = None
+    mute = recording.recorder.kill.mute
+    with mute():  # the driver's checks are `read` events (judged for CV), not kill points
+        state = app.get_state(BASE)
+    history = list(quiet.get_state_history(BASE))
+    error, ran = None, False
     if job.kind == "update":
         target = _update_target(job, state, history)
         if target is not None:
             app.update_state(target, job.values, as_node=job.as_node)
-        return _report(quiet.get_state(BASE), None, recording, target is not None)
-    plan = _plan(cell, job, state, history)
-    if plan is not None:
+        ran = target is not None
+    elif (plan := _plan(cell, job, state, history)) is not None:
         payload, config = plan
         _meet(cell, job)
+        ran = True
         try:
             recording.invoke(app, payload, config)
         except Exception as exc:  # a node error ends the invocation; the trace shows it
             error = f"{type(exc).__name__}: {exc}"
+    with mute():
+        report = _report(app.get_state(BASE), error, recording, ran)
     recording.close()
-    return _report(quiet.get_state(BASE), error, recording, plan is not None)
+    return report
 
 
 async def _run_async(cell: Cell, job: Invocation, kill_fd: int | None) -> dict[str, Any]:
     async with aopen_saver(cell.factory) as real:
         recording, app, quiet = _prepare(cell, job, kill_fd, real)
-        state = await quiet.aget_state(BASE)
+        mute = recording.recorder.kill.mute
+        with mute():
+            state = await app.aget_state(BASE)
         history = [s async for s in quiet.aget_state_history(BASE)]
-        error = None
+        error, ran = None, False
         if job.kind == "update":
             target = _update_target(job, state, history)
             if target is not None:
                 await app.aupdate_state(target, job.values, as_node=job.as_node)
-            return _report(await quiet.aget_state(BASE), None, recording, target is not None)
-        plan = _plan(cell, job, state, history)
-        if plan is not None:
+            ran = target is not None
+        elif (plan := _plan(cell, job, state, history)) is not None:
             payload, config = plan
             _meet(cell, job)
+            ran = True
             try:
                 await recording.ainvoke(app, payload, config)
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
+        with mute():
+            report = _report(await app.aget_state(BASE), error, recording, ran)
         recording.close()
-        return _report(await quiet.aget_state(BASE), error, recording, plan is not None)
+        return report
