@@ -47,13 +47,16 @@ demo: setup
 	@echo "(traces/ holds violating examples on purpose: the full report is in out/demo-traces.txt)"
 	$(BIN)/resume-check run langgraph --backend sqlite --out out/demo-langgraph
 
-## Re-record traces/langgraph/<backend>/ (the matrix per backend, with its verdicts).
+## Re-record traces/langgraph/: per backend the whole matrix into out/record/<backend> and a
+## curated corpus with the checker's verdicts into traces/langgraph/<backend>/; the shapes.
+LANGGRAPH_MATRIX := chain,node-error,fanout,two-interrupts,retry,fork,pinned-twice,concurrent-2,concurrent-3,update-older
 record-langgraph: setup
 	@for b in sqlite memory postgres redis lmdb objectstorage; do \
-	  $(BIN)/resume-check run langgraph --backend $$b --no-reference --no-progress \
-	    --out out/record/$$b > /dev/null ; \
+	  $(BIN)/resume-check run langgraph --backend $$b --scenarios $(LANGGRAPH_MATRIX) \
+	    --no-reference --no-progress --out out/record/$$b > /dev/null ; \
 	  $(BIN)/python -m rctools.langgraph.publish out/record/$$b/summary.json traces/langgraph/$$b ; \
 	done
+	$(BIN)/python -m rctools.langgraph.shapes traces/langgraph/shapes
 
 ## What judging costs -- batches of 1, 100 and 1,000 traces, ONE 10,000-event trace against 100
 ## short ones, one process per trace; wall, CPU-s of the process tree, peak RSS; every verdict

@@ -1,11 +1,12 @@
 """Recorder overhead: one 20-node LangGraph graph on SQLite, with and without recording.
 
-Without: the graph compiled with LangGraph's SqliteSaver. With: the same saver wrapped by the
-recorder (RecordingSaver + node callbacks + the effect ledger + one trace file), as
-`resume-check run langgraph` runs it. Runs alternate (without, with, without, ...) in one
-process so that machine noise hits both alike; the table reports medians and their ratio.
-Three node bodies: an empty node (the worst case: all time is LangGraph and the saver), and a
-node with a 5 ms or a 50 ms stand-in model call (a hosted model answers in hundreds of ms).
+Without: the graph compiled with LangGraph's SqliteSaver. With: the same app recorded through
+`rctools.langgraph.record.Recording` (the saver wrapped, the recorder's callbacks, an effect
+per node through `ledger.fire`, one trace file), as `resume-check run langgraph` runs it.
+Runs alternate (without, with, without, ...) in one process so that machine noise hits both
+alike; the table reports medians and their ratio. Three node bodies: an empty node (the
+worst case: all time is LangGraph and the saver), and a node with a 5 ms or a 50 ms
+stand-in model call (a hosted model answers in hundreds of ms).
 
     python bench/recorder_bench.py --out bench/recorder-results.md
 """
@@ -26,10 +27,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from rctools.langgraph import ledger
-from rctools.langgraph.callbacks import NodeCallbacks
-from rctools.langgraph.recorder import Recorder, TaskNames
-from rctools.langgraph.saver import RecordingSaver, SaverLock
-from rctools.langgraph.tracefile import TraceFile
+from rctools.langgraph.record import Recording
 
 NODES = 20
 
@@ -73,22 +71,14 @@ def one_run(folder: Path, model_ms: float, record: bool, n: int) -> tuple[float,
     config: dict[str, Any] = {"configurable": {"thread_id": f"t{n}-{record}"}}
     g = graph(model_ms)
     if record:
-        nodes = ["__start__", *g.nodes]
-        recorder = Recorder(
-            TraceFile(folder / f"trace-{n}.jsonl", "w1"), nodes, TaskNames(folder / "tasks")
-        )
-        ledger.install(recorder, folder / "world")
-        app = g.compile(
-            checkpointer=RecordingSaver(saver, recorder, SaverLock(folder / "saver.lock"))
-        )
-        config["callbacks"] = [NodeCallbacks(recorder)]
+        recording = Recording(folder / f"trace-{n}.jsonl", "w1", lock=folder / "saver.lock")
+        app = recording.attach(g, saver)
+        start, cpu = time.perf_counter(), time.process_time()
+        recording.invoke(app, {"log": []}, config)
     else:
-        ledger.install(None, None)
         app = g.compile(checkpointer=saver)
-    start, cpu = time.perf_counter(), time.process_time()
-    app.invoke({"log": []}, config, durability="sync")
-    if record:
-        recorder.finished()
+        start, cpu = time.perf_counter(), time.process_time()
+        app.invoke({"log": []}, config, durability="sync")
     elapsed = (time.perf_counter() - start, time.process_time() - cpu)
     conn.close()
     return elapsed

@@ -461,25 +461,46 @@ Update(p, ch, parent, c) ==
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, run, alive, holders, ledger, crashes,
                    ending>>
 
-\* The saver acknowledged checkpoint c, given with content digest d.
+\* The nearest stored checkpoint among c and its ancestors (0: none).
+RECURSIVE StoredAncestor(_)
+StoredAncestor(c) ==
+    IF c = 0 THEN 0 ELSE IF ck[c].st = "stored" THEN c ELSE StoredAncestor(ck[c].parent)
+
+\* The saver acknowledged checkpoint c, given with content digest d.  Exit
+\* durability saves only a run's last checkpoint, as a child of the last stored
+\* one (the checkpoint the run started from): the checkpoints p made on c's
+\* chain before c, and the writes and answers p made on them, never reach the
+\* store.
 PutCheckpoint(p, c, d) ==
+    LET exit == wf.durability = "exit"
+        older(x) == x # c /\ ck[x].ch = ck[c].ch /\ Order(x) < Order(c)
+        gone == IF exit THEN {x \in inflight[p].cks : older(x)} ELSE {}
+    IN
     /\ c \in inflight[p].cks
     /\ Broke({<<"FD", ForkDiffers(c, d)>>})
-    /\ ck' = [ck EXCEPT ![c].st = "stored", ![c].digest = d]
+    /\ ck' = [x \in DOMAIN ck |->
+                IF x = c THEN [ck[c] EXCEPT !.st = "stored", !.digest = d,
+                                            !.parent = IF exit THEN StoredAncestor(@) ELSE @]
+                ELSE IF x \in gone THEN [ck[x] EXCEPT !.st = "lost"]
+                ELSE ck[x]]
     /\ latest' = IF Order(c) > Order(Latest(ck[c].ch)) THEN Put(latest, ck[c].ch, c) ELSE latest
-    /\ inflight' = [inflight EXCEPT ![p].cks = @ \ {c}]
+    /\ inflight' = [inflight EXCEPT ![p].cks = (@ \ {c}) \ gone,
+                                    ![p].wrs = IF exit THEN {w \in @ : ~older(w[1])} ELSE @,
+                                    ![p].ans = IF exit THEN {a \in @ : ~older(a[1])} ELSE @]
     /\ UNCHANGED <<wf, sched, wr, aw, ans, dlv, closed, run, alive, holders, ledger, crashes, ending>>
 
 \* The saver acknowledged p's write of task t (kind k, interrupt a) on c.
 \* A write p did not make there, on a checkpoint p did not edit, changes
-\* another branch.
+\* another branch.  An edit (update_state) builds on the latest checkpoint of
+\* the chain and records its writes there before it makes its own checkpoint:
+\* a process that runs nothing on the chain may write on the latest.
 PutWrites(p, ch, c, t, k, a) ==
     LET w == WriteOf(c, t)
         mine == w.fly.kind = k /\ w.fly.by = p /\ w.fly.interrupt = a
         \* a load already returned it: the store had it before the saver's answer came back
         seen == ~mine /\ w.stored.kind = k /\ w.stored.by = p /\ w.stored.interrupt = a
                 /\ <<c, t>> \in inflight[p].wrs
-        edit == Known(c) /\ ck[c].by = p
+        edit == Known(c) /\ (ck[c].by = p \/ (c = Latest(ch) /\ ~HasRun(p, ch)))
         rec == CASE mine -> w.fly
                  [] seen -> w.stored
                  [] OTHER -> [kind |-> k, interrupt |-> a, res |-> {}, by |-> p]
@@ -530,7 +551,11 @@ Crash(p, kept) ==
     /\ kept \in Keepable(p)
     /\ Broke({})
     /\ ck' = [c \in DOMAIN ck |->
-                IF c \in f.cks THEN [ck[c] EXCEPT !.st = IF c \in kept.cks THEN "stored" ELSE "lost"]
+                IF c \in f.cks
+                THEN [ck[c] EXCEPT !.st = IF c \in kept.cks THEN "stored" ELSE "lost",
+                                   \* exit durability: saved as a child of the last stored one
+                                   !.parent = IF wf.durability = "exit" /\ c \in kept.cks
+                                              THEN StoredAncestor(@) ELSE @]
                 ELSE ck[c]]
     /\ latest' = [ch \in DOMAIN latest \cup {ck[c].ch : c \in kept.cks} |->
                     LET mine == {c \in kept.cks : ck[c].ch = ch}

@@ -28,6 +28,8 @@ def sqlite_matrix(tmp_path_factory: pytest.TempPathFactory) -> Run:
         "sqlite",
         "--scenarios",
         SCENARIOS,
+        "--durability",
+        "sync,async",
         "--kill-stride",
         "3",
         "--format",
@@ -107,11 +109,49 @@ def test_two_processes_resuming_one_interrupt_is_a_runtime_finding(sqlite_matrix
         assert set(cell["tested"]["properties"]) <= UNFENCED
 
 
-def test_resuming_an_answered_checkpoint_again_breaks_fork_determinism(
+def test_resuming_an_answered_checkpoint_again_reruns_its_task_on_that_checkpoint(
     sqlite_matrix: Run,
 ) -> None:
-    cell = _cells(sqlite_matrix)[("pinned-twice", "none", "sync")]
-    assert (cell["finding"], cell["tested"]["properties"]) == ("runtime", ["FD"])
+    """`invoke(Command(resume=...), {checkpoint_id: answered})` on a checkpoint the thread
+    moved past reruns the answered task on the old checkpoint itself (LangGraph 1.2: "a
+    resume at a checkpoint the thread has moved past" replays finished tasks) instead of
+    forking: a task whose result is stored runs again there."""
+    for mode in ("sync", "async"):
+        cell = _cells(sqlite_matrix)[("pinned-twice", "none", mode)]
+        assert (cell["finding"], cell["tested"]["properties"]) == ("runtime", ["PC"])
+
+
+def test_exit_durability_is_recorded_and_a_killed_chain_resumes(tmp_path: Path) -> None:
+    """In exit durability LangGraph saves only when an invocation returns: a SIGKILL at any
+    point before loses the whole invocation, and the next one starts over."""
+    run = run_cli(
+        "run",
+        "langgraph",
+        "--backend",
+        "sqlite",
+        "--scenarios",
+        "chain,loop",
+        "--durability",
+        "exit",
+        "--no-reference",
+        "--format",
+        "json",
+        "--out",
+        tmp_path,
+        "--no-progress",
+    )
+    assert run.returncode == 0, run
+    cells = run.json()["cells"]
+    assert len(cells) >= 8
+    assert {c["tested"]["verdict"] for c in cells} <= {"conforms", "conforms (at-least-once)"}
+    puts = [
+        line
+        for line in (tmp_path / "traces" / "sqlite" / "loop.none.exit.jsonl")
+        .read_text()
+        .split("\n")
+        if '"ev": "put"' in line
+    ]
+    assert len(puts) == 1
 
 
 def test_the_text_report_is_a_matrix_with_findings_and_trace_files(tmp_path: Path) -> None:

@@ -1,10 +1,11 @@
-"""Node callbacks: one task_start/task_end per real execution attempt of a node.
+"""LangChain callbacks: task attempts and tool calls.
 
-LangChain calls `on_chain_start` for every runnable inside a node too; the node itself is the
-run whose name equals `metadata["langgraph_node"]`. Its task id is the suffix of
-`langgraph_checkpoint_ns`. An interrupt arrives as `on_chain_error(GraphInterrupt)`: the task
-parked (the `ask` helper recorded where), it did not end. Subgraph runs (a namespace with
-'|') are outside the recorded workflow and are skipped.
+A task attempt is the run whose name equals `metadata["langgraph_node"]`; its task id is the
+last part of `langgraph_checkpoint_ns` and its chain the part before (a subgraph's tasks run
+in their subgraph's namespace). LangGraph calls these callbacks for every node of every graph
+and subgraph, so the apps need nothing from the project. An interrupt arrives as
+`on_chain_error(GraphInterrupt)`. A tool run (`on_tool_start`) inside a task is an effect:
+its intent is the tool's name and a digest of its input, its kind the tool's name.
 """
 
 from __future__ import annotations
@@ -15,27 +16,20 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.errors import GraphInterrupt
 
-from rctools.langgraph.recorder import Recorder
+from rctools.langgraph.observe import value_id
+from rctools.langgraph.recorder import Attempt, Recorder
 
 
-def task_of(metadata: dict[str, Any]) -> tuple[str, str, int] | None:
-    """(task id, node, step) of a top-level node run, from LangGraph's run metadata."""
-    node = metadata.get("langgraph_node")
-    namespace = str(metadata.get("langgraph_checkpoint_ns", ""))
-    if not node or "|" in namespace or ":" not in namespace:
-        return None
-    return namespace.rsplit(":", 1)[-1], str(node), int(metadata.get("langgraph_step", 0))
-
-
-class NodeCallbacks(BaseCallbackHandler):
-    """Feeds node starts and ends to the recorder; a SIGKILL may land right after either."""
+class RecorderCallbacks(BaseCallbackHandler):
+    """Feeds task starts and ends and tool calls to the recorder; a SIGKILL may land right
+    after a task's start or end."""
 
     raise_error = True
     run_inline = True
 
     def __init__(self, recorder: Recorder) -> None:
         self.recorder = recorder
-        self._runs: dict[UUID, tuple[str, str, int]] = {}
+        self._runs: dict[UUID, Attempt] = {}
 
     def on_chain_start(
         self,
@@ -46,24 +40,41 @@ class NodeCallbacks(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        task = task_of(metadata or {})
-        if task is None or kwargs.get("name") != task[1]:
+        metadata = metadata or {}
+        node = metadata.get("langgraph_node")
+        if not node or kwargs.get("name") != node:
             return
-        self._runs[run_id] = task
-        task_id, node, step = task
-        self.recorder.task_started(step, task_id, node)
+        attempt = self.recorder.task_started(metadata)
+        if attempt is None:
+            return
+        self._runs[run_id] = attempt
         self.recorder.kill.point(f"start {node}")
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        task = self._runs.pop(run_id, None)
-        if task is None:
+        attempt = self._runs.pop(run_id, None)
+        if attempt is None:
             return
-        self.recorder.task_ended(task[2], task[1], "ok")
-        self.recorder.kill.point(f"end {task[1]}")
+        self.recorder.task_finished(attempt, "ok", None)
+        self.recorder.kill.point(f"end {attempt.node}")
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        task = self._runs.pop(run_id, None)
-        if task is None or isinstance(error, GraphInterrupt):
+        attempt = self._runs.pop(run_id, None)
+        if attempt is None:
             return
-        self.recorder.task_ended(task[2], task[1], "error")
-        self.recorder.kill.point(f"end {task[1]}")
+        outcome = "interrupt" if isinstance(error, GraphInterrupt) else "error"
+        self.recorder.task_finished(attempt, outcome, error)
+        self.recorder.kill.point(f"end {attempt.node}")
+
+    def on_tool_start(
+        self,
+        serialized: dict[str, Any],
+        input_str: str,
+        *,
+        run_id: UUID,
+        metadata: dict[str, Any] | None = None,
+        inputs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        name = str(kwargs.get("name") or (serialized or {}).get("name") or "tool")
+        given = inputs if inputs is not None else input_str
+        self.recorder.effect(metadata or {}, f"{name}:{value_id(given)}", name)

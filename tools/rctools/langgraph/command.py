@@ -14,6 +14,7 @@ from resumecheck.errors import UsageError
 from rctools import services
 from rctools.langgraph.matrix import (
     DURABILITIES,
+    MODES,
     REFERENCE,
     Matrix,
     Plan,
@@ -21,7 +22,7 @@ from rctools.langgraph.matrix import (
     run_matrix,
     to_json,
 )
-from rctools.langgraph.scenarios import SCENARIOS
+from rctools.langgraph.scenarios import ALL as SCENARIOS
 from rctools.langgraph_backends import BACKENDS, BackendError, resolve
 
 NEEDS_SERVER = {"postgres": services.PG_URL_VAR, "redis": services.REDIS_URL_VAR}
@@ -39,7 +40,7 @@ NEEDS_SERVER = {"postgres": services.PG_URL_VAR, "redis": services.REDIS_URL_VAR
     "--scenarios",
     default=",".join(SCENARIOS),
     show_default=True,
-    help="Comma-separated scenario apps.",
+    help="Comma-separated scenario apps (the matrix's and the shapes).",
 )
 @click.option(
     "--durability",
@@ -112,8 +113,8 @@ def command(
     if unknown:
         raise UsageError(f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
     modes = tuple(d for d in durability.split(",") if d)
-    if not modes or set(modes) - set(DURABILITIES):
-        raise UsageError(f"--durability takes {', '.join(DURABILITIES)}")
+    if not modes or set(modes) - set(MODES):
+        raise UsageError(f"--durability takes {', '.join(MODES)}")
     try:
         factory = resolve(name)
         reference_factory = resolve(REFERENCE) if reference and name != REFERENCE else None

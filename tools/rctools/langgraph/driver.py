@@ -16,12 +16,11 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from rctools.langgraph import worker
-from rctools.langgraph.scenarios import Scenario, workflow_of
+from rctools.langgraph import record, worker
+from rctools.langgraph.scenarios import Scenario
 from rctools.langgraph.tracefile import TraceFile
 from rctools.langgraph_backends import open_saver
 
@@ -43,17 +42,13 @@ class CellRun:
 
 
 def header(scenario: Scenario, fault: str, durability: str, backend: str) -> dict[str, Any]:
-    return {
-        "format": "resume-check/v1",
-        "contract": "ResumeCore",
-        "runtime": {"name": "langgraph", "version": version("langgraph")},
-        "backend": backend,
-        "thread": worker.THREAD,
-        "scenario": f"{scenario.name} ({fault}, durability={durability}): {scenario.description}",
-        # LangGraph documents that a node in flight at a crash runs again: at-least-once.
-        "guarantees": {"durability": durability, "effects": "at-least-once"},
-        "workflow": workflow_of(scenario.build()),
-    }
+    return record.header(
+        scenario.build(),
+        durability=durability,
+        backend=backend,
+        scenario=f"{scenario.name} ({fault}, durability={durability}): {scenario.description}",
+        thread=worker.THREAD,
+    )
 
 
 def run_cell(
@@ -76,14 +71,13 @@ def run_cell(
     store.mkdir(exist_ok=True)
     os.environ["RESUME_CHECK_STORE"] = str(store)
     trace = folder / "trace.jsonl"
-    graph = scenario.build()
     cell = worker.Cell(
         folder=folder,
         trace=trace,
         durability=durability,
         build=scenario.build,
+        make_input=scenario.make_input,
         factory=factory,
-        nodes=tuple(workflow_of(graph)["nodes"]),
     )
     TraceFile(trace, "-").header(header(scenario, fault, durability, backend))
     result = CellRun(trace)
@@ -132,30 +126,49 @@ class _Session:
         self.first_park: dict[str, Any] | None = None
 
     def play(self) -> None:
-        report = self.invoke("start")
-        extra = self.scenario.extra
-        if extra and extra[0].startswith("concurrent-") and report.get("parked"):
-            n = int(extra[0].rsplit("-", 1)[1])
-            self.invoke_many("resume", n, report["parked"][0])
-            report = {"done": False}
-        report = self.until_done(report)
-        if "pinned" in extra and self.first_park:
-            report = self.until_done(self.invoke("pinned", parked=self.first_park))
-        if "fork" in extra:
-            report = self.until_done(self.invoke("fork"))
+        """Plays the scenario's script; after a kill, the thread is resumed first."""
+        report: dict[str, Any] = {"done": False}
+        for step in self.scenario.script:
+            if self.result.failure or self.result.invocations >= MAX_INVOCATIONS:
+                break
+            kind = step[0]
+            if kind == "start":
+                report = self.invoke("start")
+            elif kind == "auto":
+                report = self.until_done(report)
+            elif kind == "concurrent" and report.get("parked"):
+                self.invoke_many("resume", int(step[1]), report["parked"][0])
+                report = {"done": False}
+            elif kind == "pinned" and self.first_park:
+                report = self.invoke("pinned", parked=self.first_park)
+            elif kind == "fork":
+                report = self.invoke("fork", target=step[1])
+            elif kind == "update":
+                report = self.invoke("update", target=step[1], as_node=step[2], values=step[3])
+            if report.get("killed") and kind != "auto":
+                report = self.until_done(report, stop_parked=True)
         if not report.get("done") and not self.result.failure:
             self.result.notes.append("the thread did not finish")
 
-    def until_done(self, report: dict[str, Any]) -> dict[str, Any]:
+    def until_done(self, report: dict[str, Any], stop_parked: bool = False) -> dict[str, Any]:
+        """Resumes until the thread is done (`stop_parked`: until it waits for an answer
+        again, which the script gives)."""
         while not (report.get("done") and not report.get("parked")):
             if self.result.failure or self.result.invocations >= MAX_INVOCATIONS:
                 break
-            report = self.invoke("auto")
+            if stop_parked and report.get("parked") and not report.get("killed"):
+                break
+            report = self.invoke(
+                "continue" if stop_parked else "auto", recover=bool(report.get("killed"))
+            )
+            if report.get("empty") and not report.get("ran"):
+                # nothing was saved: what the user does is send the input again
+                report = self.invoke("start")
             if not report.get("ran", True) and not report.get("killed"):
                 break
         return report
 
-    def _job(self, kind: str, parked: dict[str, Any] | None) -> worker.Invocation:
+    def _job(self, kind: str, parked: dict[str, Any] | None, **extra: Any) -> worker.Invocation:
         self.procs += 1
         remaining = label = None
         if self.result.killed_at is None and self.kill_at is not None:
@@ -170,13 +183,15 @@ class _Session:
             proc=f"w{self.procs}",
             nonce=f"w{self.procs}",
             parked=parked,
-            fork_at=self.scenario.fork_at,
             kill_at=remaining,
             kill_label=label,
+            **extra,
         )
 
-    def invoke(self, kind: str, parked: dict[str, Any] | None = None) -> dict[str, Any]:
-        job = self._job(kind, parked)
+    def invoke(
+        self, kind: str, parked: dict[str, Any] | None = None, **extra: Any
+    ) -> dict[str, Any]:
+        job = self._job(kind, parked, **extra)
         if self.saver is not None:
             try:
                 report = worker.run(self.cell, job, None, self.saver)
@@ -187,7 +202,9 @@ class _Session:
         return self._account(job, report)
 
     def invoke_many(self, kind: str, n: int, parked: dict[str, Any]) -> None:
-        jobs = [self._job(kind, parked) for _ in range(n)]
+        """N processes at once: each waits for the others before it invokes, so that they
+        all resume the same parked checkpoint."""
+        jobs = [self._job(kind, parked, barrier=n) for _ in range(n)]
         started = [(job, _spawn(self.cell, job)) for job in jobs]
         for job, child in started:
             self._account(job, _wait(self.cell, job, child))
@@ -244,8 +261,13 @@ def _spawn(
 
 
 def _has_events(trace: Path, proc: str) -> bool:
+    """Whether the process did anything the contract follows: a process that only read
+    (an `update_state` killed before its edit) ran nothing that a crash could cut short."""
     marker = f'"proc": "{proc}"'
-    return any(marker in line for line in trace.read_text(encoding="utf-8").splitlines()[1:])
+    return any(
+        marker in line and '"ev": "read"' not in line
+        for line in trace.read_text(encoding="utf-8").splitlines()[1:]
+    )
 
 
 def _wait(cell: worker.Cell, job: worker.Invocation, child: _Child) -> dict[str, Any]:

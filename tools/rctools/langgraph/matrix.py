@@ -20,13 +20,24 @@ from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
 
 from rctools.langgraph.driver import CellRun, run_cell
-from rctools.langgraph.scenarios import SCENARIOS
+from rctools.langgraph.scenarios import ALL as SCENARIOS
 from rctools.langgraph_backends import Factory
 
 REFERENCE = "sqlite"
-DURABILITIES = ("sync", "async")
-# Scenarios killed at every point: the others add concurrency or time travel, not new kills.
-KILLED = ("chain", "fanout", "two-interrupts", "node-error")
+DURABILITIES = ("sync", "async", "exit")  # the default modes
+MODES = DURABILITIES
+# Scenarios killed at every point: the others add concurrency, time travel or a shape of
+# graph, not new kills.
+KILLED = (
+    "chain",
+    "fanout",
+    "two-interrupts",
+    "node-error",
+    "approval-loop",
+    "send",
+    "subgraph-interrupt",
+    "update-state",
+)
 # Scenarios that need several processes at once.
 MULTI_PROCESS = ("concurrent-2", "concurrent-3")
 
@@ -193,9 +204,17 @@ def _same_property_elsewhere(matrix: Matrix, suspects: list[Cell]) -> None:
                 break
 
 
+def _runs_in(plan: Plan, name: str, durability: str) -> bool:
+    """A scenario runs in every mode, but a shape recorded in one mode (exit) only in it,
+    and a multi-process scenario not on a saver that lives in one process."""
+    fixed = SCENARIOS[name].durability
+    if fixed is not None and fixed != durability:
+        return False
+    return not (plan.in_process and name in MULTI_PROCESS)
+
+
 def _clean_cells(plan: Plan) -> int:
-    names = [s for s in plan.scenarios if not (plan.in_process and s in MULTI_PROCESS)]
-    return len(names) * len(plan.durabilities)
+    return sum(_runs_in(plan, s, d) for s in plan.scenarios for d in plan.durabilities)
 
 
 def folder_name(backend: str) -> str:
@@ -229,7 +248,7 @@ def _record(
     in_process = plan.in_process
     for durability in plan.durabilities:
         for name in plan.scenarios:
-            if in_process and name in MULTI_PROCESS:
+            if not _runs_in(plan, name, durability):
                 continue
             key = CellKey(name, "none", durability)
             clean = _one(folder, key, backend, factory, in_process)

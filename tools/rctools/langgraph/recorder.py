@@ -1,73 +1,48 @@
-"""What one worker process saw, turned into ResumeCore events (trace format v1).
+"""What one process saw of LangGraph, turned into ResumeCore events (trace format v2).
 
-The recorder is fed by the checkpointer wrapper (`saver`), the node callbacks (`callbacks`)
-and the helpers the scenario apps call (`ledger`). It translates; it never decides whether
-what happened was right.
+The recorder is fed by the checkpointer wrapper (`saver`: what was persisted and loaded), the
+LangChain callbacks (`callbacks`: task attempts and tool calls) and, in `exit` durability, the
+loop's `checkpoints` stream (the checkpoints it makes in memory). It translates; it never
+decides whether what happened was right.
 
-Ordering. LangGraph saves checkpoints on background threads: in "async" durability the next
-step's tasks can start before `put` of the checkpoint they run from is even called. The
-checkpoint was nevertheless made (in memory) before those tasks started, so an event that
-belongs to a checkpoint this process has not announced yet is held back and written right
-after that checkpoint's `step` event. Only the order of lines changes, never what happened.
+Ordering. Several threads report: LangGraph saves on background threads, tasks run in a pool,
+and an observation can reach the recorder later than something it caused. An event is
+therefore written only once what it follows is written, and held until then:
+
+- a task's events wait for the checkpoint its step runs from (in `async` durability a step's
+  tasks start before `put` of its checkpoint is even called);
+- `task_end` is written when the task's writes reach `put_writes` -- that is where LangGraph
+  says how it ended (an `__interrupt__` write, an `__error__` write, its own `__resume__`
+  list) -- and a checkpoint's `step` waits for the `task_end` of every task it follows (the
+  loop calls `put` for the next checkpoint before the last task's `put_writes` as often as
+  not);
+- `put` and `put_writes` wait for the checkpoint they are about.
+
+Only the order of lines changes, never what happened. While anything is held the process is
+at no kill point: a SIGKILL there would leave the trace without something that happened.
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langgraph._internal._constants import NULL_TASK_ID, RESUME
+from langgraph.pregel._algo import task_path_str
+from langgraph.pregel._task_status import read_task_statuses
+
+from rctools.langgraph import observe
+from rctools.langgraph.observe import Chain
 from rctools.langgraph.tracefile import TraceFile
 
-NULL_TASK = "00000000-0000-0000-0000-000000000000"
 START = "__start__"
-# Channels LangGraph writes for its own bookkeeping rather than for a task's result.
-_BOOKKEEPING = frozenset({"__interrupt__", "__error__", "__resume__", "__no_writes__"})
-
-
-def value_id(value: Any) -> str:
-    """A resume value's identity in a trace: a digest, so the value itself never leaves."""
-    text = json.dumps(value, sort_keys=True, default=repr)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-class TaskNames:
-    """Task id -> node name, shared by the processes of a cell through an append-only file.
-
-    A loaded checkpoint's pending writes carry task ids only; the process that wrote them
-    knew the node. The entry is written before the write reaches the saver, so every durable
-    write has its name here.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._names: dict[str, str] = {}
-        self._lock = threading.Lock()
-        self._fd: int | None = None
-
-    def add(self, task_id: str, node: str) -> None:
-        with self._lock:
-            if self._names.get(task_id) == node:
-                return
-            self._names[task_id] = node
-            if self._fd is None:
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            os.write(self._fd, f"{task_id} {node}\n".encode())
-
-    def get(self, task_id: str) -> str:
-        with self._lock:
-            if task_id not in self._names and self.path.exists():
-                for line in self.path.read_text(encoding="utf-8").splitlines():
-                    tid, _, node = line.partition(" ")
-                    if node:
-                        self._names.setdefault(tid, node)
-            return self._names.get(task_id, f"unknown-task-{task_id[:8]}")
 
 
 class KillSwitch:
@@ -92,9 +67,18 @@ class KillSwitch:
         # While it returns True the process is at no kill point: the recorder holds events it
         # cannot write in order yet, and a kill would leave the trace without them.
         self.paused: Callable[[], bool] = lambda: False
+        self.muted = False  # the driver's own reads are no kill points
+
+    @contextlib.contextmanager
+    def mute(self) -> Iterator[None]:
+        self.muted = True
+        try:
+            yield
+        finally:
+            self.muted = False
 
     def point(self, label: str) -> None:
-        if self.paused():
+        if self.muted or self.paused():
             return
         with self._lock:
             self.count += 1
@@ -106,35 +90,106 @@ class KillSwitch:
                 time.sleep(60)
 
 
-@dataclass(frozen=True)
+class AddressBook:
+    """What the trace already says about interrupts, shared by the processes of a trace
+    through the trace itself: an interrupt id's address (`<id>#<k>`, known from the task
+    that raised it), and which interrupt an answer on a checkpoint was addressed to (the
+    `resume` event that wrote it). A parent task parks at its subgraph's interrupt under the
+    same id; a later load of an answer must name the interrupt the answer was written for."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+        self.by_id: dict[str, str] = {}
+        self.answers: dict[tuple[str, str, str, str], str] = {}
+
+    def note(self, event: dict[str, Any]) -> None:
+        addresses = [event.get("interrupt")]
+        addresses += [w.get("interrupt") for w in event.get("writes") or ()]
+        addresses += [a.get("interrupt") for a in event.get("resumed") or ()]
+        for address in addresses:
+            if isinstance(address, str) and "#" in address:
+                self.by_id.setdefault(address.rpartition("#")[0], address)
+        if event.get("ev") == "resume":
+            key = (event["thread"], event.get("ns", ""), event["checkpoint"], event["value"])
+            self.answers[key] = event["interrupt"]
+
+    def refresh(self) -> None:
+        """Reads the lines other processes appended since the last look."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        end = data.rfind(b"\n") + 1
+        self._offset += end
+        for raw in data[:end].splitlines():
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and "ev" in event:
+                self.note(event)
+
+    def address(self, interrupt_id: str) -> str | None:
+        if interrupt_id not in self.by_id:
+            self.refresh()
+        return self.by_id.get(interrupt_id)
+
+    def answer(self, chain: Chain, checkpoint: str, value: str) -> str | None:
+        key = (chain[0], chain[1], checkpoint, value)
+        if key not in self.answers:
+            self.refresh()
+        return self.answers.get(key)
+
+
+@dataclass
+class Attempt:
+    """One execution attempt of a task in this process."""
+
+    chain: Chain
+    task: str
+    node: str
+    path: str
+    step: int
+    checkpoint: str | None = None  # known when its writes reach put_writes
+    started: bool = False  # its task_start is written
+    ended: bool = False  # its task_end is written (or queued)
+    end: tuple[str, Any] | None = None  # what the callbacks saw: (outcome, exception)
+
+
+@dataclass
+class ChainRun:
+    """This process's run on one chain, as far as the trace shows it."""
+
+    chain: Chain
+    live: bool = False  # loaded in the current invocation
+    cur: str | None = None  # the checkpoint its current step runs from (written)
+    cur_step: int = -2
+    last: str | None = None  # the last checkpoint made here (written or held)
+
+
+@dataclass
+class _Held:
+    ready: Callable[[], bool]
+    write: Callable[[], None]
+    what: str
+
+
+@dataclass
 class Observed:
-    """A checkpoint as a read returned it, in the contract's terms."""
+    """A CheckpointTuple in the contract's terms."""
 
     checkpoint: str | None
     parent: str | None
-    step: int | None
-    done: list[str]
-    ok: list[str]
-    values: list[str]
-
-    def fields(self) -> dict[str, Any]:
-        return {
-            "checkpoint": self.checkpoint,
-            "parent": self.parent,
-            "done": self.done,
-            "ok": self.ok,
-            "values": self.values,
-        }
-
-
-@dataclass(frozen=True)
-class PendingResume:
-    """The resume value this process was started with and the interrupt it answers."""
-
-    value: Any
-    checkpoint: str
-    node: str
-    index: int
+    step: int
+    digest: str | None
+    writes: list[dict[str, Any]]
+    answers: list[dict[str, str]]
+    tasks: list[dict[str, str]] | None
+    ok: set[str] = field(default_factory=set)
+    pending: list[str] = field(default_factory=list)  # unanswered interrupts, addressed
 
 
 class Recorder:
@@ -143,290 +198,698 @@ class Recorder:
     def __init__(
         self,
         trace: TraceFile,
-        nodes: Iterable[str],
-        tasks: TaskNames,
-        kill: KillSwitch | None = None,
+        *,
         durability: str = "sync",
+        kill: KillSwitch | None = None,
     ) -> None:
         self.trace = trace
-        self.sync = durability == "sync"
-        self.nodes = frozenset(nodes)
-        self.tasks = tasks
+        self.durability = durability
+        self.exit = durability == "exit"
         self.kill = kill or KillSwitch()
         self.kill.paused = lambda: bool(self._held)
-        self._resume: PendingResume | None = None
-        self._start_pending = False
-        self._input_write_called = False
-        self._at_saved = False
-        self._inputs_applied: set[str] = set()
+        self.graph: Any = None  # the compiled root graph (set by Recording.attach)
+        self.inner: Any = None  # the unwrapped saver
+        self.serde: Any = None
+        self.book = AddressBook(trace.path)
         self._lock = threading.RLock()
-        self._loaded = False
-        self._pinned: Observed | None = None
-        self._at: str | None = None
-        self._at_step: int | None = None
-        self._announced: set[str] = set()
-        self._held: list[tuple[tuple[str, Any], str, dict[str, Any]]] = []
-        self._positions: dict[str, int] = {}
-        self._parked: dict[str, int] = {}
+        self._written = threading.Condition(self._lock)  # notified at every line written
+        self._held: list[_Held] = []
+        self._chains: dict[Chain, ChainRun] = {}
+        self._known: set[str] = set()  # checkpoints the trace has as made or seen
+        self._stored: set[str] = set()  # checkpoints the trace has as put or loaded
+        self._steps: dict[str, int] = {}  # checkpoint -> its step
+        self._sched: dict[str, list[dict[str, str]]] = {}  # written schedules
+        self._sched_exact: dict[str, list[dict[str, str]]] = {}  # computed, not yet written
+        self._chunk_tasks: dict[str, list[tuple[str, str]]] = {}  # exit mode: from the stream
+        self._results: dict[str, set[str]] = {}  # checkpoint -> tasks with a result
+        self._pending: dict[str, list[str]] = {}  # checkpoint -> unanswered interrupts
+        self._attempts: dict[tuple[Chain, str], Attempt] = {}
+        self._paths: dict[tuple[Chain, str], str] = {}
+        self._ended: set[tuple[Chain, str | None, str]] = set()  # (chain, checkpoint, task)
+        self._resumed: set[tuple[Chain, str, str]] = set()  # answers written (chain, ck, value)
+        self._expect: Any = None  # the resume value this invocation was given
+        self._thread = ""  # the thread of the current invocation
+
+    # -- writing -----------------------------------------------------------------------
+
+    def _write(self, ev: str, fields: dict[str, Any]) -> None:
+        ns = fields.pop("ns", None)
+        if ns:
+            fields = {"thread": fields.pop("thread"), "ns": ns, **fields}
+        event = {"ev": ev, **fields}
+        self.book.note(event)
+        self.trace.event(ev, **fields)
+        self._written.notify_all()
+
+    def _submit(
+        self, ready: Callable[[], bool] | None, write: Callable[[], None], what: str
+    ) -> None:
+        """Writes now, or holds until `ready` (and keeps the order of what is held)."""
+        with self._lock:
+            if ready is None or (not self._held and ready()):
+                write()
+                self._release()
+            else:
+                self._held.append(_Held(ready or (lambda: True), write, what))
+                self._release()
+
+    def _release(self) -> None:
+        progress = True
+        while progress and self._held:
+            progress = False
+            keep: list[_Held] = []
+            for held in self._held:
+                if not progress and held.ready():
+                    held.write()
+                    progress = True
+                else:
+                    keep.append(held)
+            self._held = keep if progress else self._held
+
+    def _flush(self) -> None:
+        """Writes everything held, in order: nothing may be lost at the end."""
+        while self._held:
+            self._release()
+            if self._held:
+                held = self._held.pop(0)
+                held.write()
+
+    def _run(self, chain: Chain) -> ChainRun:
+        run = self._chains.get(chain)
+        if run is None:
+            run = self._chains[chain] = ChainRun(chain)
+        return run
+
+    @staticmethod
+    def _where(chain: Chain) -> dict[str, Any]:
+        return {"thread": chain[0], "ns": chain[1]}
+
+    def _may_start(self, checkpoint: str) -> bool:
+        return checkpoint in self._known and (
+            self.durability != "sync" or checkpoint in self._stored
+        )
+
+    def _step_ready(self, chain: Chain, step: int) -> bool:
+        """A task of loop step `step` may be written: its checkpoint is the current one."""
+        run = self._chains.get(chain)
+        return run is not None and run.live and run.cur is not None and run.cur_step >= step - 1
+
+    def _has_results(self, checkpoint: str) -> bool:
+        tasks = self._sched.get(checkpoint)
+        if tasks is None:
+            return False
+        done = self._results.get(checkpoint, set())
+        return all(t["task"] in done for t in tasks)
 
     # -- reads -------------------------------------------------------------------------
 
-    def observe(self, tup: Any) -> Observed:
-        """The contract's view of a CheckpointTuple (None: the thread has no checkpoint)."""
+    def observe(self, chain: Chain, tup: Any) -> Observed:
+        """What the saver returned, in the contract's terms."""
         if tup is None:
-            return Observed(None, None, None, [], [], [])
+            return Observed(None, None, -2, None, [], [], None)
         checkpoint = tup.checkpoint
-        ok: set[str] = set()
-        values: list[str] = []
-        by_task: dict[str, set[str]] = {}
-        for task_id, channel, value in tup.pending_writes or ():
-            if task_id == NULL_TASK and channel == "__resume__":
-                values.append(value_id(value))
-            elif channel == "__resume__" and isinstance(value, list):
-                # The values a re-executed task consumed, kept with the task: LangGraph
-                # stores one pending resume value per checkpoint and a later one replaces
-                # it, so an answer already consumed survives only here.
-                values.extend(value_id(v) for v in value)
-            else:
-                by_task.setdefault(task_id, set()).add(channel)
-        for task_id, channels in by_task.items():
-            # A task's result: any write to a state channel. An earlier failed attempt of
-            # the same task (an `__error__` write) does not undo a later success.
-            if channels - _BOOKKEEPING:
-                ok.add(self.tasks.get(task_id))
+        cid = checkpoint["id"]
+        metadata = dict(tup.metadata or {})
+        tasks = self._schedule(chain, checkpoint, metadata)
+        nodes = {t["task"]: t["node"] for t in tasks or ()}
+        pending = [(str(t), c, v) for t, c, v in tup.pending_writes or ()]
+        writes, ok, waiting = [], set(), []
+        for task, seen in observe.collapse(pending).items():
+            address = None
+            if seen.kind == "interrupt":
+                address = self._address(chain, task, nodes.get(task), seen)
+            writes.append({"task": task, "kind": seen.kind, "interrupt": address})
+            if seen.kind == "ok":
+                ok.add(task)
+        for status in read_task_statuses(pending).values():
+            for intr in status.pending_interrupts:
+                for w in writes:
+                    if w["interrupt"] and w["interrupt"].rpartition("#")[0] == intr.id:
+                        waiting.append(w["interrupt"])
+        answers = []
+        for value in observe.null_answers(pending):
+            vid = observe.value_id(value)
+            to = self.book.answer(chain, cid, vid) or (waiting[0] if len(waiting) == 1 else None)
+            if to is not None:
+                answers.append({"interrupt": to, "value": vid})
         parent = (tup.parent_config or {}).get("configurable", {}).get("checkpoint_id")
         return Observed(
-            checkpoint=checkpoint["id"],
+            checkpoint=cid,
             parent=parent,
-            step=(tup.metadata or {}).get("step"),
-            done=self.done_of(checkpoint),
-            ok=sorted(ok),
-            values=sorted(set(values)),
+            step=int(metadata.get("step", -1)),
+            digest=observe.digest(checkpoint, self.serde),
+            writes=sorted(writes, key=lambda w: w["task"]),
+            answers=answers,
+            tasks=tasks,
+            ok=ok,
+            pending=sorted(set(waiting)),
         )
 
-    def done_of(self, checkpoint: dict[str, Any]) -> list[str]:
-        """The workflow nodes a checkpoint records as done: those it has seen run."""
-        return sorted(set(checkpoint.get("versions_seen", {})) & self.nodes)
-
-    def read(self, config: dict[str, Any], tup: Any) -> None:
-        """A `get_tuple` by the runtime. Its first read is the invocation's load; a read of
-        a pinned checkpoint (time travel) becomes a fork once we see what the run does."""
+    def read(self, config: dict[str, Any], tup: Any, run_start: bool) -> None:
+        """A `get_tuple`: a load when a Pregel loop starts a run on the chain, else a read."""
+        conf = config.get("configurable", {})
+        chain = (str(conf.get("thread_id")), conf.get("checkpoint_ns") or "")
+        asked = conf.get("checkpoint_id")
         with self._lock:
-            if self._loaded:
-                return
-            self._loaded = True
-            seen = self.observe(tup)
-            if config.get("configurable", {}).get("checkpoint_id"):
-                self._pinned = seen
-                return
-            self.trace.event("load", **seen.fields())
-            # Loaded the input checkpoint: its input task runs, unless its write is saved.
-            self._start_pending = seen.step == -1 and START not in seen.ok
-            self._move_to(seen.checkpoint, seen.step, saved=True)
+            seen = self.observe(chain, tup)
+            fields = {
+                **self._where(chain),
+                "asked": asked,
+                "checkpoint": seen.checkpoint,
+                "parent": seen.parent,
+                "digest": seen.digest,
+                "writes": seen.writes,
+                "answers": seen.answers,
+            }
+
+            def write() -> None:
+                self._write("load" if run_start else "read", fields)
+                if seen.checkpoint is not None:
+                    self._known.add(seen.checkpoint)
+                    self._stored.add(seen.checkpoint)
+                    self._steps[seen.checkpoint] = seen.step
+                    self._results.setdefault(seen.checkpoint, set()).update(seen.ok)
+                    self._pending[seen.checkpoint] = seen.pending
+                if not run_start:
+                    return
+                run = self._run(chain)
+                if chain[1] == "":
+                    self._thread = chain[0]
+                run.live, run.cur, run.cur_step, run.last = (
+                    True,
+                    seen.checkpoint,
+                    seen.step,
+                    seen.checkpoint,
+                )
+                if seen.checkpoint is not None and seen.tasks is not None:
+                    self._write_schedule(chain, seen.checkpoint, seen.tasks)
+                if chain[1] == "":
+                    self._answers_from_input(chain, seen)
+
+            self._submit(None, write, "load")
+
+    def _answers_from_input(self, chain: Chain, seen: Observed) -> None:
+        """The answers an invocation is given that LangGraph does not hand to the saver as
+        they are written: a map `Command(resume={id: value})` (delivered through the config,
+        stored only in the receiving task's own `__resume__` list) and, in exit durability,
+        any answer (kept in memory until the invocation returns)."""
+        value, self._expect = self._expect, None
+        if value is None or seen.checkpoint is None:
+            return
+        if isinstance(value, dict) and value and all(self._is_interrupt_id(k) for k in value):
+            for iid, answer in value.items():
+                to = self.book.address(iid) or next(
+                    (a for a in seen.pending if a.startswith(f"{iid}#")), None
+                )
+                if to is not None:
+                    self._resume(chain, seen.checkpoint, to, answer)
+        elif self.exit and len(seen.pending) == 1:
+            self._resume(chain, seen.checkpoint, seen.pending[0], value)
+
+    @staticmethod
+    def _is_interrupt_id(key: Any) -> bool:
+        return isinstance(key, str) and len(key) == 32 and all(c in "0123456789abcdef" for c in key)
+
+    def expect_resume(self, value: Any) -> None:
+        """This invocation was given `Command(resume=value)`."""
+        self._expect = value
+
+    def _resume(self, chain: Chain, checkpoint: str, to: str, value: Any) -> None:
+        vid = observe.value_id(value)
+        if (chain, checkpoint, vid) in self._resumed:
+            return
+        self._resumed.add((chain, checkpoint, vid))
+        self._write(
+            "resume",
+            {**self._where(chain), "checkpoint": checkpoint, "interrupt": to, "value": vid},
+        )
 
     # -- checkpoints -------------------------------------------------------------------
 
-    def checkpoint_made(
-        self, parent: str | None, checkpoint: dict[str, Any], metadata: dict[str, Any]
-    ) -> None:
-        """`put` was called: the loop made this checkpoint (and moved on to it)."""
-        cid, step = checkpoint["id"], metadata.get("step")
+    def _schedule(
+        self, chain: Chain, checkpoint: dict[str, Any], metadata: dict[str, Any]
+    ) -> list[dict[str, str]] | None:
+        graph = observe.graph_for(self.graph, chain[1]) if self.graph is not None else None
+        if graph is None:
+            return None
+        return observe.schedule(graph, checkpoint, metadata, chain[0], chain[1], self.inner)
+
+    def _write_schedule(self, chain: Chain, checkpoint: str, tasks: list[dict[str, str]]) -> None:
+        if checkpoint in self._sched:
+            return
+        self._sched[checkpoint] = tasks
+        self._sched_exact.pop(checkpoint, None)
+        self._write("schedule", {**self._where(chain), "checkpoint": checkpoint, "tasks": tasks})
+        for t in tasks:
+            self._paths.setdefault((chain, t["task"]), t["path"])
+
+    def can_step(self, config: dict[str, Any], metadata: dict[str, Any]) -> bool:
+        """Whether the `step` a `put` makes can be written now: what it follows is (the
+        `task_end` of every task of the checkpoint it leaves is written when that task's
+        `put_writes` is called, which can be a little after the loop calls `put`)."""
+        conf = config.get("configurable", {})
+        chain = (str(conf.get("thread_id")), conf.get("checkpoint_ns") or "")
+        parent = conf.get("checkpoint_id")
         with self._lock:
-            pinned = self._pinned
-            if metadata.get("source") == "fork" and pinned is not None:
-                # The fork checkpoint is new and holds no pending writes of its own; writes
-                # leaked from its source would show in what its run does (RD, PC).
-                self._pinned = None
-                self.trace.event(
-                    "fork",
-                    parent=pinned.checkpoint,
-                    checkpoint=cid,
-                    done=self.done_of(checkpoint),
-                    ok=[],
-                    values=[],
+            run = self._chains.get(chain)
+            if run is None or not run.live or self.exit:
+                return True
+            if parent is None:
+                return True
+            if metadata.get("source") == "fork":
+                return parent in self._known
+            return parent in self._known and self._has_results(parent)
+
+    def wait_step(self, config: dict[str, Any], metadata: dict[str, Any], timeout: float) -> None:
+        """Blocks (at most `timeout` seconds) until `can_step`: the saver must not have a
+        checkpoint the trace has not shown made, or a process reading it concurrently would
+        load a checkpoint the trace does not know. Only the `put_writes` calls are waited for
+        (they record before taking the saver lock), never what the saver does with them, so
+        the order in which the store gets puts and writes is LangGraph's."""
+        with self._written:
+            self._written.wait_for(lambda: self.can_step(config, metadata), timeout)
+
+    def putting(
+        self, config: dict[str, Any], checkpoint: dict[str, Any], metadata: dict[str, Any]
+    ) -> str | None:
+        """`put` was called: the checkpoint was made. Returns its content digest."""
+        conf = config.get("configurable", {})
+        chain = (str(conf.get("thread_id")), conf.get("checkpoint_ns") or "")
+        cid, parent = checkpoint["id"], conf.get("checkpoint_id")
+        with self._lock:
+            dig = observe.digest(checkpoint, self.serde)
+            tasks = self._schedule(chain, checkpoint, metadata)
+            run = self._run(chain)
+            source = metadata.get("source")
+            if self.exit and run.live and source != "update":
+                # Made in memory and announced by the stream; the saver gets it at exit
+                # (with the checkpoint the run started from as its parent). Until the stream
+                # says so, the process is at no kill point: a kill would leave the trace
+                # with a saved checkpoint it never saw made.
+                if tasks is not None and cid not in self._sched:
+                    self._sched_exact[cid] = tasks
+                self._submit(lambda: cid in self._known, lambda: None, "exit put")
+                return dig
+            kind = "update" if not run.live else "fork" if source == "fork" else "step"
+            if kind != "update":
+                run.last = cid
+
+            def ready() -> bool:
+                if kind == "update":
+                    return parent in self._known
+                if parent is None:
+                    return run.live
+                if parent not in self._known:
+                    return False
+                return kind == "fork" or self._has_results(parent)
+
+            def write() -> None:
+                self._write(kind, {**self._where(chain), "checkpoint": cid, "parent": parent})
+                self._made(chain, cid, int(metadata.get("step", -1)), moves=kind != "update")
+                if tasks is not None:
+                    self._write_schedule(chain, cid, tasks)
+
+            self._submit(ready, write, kind)
+            return dig
+
+    def _made(self, chain: Chain, cid: str, step: int, moves: bool) -> None:
+        self._known.add(cid)
+        self._steps[cid] = step
+        if moves:
+            run = self._run(chain)
+            run.cur, run.cur_step = cid, step
+
+    def put_done(self, config: dict[str, Any], checkpoint: dict[str, Any], dig: str | None) -> None:
+        """The saver acknowledged the checkpoint."""
+        conf = config.get("configurable", {})
+        chain = (str(conf.get("thread_id")), conf.get("checkpoint_ns") or "")
+        cid = checkpoint["id"]
+
+        def write() -> None:
+            self._write("put", {"checkpoint": cid, "digest": dig})
+            self._stored.add(cid)
+            exact = self._sched_exact.get(cid)
+            if exact is not None:
+                self._write_schedule(chain, cid, exact)
+
+        self._submit(lambda: cid in self._known, write, "put")
+
+    def checkpoint_chunk(self, namespace: tuple[str, ...], payload: dict[str, Any]) -> None:
+        """Exit durability: the loop made a checkpoint in memory (`checkpoints` stream)."""
+        conf = (payload.get("config") or {}).get("configurable", {})
+        cid = conf.get("checkpoint_id")
+        if not cid:
+            return
+        chain = (str(conf.get("thread_id")), "|".join(namespace))
+        with self._lock:
+            run = self._run(chain)
+            if cid in self._known or cid in self._chunk_tasks or cid == run.last:
+                return
+            metadata = payload.get("metadata") or {}
+            self._chunk_tasks[cid] = [(t["id"], t["name"]) for t in payload.get("tasks") or ()]
+            parent = run.last
+            run.last = cid
+            kind = "fork" if metadata.get("source") == "fork" else "step"
+            if parent is not None and kind == "step":
+                self._start_input_task(chain, parent)
+
+            def ready() -> bool:
+                if parent is None:
+                    return run.live
+                if parent not in self._known:
+                    return False
+                return (
+                    kind == "fork"
+                    or self._has_results(parent)
+                    or (parent not in self._sched and self._chunk_done(parent))
                 )
-            else:
-                self._activate_pinned()
-                done = self.done_of(checkpoint)
-                if START in done:
-                    self._input_applied()
-                self.trace.event("step", checkpoint=cid, parent=parent, done=done)
-                if metadata.get("source") == "input":
-                    self._start_pending = True
-                    self._input_write_called = False
-            self._move_to(cid, step)
 
-    def checkpoint_saved(self, cid: str) -> None:
-        self.emit(("ckpt", cid), "put", checkpoint=cid)
-        with self._lock:
-            if cid == self._at:
-                self._at_saved = True
-                if self._input_write_called:
-                    self._input_applied()
+            def write() -> None:
+                if parent is not None and kind == "step":
+                    self._write_schedule(chain, parent, self._tasks_of_chunk(chain, parent))
+                self._write(kind, {**self._where(chain), "checkpoint": cid, "parent": parent})
+                self._made(chain, cid, int(metadata.get("step", -1)), moves=True)
+                if not self._chunk_tasks[cid]:
+                    self._write_schedule(chain, cid, [])
 
-    def _input_applied(self) -> None:
-        """LangGraph applies the input as a task with no node callbacks. It is recorded as
-        run at the first evidence, once its checkpoint is saved: its write is being made, or
-        the next checkpoint shows it done (the write can reach the saver even later)."""
-        if not self._start_pending:
-            return
-        self._start_pending = False
-        self._inputs_applied.add(self._at or "")
-        self.trace.event("task_start", node=START)
-        self.trace.event("task_end", node=START, outcome="ok")
-        self._release()
+            self._submit(ready, write, kind)
 
-    # -- writes ------------------------------------------------------------------------
+    def _chunk_done(self, checkpoint: str) -> bool:
+        done = self._results.get(checkpoint, set())
+        return all(task in done for task, _ in self._chunk_tasks.get(checkpoint, ()))
 
-    def writes_called(self, cid: str, task_id: str, node: str) -> None:
-        """`put_writes` was called: the moves that precede the saver's acknowledgement."""
-        if task_id == NULL_TASK:
-            self.announce_resume()
-        elif node == START:
-            with self._lock:
-                self._input_write_called = True
-                # Only "sync" promises that a step runs from a saved checkpoint.
-                if cid == self._at and (self._at_saved or not self.sync):
-                    self._input_applied()
+    def _tasks_of_chunk(self, chain: Chain, checkpoint: str) -> list[dict[str, str]]:
+        """Exit durability: a checkpoint the saver never sees schedules the tasks the stream
+        listed; their paths are the ones their runs reported (a task that never started --
+        the input task -- is a pull task: LangGraph's path for it is (PULL, node))."""
+        if checkpoint in self._sched_exact:
+            return self._sched_exact[checkpoint]
+        out = []
+        for task, node in self._chunk_tasks.get(checkpoint, ()):
+            path = self._paths.get((chain, task)) or task_path_str(("__pregel_pull", node))
+            out.append({"task": task, "node": node, "path": path})
+        return out
 
-    def writes_saved(
-        self, cid: str, task_id: str, node: str, writes: list[tuple[str, Any]]
-    ) -> None:
-        """The saver acknowledged a `put_writes`: one put_writes event, if it is a result."""
-        channels = {channel for channel, _ in writes}
-        if task_id == NULL_TASK:
-            for channel, value in writes:
-                if channel == "__resume__":
-                    self.emit(
-                        ("ckpt", cid),
-                        "put_writes",
-                        checkpoint=cid,
-                        node=None,
-                        kind="resume",
-                        index=0,
-                        value=value_id(value),
-                    )
-            return
-        if "__error__" in channels:
-            kind, index = "error", 0
-        elif "__interrupt__" in channels:
-            kind, index = "interrupt", self._parked.get(task_id, 0)
-        elif channels - _BOOKKEEPING:
-            kind, index = "ok", 0
-        else:
-            return  # only the resume values a re-executed task consumed: bookkeeping
-        # The input task's write can be acknowledged before the checkpoint that shows the
-        # task ran is made: it waits for the task's (synthesized) end.
-        key = ("input", cid) if node == START else ("ckpt", cid)
-        self.emit(key, "put_writes", checkpoint=cid, node=node, kind=kind, index=index, value=None)
+    def _start_input_task(self, chain: Chain, checkpoint: str) -> None:
+        """The input task (`__start__`) runs without callbacks; in exit durability its
+        writes reach no saver either. It ran when the loop made the next checkpoint."""
+        for task, node in self._chunk_tasks.get(checkpoint, ()):
+            if node == START and (chain, task) not in self._attempts:
+                if task in self._results.get(checkpoint, set()):
+                    continue
+                path = task_path_str(("__pregel_pull", node))
+                attempt = Attempt(chain, task, node, path, self._steps.get(checkpoint, -1) + 1)
+                attempt.checkpoint = checkpoint
+                self._attempts[(chain, task)] = attempt
+                self._paths[(chain, task)] = path
+                self._queue_start(attempt, lambda: checkpoint in self._known)
+                self._queue_end(attempt, "ok", None, ())
 
     # -- tasks -------------------------------------------------------------------------
 
-    def task_started(self, step: int, task_id: str, node: str) -> None:
-        self.tasks.add(task_id, node)
-        with self._lock:
-            self._positions[task_id] = 0
-        self.emit(("step", step - 1), "task_start", node=node)
-
-    def task_ended(self, step: int, node: str, outcome: str) -> None:
-        self.emit(("step", step - 1), "task_end", node=node, outcome=outcome)
-
-    def next_position(self, task_id: str) -> int:
-        with self._lock:
-            self._positions[task_id] = self._positions.get(task_id, 0) + 1
-            return self._positions[task_id]
-
-    def interrupted(self, step: int, task_id: str, node: str, index: int, value: Any) -> None:
-        """interrupt() number `index` of a task returned `value`, or parked (NO_VALUE)."""
-        if value is NO_VALUE:
-            with self._lock:
-                self._parked[task_id] = index
-            self.emit(("step", step - 1), "interrupt", node=node, index=index, value=None)
-        else:
-            self.announce_resume()
-            self.emit(
-                ("step", step - 1), "interrupt", node=node, index=index, value=value_id(value)
+    def _queue_start(self, attempt: Attempt, ready: Callable[[], bool]) -> None:
+        def write() -> None:
+            self._write(
+                "task_start",
+                {
+                    **self._where(attempt.chain),
+                    "task": attempt.task,
+                    "node": attempt.node,
+                    "path": attempt.path,
+                },
             )
+            attempt.started = True
 
-    def effect(self, step: int, node: str, intent: str) -> None:
-        self.emit(("step", step - 1), "effect", node=node, intent=intent)
+        self._submit(ready, write, f"task_start {attempt.node} step {attempt.step}")
 
-    def expect_resume(self, resume: PendingResume) -> None:
-        """This invocation will give `resume`; it is recorded when LangGraph writes or
-        delivers it, whichever comes first, after the load."""
-        self._resume = resume
+    def _queue_end(
+        self, attempt: Attempt, outcome: str, interrupt: str | None, resumed: tuple[Any, ...]
+    ) -> None:
+        attempt.ended = True
+        own = observe.task_ns(attempt.chain[1], attempt.node, attempt.task)
+        answers = [
+            {"interrupt": observe.answered_address(own, i), "value": observe.value_id(v)}
+            for i, v in enumerate(resumed, 1)
+        ]
 
-    def announce_resume(self) -> None:
-        """The resume value this process was given, once it has loaded what it resumes."""
+        def write() -> None:
+            fields: dict[str, Any] = {
+                **self._where(attempt.chain),
+                "task": attempt.task,
+                "outcome": outcome,
+            }
+            if interrupt is not None:
+                fields["interrupt"] = interrupt
+            if answers:
+                fields["resumed"] = answers
+            self._write("task_end", fields)
+            if self._attempts.get((attempt.chain, attempt.task)) is attempt:
+                del self._attempts[(attempt.chain, attempt.task)]
+            if attempt.checkpoint is None:  # exit durability: the step it ran in
+                attempt.checkpoint = self._run(attempt.chain).cur
+            self._ended.add((attempt.chain, attempt.checkpoint, attempt.task))
+            if outcome == "ok":
+                self._results.setdefault(attempt.checkpoint, set()).add(attempt.task)
+
+        self._submit(lambda: attempt.started, write, "task_end")
+
+    def task_started(self, metadata: dict[str, Any]) -> Attempt | None:
+        """A node's run began: one execution attempt of its task."""
+        where = _task_of(metadata)
+        if where is None:
+            return None
+        chain, task, node, path, step = where
         with self._lock:
-            resume, self._resume = self._resume, None
-            if resume is None:
+            previous = self._attempts.get((chain, task))
+            if previous is not None and not previous.ended:
+                if previous.end is None:
+                    return None  # a nested run of the same task (a subgraph's own run)
+                # it ended without handing writes over: retried by its RetryPolicy
+                self._end_from_callback(previous)
+            attempt = Attempt(chain, task, node, path, step)
+            self._attempts[(chain, task)] = attempt
+            self._paths[(chain, task)] = path
+            self._queue_start(attempt, lambda: self._step_ready(chain, step))
+            return attempt
+
+    def task_finished(self, attempt: Attempt, outcome: str, error: BaseException | None) -> None:
+        """A node's run ended (callbacks). Its end is written when its writes are made: when
+        they reach `put_writes`, or, in exit durability, where LangGraph keeps them in
+        memory, when the `tasks` stream reports the task's result (`task_result`). A run
+        that ended without either (a sibling's error ended the step first) is still running
+        as far as the trace can tell."""
+        with self._lock:
+            attempt.end = (outcome, error)
+
+    def task_result(self, namespace: tuple[str, ...], payload: dict[str, Any]) -> None:
+        """Exit durability: the loop made a task's writes in memory (`tasks` stream: a task
+        result, reported when the writes are made)."""
+        task = payload.get("id")
+        with self._lock:
+            chain = (self._thread, "|".join(namespace))
+            attempt = self._attempts.get((chain, str(task)))
+            if attempt is None or attempt.ended:
                 return
-            self._activate_pinned()
-            self.trace.event(
+            interrupts = payload.get("interrupts") or ()
+            interrupt = None
+            if interrupts:
+                outcome = "interrupt"
+                iid = str(interrupts[-1].get("id"))
+                own = observe.task_ns(chain[1], attempt.node, attempt.task)
+                interrupt = (
+                    observe.address_of(iid, own, None) or self.book.address(iid) or f"{iid}#1"
+                )
+            elif payload.get("error") is not None:
+                outcome = "error"
+            else:
+                outcome = "ok"
+            self._queue_end(attempt, outcome, interrupt, ())
+
+    def _end_from_callback(self, attempt: Attempt) -> None:
+        outcome, error = attempt.end or ("error", None)
+        interrupt = None
+        if outcome == "interrupt":
+            interrupts = (error.args[0] if error is not None and error.args else ()) or ()
+            if interrupts:
+                interrupt = self._address_of_interrupt(attempt, interrupts[-1], None)
+            else:  # a breakpoint or a command bubbling up: not an interrupt() call
+                outcome = "error"
+        self._queue_end(attempt, outcome, interrupt, ())
+
+    def _address(self, chain: Chain, task: str, node: str | None, seen: observe.SeenTask) -> str:
+        own = observe.task_ns(chain[1], node, task) if node else None
+        intr = seen.interrupt
+        return (
+            observe.address_of(intr.id, own, len(seen.resumed))
+            or self.book.address(intr.id)
+            or f"{intr.id}#1"
+        )
+
+    def _address_of_interrupt(self, attempt: Attempt, intr: Any, answered: int | None) -> str:
+        own = observe.task_ns(attempt.chain[1], attempt.node, attempt.task)
+        return (
+            observe.address_of(intr.id, own, answered)
+            or self.book.address(intr.id)
+            or (f"{intr.id}#1")
+        )
+
+    def writes_called(
+        self, config: dict[str, Any], writes: list[tuple[str, Any]], task_id: str, task_path: str
+    ) -> Callable[[], None]:
+        """`put_writes` was called: the task's end (from its writes) or the process's answer
+        is written before the saver gets it. Returns what to record once it acknowledged."""
+        conf = config.get("configurable", {})
+        chain = (str(conf.get("thread_id")), conf.get("checkpoint_ns") or "")
+        cid = conf.get("checkpoint_id")
+        with self._lock:
+            if task_id == NULL_TASK_ID:
+                return self._answer_written(chain, cid, writes)
+            seen = observe.collapse([(task_id, c, v) for c, v in writes]).get(task_id)
+            if seen is None:
+                return lambda: None  # only answers a re-executed task consumed
+            attempt = self._attempts.get((chain, task_id))
+            run = self._chains.get(chain)
+            if (
+                attempt is None
+                and run is not None
+                and run.live
+                and (chain, cid, task_id) not in self._ended
+            ):
+                # a task that ran without callbacks: the input task (or a cached one)
+                node = self._node_in(cid, task_id) or _node_of_path(task_path)
+                if node is not None:
+                    attempt = Attempt(chain, task_id, node, task_path, self._steps.get(cid, -1) + 1)
+                    self._attempts[(chain, task_id)] = attempt
+                    # It has no start of its own to observe; it ran before its writes were
+                    # handed over, and in sync durability LangGraph promises a step starts
+                    # from a saved checkpoint: it is placed after the checkpoint's `put` then.
+                    self._queue_start(attempt, lambda: self._may_start(cid))
+            interrupt = None
+            if seen.kind == "interrupt":
+                node = attempt.node if attempt else self._node_in(cid, task_id)
+                interrupt = self._address(chain, task_id, node, seen)
+            ended = attempt
+            if attempt is not None and not attempt.ended:
+                attempt.checkpoint = cid
+                self._queue_end(attempt, seen.kind, interrupt, seen.resumed)
+            else:
+                ended = None
+        kind = seen.kind
+
+        def acknowledged() -> None:
+            fields = {**self._where(chain), "checkpoint": cid, "task": task_id, "kind": kind}
+            if interrupt is not None:
+                fields["interrupt"] = interrupt
+
+            def write() -> None:
+                self._write("put_writes", dict(fields))
+                if kind == "ok":
+                    self._results.setdefault(cid, set()).add(task_id)
+
+            def ready() -> bool:
+                return cid in self._known and (ended is None or ended.started)
+
+            self._submit(ready, write, "put_writes")
+
+        return acknowledged
+
+    def _node_in(self, checkpoint: str | None, task: str) -> str | None:
+        for t in self._sched.get(checkpoint or "", ()):
+            if t["task"] == task:
+                return t["node"]
+        return None
+
+    def _answer_written(
+        self, chain: Chain, cid: str, writes: list[tuple[str, Any]]
+    ) -> Callable[[], None]:
+        values = [v for c, v in writes if c == RESUME]
+        if not values:
+            return lambda: None  # a Command's update: input, not an answer
+        value = values[-1]
+        vid = observe.value_id(value)
+        pending = self._pending.get(cid, [])
+        if (chain, cid, vid) not in self._resumed:
+            if len(pending) != 1:
+                return lambda: None  # answers no interrupt: nothing the contract can name
+            self._expect = None
+            self._submit(
+                lambda: cid in self._known,
+                lambda: self._resume(chain, cid, pending[0], value),
                 "resume",
-                value=value_id(resume.value),
-                checkpoint=resume.checkpoint,
-                node=resume.node,
-                index=resume.index,
             )
 
-    def finished(self) -> None:
-        with self._lock:
-            self._activate_pinned()
-            held, self._held = self._held, []
-            for _, ev, fields in held:  # nothing may be lost at the end
-                self.trace.event(ev, **fields)
-            self.trace.event("finish")
+        def acknowledged() -> None:
+            self._submit(
+                lambda: (chain, cid, vid) in self._resumed and cid in self._known,
+                lambda: self._write(
+                    "put_writes",
+                    {**self._where(chain), "checkpoint": cid, "task": None, "kind": "resume"},
+                ),
+                "put_writes",
+            )
 
-    # -- ordering ----------------------------------------------------------------------
+        return acknowledged
 
-    def emit(self, key: tuple[str, Any], ev: str, **fields: Any) -> None:
-        """Writes the event now, or holds it until the checkpoint it belongs to is made."""
+    def effect(self, metadata: dict[str, Any], intent: str, kind: str | None) -> None:
+        """A running task fires an effect (a tool call, or `ledger.fire`)."""
+        where = _task_of(metadata)
+        if where is None:
+            return
+        chain, task = where[0], where[1]
         with self._lock:
-            if self._pinned is not None and key in (
-                ("step", self._pinned.step),
-                ("ckpt", self._pinned.checkpoint),
-            ):
-                self._activate_pinned()
-            if self._ready(key):
-                self.trace.event(ev, **fields)
+            attempt = self._attempts.get((chain, task))
+            fields = {**self._where(chain), "task": task, "intent": intent}
+            if kind is not None:
+                fields["kind"] = kind
+            self._submit(
+                (lambda: attempt.started) if attempt is not None else None,
+                lambda: self._write("effect", fields),
+                "effect",
+            )
+
+    # -- the invocation ----------------------------------------------------------------
+
+    def finished(self, error: BaseException | None) -> None:
+        """The invocation returned (or raised): everything held is written, then `finish`."""
+        with self._lock:
+            self._flush()
+            for chain, run in self._chains.items():
+                if run.live and run.cur is not None and run.cur not in self._sched:
+                    tasks = self._sched_exact.get(run.cur)
+                    if tasks is None and run.cur in self._chunk_tasks:
+                        tasks = self._tasks_of_chunk(chain, run.cur)
+                    if tasks is not None:
+                        self._write_schedule(chain, run.cur, tasks)
+            top = next((r for c, r in self._chains.items() if c[1] == "" and r.live), None)
+            if error is not None:
+                outcome = "failed"
+            elif top is not None and top.cur is not None and not self._sched.get(top.cur):
+                outcome = "done" if top.cur in self._sched else "parked"
             else:
-                self._held.append((key, ev, fields))
-
-    def _ready(self, key: tuple[str, Any]) -> bool:
-        kind, what = key
-        if kind == "ckpt":
-            return what in self._announced
-        if kind == "input":
-            return what in self._inputs_applied
-        return self._at_step is not None and self._at_step >= what
-
-    def _activate_pinned(self) -> None:
-        """The run goes on from the pinned checkpoint itself, without a fork checkpoint."""
-        pinned, self._pinned = self._pinned, None
-        if pinned is None:
-            return
-        self.trace.event("fork", **{**pinned.fields(), "parent": pinned.checkpoint})
-        self._move_to(pinned.checkpoint, pinned.step)
-
-    def _move_to(self, cid: str | None, step: int | None, saved: bool = False) -> None:
-        self._at, self._at_step, self._at_saved = cid, step, saved
-        if cid is None:
-            return
-        self._announced.add(cid)
-        self._release()
-
-    def _release(self) -> None:
-        ready = [held for held in self._held if self._ready(held[0])]
-        self._held = [held for held in self._held if not self._ready(held[0])]
-        for _, ev, fields in ready:
-            self.trace.event(ev, **fields)
+                outcome = "parked"
+            self._write("finish", {"outcome": outcome})
+            for run in self._chains.values():
+                run.live = False
+            self._attempts.clear()
+            self._chunk_tasks.clear()
+            self._ended.clear()
+            self._expect = None
 
 
-class _NoValue:
-    def __repr__(self) -> str:
-        return "NO_VALUE"
+def _node_of_path(task_path: str) -> str | None:
+    """The node of a pull task from its path `~__pregel_pull, NODE` (a push task's path
+    names no node)."""
+    head, _, node = task_path.partition(", ")
+    return node or None if head == "~__pregel_pull" else None
 
 
-NO_VALUE = _NoValue()
+def _task_of(metadata: dict[str, Any]) -> tuple[Chain, str, str, str, int] | None:
+    """(chain, task id, node, path, step) of the task a callback's run belongs to."""
+    node = metadata.get("langgraph_node")
+    ns = str(metadata.get("langgraph_checkpoint_ns", ""))
+    if not node or ":" not in ns:
+        return None
+    chain_ns, task = observe.chain_of_task_ns(ns)
+    path = task_path_str(tuple(metadata.get("langgraph_path") or ("__pregel_pull", node)))
+    thread = str(metadata.get("thread_id", ""))
+    return (thread, chain_ns), task, str(node), path, int(metadata.get("langgraph_step", 0))

@@ -1,8 +1,9 @@
 """A checkpointer that delegates every call to the saver under test and records it.
 
-This is the ground truth of what was persisted and of what a resume loaded. It forwards
-`serde` and `get_next_version` (savers version channels differently) and keeps the
-`task_path` parameter of `put_writes`, which LangGraph's loop looks for.
+This is the ground truth of what was persisted and of what a run loaded. It forwards `serde`
+and `get_next_version` (savers version channels differently), keeps the `task_path`
+parameter of `put_writes` (LangGraph's loop looks for it) and implements the sync and async
+API the saver under test implements.
 """
 
 from __future__ import annotations
@@ -25,52 +26,59 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 
+from rctools.langgraph.observe import is_run_start
 from rctools.langgraph.recorder import Recorder
 
 
-def _checkpoint_id(config: RunnableConfig) -> str | None:
-    return config.get("configurable", {}).get("checkpoint_id")
-
-
-def _node_of(task_path: str) -> str | None:
-    """`put_writes`'s task_path looks like '~__pregel_pull, B'; the node is its last part."""
-    return task_path.rsplit(", ", 1)[-1].strip() if task_path else None
-
-
 class SaverLock:
-    """Makes each saver call and the line that records it one step, across the processes of
-    a cell (flock) and the threads or tasks of one process.
+    """Makes each saver call and the lines that record it one step, across the processes of
+    a trace (flock) and the threads or tasks of one process.
 
     Without it, a process could read the store before another's write and log the read after
     the other logged its write, and the trace would show an order that never happened.
     Concurrency under test is between calls; the store's own atomicity within a call is what
-    the contract assumes. The kernel drops a killed process's flock.
+    the contract assumes. The kernel drops a killed process's flock. `path` None: one
+    process, a thread lock is enough.
     """
 
-    def __init__(self, path: Path) -> None:
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    def __init__(self, path: Path | None) -> None:
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644) if path else None
         self._thread_lock = threading.Lock()
         self._task_lock: asyncio.Lock | None = None
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
         with self._thread_lock:
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            if self._fd is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
             try:
                 yield
             finally:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
+                if self._fd is not None:
+                    fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     @contextlib.asynccontextmanager
     async def held_async(self) -> AsyncIterator[None]:
         if self._task_lock is None:
             self._task_lock = asyncio.Lock()
         async with self._task_lock:
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            if self._fd is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
             try:
                 yield
             finally:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
+                if self._fd is not None:
+                    fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+
+# How long a `put` waits for the `put_writes` calls of the tasks its checkpoint follows
+# (normally microseconds: they were submitted before it).
+STEP_WAIT = 5.0
+
+
+def _label(task_path: str) -> str:
+    """A write's kill-point label: its task path without LangGraph's prefix."""
+    return task_path.replace("~__pregel_pull, ", "").replace("~__pregel_push, ", "push ") or "-"
 
 
 class RecordingSaver(BaseCheckpointSaver):
@@ -81,6 +89,8 @@ class RecordingSaver(BaseCheckpointSaver):
         self.inner = inner
         self.recorder = recorder
         self.lock = lock
+        recorder.inner = inner
+        recorder.serde = inner.serde
 
     @property
     def config_specs(self) -> list:
@@ -89,14 +99,21 @@ class RecordingSaver(BaseCheckpointSaver):
     def get_next_version(self, current: Any, channel: Any) -> Any:
         return self.inner.get_next_version(current, channel)
 
+    def get_delta_channel_history(self, *args: Any, **kwargs: Any) -> Any:
+        return self.inner.get_delta_channel_history(*args, **kwargs)
+
+    async def aget_delta_channel_history(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.inner.aget_delta_channel_history(*args, **kwargs)
+
     # -- sync --------------------------------------------------------------------------
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        start = is_run_start()
         with self.lock.held():
             self.recorder.kill.point("get_tuple entry")
             tup = self.inner.get_tuple(config)
             self.recorder.kill.point("get_tuple exit")
-            self.recorder.read(config, tup)
+            self.recorder.read(config, tup, start)
         return tup
 
     def list(
@@ -116,12 +133,13 @@ class RecordingSaver(BaseCheckpointSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        self.recorder.checkpoint_made(_checkpoint_id(config), checkpoint, dict(metadata))
+        self.recorder.wait_step(config, dict(metadata), STEP_WAIT)
         with self.lock.held():
+            digest = self.recorder.putting(config, checkpoint, dict(metadata))
             self.recorder.kill.point("put entry")
             result = self.inner.put(config, checkpoint, metadata, new_versions)
             self.recorder.kill.point("put exit")
-            self.recorder.checkpoint_saved(checkpoint["id"])
+            self.recorder.put_done(config, checkpoint, digest)
         return result
 
     def put_writes(
@@ -131,10 +149,12 @@ class RecordingSaver(BaseCheckpointSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
+        done = self.recorder.writes_called(config, list(writes), task_id, task_path)
         with self.lock.held():
-            cid, node = self._before_writes(config, task_id, task_path)
+            self.recorder.kill.point(f"put_writes {_label(task_path)} entry")
             self.inner.put_writes(config, writes, task_id, task_path)
-            self._after_writes(cid, task_id, node, writes)
+            self.recorder.kill.point(f"put_writes {_label(task_path)} exit")
+            done()
 
     def delete_thread(self, thread_id: str) -> None:
         self.inner.delete_thread(thread_id)
@@ -142,11 +162,12 @@ class RecordingSaver(BaseCheckpointSaver):
     # -- async -------------------------------------------------------------------------
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        start = is_run_start()
         async with self.lock.held_async():
             self.recorder.kill.point("get_tuple entry")
             tup = await self.inner.aget_tuple(config)
             self.recorder.kill.point("get_tuple exit")
-            self.recorder.read(config, tup)
+            self.recorder.read(config, tup, start)
         return tup
 
     async def alist(
@@ -167,12 +188,16 @@ class RecordingSaver(BaseCheckpointSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        self.recorder.checkpoint_made(_checkpoint_id(config), checkpoint, dict(metadata))
+        waited = 0.0
+        while waited < STEP_WAIT and not self.recorder.can_step(config, dict(metadata)):
+            await asyncio.sleep(0.002)  # the writes' tasks run on this loop
+            waited += 0.002
         async with self.lock.held_async():
+            digest = self.recorder.putting(config, checkpoint, dict(metadata))
             self.recorder.kill.point("put entry")
             result = await self.inner.aput(config, checkpoint, metadata, new_versions)
             self.recorder.kill.point("put exit")
-            self.recorder.checkpoint_saved(checkpoint["id"])
+            self.recorder.put_done(config, checkpoint, digest)
         return result
 
     async def aput_writes(
@@ -182,28 +207,12 @@ class RecordingSaver(BaseCheckpointSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
+        done = self.recorder.writes_called(config, list(writes), task_id, task_path)
         async with self.lock.held_async():
-            cid, node = self._before_writes(config, task_id, task_path)
+            self.recorder.kill.point(f"put_writes {_label(task_path)} entry")
             await self.inner.aput_writes(config, writes, task_id, task_path)
-            self._after_writes(cid, task_id, node, writes)
+            self.recorder.kill.point(f"put_writes {_label(task_path)} exit")
+            done()
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self.inner.adelete_thread(thread_id)
-
-    # -- shared ------------------------------------------------------------------------
-
-    def _before_writes(
-        self, config: RunnableConfig, task_id: str, task_path: str
-    ) -> tuple[str, str]:
-        cid = _checkpoint_id(config) or ""
-        node = _node_of(task_path) or self.recorder.tasks.get(task_id)
-        self.recorder.tasks.add(task_id, node)
-        self.recorder.writes_called(cid, task_id, node)
-        self.recorder.kill.point(f"put_writes {node} entry")
-        return cid, node
-
-    def _after_writes(
-        self, cid: str, task_id: str, node: str, writes: Sequence[tuple[str, Any]]
-    ) -> None:
-        self.recorder.kill.point(f"put_writes {node} exit")
-        self.recorder.writes_saved(cid, task_id, node, list(writes))

@@ -1,14 +1,18 @@
 """One invocation of a scenario, run inside a forked worker process.
 
-The worker calls the saver factory itself (so each process has its own connections), wraps
-the saver in the recorder, runs one invocation through the API the saver implements (sync or
-async) and reports what state the thread is left in, read through the bare saver so that the
-report is not part of the trace.
+The worker calls the saver factory itself (so each process has its own connections), records
+the app through `Recording` (the checkpointer wrapped, the callbacks added), runs one
+invocation through the API the saver implements (sync or async) and reports what state the
+thread is left in. Its `get_state` checks, before and after, are `read` events of the trace
+(judged for CV) but no kill points; the history it searches for time travel is listed
+through the bare saver.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +22,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import StateGraph
 from langgraph.types import Command
 
-from rctools.langgraph import ledger
-from rctools.langgraph.callbacks import NodeCallbacks
-from rctools.langgraph.recorder import KillSwitch, PendingResume, Recorder, TaskNames
-from rctools.langgraph.saver import RecordingSaver, SaverLock
-from rctools.langgraph.tracefile import TraceFile
+from rctools.langgraph.record import Recording
+from rctools.langgraph.recorder import KillSwitch
+from rctools.langgraph.scenarios import WORLD_VAR
 from rctools.langgraph_backends import BackendError, aopen_saver, api_of, open_saver
 
 THREAD = "t1"
@@ -32,34 +34,40 @@ SaverFactory = Callable[[], Any]
 @dataclass(frozen=True)
 class Invocation:
     """What a worker does: `start` (run the input), `auto` (resume a parked interrupt or
-    continue an unfinished run), `resume` (answer the given interrupt), `fork` (time travel
-    from the checkpoint before node `fork_at`), `pinned` (answer the given interrupt on its
-    own, older checkpoint)."""
+    continue an unfinished run), `continue` (after a kill: `invoke(None)` unless parked),
+    `resume` (answer the given interrupt), `fork` (time travel from the checkpoint before
+    node `target`), `pinned` (answer the given interrupt on its own, older checkpoint),
+    `update` (`update_state(values, as_node)` on the checkpoint `target` names: `latest` or
+    `before:NODE`)."""
 
     kind: str
     proc: str
     nonce: str
     parked: dict[str, Any] | None = None
-    fork_at: str = ""
+    target: str = ""
+    as_node: str = ""
+    values: Any = None
     kill_at: int | None = None
     kill_label: tuple[str, int] | None = None  # (label, occurrence in this process)
+    recover: bool = False  # the previous process was killed: run even a finished thread
+    barrier: int = 0  # wait until this many processes of the cell are about to invoke
 
 
 @dataclass(frozen=True)
 class Cell:
-    """Where a cell's processes meet: the trace, the task-name table, the world."""
+    """Where a cell's processes meet: the trace, the saver lock, the world."""
 
     folder: Path
     trace: Path
     durability: str
-    build: Callable[[], StateGraph]
+    build: Callable[[], Any]
+    make_input: Callable[[], Any]
     factory: SaverFactory
-    nodes: tuple[str, ...]
 
 
 def answer(parked: dict[str, Any], nonce: str) -> dict[str, str]:
     """A resume value unique to this process, so the trace can tell two answers apart."""
-    return {"answer": f"ok {parked['node']}#{parked['index']}", "nonce": nonce}
+    return {"answer": f"ok {parked['node']}", "nonce": nonce}
 
 
 def run(
@@ -68,6 +76,7 @@ def run(
     """Runs the invocation in this (forked) process and returns the report. The graph is
     driven through the sync API when the saver has one, else through the async API; `saver`
     is given only when all invocations of a cell share one process (an in-memory saver)."""
+    os.environ[WORLD_VAR] = str(cell.folder / "world")
     if saver is not None:
         return _run_sync(cell, job, kill_fd, saver)
     try:
@@ -80,114 +89,155 @@ def run(
     return asyncio.run(_run_async(cell, job, kill_fd))
 
 
+def _quiet(build: Callable[[], Any], saver: BaseCheckpointSaver) -> Any:
+    """The app on the bare saver: the driver's own reads stay out of the trace."""
+    app = build()
+    return (
+        app.compile(checkpointer=saver)
+        if isinstance(app, StateGraph)
+        else app.copy({"checkpointer": saver})
+    )
+
+
 def _prepare(
     cell: Cell, job: Invocation, kill_fd: int | None, saver: BaseCheckpointSaver
-) -> tuple[Any, Any, Recorder, dict[str, Any]]:
-    recorder = Recorder(
-        TraceFile(cell.trace, job.proc),
-        cell.nodes,
-        TaskNames(cell.folder / "tasks"),
-        KillSwitch(job.kill_at, kill_fd, *(job.kill_label or (None, None))),
-        cell.durability,
+) -> tuple[Recording, Any, Any]:
+    recording = Recording(
+        cell.trace,
+        job.proc,
+        durability=cell.durability,
+        kill=KillSwitch(job.kill_at, kill_fd, *(job.kill_label or (None, None))),
+        lock=cell.folder / "saver.lock",
     )
-    ledger.install(recorder, cell.folder / "world")
-    graph = cell.build()
-    app = graph.compile(
-        checkpointer=RecordingSaver(saver, recorder, SaverLock(cell.folder / "saver.lock"))
-    )
-    quiet = cell.build().compile(checkpointer=saver)
-    config = {"configurable": {"thread_id": THREAD}, "callbacks": [NodeCallbacks(recorder)]}
-    return app, quiet, recorder, config
+    return recording, recording.attach(cell.build(), saver), _quiet(cell.build, saver)
 
 
-def _plan(
-    job: Invocation, state: Any, history: list[Any], recorder: Recorder
-) -> tuple[Any, dict[str, Any]] | None:
-    """The input and config of this invocation, or None when there is nothing to do. A
-    resume value is also announced to the recorder, which records it once it is given."""
-    base = {"configurable": {"thread_id": THREAD}}
+BASE = {"configurable": {"thread_id": THREAD}}
+
+
+def _plan(cell: Cell, job: Invocation, state: Any, history: list[Any]) -> tuple[Any, Any] | None:
+    """The input and config of this invocation, or None when there is nothing to do."""
     if job.kind == "start":
-        return {"log": []}, base
+        return cell.make_input(), BASE
     if job.kind == "fork":
-        before = [s for s in history if s.next == (job.fork_at,)]
+        before = [s for s in history if s.next == (job.target,)]
         return (None, before[-1].config) if before else None
-    parked = job.parked or next(iter(_parked(state)), None)
+    parked = job.parked or next(iter(parked_of(state)), None)
+    if job.kind == "continue":
+        # after a kill: run on from what was saved (even a finished thread: the invocation
+        # loads it and returns), unless it waits for an answer, which the script gives
+        return None if parked or state.created_at is None else (None, BASE)
     if job.kind in ("resume", "pinned", "auto") and parked:
         value = answer(parked, job.nonce)
-        recorder.expect_resume(
-            PendingResume(value, parked["checkpoint"], parked["node"], parked["index"])
-        )
         if job.kind == "pinned":
             pinned = {"configurable": {"thread_id": THREAD, "checkpoint_id": parked["checkpoint"]}}
             return Command(resume=value), pinned
-        return Command(resume=value), base
-    if state.next or state.tasks:
-        return None, base
+        return Command(resume=value), BASE
+    if state.next or state.tasks or (job.recover and state.created_at is not None):
+        return None, BASE
     return None
 
 
-def _parked(state: Any) -> list[dict[str, Any]]:
+def _update_target(job: Invocation, state: Any, history: list[Any]) -> Any:
+    if job.target == "latest":
+        return state.config
+    node = job.target.partition(":")[2]
+    before = [s for s in history if s.next == (node,)]
+    return before[-1].config if before else None
+
+
+def _meet(cell: Cell, job: Invocation) -> None:
+    """Waits (at most 10 s) until `job.barrier` processes reached this point: concurrent
+    resumes that really overlap."""
+    if job.barrier < 2:
+        return
+    folder = cell.folder / "barrier"
+    folder.mkdir(exist_ok=True)
+    (folder / job.proc).touch()
+    deadline = time.monotonic() + 10
+    while len(list(folder.iterdir())) < job.barrier and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def parked_of(state: Any) -> list[dict[str, Any]]:
     found = []
     for task in state.tasks:
         for intr in task.interrupts:
-            value = intr.value if isinstance(intr.value, dict) else {}
             found.append(
                 {
                     "checkpoint": state.config["configurable"]["checkpoint_id"],
-                    "node": value.get("node", task.name),
-                    "index": value.get("index", 1),
+                    "node": task.name,
+                    "interrupt": intr.id,
                 }
             )
     return found
 
 
-def _report(state: Any, error: str | None, recorder: Recorder, ran: bool) -> dict[str, Any]:
+def _report(state: Any, error: str | None, recording: Recording, ran: bool) -> dict[str, Any]:
+    kill = recording.recorder.kill
     return {
         "ran": ran,
         "error": error,
         # After a crash `next` can be empty while a task is still due: look at both.
         "done": not state.next and not state.tasks,
-        "parked": _parked(state),
-        "hooks": recorder.kill.count,
-        "points": recorder.kill.seen,
+        # nothing saved yet (a first invocation killed before its input checkpoint was)
+        "empty": state.created_at is None,
+        "parked": parked_of(state),
+        "hooks": kill.count,
+        "points": kill.seen,
     }
-
-
-def _with_job_config(config: dict[str, Any], target: dict[str, Any]) -> dict[str, Any]:
-    return {**config, "configurable": dict(target["configurable"])}
 
 
 def _run_sync(
     cell: Cell, job: Invocation, kill_fd: int | None, saver: BaseCheckpointSaver
 ) -> dict[str, Any]:
-    app, quiet, recorder, config = _prepare(cell, job, kill_fd, saver)
-    base = {"configurable": {"thread_id": THREAD}}
-    plan = _plan(job, quiet.get_state(base), list(quiet.get_state_history(base)), recorder)
-    error = None
-    if plan is not None:
-        payload, target = plan
+    recording, app, quiet = _prepare(cell, job, kill_fd, saver)
+    mute = recording.recorder.kill.mute
+    with mute():  # the driver's checks are `read` events (judged for CV), not kill points
+        state = app.get_state(BASE)
+    history = list(quiet.get_state_history(BASE))
+    error, ran = None, False
+    if job.kind == "update":
+        target = _update_target(job, state, history)
+        if target is not None:
+            app.update_state(target, job.values, as_node=job.as_node)
+        ran = target is not None
+    elif (plan := _plan(cell, job, state, history)) is not None:
+        payload, config = plan
+        _meet(cell, job)
+        ran = True
         try:
-            app.invoke(payload, _with_job_config(config, target), durability=cell.durability)
+            recording.invoke(app, payload, config)
         except Exception as exc:  # a node error ends the invocation; the trace shows it
             error = f"{type(exc).__name__}: {exc}"
-        recorder.finished()
-    return _report(quiet.get_state(base), error, recorder, plan is not None)
+    with mute():
+        report = _report(app.get_state(BASE), error, recording, ran)
+    recording.close()
+    return report
 
 
 async def _run_async(cell: Cell, job: Invocation, kill_fd: int | None) -> dict[str, Any]:
     async with aopen_saver(cell.factory) as real:
-        app, quiet, recorder, config = _prepare(cell, job, kill_fd, real)
-        base = {"configurable": {"thread_id": THREAD}}
-        history = [s async for s in quiet.aget_state_history(base)]
-        plan = _plan(job, await quiet.aget_state(base), history, recorder)
-        error = None
-        if plan is not None:
-            payload, target = plan
+        recording, app, quiet = _prepare(cell, job, kill_fd, real)
+        mute = recording.recorder.kill.mute
+        with mute():
+            state = await app.aget_state(BASE)
+        history = [s async for s in quiet.aget_state_history(BASE)]
+        error, ran = None, False
+        if job.kind == "update":
+            target = _update_target(job, state, history)
+            if target is not None:
+                await app.aupdate_state(target, job.values, as_node=job.as_node)
+            ran = target is not None
+        elif (plan := _plan(cell, job, state, history)) is not None:
+            payload, config = plan
+            _meet(cell, job)
+            ran = True
             try:
-                await app.ainvoke(
-                    payload, _with_job_config(config, target), durability=cell.durability
-                )
+                await recording.ainvoke(app, payload, config)
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
-            recorder.finished()
-        return _report(await quiet.aget_state(base), error, recorder, plan is not None)
+        with mute():
+            report = _report(await app.aget_state(BASE), error, recording, ran)
+        recording.close()
+        return report

@@ -1,0 +1,231 @@
+"""LangGraph's own views of a checkpoint, in the contract's terms (trace format v2).
+
+Everything here asks LangGraph itself -- its task preparation, its task-status reader, its
+interrupt ids -- and never re-derives what LangGraph decides:
+
+- `schedule`: the tasks a checkpoint schedules, from `prepare_next_tasks` (the function the
+  Pregel loop and `get_state` call), with LangGraph's task ids, node names and task paths;
+- `collapse`: a task's writes as one record (ok, error or interrupt), from
+  `read_task_statuses` ("the single place that turns that log into task status");
+- `address`: an interrupt's name in a trace, LangGraph's `Interrupt.id` and the call's index;
+- `digest`: a stable hash of a checkpoint's content, computed the same way at `put` and at a
+  load.
+
+These are private LangGraph 1.2 modules (`langgraph.pregel._algo` and friends): the recorder
+is written against the version the header names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph._internal._config import recast_checkpoint_ns
+from langgraph._internal._constants import NS_END, NS_SEP, NULL_TASK_ID, RESUME
+from langgraph.pregel._algo import prepare_next_tasks, task_path_str
+from langgraph.pregel._checkpoint import channels_from_checkpoint
+from langgraph.pregel._task_status import read_task_statuses
+from langgraph.types import _interrupt_id
+
+__all__ = [
+    "NULL_TASK_ID",
+    "Chain",
+    "SeenTask",
+    "address_of",
+    "chain_of_task_ns",
+    "collapse",
+    "digest",
+    "graph_for",
+    "is_run_start",
+    "resume_list",
+    "schedule",
+    "task_ns",
+    "value_id",
+]
+
+Chain = tuple[str, str]  # (thread, checkpoint namespace)
+
+
+def value_id(value: Any) -> str:
+    """A value's identity in a trace: a digest of its JSON, so the value never leaves."""
+    text = json.dumps(value, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# -- content ------------------------------------------------------------------------
+
+
+def digest(checkpoint: dict[str, Any] | None, serde: Any) -> str | None:
+    """A hash of channel values, channel versions and versions seen. Values are hashed in
+    the saver's own serialization (`serde.dumps_typed`), so what was handed to `put` and what
+    a load deserialized hash alike; ids, timestamps and the `updated_channels` hint are not
+    content."""
+    if checkpoint is None:
+        return None
+    h = hashlib.sha256()
+    for name in sorted(checkpoint.get("channel_values") or {}):
+        kind, data = serde.dumps_typed(checkpoint["channel_values"][name])
+        h.update(f"v {name} {kind} {len(data)}\n".encode())
+        h.update(data)
+    h.update(json.dumps(checkpoint.get("channel_versions") or {}, sort_keys=True).encode())
+    h.update(json.dumps(checkpoint.get("versions_seen") or {}, sort_keys=True).encode())
+    return h.hexdigest()[:20]
+
+
+# -- tasks --------------------------------------------------------------------------
+
+
+def task_ns(chain_ns: str, node: str, task: str) -> str:
+    """The checkpoint namespace of a task: where its interrupts and subgraphs live."""
+    own = f"{node}{NS_END}{task}"
+    return f"{chain_ns}{NS_SEP}{own}" if chain_ns else own
+
+
+def chain_of_task_ns(ns: str) -> tuple[str, str]:
+    """(chain namespace, task id) from a task's namespace `parent|node:task_id`."""
+    head, _, last = ns.rpartition(NS_SEP)
+    return head, last.rpartition(NS_END)[2]
+
+
+def graph_for(root: Any, chain_ns: str) -> Any:
+    """The compiled graph that runs chain `chain_ns`: the root, or the subgraph at that
+    namespace (LangGraph's `get_subgraphs`, which also finds a subgraph a node calls)."""
+    if not chain_ns:
+        return root
+    path = recast_checkpoint_ns(chain_ns)
+    for _, graph in root.get_subgraphs(namespace=path, recurse=True):
+        return graph
+    return None
+
+
+def schedule(
+    graph: Any,
+    checkpoint: dict[str, Any],
+    metadata: dict[str, Any] | None,
+    thread: str,
+    chain_ns: str,
+    saver: Any = None,
+) -> list[dict[str, str]]:
+    """The tasks `checkpoint` schedules, as the loop that runs from it prepares them: the
+    loop's step is the checkpoint's step + 1, task ids hash the checkpoint id, the chain's
+    namespace and that step. `saver` (the unwrapped one) lets delta channels replay."""
+    step = int((metadata or {}).get("step", -1)) + 1
+    config = {
+        "configurable": {
+            "thread_id": thread,
+            "checkpoint_ns": chain_ns,
+            "checkpoint_id": checkpoint["id"],
+        }
+    }
+    channels, managed = channels_from_checkpoint(
+        graph.channels, checkpoint, saver=saver, config=config
+    )
+    updated = checkpoint.get("updated_channels")
+    tasks = prepare_next_tasks(
+        checkpoint,
+        [],
+        graph.nodes,
+        channels,
+        managed,
+        config,
+        step,
+        step + 1,
+        for_execution=False,
+        trigger_to_nodes=graph.trigger_to_nodes,
+        updated_channels=set(updated) if updated else None,
+    )
+    return [{"task": t.id, "node": t.name, "path": task_path_str(t.path)} for t in tasks.values()]
+
+
+# -- writes -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SeenTask:
+    """One task's writes in the contract's terms."""
+
+    task: str
+    kind: str  # ok | error | interrupt
+    interrupt: Any  # the Interrupt it is parked at (kind interrupt), else None
+    resumed: tuple[Any, ...]  # the values its interrupt() calls received, in order
+
+
+def resume_list(writes: Iterable[tuple[str, Any]]) -> tuple[Any, ...]:
+    """A task's own `__resume__` write: the answers its interrupt() calls consumed. A task
+    can send it several times in one attempt (one per answer); the last one is complete."""
+    found: tuple[Any, ...] = ()
+    for channel, value in writes:
+        if channel == RESUME:
+            found = tuple(value) if isinstance(value, list) else (value,)
+    return found
+
+
+def collapse(pending: Sequence[tuple[str, str, Any]]) -> dict[str, SeenTask]:
+    """Task id -> its status, for writes `(task, channel, value)`. A task that left only
+    answers (no output, error or interrupt) has no status."""
+    out: dict[str, SeenTask] = {}
+    by_task: dict[str, list[tuple[str, Any]]] = {}
+    for task, channel, value in pending:
+        if task != NULL_TASK_ID:
+            by_task.setdefault(str(task), []).append((channel, value))
+    for task, status in read_task_statuses(pending).items():
+        resumed = resume_list(by_task.get(str(task), ()))
+        if status.finished:
+            out[str(task)] = SeenTask(str(task), "ok", None, resumed)
+        elif status.error is not None:
+            out[str(task)] = SeenTask(str(task), "error", None, resumed)
+        elif status.interrupts:
+            out[str(task)] = SeenTask(str(task), "interrupt", status.interrupts[-1], resumed)
+    return out
+
+
+def null_answers(pending: Sequence[tuple[str, str, Any]]) -> list[Any]:
+    """The answers written for no task (`Command(resume=x)`): at most one per checkpoint,
+    a later one replaces it."""
+    return [v for t, c, v in pending if t == NULL_TASK_ID and c == RESUME]
+
+
+def address_of(interrupt_id: str, own_ns: str | None, answered: int | None) -> str | None:
+    """`<Interrupt.id>#<k>`: the k-th interrupt() call of the task whose namespace is
+    `own_ns`, if LangGraph's id for that call is `interrupt_id` (k = answers it had + 1);
+    None when the id is another task's (a subgraph's interrupt its parent task parks)."""
+    if own_ns is None:
+        return None
+    candidates = [answered] if answered is not None else range(64)
+    for k in candidates:
+        if _interrupt_id(own_ns, k) == interrupt_id:
+            return f"{interrupt_id}#{k + 1}"
+    return None
+
+
+def answered_address(own_ns: str, index: int) -> str:
+    """The address of the interrupt() call number `index` (from 1) of a task."""
+    return f"{_interrupt_id(own_ns, index - 1)}#{index}"
+
+
+# -- who reads ----------------------------------------------------------------------
+
+_LOOP = os.path.join("langgraph", "pregel", "_loop.py")
+_READS = frozenset({"checkpoint_superseded", "acheckpoint_superseded"})
+
+
+def is_run_start(depth: int = 2, limit: int = 16) -> bool:
+    """Whether the saver's caller is a Pregel loop starting a run (`__enter__`), as opposed
+    to a read that starts nothing (`get_state`, `update_state`, the loop's own check whether
+    an addressed checkpoint is the latest)."""
+    frame = sys._getframe(depth)
+    for _ in range(limit):
+        if frame is None:
+            return False
+        code = frame.f_code
+        if code.co_name in _READS:
+            return False
+        if code.co_filename.endswith(_LOOP):
+            return code.co_name in ("__enter__", "__aenter__")
+        frame = frame.f_back
+    return False

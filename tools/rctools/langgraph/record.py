@@ -1,0 +1,171 @@
+"""Record an unmodified LangGraph app into a ResumeCore trace (format v2).
+
+    rec = Recording(Path("run.jsonl"), proc="w1", durability="sync")
+    rec.header(app_builder, scenario="my agent")       # once per trace
+    app = rec.attach(app_builder, SqliteSaver(conn))   # a StateGraph or a compiled graph
+    rec.invoke(app, {"messages": [...]}, {"configurable": {"thread_id": "t1"}})
+
+`attach` wraps the app's checkpointer (the ground truth of what was saved and loaded);
+`invoke` adds the recorder's callbacks to the config and writes `finish` when the invocation
+returns. In `exit` durability LangGraph makes its checkpoints and task writes in memory and
+saves only the last checkpoint, so `invoke` runs the graph through
+`stream(stream_mode=["checkpoints", "tasks"], subgraphs=True)`, which reports each checkpoint
+the loop makes and each task result when its writes are made, saved or not. Processes that
+append to one trace file share it: one `os.write` per line on an `O_APPEND` descriptor, and a
+`SaverLock` file makes each saver call and its lines one step across them.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from langgraph.graph import StateGraph
+from langgraph.types import Command
+
+from rctools.langgraph.callbacks import RecorderCallbacks
+from rctools.langgraph.recorder import KillSwitch, Recorder
+from rctools.langgraph.saver import RecordingSaver, SaverLock
+from rctools.langgraph.tracefile import TraceFile
+
+# LangGraph's documented promises (https://docs.langchain.com/oss/python/langgraph/durable-execution):
+# a node that was running when a process died runs again from its start on resume -- its
+# side effects can happen twice (at-least-once) -- and nothing excludes two processes running
+# one thread (no fencing).
+GUARANTEES = {"effects": {"default": "at-least-once"}, "fencing": "none"}
+
+
+def nodes_of(app: Any) -> list[str]:
+    """Every node of the graph and of its subgraphs, the input node `__start__` included."""
+    compiled = app.compile() if isinstance(app, StateGraph) else app
+    names = list(compiled.nodes)
+    for _, sub in compiled.get_subgraphs(recurse=True):
+        names += [n for n in getattr(sub, "nodes", {}) if n not in names]
+    return names
+
+
+def header(
+    app: Any,
+    *,
+    durability: str,
+    backend: str,
+    scenario: str,
+    thread: str,
+) -> dict[str, Any]:
+    return {
+        "format": "resume-check/v2",
+        "contract": "ResumeCore",
+        "runtime": {"name": "langgraph", "version": version("langgraph")},
+        "backend": backend,
+        "thread": thread,
+        "scenario": scenario,
+        "guarantees": {"durability": durability, **GUARANTEES},
+        "graph": {"nodes": nodes_of(app)},
+    }
+
+
+class Recording:
+    """One process's recorder of one trace."""
+
+    def __init__(
+        self,
+        trace: Path,
+        proc: str,
+        *,
+        durability: str = "sync",
+        kill: KillSwitch | None = None,
+        lock: Path | None = None,
+    ) -> None:
+        self.path = trace
+        self.file = TraceFile(trace, proc)
+        self.durability = durability
+        self.recorder = Recorder(self.file, durability=durability, kill=kill)
+        self.lock = SaverLock(lock)
+        self.callbacks = RecorderCallbacks(self.recorder)
+
+    def header(self, app: Any, *, backend: str, scenario: str, thread: str) -> None:
+        self.file.header(
+            header(
+                app, durability=self.durability, backend=backend, scenario=scenario, thread=thread
+            )
+        )
+
+    def attach(self, app: Any, saver: Any) -> Any:
+        """The app with its checkpointer recorded: a StateGraph is compiled with it, a
+        compiled graph is copied with it."""
+        wrapped = RecordingSaver(saver, self.recorder, self.lock)
+        if isinstance(app, StateGraph):
+            compiled = app.compile(checkpointer=wrapped)
+        else:
+            compiled = app.copy({"checkpointer": wrapped})
+        self.recorder.graph = compiled
+        return compiled
+
+    def config(self, config: dict[str, Any]) -> dict[str, Any]:
+        callbacks = [*(config.get("callbacks") or []), self.callbacks]
+        return {**config, "callbacks": callbacks}
+
+    def _expect(self, payload: Any) -> None:
+        if isinstance(payload, Command) and payload.resume is not None:
+            self.recorder.expect_resume(payload.resume)
+
+    def invoke(self, app: Any, payload: Any, config: dict[str, Any], **kwargs: Any) -> Any:
+        self._expect(payload)
+        config = self.config(config)
+        try:
+            if self.durability == "exit":
+                result = None
+                for namespace, mode, data in app.stream(
+                    payload,
+                    config,
+                    stream_mode=["checkpoints", "tasks", "values"],
+                    subgraphs=True,
+                    durability="exit",
+                    **kwargs,
+                ):
+                    self._chunk(namespace, mode, data)
+                    if mode == "values" and not namespace:
+                        result = data
+            else:
+                result = app.invoke(payload, config, durability=self.durability, **kwargs)
+        except BaseException as exc:
+            self.recorder.finished(exc)
+            raise
+        self.recorder.finished(None)
+        return result
+
+    async def ainvoke(self, app: Any, payload: Any, config: dict[str, Any], **kwargs: Any) -> Any:
+        self._expect(payload)
+        config = self.config(config)
+        try:
+            if self.durability == "exit":
+                result = None
+                async for namespace, mode, data in app.astream(
+                    payload,
+                    config,
+                    stream_mode=["checkpoints", "tasks", "values"],
+                    subgraphs=True,
+                    durability="exit",
+                    **kwargs,
+                ):
+                    self._chunk(namespace, mode, data)
+                    if mode == "values" and not namespace:
+                        result = data
+            else:
+                result = await app.ainvoke(payload, config, durability=self.durability, **kwargs)
+        except BaseException as exc:
+            self.recorder.finished(exc)
+            raise
+        self.recorder.finished(None)
+        return result
+
+    def _chunk(self, namespace: tuple[str, ...], mode: str, data: Any) -> None:
+        """Exit durability: the checkpoints and task results the loop makes in memory."""
+        if mode == "checkpoints":
+            self.recorder.checkpoint_chunk(namespace, data)
+        elif mode == "tasks" and ("result" in data or "error" in data):
+            self.recorder.task_result(namespace, data)
+
+    def close(self) -> None:
+        self.file.close()
