@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from resumecheck.contract import default_spec_paths
-from resumecheck.refine import judge
+from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
 
 from rctools.langgraph.driver import run_cell
