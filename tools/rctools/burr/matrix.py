@@ -5,15 +5,12 @@ action's start, after its effect, before and after its state was saved; recovery
 from __future__ import annotations
 
 import importlib.metadata
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from rctools.burr.worker import GRAPHS
-from rctools.suite.phases import effects_fired, run_phases
+from rctools.suite.phases import record_phased_cell
 from rctools.suite.reports import Cell, CellReport
-from rctools.suite.trace import TraceWriter, header
 
 DOCS = "docs/runtimes/burr.md"
 # Burr saves after every step before the next one starts (sync); it documents nothing about an
@@ -119,41 +116,24 @@ def runtime() -> dict[str, str]:
 
 
 def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
-    trace = traces / f"{cell.name}.jsonl"
-    work = Path(tempfile.mkdtemp(prefix=f"{cell.name}-", dir=scratch))
-    app_id = f"app-{cell.name}"
-    writer = TraceWriter(trace, "driver")
-    writer.header(
-        header(
-            runtime="burr",
-            version=runtime()["version"],
-            backend="sqlite",
-            scenario=f"{cell.scenario}: {cell.what}",
-            nodes=GRAPHS[cell.params["graph"]],
-            thread=app_id,
-            **DECLARED,
-        )
+    thread = f"app-{cell.name}"
+    meta = {
+        "runtime": "burr",
+        "version": runtime()["version"],
+        "backend": "sqlite",
+        "nodes": GRAPHS[cell.params["graph"]],
+        **DECLARED,
+    }
+
+    def job(work: Path) -> dict[str, Any]:
+        return {
+            "graph": cell.params["graph"],
+            "app": thread,
+            "db": str(work / "burr.sqlite"),
+            "effects": str(work / "effects.jsonl"),
+            "default_state": DEFAULT_STATE,
+        }
+
+    return record_phased_cell(
+        cell, traces, scratch, worker="rctools.burr.worker", thread=thread, meta=meta, job=job
     )
-    writer.close()
-    report = CellReport(cell, trace.name)
-    try:
-        run_phases(
-            report,
-            trace,
-            work,
-            "rctools.burr.worker",
-            cell.params["phases"],
-            {
-                "graph": cell.params["graph"],
-                "app": app_id,
-                "db": str(work / "burr.sqlite"),
-                "effects": str(work / "effects.jsonl"),
-                "default_state": DEFAULT_STATE,
-            },
-            timeout=60,
-        )
-        report.notes["fired_per_intent"] = effects_fired(work / "effects.jsonl")
-        report.notes["results"] = {x.proc: x.result for x in report.workers if x.result}
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return report

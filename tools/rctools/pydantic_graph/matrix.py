@@ -5,14 +5,11 @@ recovery by `Graph.iter_from_persistence` as the docs show; two resumers at once
 from __future__ import annotations
 
 import importlib.metadata
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from rctools.suite.phases import effects_fired, run_phases
+from rctools.suite.phases import record_phased_cell
 from rctools.suite.reports import Cell, CellReport
-from rctools.suite.trace import TraceWriter, header
 
 DOCS = "docs/runtimes/pydantic-graph.md"
 # pydantic-graph documents snapshots written before the next node runs (sync) and nothing
@@ -106,40 +103,29 @@ def runtime() -> dict[str, str]:
 
 
 def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
-    trace = traces / f"{cell.name}.jsonl"
-    work = Path(tempfile.mkdtemp(prefix=f"{cell.name}-", dir=scratch))
-    run_id = f"run-{cell.name}"
-    writer = TraceWriter(trace, "driver")
-    writer.header(
-        header(
-            runtime="pydantic-graph",
-            version=runtime()["version"],
-            backend="file",
-            scenario=f"{cell.scenario}: {cell.what}",
-            nodes=NODES[cell.params["graph"]],
-            thread=run_id,
-            **DECLARED,
-        )
+    thread = f"run-{cell.name}"
+    meta = {
+        "runtime": "pydantic-graph",
+        "version": runtime()["version"],
+        "backend": "file",
+        "nodes": NODES[cell.params["graph"]],
+        **DECLARED,
+    }
+
+    def job(work: Path) -> dict[str, Any]:
+        return {
+            "graph": cell.params["graph"],
+            "run": thread,
+            "store": str(work / "run.json"),
+            "effects": str(work / "effects.jsonl"),
+        }
+
+    return record_phased_cell(
+        cell,
+        traces,
+        scratch,
+        worker="rctools.pydantic_graph.worker",
+        thread=thread,
+        meta=meta,
+        job=job,
     )
-    writer.close()
-    report = CellReport(cell, trace.name)
-    try:
-        run_phases(
-            report,
-            trace,
-            work,
-            "rctools.pydantic_graph.worker",
-            cell.params["phases"],
-            {
-                "graph": cell.params["graph"],
-                "run": run_id,
-                "store": str(work / "run.json"),
-                "effects": str(work / "effects.jsonl"),
-            },
-            timeout=60,
-        )
-        report.notes["fired_per_intent"] = effects_fired(work / "effects.jsonl")
-        report.notes["results"] = {x.proc: x.result for x in report.workers if x.result}
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return report

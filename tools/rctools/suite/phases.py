@@ -5,14 +5,16 @@ harness logs its `crash`. Workers report through a JSON job file and a result fi
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from rctools.suite.crash import run_child
-from rctools.suite.reports import CellReport, WorkerReport
-from rctools.suite.trace import TraceWriter
+from rctools.suite.reports import Cell, CellReport, WorkerReport
+from rctools.suite.trace import TraceWriter, header
 
 
 def run_phases(
@@ -79,3 +81,32 @@ def effects_fired(path: Path) -> dict[str, int]:
         intent = json.loads(line)["intent"]
         counts[intent] = counts.get(intent, 0) + 1
     return counts
+
+
+def record_phased_cell(
+    cell: Cell,
+    traces: Path,
+    scratch: Path,
+    *,
+    worker: str,
+    thread: str,
+    meta: dict[str, Any],
+    job: Callable[[Path], dict[str, Any]],
+) -> CellReport:
+    """Records one cell whose processes run `worker`'s phases in turn: writes the v2 header
+    (`meta`: runtime, version, backend, nodes and the declared guarantees), runs the phases
+    with `job(work)` as their shared job (`work` a scratch folder of the cell's own), and notes
+    how often each effect really fired and what each process returned."""
+    trace = traces / f"{cell.name}.jsonl"
+    work = Path(tempfile.mkdtemp(prefix=f"{cell.name}-", dir=scratch))
+    writer = TraceWriter(trace, "driver")
+    writer.header(header(scenario=f"{cell.scenario}: {cell.what}", thread=thread, **meta))
+    writer.close()
+    report = CellReport(cell, trace.name)
+    try:
+        run_phases(report, trace, work, worker, cell.params["phases"], job(work), timeout=60)
+        report.notes["fired_per_intent"] = effects_fired(work / "effects.jsonl")
+        report.notes["results"] = {x.proc: x.result for x in report.workers if x.result}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return report
