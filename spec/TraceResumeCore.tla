@@ -99,6 +99,7 @@ Broken == {name \in DOMAIN Properties : ~Properties[name]}
 \* strongest effect level it met.
 Summary ==
     [end |-> ending,
+     complete |-> ending \in {"done", "parked", "failed"},
      effects |-> IF \A key \in DOMAIN ledger : ledger[key].fired <= 1
                  THEN "exactly-once" ELSE "at-least-once",
      repeats |-> allowed]

@@ -76,7 +76,7 @@ def test_json_conforming_trace(as_json: Run) -> None:
         "contract": "ResumeCore",
         "events": 18,
         "matched": 18,
-        "summary": {"effects": "exactly-once", "end": "done", "repeats": []},
+        "summary": {"complete": True, "effects": "exactly-once", "end": "done", "repeats": []},
         "complete": True,
     }
 
@@ -187,7 +187,7 @@ def test_text_names_property_event_and_line(batch: Path) -> None:
     assert f"{INVALID}: invalid: {INVALID_REASON}" in lines
     assert (
         f"{CONFORMS}: conforms to ResumeCore (18 events); met effects: exactly-once, end: done, "
-        "repeats: []" in lines
+        "complete: yes, repeats: []" in lines
     )
     start = lines.index(f"{TWO_PROPS}: violates ResumeCore: PC, RD")
     assert lines[start + 1] == f"  at event 10 (line 11): {raw_line(TWO_PROPS, 11)}"

@@ -117,6 +117,8 @@ def _summary_value(value: Any) -> str:
             for item in value
         ]
         return "[" + "; ".join(items) + "]"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     return str(value)
 
 

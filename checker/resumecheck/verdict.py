@@ -78,16 +78,15 @@ class Verdict:
 
     @property
     def complete(self) -> bool | None:
-        """Whether a conforming trace reached an end (returned done, parked or failed), as the
-        contract's summary says; None for a contract whose summary does not say. A trace whose
-        last line was cut short is not complete, whatever its complete lines reached."""
+        """Whether a conforming trace reached an end, as the contract's summary says (its
+        `complete` field, decided in TLA+); None for a contract whose summary does not say.
+        A trace whose last line was cut short is not complete, whatever its lines reached."""
         if self.status is not Status.CONFORMS:
             return None
         if self.truncated:
             return False
-        if "end" not in self.summary:
-            return None
-        return self.summary["end"] in ("done", "parked", "failed")
+        complete = self.summary.get("complete")
+        return complete if isinstance(complete, bool) else None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
