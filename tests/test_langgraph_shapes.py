@@ -38,9 +38,17 @@ def test_the_corpus_is_the_cells_recorded() -> None:
 
 @pytest.mark.parametrize("cell", CELLS, ids=[c.name for c in CELLS])
 def test_recorded_again_the_verdict_is_the_manifests(cell: Any, recorded: dict[str, Any]) -> None:
+    """A fault-free run gets the manifest's verdict again. A SIGKILL run is judged (never
+    invalid), but its verdict may differ from the recorded one: whether the killed process's
+    answer write had reached the store before the kill is a race of LangGraph's background
+    writer, and a re-asked interrupt that is answered again is CO (the committed trace keeps
+    the verdict it got, and tests/test_manifest.py re-judges it)."""
     _, verdict = recorded[cell.name]
     got = entry(verdict)
     expected = MANIFEST[f"{cell.name}.jsonl"]
+    if cell.kill is not None:
+        assert got["status"] in ("conforms", "violates"), verdict.reason
+        return
     assert got["status"] == expected["status"], verdict.reason
     assert got.get("properties") == expected.get("properties")
 
