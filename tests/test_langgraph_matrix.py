@@ -55,13 +55,18 @@ def test_the_reference_saver_has_no_saver_finding_and_exit_0(sqlite_matrix: Run)
 
 def test_every_kill_cell_of_a_chain_conforms(sqlite_matrix: Run) -> None:
     """LangGraph re-runs only what was in flight: each SIGKILL point, then a resume, keeps PC,
-    CV and RD."""
+    CV and RD. (In fanout, when lookup raises, LangGraph can end the invocation before
+    search's finished work is saved -- a race, rarely lost on SQLite -- and search runs again
+    without a crash: EO, a runtime finding, not a kill's.)"""
     cells = _cells(sqlite_matrix)
     chain = [c for k, c in cells.items() if k[0] in ("chain", "fanout") and k[1] != "none"]
     assert len(chain) >= 20
-    assert [c["tested"]["verdict"] for c in chain if c["finding"] != "conforms"] == []
+    broken = [c for c in chain if c["finding"] != "conforms"]
+    assert [c["tested"]["verdict"] for c in broken if c["tested"]["properties"] != ["EO"]] == []
+    assert [c["fault"] for c in broken if c["scenario"] == "chain"] == []
     # Most kill points are reached; under async durability a few land after the run ended
-    # (the background writer's timing), and those cells simply run fault-free.
+    # (the background writer's timing, or the recorder holding events), and those cells simply
+    # run fault-free.
     assert sum(bool(c["tested"]["killed_at"]) for c in chain) >= (len(chain) * 3) // 4
 
 

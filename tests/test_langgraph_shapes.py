@@ -60,7 +60,7 @@ def test_every_fault_free_shape_conforms_and_ends(recorded: dict[str, Any]) -> N
             assert (verdict.status.value, verdict.summary.get("end")) == ("conforms", "done")
 
 
-def test_a_crash_variant_resumes_and_its_effect_is_at_least_once(
+def test_a_crash_variant_is_killed_and_resumed(
     recorded: dict[str, Any],
 ) -> None:
     for cell in CELLS:

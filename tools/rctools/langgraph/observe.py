@@ -60,16 +60,29 @@ def value_id(value: Any) -> str:
 # -- content ------------------------------------------------------------------------
 
 
+def _canonical(value: Any) -> Any:
+    """`value` with its sets in a fixed order: a set serializes in iteration order, which
+    string hashing makes differ from process to process (a join edge's channel keeps the
+    set of nodes it has seen)."""
+    if isinstance(value, (set, frozenset)):
+        return ["<set>", *sorted((_canonical(v) for v in value), key=repr)]
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_canonical(v) for v in value)
+    return value
+
+
 def digest(checkpoint: dict[str, Any] | None, serde: Any) -> str | None:
     """A hash of channel values, channel versions and versions seen. Values are hashed in
     the saver's own serialization (`serde.dumps_typed`), so what was handed to `put` and what
-    a load deserialized hash alike; ids, timestamps and the `updated_channels` hint are not
-    content."""
+    a load deserialized hash alike (sets in a fixed order); ids, timestamps and the
+    `updated_channels` hint are not content."""
     if checkpoint is None:
         return None
     h = hashlib.sha256()
     for name in sorted(checkpoint.get("channel_values") or {}):
-        kind, data = serde.dumps_typed(checkpoint["channel_values"][name])
+        kind, data = serde.dumps_typed(_canonical(checkpoint["channel_values"][name]))
         h.update(f"v {name} {kind} {len(data)}\n".encode())
         h.update(data)
     h.update(json.dumps(checkpoint.get("channel_versions") or {}, sort_keys=True).encode())

@@ -49,8 +49,10 @@ class ShapeCell:
 
 CELLS: tuple[ShapeCell, ...] = (
     *(ShapeCell(name, shape.durability or "sync") for name, shape in SHAPES.items()),
-    # the approved charge ran, its write not saved: charged again on resume (at-least-once)
-    ShapeCell("approval-loop", "sync", ("end tools", 2)),
+    # killed while tools asks for the second approval, before its interrupt was saved: the
+    # next process finds tools unfinished and it asks again (a kill after an approved charge
+    # races with the answer's write: see the matrix's approval-loop cells)
+    ShapeCell("approval-loop", "sync", ("end tools", 3)),
     # two of the three Send tasks done, one write unsaved: only the unsaved ones run again
     ShapeCell("send", "sync", ("end work", 2)),
     # killed inside the subgraph: the parent task and the subgraph's chain resume
