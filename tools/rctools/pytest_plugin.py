@@ -319,10 +319,16 @@ class _Say:
 
     def __init__(self, config: pytest.Config) -> None:
         self.reporter = config.pluginmanager.get_plugin("terminalreporter")
+        self.capture = config.pluginmanager.get_plugin("capturemanager")
         self.shown = time.monotonic()
 
     def __call__(self, text: str) -> None:
-        if self.reporter is not None:
+        if self.reporter is None:
+            return
+        if self.capture is None:
+            self.reporter.write_line(text)
+            return
+        with self.capture.global_and_fixture_disabled():  # collection runs captured
             self.reporter.write_line(text)
 
     def progress(self, done: int, total: int, what: str) -> None:
