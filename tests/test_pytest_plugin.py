@@ -55,11 +55,11 @@ class Session:
     cases: dict[str, ET.Element]  # test name -> JUnit testcase
 
 
-def run_pytest(folder: Path, *args: str) -> Session:
+def run_pytest(folder: Path, *args: str, env: dict[str, str] | None = None) -> Session:
     """pytest in a subprocess, in `folder`, with the fixtures importable and a JUnit file."""
     junit = folder / f"junit-{len(list(folder.glob('junit-*')))}.xml"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RESUME_CHECK_")}
-    env["PYTHONPATH"] = str(FIXTURES)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("RESUME_CHECK_")}
+    env = {**clean, "PYTHONPATH": str(FIXTURES), **(env or {})}
     options = ["-p", "no:cacheprovider", "-rxXf", "-v", "--strict-markers", f"--junitxml={junit}"]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *options, *args],
@@ -195,3 +195,22 @@ def test_the_fixture_without_a_marker_is_a_collection_error_that_says_what_to_ad
     done = run_pytest(folder)
     assert done.returncode == 2, done.output
     assert "no saver: give @pytest.mark.resume_check(saver=factory)" in done.output, done.output
+
+
+def test_without_java_one_test_fails_with_the_reason_before_anything_is_recorded(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    folder = _folder(tmp_path_factory, SAVER_TESTS)
+    out = folder / "out"
+    done = run_pytest(
+        folder,
+        "test_my_saver.py::test_correct",
+        f"--resume-check-out={out}",
+        env={"RESUME_CHECK_JAVA": str(folder / "no-java")},
+    )
+    assert set(done.cases) == {"test_correct[matrix]"}, done.output
+    failure = done.cases["test_correct[matrix]"].find("failure")
+    assert failure is not None and "ToolchainError" in failure.get("message", ""), done.output
+    assert "no-java" in failure.get("message", "")
+    assert not out.exists()
+    assert done.returncode == 1

@@ -160,9 +160,12 @@ def resume_check_cell(request: pytest.FixtureRequest) -> CellCase:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
-    """Runs the body, then enforces the cell's verdict."""
-    result = yield
+    """Runs the body, then enforces the cell's verdict; with no cell to look at (the matrix
+    could not run, or nothing was recorded) the body does not run."""
     case = pyfuncitem.funcargs.get(FIXTURE)
+    if isinstance(case, CellCase) and case.outcome is None:
+        case.check()
+    result = yield
     if isinstance(case, CellCase):
         case.check()
     return result
@@ -286,9 +289,10 @@ def _cases(config: pytest.Config, settings: Any, strict: bool) -> tuple[list[Cel
         started = time.monotonic()
         try:
             runs[key] = run_cells(settings, out, say.progress)
+            say(f"resume-check: {settings.name}: done in {time.monotonic() - started:.0f} s")
         except CellError as exc:
             runs[key] = [str(exc)]
-        say(f"resume-check: {settings.name}: done in {time.monotonic() - started:.0f} s")
+            say(f"resume-check: {settings.name}: could not run: {exc}")
     found = runs[key]
     if found and isinstance(found[0], str):
         return [CellCase(settings.name, strict, error=found[0])], ["matrix"]

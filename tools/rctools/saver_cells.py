@@ -104,6 +104,7 @@ def run_cells(
     from rctools.langgraph.matrix import REFERENCE, Plan, run_matrix
 
     check_settings(settings)
+    _check_toolchain()
     reference = None
     if settings.reference and settings.name != REFERENCE:
         reference = resolve_factory(REFERENCE)
@@ -123,6 +124,20 @@ def run_cells(
         else:
             os.environ[STORE_VAR] = before
     return [CellOutcome(cell, clock.seconds.get(cell.key.slug, 0.0)) for cell in matrix.cells]
+
+
+def _check_toolchain() -> None:
+    """Java, the TLC jar and the contracts, looked for before minutes of recording rather than
+    when the first trace is judged."""
+    from resumecheck.contract import default_spec_paths
+    from resumecheck.tlc.locate import find_jar, find_java
+
+    try:
+        find_java()
+        find_jar()
+        default_spec_paths()
+    except ResumeCheckError as exc:
+        raise CellError(f"{type(exc).__name__}: {exc}") from None
 
 
 class _CellClock:
