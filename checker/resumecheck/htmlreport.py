@@ -218,11 +218,13 @@ def _text_width(text: str, size: int) -> int:
 
 def _subject(event: dict[str, Any], lane_field: str | None) -> str:
     """What an event is about, in a few characters: its node, checkpoint (with the parent it
-    names: `c1←c0`), interrupt, turn..., whichever it carries first."""
+    names: `c1←c0`), interrupt, turn..., whichever it carries first; a number with its name."""
     for name in SUBJECT_FIELDS:
         value = event.get(name)
         if name == lane_field or value is None or isinstance(value, (dict, list)):
             continue
+        if isinstance(value, (int, float)):  # a bare number says nothing: "turn 1"
+            return f"{name} {value}"
         text = _short(untrusted.text(value), 12) if name == "node" else _id(value)
         parent = event.get("parent")
         if name == "checkpoint" and isinstance(parent, (str, int)):
@@ -273,7 +275,8 @@ def _bad_event_panel(
     """The first non-conforming event in words: who did what, its fields, what it breaks."""
     bad = v.event_index or 0
     event = events[bad - 1] if 0 < bad <= len(events) else {}
-    who = f" by {escape(field)} {escape(_lane(event, field))}" if field else ""
+    actor = _lane(event, field)
+    who = f" by {escape(field)} {escape(actor)}" if field and actor != OTHER_LANE else ""
     lines = [
         f"<p><b>event {bad}</b> (line {v.line}){who}: <b>{escape(event.get('ev', '?'))}</b>"
         + (f" breaks <b>{escape(broken)}</b>" if v.properties else f": {escape(broken)}")
