@@ -27,8 +27,35 @@ pytestmark = pytest.mark.slow
 FIXTURES = ROOT / "tests" / "fixtures"
 
 SAVER_TESTS = """
+import os
+from pathlib import Path
+
 import pytest
 import broken_savers
+from langgraph.checkpoint.conformance import checkpointer_test
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+
+@checkpointer_test(name="AsyncSqlite")
+async def registered():
+    # as registered for langgraph-checkpoint-conformance: an async generator yielding a saver
+    path = Path(os.environ["RESUME_CHECK_STORE"]) / "async.sqlite"
+    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+        yield saver
+
+
+def raising():
+    raise RuntimeError("the store is not there")
+
+
+@pytest.mark.resume_check(saver=registered, scenarios="chain", durability="sync", kill_stride=40)
+def test_registered(resume_check_cell):
+    pass
+
+
+@pytest.mark.resume_check(raising, scenarios="chain", durability="sync", kill_stride=40)
+def test_raising(resume_check_cell):
+    pass
 
 @pytest.mark.resume_check(
     saver=broken_savers.parent_as_latest, scenarios=["chain"], durability="sync", kill_stride=40
@@ -53,6 +80,7 @@ class Session:
     returncode: int
     output: str
     cases: dict[str, ET.Element]  # test name -> JUnit testcase
+    out: Path = Path()  # --resume-check-out
 
 
 def run_pytest(folder: Path, *args: str, env: dict[str, str] | None = None) -> Session:
@@ -86,7 +114,9 @@ def _folder(tmp_path_factory: pytest.TempPathFactory, text: str) -> Path:
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
     folder = _folder(tmp_path_factory, SAVER_TESTS)
-    return run_pytest(folder, f"--resume-check-out={folder / 'out'}")
+    session = run_pytest(folder, f"--resume-check-out={folder / 'out'}")
+    session.out = folder / "out"
+    return session
 
 
 def test_a_broken_saver_fails_its_cells_with_the_property_and_the_trace(session: Session) -> None:
@@ -123,6 +153,24 @@ def test_a_correct_saver_passes_and_a_runtime_finding_is_reported_not_failed(
     assert skipped is not None and skipped.get("type") == "pytest.xfail", session.output
     assert "runtime finding" in skipped.get("message", ""), skipped.get("message")
     assert "XFAIL test_my_saver.py::test_correct[pinned-twice.none.sync]" in session.output
+
+
+def test_a_checkpointer_registered_for_the_conformance_package_runs_as_it_is(
+    session: Session,
+) -> None:
+    cells = {n: c for n, c in session.cases.items() if n.startswith("test_registered[")}
+    assert "test_registered[chain.none.sync]" in cells, session.output
+    assert all(c.find("failure") is None for c in cells.values()), session.output
+    assert any(p.name.startswith("AsyncSqlite-") for p in session.out.iterdir())
+
+
+def test_a_factory_that_raises_fails_its_cell_with_the_error(session: Session) -> None:
+    cells = {n: c for n, c in session.cases.items() if n.startswith("test_raising[")}
+    assert cells, session.output
+    for name, case in cells.items():
+        failure = case.find("failure")
+        assert failure is not None, f"{name} did not fail\n{session.output}"
+        assert "the store is not there" in (failure.text or ""), failure.text
 
 
 def test_strict_fails_a_runtime_finding_and_options_override_the_marker(

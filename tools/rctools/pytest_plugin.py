@@ -205,7 +205,13 @@ class _Misconfigured(Exception):
 
 def _settings(marker: pytest.Mark | None, config: pytest.Config) -> tuple[Any, bool]:
     """The marker's arguments with the command line's options over them."""
-    from rctools.saver_cells import CellError, Settings, check_settings, resolve_factory
+    from rctools.saver_cells import (
+        CellError,
+        Settings,
+        as_factory,
+        check_settings,
+        resolve_factory,
+    )
 
     kwargs = dict(marker.kwargs) if marker else {}
     if marker and marker.args:
@@ -229,11 +235,12 @@ def _settings(marker: pytest.Mark | None, config: pytest.Config) -> tuple[Any, b
             f"no saver: give @pytest.mark.{MARKER}(saver=factory) or --resume-check-saver"
         )
     try:
-        factory = resolve_factory(saver) if isinstance(saver, str) else saver
+        if isinstance(saver, str):
+            factory, registered = resolve_factory(saver), None
+        else:
+            factory, registered = as_factory(saver)
     except CellError as exc:
         raise _Misconfigured(str(exc)) from None
-    if not callable(factory):
-        raise _Misconfigured(f"saver={saver!r} is not callable")
     from rctools.langgraph.matrix import DURABILITIES
     from rctools.langgraph.scenarios import ALL as SCENARIOS
 
@@ -246,7 +253,7 @@ def _settings(marker: pytest.Mark | None, config: pytest.Config) -> tuple[Any, b
     stride = config.getoption("--resume-check-kill-stride") or kwargs.get("kill_stride", 1)
     settings = Settings(
         factory=factory,
-        name=str(kwargs.get("name") or _name_of(saver)),
+        name=str(kwargs.get("name") or registered or _name_of(saver)),
         scenarios=scenarios or tuple(SCENARIOS),
         durabilities=durability or DURABILITIES,
         kill_stride=int(stride),

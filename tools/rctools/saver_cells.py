@@ -10,7 +10,9 @@ has without failing. Nothing here judges a trace: the verdicts are TLC's, the at
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import inspect
 import json
 import os
 import shutil
@@ -75,6 +77,22 @@ def resolve_factory(spec: str) -> Callable[[], Any]:
         return resolve(spec)
     except BackendError as exc:
         raise CellError(str(exc)) from None
+
+
+def as_factory(saver: Any) -> tuple[Callable[[], Any], str | None]:
+    """A saver as a saver author already has it, as a factory of the factory contract, and the
+    name it carries if any: a factory; a generator or async generator function yielding a
+    saver (the style of `langgraph-checkpoint-conformance`); or what its `@checkpointer_test`
+    registers (whose `create()` opens a fresh saver, and whose `name` names it)."""
+    if callable(getattr(saver, "create", None)) and callable(getattr(saver, "factory", None)):
+        return saver.create, str(getattr(saver, "name", "")) or None
+    if inspect.isasyncgenfunction(saver):
+        return contextlib.asynccontextmanager(saver), None
+    if inspect.isgeneratorfunction(saver):
+        return contextlib.contextmanager(saver), None
+    if not callable(saver):
+        raise CellError(f"saver={saver!r} is neither a factory nor a registered checkpointer")
+    return saver, None
 
 
 def check_settings(settings: Settings) -> None:
