@@ -15,7 +15,9 @@ from rctools.saver_cells import (
     Action,
     CellError,
     CellOutcome,
+    Saver,
     Settings,
+    _lifespan,
     action,
     as_factory,
     check_settings,
@@ -36,9 +38,9 @@ async def _registered() -> AsyncIterator[InMemorySaver]:
 
 
 def test_a_generator_function_becomes_a_context_manager_factory() -> None:
-    factory, name = as_factory(_generator)
-    assert name is None
-    with factory() as saver:
+    given = as_factory(_generator)
+    assert given.name is None and given.lifespan is None
+    with given.factory() as saver:
         assert isinstance(saver, InMemorySaver)
 
 
@@ -46,17 +48,16 @@ def test_an_async_generator_and_a_registered_checkpointer_become_async_factories
     async def open_both() -> list[Any]:
         opened = []
         for saver in (_async_generator, _registered):
-            factory, _ = as_factory(saver)
-            async with factory() as made:
+            async with as_factory(saver).factory() as made:
                 opened.append(made)
         return opened
 
     assert all(isinstance(s, InMemorySaver) for s in asyncio.run(open_both()))
-    assert as_factory(_registered)[1] == "Registered"
+    assert as_factory(_registered).name == "Registered"
 
 
 def test_a_plain_factory_is_kept_and_a_non_callable_refused() -> None:
-    assert as_factory(InMemorySaver) == (InMemorySaver, None)
+    assert as_factory(InMemorySaver) == Saver(InMemorySaver)
     with pytest.raises(CellError, match="neither a factory"):
         as_factory(42)
 
@@ -106,3 +107,33 @@ def test_only_a_runtime_finding_is_reported_rather_than_failed(
 def test_an_unknown_finding_fails() -> None:
     """A finding the matrix may add later must not pass silently."""
     assert action(CellOutcome(_Cell("something-new"), 0.0)) is Action.FAIL
+
+
+def test_a_registered_lifespan_is_what_runs_around_the_matrix() -> None:
+    """A registration's lifespan is taken, and `_lifespan` (what `run_cells` wraps the matrix
+    in) runs it to its yield before and to its end after."""
+    events: list[str] = []
+
+    async def lifespan() -> AsyncIterator[None]:
+        events.append("start")
+        yield
+        events.append("end")
+
+    @checkpointer_test(name="WithLifespan", lifespan=lifespan)
+    async def registered() -> AsyncIterator[InMemorySaver]:
+        yield InMemorySaver()
+
+    given = as_factory(registered)
+    assert given.lifespan is lifespan
+    with _lifespan(given.lifespan):
+        assert events == ["start"]
+    assert events == ["start", "end"]
+
+
+def test_a_lifespan_that_fails_to_start_is_a_cell_error() -> None:
+    async def broken() -> AsyncIterator[None]:
+        raise OSError("no database server")
+        yield
+
+    with pytest.raises(CellError, match="lifespan failed to start: OSError"), _lifespan(broken):
+        pass

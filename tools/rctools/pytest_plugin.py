@@ -207,6 +207,7 @@ def _settings(marker: pytest.Mark | None, config: pytest.Config) -> tuple[Any, b
     """The marker's arguments with the command line's options over them."""
     from rctools.saver_cells import (
         CellError,
+        Saver,
         Settings,
         as_factory,
         check_settings,
@@ -235,10 +236,7 @@ def _settings(marker: pytest.Mark | None, config: pytest.Config) -> tuple[Any, b
             f"no saver: give @pytest.mark.{MARKER}(saver=factory) or --resume-check-saver"
         )
     try:
-        if isinstance(saver, str):
-            factory, registered = resolve_factory(saver), None
-        else:
-            factory, registered = as_factory(saver)
+        given = Saver(resolve_factory(saver)) if isinstance(saver, str) else as_factory(saver)
     except CellError as exc:
         raise _Misconfigured(str(exc)) from None
     from rctools.langgraph.matrix import DURABILITIES
@@ -252,14 +250,15 @@ def _settings(marker: pytest.Mark | None, config: pytest.Config) -> tuple[Any, b
     )
     stride = config.getoption("--resume-check-kill-stride") or kwargs.get("kill_stride", 1)
     settings = Settings(
-        factory=factory,
-        name=str(kwargs.get("name") or registered or _name_of(saver)),
+        factory=given.factory,
+        name=str(kwargs.get("name") or given.name or _name_of(saver)),
         scenarios=scenarios or tuple(SCENARIOS),
         durabilities=durability or DURABILITIES,
         kill_stride=int(stride),
         reference=bool(kwargs.get("reference", True))
         and not config.getoption("--resume-check-no-reference"),
         in_process=bool(kwargs.get("in_process", False)),
+        lifespan=given.lifespan,
     )
     try:
         check_settings(settings)

@@ -10,6 +10,7 @@ has without failing. Nothing here judges a trace: the verdicts are TLC's, the at
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import enum
 import inspect
@@ -17,7 +18,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ class Settings:
     kill_stride: int = DEFAULT_STRIDE
     reference: bool = True
     in_process: bool = False
+    lifespan: Callable[[], AsyncIterator[None]] | None = None
 
 
 class Action(enum.Enum):
@@ -79,20 +81,31 @@ def resolve_factory(spec: str) -> Callable[[], Any]:
         raise CellError(str(exc)) from None
 
 
-def as_factory(saver: Any) -> tuple[Callable[[], Any], str | None]:
-    """A saver as a saver author already has it, as a factory of the factory contract, and the
-    name it carries if any: a factory; a generator or async generator function yielding a
-    saver (the style of `langgraph-checkpoint-conformance`); or what its `@checkpointer_test`
-    registers (whose `create()` opens a fresh saver, and whose `name` names it)."""
+@dataclass(frozen=True)
+class Saver:
+    """A saver as the matrix takes it: a factory, the name it carries, and a lifespan to run
+    around the whole matrix (a `@checkpointer_test` registration's, e.g. creating a database)."""
+
+    factory: Callable[[], Any]
+    name: str | None = None
+    lifespan: Callable[[], AsyncIterator[None]] | None = None
+
+
+def as_factory(saver: Any) -> Saver:
+    """A saver as a saver author already has it, as a factory of the factory contract: a
+    factory; a generator or async generator function yielding a saver (the style of
+    `langgraph-checkpoint-conformance`); or what its `@checkpointer_test` registers (whose
+    `create()` opens a fresh saver, whose `name` names it and whose `lifespan` runs once)."""
     if callable(getattr(saver, "create", None)) and callable(getattr(saver, "factory", None)):
-        return saver.create, str(getattr(saver, "name", "")) or None
+        name = str(getattr(saver, "name", "")) or None
+        return Saver(saver.create, name, getattr(saver, "lifespan", None))
     if inspect.isasyncgenfunction(saver):
-        return contextlib.asynccontextmanager(saver), None
+        return Saver(contextlib.asynccontextmanager(saver))
     if inspect.isgeneratorfunction(saver):
-        return contextlib.contextmanager(saver), None
+        return Saver(contextlib.contextmanager(saver))
     if not callable(saver):
         raise CellError(f"saver={saver!r} is neither a factory nor a registered checkpointer")
-    return saver, None
+    return Saver(saver)
 
 
 def check_settings(settings: Settings) -> None:
@@ -133,7 +146,8 @@ def run_cells(
     shutil.rmtree(out, ignore_errors=True)
     before = os.environ.get(STORE_VAR)
     try:
-        matrix = run_matrix(out, settings.name, settings.factory, plan, reference, clock)
+        with _lifespan(settings.lifespan):
+            matrix = run_matrix(out, settings.name, settings.factory, plan, reference, clock)
     except ResumeCheckError as exc:
         raise CellError(f"{type(exc).__name__}: {exc}") from None
     finally:
@@ -142,6 +156,29 @@ def run_cells(
         else:
             os.environ[STORE_VAR] = before
     return [CellOutcome(cell, clock.seconds.get(cell.key.slug, 0.0)) for cell in matrix.cells]
+
+
+@contextlib.contextmanager
+def _lifespan(lifespan: Callable[[], AsyncIterator[None]] | None) -> Iterator[None]:
+    """Runs an async-generator lifespan around the matrix, on a loop of its own (the matrix's
+    workers are forked processes that open their own savers)."""
+    if lifespan is None:
+        yield
+        return
+    loop = asyncio.new_event_loop()
+    try:
+        steps = lifespan()
+        try:
+            loop.run_until_complete(anext(steps))
+        except Exception as exc:
+            raise CellError(f"the checkpointer's lifespan failed to start: {exc!r}") from None
+        try:
+            yield
+        finally:
+            with contextlib.suppress(StopAsyncIteration):
+                loop.run_until_complete(anext(steps))
+    finally:
+        loop.close()
 
 
 def _check_toolchain() -> None:
