@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langgraph._internal._config import recast_checkpoint_ns
-from langgraph._internal._constants import NS_END, NS_SEP, NULL_TASK_ID, RESUME
+from langgraph._internal._constants import INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, RESUME
 from langgraph.pregel._algo import prepare_next_tasks, task_path_str
 from langgraph.pregel._checkpoint import channels_from_checkpoint
 from langgraph.pregel._task_status import read_task_statuses
@@ -77,7 +77,9 @@ def digest(checkpoint: dict[str, Any] | None, serde: Any) -> str | None:
     """A hash of channel values, channel versions and versions seen. Values are hashed in
     the saver's own serialization (`serde.dumps_typed`), so what was handed to `put` and what
     a load deserialized hash alike (sets in a fixed order); ids, timestamps and the
-    `updated_channels` hint are not content."""
+    `updated_channels` hint are not content, and neither is `versions_seen["__interrupt__"]`:
+    it only gates `interrupt_before/after`, and time travel marks it on the fork copy ("proceed
+    past previous checkpoint"), so a fork's content equals its source's without it."""
     if checkpoint is None:
         return None
     h = hashlib.sha256()
@@ -86,7 +88,8 @@ def digest(checkpoint: dict[str, Any] | None, serde: Any) -> str | None:
         h.update(f"v {name} {kind} {len(data)}\n".encode())
         h.update(data)
     h.update(json.dumps(checkpoint.get("channel_versions") or {}, sort_keys=True).encode())
-    h.update(json.dumps(checkpoint.get("versions_seen") or {}, sort_keys=True).encode())
+    seen = {k: v for k, v in (checkpoint.get("versions_seen") or {}).items() if k != INTERRUPT}
+    h.update(json.dumps(seen, sort_keys=True).encode())
     return h.hexdigest()[:20]
 
 

@@ -21,7 +21,9 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import StateGraph
+from langgraph.pregel import Pregel
 from langgraph.types import Command
 
 from rctools.langgraph.callbacks import RecorderCallbacks
@@ -36,9 +38,30 @@ from rctools.langgraph.tracefile import TraceFile
 GUARANTEES = {"effects": {"default": "at-least-once"}, "fencing": "none"}
 
 
+def on_saver(app: Any, saver: Any) -> Any:
+    """The compiled app with checkpointer `saver`. `app` is a StateGraph (compiled with it),
+    a compiled graph (copied with it, e.g. `create_react_agent(...)`) or a factory
+    `FACTORY(checkpointer)` that returns the compiled graph (called with it; its result is
+    copied with `saver` if the factory compiled with another)."""
+    if isinstance(app, StateGraph):
+        return app.compile(checkpointer=saver)
+    if isinstance(app, Pregel):
+        return app.copy({"checkpointer": saver})
+    if callable(app):
+        compiled = app(saver)
+        if not isinstance(compiled, Pregel):
+            raise TypeError(
+                f"the app factory returned {type(compiled).__name__}, not a compiled graph"
+            )
+        if compiled.checkpointer is not saver:
+            compiled = compiled.copy({"checkpointer": saver})
+        return compiled
+    raise TypeError(f"not a LangGraph app: {type(app).__name__}")
+
+
 def nodes_of(app: Any) -> list[str]:
     """Every node of the graph and of its subgraphs, the input node `__start__` included."""
-    compiled = app.compile() if isinstance(app, StateGraph) else app
+    compiled = on_saver(app, InMemorySaver()) if not isinstance(app, Pregel) else app
     names = list(compiled.nodes)
     for _, sub in compiled.get_subgraphs(recurse=True):
         names += [n for n in getattr(sub, "nodes", {}) if n not in names]
@@ -93,12 +116,9 @@ class Recording:
 
     def attach(self, app: Any, saver: Any) -> Any:
         """The app with its checkpointer recorded: a StateGraph is compiled with it, a
-        compiled graph is copied with it."""
+        compiled graph is copied with it, a factory is called with it (`on_saver`)."""
         wrapped = RecordingSaver(saver, self.recorder, self.lock)
-        if isinstance(app, StateGraph):
-            compiled = app.compile(checkpointer=wrapped)
-        else:
-            compiled = app.copy({"checkpointer": wrapped})
+        compiled = on_saver(app, wrapped)
         self.recorder.graph = compiled
         return compiled
 

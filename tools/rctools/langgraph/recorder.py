@@ -102,6 +102,7 @@ class AddressBook:
         self._offset = 0
         self.by_id: dict[str, str] = {}
         self.answers: dict[tuple[str, str, str, str], str] = {}
+        self.given: dict[str, str] = {}  # interrupt address -> the value last answered to it
 
     def note(self, event: dict[str, Any]) -> None:
         addresses = [event.get("interrupt")]
@@ -113,6 +114,7 @@ class AddressBook:
         if event.get("ev") == "resume":
             key = (event["thread"], event.get("ns", ""), event["checkpoint"], event["value"])
             self.answers[key] = event["interrupt"]
+            self.given[event["interrupt"]] = event["value"]
 
     def refresh(self) -> None:
         """Reads the lines other processes appended since the last look."""
@@ -136,6 +138,20 @@ class AddressBook:
         if interrupt_id not in self.by_id:
             self.refresh()
         return self.by_id.get(interrupt_id)
+
+    def answered(self, own_ns: str, upto: int | None) -> list[dict[str, str]]:
+        """The answers the trace gave to the first `upto` interrupt() calls of the task whose
+        namespace is `own_ns` (None: as many as were answered), in order; [] if one is
+        missing."""
+        self.refresh()
+        out: list[dict[str, str]] = []
+        for i in range(1, (upto if upto is not None else 64) + 1):
+            address = observe.answered_address(own_ns, i)
+            value = self.given.get(address)
+            if value is None:
+                return out if upto is None else []
+            out.append({"interrupt": address, "value": value})
+        return out
 
     def answer(self, chain: Chain, checkpoint: str, value: str) -> str | None:
         key = (chain[0], chain[1], checkpoint, value)
@@ -227,6 +243,8 @@ class Recorder:
         self._paths: dict[tuple[Chain, str], str] = {}
         self._ended: set[tuple[Chain, str | None, str]] = set()  # (chain, checkpoint, task)
         self._resumed: set[tuple[Chain, str, str]] = set()  # answers written (chain, ck, value)
+        # answers stored only with the task write that receives them: value -> (chain, ck)
+        self._carried: dict[str, tuple[Chain, str]] = {}
         self._expect: Any = None  # the resume value this invocation was given
         self._thread = ""  # the thread of the current invocation
 
@@ -361,6 +379,8 @@ class Recorder:
                 "writes": seen.writes,
                 "answers": seen.answers,
             }
+            if run_start and chain[1]:
+                fields["nested"] = True  # a subgraph's loop, inside a task of its parent
 
             def write() -> None:
                 self._write("load" if run_start else "read", fields)
@@ -403,8 +423,24 @@ class Recorder:
                 )
                 if to is not None:
                     self._resume(chain, seen.checkpoint, to, answer)
+                    self._carried[observe.value_id(answer)] = (chain, seen.checkpoint)
         elif self.exit and len(seen.pending) == 1:
             self._resume(chain, seen.checkpoint, seen.pending[0], value)
+            self._carried[observe.value_id(value)] = (chain, seen.checkpoint)
+
+    def _carried_stored(self, resumed: tuple[Any, ...]) -> None:
+        """A map answer, or an answer in exit durability, is stored only inside the task
+        write that received it (its own `__resume__` list): once the saver acknowledged that
+        write, the answer is stored -- the `put_writes` of the answers is written then."""
+        for value in resumed:
+            where = self._carried.pop(observe.value_id(value), None)
+            if where is None:
+                continue
+            chain, cid = where
+            self._write(
+                "put_writes",
+                {**self._where(chain), "checkpoint": cid, "task": None, "kind": "resume"},
+            )
 
     @staticmethod
     def _is_interrupt_id(key: Any) -> bool:
@@ -623,14 +659,20 @@ class Recorder:
         self._submit(ready, write, f"task_start {attempt.node} step {attempt.step}")
 
     def _queue_end(
-        self, attempt: Attempt, outcome: str, interrupt: str | None, resumed: tuple[Any, ...]
+        self,
+        attempt: Attempt,
+        outcome: str,
+        interrupt: str | None,
+        resumed: tuple[Any, ...],
+        answers: list[dict[str, str]] | None = None,
     ) -> None:
         attempt.ended = True
         own = observe.task_ns(attempt.chain[1], attempt.node, attempt.task)
-        answers = [
-            {"interrupt": observe.answered_address(own, i), "value": observe.value_id(v)}
-            for i, v in enumerate(resumed, 1)
-        ]
+        if answers is None:
+            answers = [
+                {"interrupt": observe.answered_address(own, i), "value": observe.value_id(v)}
+                for i, v in enumerate(resumed, 1)
+            ]
 
         def write() -> None:
             fields: dict[str, Any] = {
@@ -691,19 +733,23 @@ class Recorder:
             if attempt is None or attempt.ended:
                 return
             interrupts = payload.get("interrupts") or ()
-            interrupt = None
+            interrupt = mine = None
+            own = observe.task_ns(chain[1], attempt.node, attempt.task)
             if interrupts:
                 outcome = "interrupt"
                 iid = str(interrupts[-1].get("id"))
-                own = observe.task_ns(chain[1], attempt.node, attempt.task)
-                interrupt = (
-                    observe.address_of(iid, own, None) or self.book.address(iid) or f"{iid}#1"
-                )
+                mine = observe.address_of(iid, own, None)
+                interrupt = mine or self.book.address(iid) or f"{iid}#1"
             elif payload.get("error") is not None:
                 outcome = "error"
             else:
                 outcome = "ok"
-            self._queue_end(attempt, outcome, interrupt, ())
+            # Its own `__resume__` list stays in memory: the answers it received are those
+            # the trace gave to its interrupt() calls before the one it parks at (LangGraph
+            # numbers a task's calls, and call k gets the k-th answer), or all of them.
+            upto = int(mine.rpartition("#")[2]) - 1 if mine else None
+            answers = self.book.answered(own, upto) if outcome == "ok" or mine else []
+            self._queue_end(attempt, outcome, interrupt, (), answers)
 
     def _end_from_callback(self, attempt: Attempt) -> None:
         outcome, error = attempt.end or ("error", None)
@@ -774,7 +820,7 @@ class Recorder:
                 self._queue_end(attempt, seen.kind, interrupt, seen.resumed)
             else:
                 ended = None
-        kind = seen.kind
+        kind, resumed = seen.kind, seen.resumed
 
         def acknowledged() -> None:
             fields = {**self._where(chain), "checkpoint": cid, "task": task_id, "kind": kind}
@@ -785,6 +831,7 @@ class Recorder:
                 self._write("put_writes", dict(fields))
                 if kind == "ok":
                     self._results.setdefault(cid, set()).add(task_id)
+                self._carried_stored(resumed)
 
             def ready() -> bool:
                 return cid in self._known and (ended is None or ended.started)
@@ -873,6 +920,7 @@ class Recorder:
             self._attempts.clear()
             self._chunk_tasks.clear()
             self._ended.clear()
+            self._carried.clear()
             self._expect = None
 
 

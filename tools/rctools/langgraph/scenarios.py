@@ -428,6 +428,10 @@ class Scenario:
     script: tuple[tuple[Any, ...], ...] = (("start",), ("auto",))
     # the durability a shape is recorded in (None: the matrix's modes)
     durability: str | None = None
+    # the threads the script is played on, step by step in turn, on one saver
+    threads: tuple[str, ...] = ("t1",)
+    # the value every interrupt is answered with (None: one unique to each process)
+    answer: Any = None
 
 
 def _messages(text: str) -> Callable[[], Any]:
