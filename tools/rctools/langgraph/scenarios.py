@@ -466,6 +466,8 @@ class Scenario:
     threads: tuple[str, ...] = ("t1",)
     # the value every interrupt is answered with (None: one unique to each process)
     answer: Any = None
+    # SIGKILLed at every kill point by the matrix (besides the matrix's own list)
+    killed: bool = False
 
 
 def _messages(text: str) -> Callable[[], Any]:

@@ -160,6 +160,18 @@ def _target(target: str, state: Any, history: list[Any]) -> Any:
     return before[-1].config if before else None
 
 
+def _as_node(job: Invocation, target: Any, history: list[Any]) -> str | None:
+    """The node an edit is made as: the job's, else the one node the checkpoint before the
+    target scheduled (the edit then reads as that node's result), else LangGraph infers it."""
+    if job.as_node:
+        return job.as_node
+    by_id = {s.config["configurable"]["checkpoint_id"]: s for s in history}
+    here = by_id.get(target["configurable"].get("checkpoint_id"))
+    parent = (here.parent_config or {}).get("configurable", {}) if here is not None else {}
+    before = by_id.get(parent.get("checkpoint_id"))
+    return before.next[0] if before is not None and len(before.next) == 1 else None
+
+
 def _meet(cell: Cell, job: Invocation) -> None:
     """Waits (at most 10 s) until `job.barrier` processes reached this point: concurrent
     resumes that really overlap."""
@@ -215,7 +227,7 @@ def _run_sync(
     if job.kind == "update":
         target = _target(job.target, state, history)
         if target is not None:
-            app.update_state(target, job.values, as_node=job.as_node)
+            app.update_state(target, job.values, as_node=_as_node(job, target, history))
         ran = target is not None
     elif (plan := _plan(cell, job, state, history)) is not None:
         payload, config = plan
@@ -243,7 +255,7 @@ async def _run_async(cell: Cell, job: Invocation, kill_fd: int | None) -> dict[s
         if job.kind == "update":
             target = _target(job.target, state, history)
             if target is not None:
-                await app.aupdate_state(target, job.values, as_node=job.as_node)
+                await app.aupdate_state(target, job.values, as_node=_as_node(job, target, history))
             ran = target is not None
         elif (plan := _plan(cell, job, state, history)) is not None:
             payload, config = plan
