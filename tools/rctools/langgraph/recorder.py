@@ -29,6 +29,7 @@ import json
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -243,8 +244,9 @@ class Recorder:
         self._paths: dict[tuple[Chain, str], str] = {}
         self._ended: set[tuple[Chain, str | None, str]] = set()  # (chain, checkpoint, task)
         self._resumed: set[tuple[Chain, str, str]] = set()  # answers written (chain, ck, value)
-        # answers stored only with the task write that receives them: value -> (chain, ck)
-        self._carried: dict[str, tuple[Chain, str]] = {}
+        # answers stored only with the task writes that receive them, per (chain, checkpoint)
+        self._carried: dict[tuple[Chain, str], Counter[str]] = {}
+        self._answered: set[tuple[Chain, str, str, str]] = set()  # (chain, ck, interrupt, value)
         self._expect: Any = None  # the resume value this invocation was given
         self._thread = ""  # the thread of the current invocation
 
@@ -421,26 +423,36 @@ class Recorder:
                 to = self.book.address(iid) or next(
                     (a for a in seen.pending if a.startswith(f"{iid}#")), None
                 )
-                if to is not None:
-                    self._resume(chain, seen.checkpoint, to, answer)
-                    self._carried[observe.value_id(answer)] = (chain, seen.checkpoint)
-        elif self.exit and len(seen.pending) == 1:
-            self._resume(chain, seen.checkpoint, seen.pending[0], value)
-            self._carried[observe.value_id(value)] = (chain, seen.checkpoint)
+                if to is not None and self._resume(chain, seen.checkpoint, to, answer):
+                    self._carried.setdefault((chain, seen.checkpoint), Counter())[
+                        observe.value_id(answer)
+                    ] += 1
+        elif (
+            self.exit
+            and len(seen.pending) == 1
+            and self._resume(chain, seen.checkpoint, seen.pending[0], value)
+        ):
+            self._carried[(chain, seen.checkpoint)] = Counter([observe.value_id(value)])
 
     def _carried_stored(self, resumed: tuple[Any, ...]) -> None:
         """A map answer, or an answer in exit durability, is stored only inside the task
         write that received it (its own `__resume__` list): once the saver acknowledged that
-        write, the answer is stored -- the `put_writes` of the answers is written then."""
+        write, the answer is stored -- the `put_writes` of a checkpoint's answers is written
+        once every answer given on it was received by an acknowledged write."""
         for value in resumed:
-            where = self._carried.pop(observe.value_id(value), None)
-            if where is None:
-                continue
-            chain, cid = where
-            self._write(
-                "put_writes",
-                {**self._where(chain), "checkpoint": cid, "task": None, "kind": "resume"},
-            )
+            vid = observe.value_id(value)
+            for (chain, cid), waiting in list(self._carried.items()):
+                if waiting[vid] <= 0:
+                    continue
+                waiting[vid] -= 1
+                if +waiting:
+                    break
+                del self._carried[(chain, cid)]
+                self._write(
+                    "put_writes",
+                    {**self._where(chain), "checkpoint": cid, "task": None, "kind": "resume"},
+                )
+                break
 
     @staticmethod
     def _is_interrupt_id(key: Any) -> bool:
@@ -450,15 +462,19 @@ class Recorder:
         """This invocation was given `Command(resume=value)`."""
         self._expect = value
 
-    def _resume(self, chain: Chain, checkpoint: str, to: str, value: Any) -> None:
+    def _resume(self, chain: Chain, checkpoint: str, to: str, value: Any) -> bool:
+        """Writes the answer `value` to interrupt `to` (once); whether it was written now.
+        Equal values to different interrupts (a map resume) are different answers."""
         vid = observe.value_id(value)
-        if (chain, checkpoint, vid) in self._resumed:
-            return
+        if (chain, checkpoint, to, vid) in self._answered:
+            return False
+        self._answered.add((chain, checkpoint, to, vid))
         self._resumed.add((chain, checkpoint, vid))
         self._write(
             "resume",
             {**self._where(chain), "checkpoint": checkpoint, "interrupt": to, "value": vid},
         )
+        return True
 
     # -- checkpoints -------------------------------------------------------------------
 
@@ -711,7 +727,17 @@ class Recorder:
             attempt = Attempt(chain, task, node, path, step)
             self._attempts[(chain, task)] = attempt
             self._paths[(chain, task)] = path
-            self._queue_start(attempt, lambda: self._step_ready(chain, step))
+            if node == START and self.durability == "sync":
+                # The input task has callbacks only when a router or `Send` leaves START; it
+                # is placed as when it has none: after its checkpoint's `put` (LangGraph does
+                # not await the input checkpoint before the first step; its body is the
+                # input mapping and the routing)
+                self._queue_start(
+                    attempt,
+                    lambda: self._step_ready(chain, step) and self._run(chain).cur in self._stored,
+                )
+            else:
+                self._queue_start(attempt, lambda: self._step_ready(chain, step))
             return attempt
 
     def task_finished(self, attempt: Attempt, outcome: str, error: BaseException | None) -> None:

@@ -133,6 +133,11 @@ def _plan(cell: Cell, job: Invocation, state: Any, history: list[Any]) -> tuple[
         # after a kill: run on from what was saved (even a finished thread: the invocation
         # loads it and returns), unless it waits for an answer, which the script gives
         return None if parked or state.created_at is None else (None, base)
+    waiting = parked_of(state)
+    if job.kind in ("resume", "auto") and len(waiting) > 1:
+        # several interrupts at once (parallel tasks that ask): LangGraph takes only a map
+        # resume then, one answer per interrupt id
+        return Command(resume={p["interrupt"]: answer(p, job) for p in waiting}), base
     if job.kind in ("resume", "pinned", "auto") and parked:
         value = answer(parked, job)
         if job.kind == "pinned":
