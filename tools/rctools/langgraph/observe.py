@@ -41,6 +41,7 @@ __all__ = [
     "collapse",
     "digest",
     "graph_for",
+    "is_replay_load",
     "is_run_start",
     "resume_list",
     "schedule",
@@ -227,6 +228,7 @@ def answered_address(own_ns: str, index: int) -> str:
 # -- who reads ----------------------------------------------------------------------
 
 _LOOP = os.path.join("langgraph", "pregel", "_loop.py")
+_REPLAY = os.path.join("langgraph", "_internal", "_replay.py")
 _READS = frozenset({"checkpoint_superseded", "acheckpoint_superseded"})
 
 
@@ -245,3 +247,15 @@ def is_run_start(depth: int = 2, limit: int = 16) -> bool:
             return code.co_name in ("__enter__", "__aenter__")
         frame = frame.f_back
     return False
+
+
+def is_replay_load(depth: int = 2) -> bool:
+    """Whether the saver's `list` is called by a subgraph's loop starting a run while its
+    parent replays (time travel): LangGraph's `ReplayState.get_checkpoint` then loads the
+    subgraph's checkpoint with `list(before=..., limit=1)` instead of `get_tuple`."""
+    frame = sys._getframe(depth)
+    return (
+        frame is not None
+        and frame.f_code.co_filename.endswith(_REPLAY)
+        and frame.f_code.co_name in ("get_checkpoint", "aget_checkpoint")
+    )

@@ -410,6 +410,15 @@ class Recorder:
 
             self._submit(None, write, "load")
 
+    def replay_load(self, config: dict[str, Any], tup: Any) -> None:
+        """A subgraph's run starts while its parent replays: LangGraph loaded the subgraph's
+        last checkpoint before the replay point (`list(before=..., limit=1)`); a load that
+        asked for the checkpoint it got, or for the latest when it got none."""
+        conf = dict(config.get("configurable", {}))
+        if tup is not None:
+            conf["checkpoint_id"] = tup.checkpoint["id"]
+        self.read({**config, "configurable": conf}, tup, True)
+
     def _answers_from_input(self, chain: Chain, seen: Observed) -> None:
         """The answers an invocation is given that LangGraph does not hand to the saver as
         they are written: a map `Command(resume={id: value})` (delivered through the config,
