@@ -652,12 +652,20 @@ class Recorder:
         return out
 
     def _start_input_task(self, chain: Chain, checkpoint: str) -> None:
-        """The input task (`__start__`) runs without callbacks; in exit durability its
-        writes reach no saver either. It ran when the loop made the next checkpoint."""
+        """The input task (`__start__`) runs without callbacks (unless a router or `Send`
+        leaves START) and is not in the `tasks` stream; in exit durability its writes reach
+        no saver either. It ran when the loop made the next checkpoint."""
         for task, node in self._chunk_tasks.get(checkpoint, ()):
-            if node == START and (chain, task) not in self._attempts:
-                if task in self._results.get(checkpoint, set()):
-                    continue
+            if node != START or task in self._results.get(checkpoint, set()):
+                continue
+            seen = self._attempts.get((chain, task))
+            if seen is not None and not seen.ended:
+                # it had callbacks (a router or `Send` leaves START); the `tasks` stream
+                # does not report the input task: it ended when the next checkpoint was made
+                seen.checkpoint = checkpoint
+                self._queue_end(seen, "ok", None, ())
+                continue
+            if seen is None:
                 path = task_path_str(("__pregel_pull", node))
                 attempt = Attempt(chain, task, node, path, self._steps.get(checkpoint, -1) + 1)
                 attempt.checkpoint = checkpoint
