@@ -240,3 +240,27 @@ def test_record_run_answers_several_interrupts_at_once_with_a_map_resume(tmp_pat
     assert len(resumes) == 3 and len({e["interrupt"] for e in resumes}) == 3
     assert len({e["value"] for e in resumes}) == 1
     assert any(e["ev"] == "put_writes" and e["task"] is None for e in events)
+
+
+def test_an_app_on_a_broken_saver_is_a_saver_finding_and_on_a_correct_one_is_not(
+    tmp_path: Path,
+) -> None:
+    """With --saver, every cell of the app's plan runs on that saver and on the reference: a
+    saver that returns the parent of the latest checkpoint breaks the app's resume (CV) where
+    SqliteSaver does not; LangGraph's own saver behind the same factory contract has none."""
+    env = {"PYTHONPATH": str(ROOT / "tests" / "fixtures")}
+    found = {}
+    for saver in ("parent_as_latest", "correct_sqlite"):
+        run = run_cli(
+            "run", "langgraph", "--app", f"{APPS / 'research.py'}:make_graph",
+            "--saver", f"broken_savers:{saver}", "--durability", "sync", "--scenarios", "fork",
+            "--format", "json", "--no-progress", "--out", tmp_path / saver, env=env,
+        )  # fmt: skip
+        run.assert_no_traceback()
+        found[saver] = (run.returncode, run.json())
+    code, document = found["parent_as_latest"]
+    assert code == 1
+    saver_cells = [c for c in document["cells"] if c["finding"] == "saver"]
+    assert saver_cells and all("CV" in c["tested"]["properties"] for c in saver_cells)
+    code, document = found["correct_sqlite"]
+    assert code == 0 and document["counts"]["saver"] == 0
