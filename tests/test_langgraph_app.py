@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, invoke, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -135,7 +135,7 @@ def _write(folder: Path, name: str, text: str) -> Path:
 def test_a_bad_app_option_is_a_clear_error_and_exit_2(
     tmp_path: Path, spec: str, options: list[str], message: str
 ) -> None:
-    run = run_cli("run", "langgraph", "--app", spec, *options, "--out", tmp_path / "out")
+    run = invoke("run", "langgraph", "--app", spec, *options, "--out", tmp_path / "out")
     run.assert_no_traceback()
     assert run.returncode == 2, run
     assert message in run.stderr, run
@@ -172,7 +172,7 @@ def test_an_app_that_is_not_a_compiled_graph_is_a_clear_error(tmp_path: Path) ->
 
 
 def test_input_and_answer_need_an_app(tmp_path: Path) -> None:
-    run = run_cli("run", "langgraph", "--backend", "sqlite", "--answer", "1", "--out", tmp_path)
+    run = invoke("run", "langgraph", "--backend", "sqlite", "--answer", "1", "--out", tmp_path)
     assert run.returncode == 2 and "go with --app" in run.stderr, run
 
 

@@ -147,9 +147,8 @@ class _Session:
                     break
                 self.thread = thread
                 reports[thread] = self.step(step, reports[thread])
-        for thread in self.scenario.threads:
-            if thread == self.scenario.threads[0]:
-                self.result.checkpoints = int(reports[thread].get("checkpoints") or 0)
+        first = reports[self.scenario.threads[0]]
+        self.result.checkpoints = int(first.get("checkpoints") or 0)
         if not all(r.get("done") for r in reports.values()) and not self.result.failure:
             self.result.notes.append("the thread did not finish")
 
