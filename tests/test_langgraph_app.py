@@ -128,6 +128,7 @@ def _write(folder: Path, name: str, text: str) -> Path:
         ("not_a_module_anywhere:make", [], "importing 'not_a_module_anywhere' failed"),
         (f"{APPS / 'triage.py'}:build", ["--answer", "{yes"], "--answer takes a JSON value"),
         (f"{APPS / 'triage.py'}:build", ["--input", "[1,"], "--input takes a JSON value"),
+        (f"{APPS / 'triage.py'}:build", ["--answer", "null"], "--answer null is no answer"),
         (f"{APPS / 'triage.py'}:build", ["--scenarios", "chain"], "with --app, --scenarios"),
         (f"{APPS / 'triage.py'}:build", ["--backend", "sqlite", "--saver", "x:y"], "exactly one"),
     ],

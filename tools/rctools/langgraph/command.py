@@ -203,6 +203,10 @@ def _plan_for(
             f"with --app, --scenarios takes {', '.join(APP_KINDS)}; not {', '.join(unknown)}"
         )
     try:
+        if answer_json is not None and parse_json("--answer", answer_json, None) is None:
+            raise AppError(
+                "--answer null is no answer: LangGraph reads Command(resume=None) as none"
+            )
         app = App(
             app_spec,
             load_factory(app_spec),
