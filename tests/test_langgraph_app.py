@@ -59,7 +59,7 @@ APPS_SEEN_NEVER = [
 def test_an_app_never_seen_goes_through_the_whole_matrix(
     tmp_path: Path, app: str, options: list[str], parks: int
 ) -> None:
-    code, document = _app_matrix(tmp_path, app, *options, "--kill-stride", "6")
+    code, document = _app_matrix(tmp_path, app, *options, "--kill-stride", "10")
     assert code == 0  # on the reference saver itself nothing is the saver's
     clean = [c for c in _cells(document, "app") if c["fault"] == "none"]
     assert sorted(c["durability"] for c in clean) == ["async", "exit", "sync"]
