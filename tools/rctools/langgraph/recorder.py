@@ -69,6 +69,8 @@ class KillSwitch:
         # cannot write in order yet, and a kill would leave the trace without them.
         self.paused: Callable[[], bool] = lambda: False
         self.muted = False  # the driver's own reads are no kill points
+        # called once, at the first task start: concurrent processes meet there
+        self.rendezvous: Callable[[], None] | None = None
 
     @contextlib.contextmanager
     def mute(self) -> Iterator[None]:
@@ -79,6 +81,9 @@ class KillSwitch:
             self.muted = False
 
     def point(self, label: str) -> None:
+        if self.rendezvous is not None and label.startswith("start "):
+            meet, self.rendezvous = self.rendezvous, None
+            meet()
         if self.muted or self.paused():
             return
         with self._lock:

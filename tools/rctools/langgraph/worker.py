@@ -114,6 +114,10 @@ def _prepare(
         kill=KillSwitch(job.kill_at, kill_fd, *(job.kill_label or (None, None))),
         lock=cell.folder / "saver.lock",
     )
+    if job.barrier >= 2:
+        # and again once each has loaded and starts its first task: a quick resume would
+        # otherwise be over before the other process loads, and nothing would overlap
+        recording.recorder.kill.rendezvous = lambda: _meet(cell, job, "barrier-started")
     return recording, recording.attach(cell.build(), saver), _quiet(cell.build, saver)
 
 
@@ -177,12 +181,12 @@ def _as_node(job: Invocation, target: Any, history: list[Any]) -> str | None:
     return before.next[0] if before is not None and len(before.next) == 1 else None
 
 
-def _meet(cell: Cell, job: Invocation) -> None:
+def _meet(cell: Cell, job: Invocation, at: str = "barrier") -> None:
     """Waits (at most 10 s) until `job.barrier` processes reached this point: concurrent
     resumes that really overlap."""
     if job.barrier < 2:
         return
-    folder = cell.folder / "barrier"
+    folder = cell.folder / at
     folder.mkdir(exist_ok=True)
     (folder / job.proc).touch()
     deadline = time.monotonic() + 10
