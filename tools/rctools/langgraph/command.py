@@ -12,10 +12,21 @@ import click
 from resumecheck.errors import UsageError
 
 from rctools import services
+from rctools.langgraph.app import (
+    DEFAULT_ANSWER,
+    DEFAULT_INPUT,
+    App,
+    AppError,
+    load_factory,
+    parse_json,
+)
+from rctools.langgraph.app import KINDS as APP_KINDS
 from rctools.langgraph.matrix import (
     DURABILITIES,
     MODES,
     REFERENCE,
+    Catalogue,
+    Expand,
     Matrix,
     Plan,
     describe,
@@ -29,6 +40,26 @@ NEEDS_SERVER = {"postgres": services.PG_URL_VAR, "redis": services.REDIS_URL_VAR
 
 
 @click.command(name="langgraph")
+@click.option(
+    "--app",
+    "app_spec",
+    metavar="MODULE:FACTORY",
+    help="Your graph: FACTORY(checkpointer) returns it compiled (MODULE dotted, on sys.path or "
+    "in the current folder, or a .py path). The matrix is then planned from its fault-free "
+    f"run; --scenarios picks among {', '.join(APP_KINDS)}.",
+)
+@click.option(
+    "--input",
+    "input_json",
+    metavar="JSON",
+    help="With --app: the graph's first input (default {}).",
+)
+@click.option(
+    "--answer",
+    "answer_json",
+    metavar="JSON",
+    help="With --app: the value every interrupt() is answered with (default true).",
+)
 @click.option("--backend", metavar="NAME", help=f"A bundled backend: {', '.join(BACKENDS)}.")
 @click.option(
     "--saver",
@@ -38,9 +69,9 @@ NEEDS_SERVER = {"postgres": services.PG_URL_VAR, "redis": services.REDIS_URL_VAR
 )
 @click.option(
     "--scenarios",
-    default=",".join(SCENARIOS),
-    show_default=True,
-    help="Comma-separated scenario apps (the matrix's and the shapes).",
+    default=None,
+    help="Comma-separated scenario apps (default: all of the matrix's and the shapes; with "
+    "--app: all of its kinds).",
 )
 @click.option(
     "--durability",
@@ -74,9 +105,12 @@ NEEDS_SERVER = {"postgres": services.PG_URL_VAR, "redis": services.REDIS_URL_VAR
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
 def command(
+    app_spec: str | None,
+    input_json: str | None,
+    answer_json: str | None,
     backend: str | None,
     saver: str | None,
-    scenarios: str,
+    scenarios: str | None,
     durability: str,
     kill_stride: int,
     reference: bool,
@@ -93,6 +127,7 @@ def command(
     \b
     resume-check run langgraph --backend sqlite --out out/lg
     resume-check run langgraph --saver my_pkg.savers:make_saver --out out/mine
+    resume-check run langgraph --app my_app.graph:make_graph --out out/app
 
     Each cell is scenario x fault x durability. Faults: none, and a SIGKILL of the worker
     process at each saver call and node start/end (then a fresh process resumes); the
@@ -105,13 +140,12 @@ def command(
     Exit codes: 0 no saver finding, 1 a saver finding (--strict: or a runtime finding),
     2 a cell could not run or a trace could not be judged.
     """
-    if bool(backend) == bool(saver):
+    if (backend and saver) or not (backend or saver or app_spec):
         raise UsageError("give exactly one of --backend NAME or --saver MODULE:FACTORY")
-    name = backend or str(saver)
-    picked = tuple(s for s in scenarios.split(",") if s)
-    unknown = [s for s in picked if s not in SCENARIOS]
-    if unknown:
-        raise UsageError(f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
+    if not app_spec and (input_json is not None or answer_json is not None):
+        raise UsageError("--input and --answer go with --app MODULE:FACTORY")
+    name = backend or saver or REFERENCE
+    catalogue, expand, picked = _plan_for(app_spec, input_json, answer_json, scenarios)
     modes = tuple(d for d in durability.split(",") if d)
     if not modes or set(modes) - set(MODES):
         raise UsageError(f"--durability takes {', '.join(MODES)}")
@@ -125,7 +159,14 @@ def command(
     plan = Plan(picked, modes, kill_stride, in_process=name == "memory")
     try:
         matrix = run_matrix(
-            out, name, factory, plan, reference_factory, _ProgressBar() if show else None
+            out,
+            name,
+            factory,
+            plan,
+            reference_factory,
+            _ProgressBar() if show else None,
+            scenarios=catalogue,
+            expand=expand,
         )
     finally:
         if started:
@@ -140,6 +181,42 @@ def command(
         return 2
     suspect = any(matrix.findings(k) for k in ("saver", "saver-error", "unattributed"))
     return 1 if suspect or (strict and matrix.findings("runtime")) else 0
+
+
+def _plan_for(
+    app_spec: str | None, input_json: str | None, answer_json: str | None, scenarios: str | None
+) -> tuple[Catalogue | None, Expand | None, tuple[str, ...]]:
+    """The built-in scenarios, or the app's: its catalogue, how its plan grows from its
+    fault-free run, and the scenarios to start with."""
+    if app_spec is None:
+        picked = tuple(s for s in (scenarios or ",".join(SCENARIOS)).split(",") if s)
+        unknown = [s for s in picked if s not in SCENARIOS]
+        if unknown:
+            raise UsageError(
+                f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}"
+            )
+        return None, None, picked
+    kinds = tuple(s for s in (scenarios or ",".join(APP_KINDS)).split(",") if s)
+    unknown = [k for k in kinds if k not in APP_KINDS]
+    if unknown:
+        raise UsageError(
+            f"with --app, --scenarios takes {', '.join(APP_KINDS)}; not {', '.join(unknown)}"
+        )
+    try:
+        if answer_json is not None and parse_json("--answer", answer_json, None) is None:
+            raise AppError(
+                "--answer null is no answer: LangGraph reads Command(resume=None) as none"
+            )
+        app = App(
+            app_spec,
+            load_factory(app_spec),
+            input=parse_json("--input", input_json, DEFAULT_INPUT),
+            answer=parse_json("--answer", answer_json, DEFAULT_ANSWER),
+            kinds=kinds,
+        )
+    except AppError as exc:
+        raise UsageError(str(exc)) from None
+    return app.catalogue(), app.expand, ("app",)
 
 
 def _servers_for(name: str) -> list[str]:
