@@ -116,6 +116,11 @@ def command(
         raise UsageError(str(exc)) from None
     started = _servers_for(name)
     shown = Progress(progress)
+    shown.note(
+        f"recording the matrix on {name}"
+        + (f" and on the reference ({REFERENCE})" if reference_factory else "")
+        + f" into {out}"
+    )
     plan = Plan(picked, modes, kill_stride, in_process=name == "memory")
     try:
         matrix = run_matrix(
@@ -130,7 +135,9 @@ def command(
     finally:
         if started:
             services.down(started)
-    shown.clear()
+    shown.note(
+        f"{len(matrix.cells)} cells judged: {len(matrix.findings('saver'))} saver finding(s)"
+    )
     code = matrix_exit_code(matrix, strict)
     document = {"suite": "langgraph", **to_json(matrix)}
     tested = [c.tested.verdict for c in matrix.cells if c.tested.verdict is not None]
