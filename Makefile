@@ -56,6 +56,7 @@ record-langgraph: setup
 	    --no-reference --no-progress --out out/record/$$b > /dev/null ; \
 	  $(BIN)/python -m rctools.langgraph.publish out/record/$$b/summary.json traces/langgraph/$$b ; \
 	done
+	$(BIN)/python -m rctools.langgraph.tables --write docs/langgraph.md traces/langgraph/*/summary.json
 	$(BIN)/python -m rctools.langgraph.shapes traces/langgraph/shapes
 
 ## What judging costs -- batches of 1, 100 and 1,000 traces, ONE 10,000-event trace against 100

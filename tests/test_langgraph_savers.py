@@ -78,14 +78,14 @@ ZOO = [
     Broken(
         "two_step_put",
         "chain",
-        1,
+        2,
         frozenset({"CV", "PC", "VALID"}),
         needs="a kill between the two statements of one put: kill points inside saver calls",
     ),
     Broken(
         "thread_prefix",
         "chain",
-        1,
+        2,
         frozenset({"CV", "PC", "STATE"}),
         needs="cells where threads whose ids share a prefix (t1, t10) share one saver",
     ),
