@@ -185,3 +185,16 @@ def test_junit_has_one_testcase_per_cell_with_time_timestamp_and_file(
 
 def test_unmatched_is_a_pseudo_property_never_tolerated(judgments: Judgments) -> None:
     assert UNMATCHED not in reference_breaks({("s", "sync"): [CONFORMS]}, judgments)[("s", "sync")]
+
+
+def test_a_tested_thread_no_fresh_process_can_read_back_is_RUNS(judgments: Judgments) -> None:
+    unreadable = FinalState(
+        False, (), "", problem="OperationalError: database disk image is malformed"
+    )
+    cell = Cell(
+        CellKey("chain", "kill@3", "sync"),
+        _side(CONFORMS, unreadable),
+        _side(CONFORMS, _end(True, {"log": ["A"]})),
+    )
+    _matrix([cell], judgments)
+    assert (cell.finding, cell.checks) == ("saver", ("RUNS",))

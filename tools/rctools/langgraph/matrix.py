@@ -235,6 +235,8 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
             checks.append(VALID)
         if tested.status == "failed" and cell.reference.status != "failed":
             checks.append(RUNS)
+        elif _unreadable(tested) and not any(_unreadable(r) for r in cell.references):
+            checks.append(RUNS)  # the fresh process could not read the tested thread back
         if tested.verdict is not None and tested.verdict.status is Status.VIOLATES:
             checks += sorted(saver_breaks(tested.run.trace, known, judgments))
         if tested.status in ("conforms", "violates") and all(
@@ -251,6 +253,10 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
             ),
             None,
         )
+
+
+def _unreadable(side: Side) -> bool:
+    return side.end is not None and side.end.problem is not None
 
 
 def _confirm(
