@@ -65,6 +65,7 @@ record-langgraph: setup
 bench: setup
 	$(BIN)/python bench/batch_bench.py --out bench/results.md
 	$(BIN)/python bench/recorder_bench.py --out bench/recorder-results.md
+	$(BIN)/python bench/final_read_bench.py --out bench/final-read-results.md
 
 ## Private PostgreSQL 15, redis-server, MariaDB and moto (DynamoDB) on 127.0.0.1 for the
 ## checkpointer backends (data in .services/; installs the Debian packages if missing). Prints
