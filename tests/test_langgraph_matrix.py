@@ -254,3 +254,22 @@ def test_a_tool_failure_is_still_a_json_document(tmp_path: Path) -> None:
     assert run.returncode == 2
     document = run.json()
     assert document["exit_code"] == 2 and "unknown backend" in document["error"]["message"]
+
+
+def test_no_java_is_exit_3_before_anything_is_recorded(tmp_path: Path) -> None:
+    run = run_cli(
+        "run",
+        "langgraph",
+        "--backend",
+        "sqlite",
+        "--format",
+        "junit",
+        "--out",
+        tmp_path,
+        env={"RESUME_CHECK_JAVA": str(tmp_path / "no-java")},
+    )
+    run.assert_no_traceback()
+    assert run.returncode == 3
+    error = ET.fromstring(run.stdout).find(".//error")
+    assert error is not None and "java" in (error.get("message") or "")
+    assert not (tmp_path / "cells").exists()

@@ -6,10 +6,11 @@ import os
 from pathlib import Path
 
 import click
-from resumecheck.errors import UsageError, exit_codes_help
+from resumecheck.errors import EnvironmentProblem, UsageError, exit_codes_help
 from resumecheck.output import TRACE_RENDERERS, emit_suite, format_option, reported
 from resumecheck.progress import Progress, TLCProgress, progress_option
 from resumecheck.report import Invocation
+from resumecheck.tlc.locate import find_jar, find_java
 
 from rctools import services
 from rctools.langgraph.matrix import DURABILITIES, MODES, REFERENCE, Plan, run_matrix, to_json
@@ -114,6 +115,7 @@ def command(
         reference_factory = resolve(REFERENCE) if reference and name != REFERENCE else None
     except BackendError as exc:
         raise UsageError(str(exc)) from None
+    find_java(), find_jar()  # no Java, no verdict: say so before recording anything (exit 3)
     started = _servers_for(name)
     shown = Progress(progress)
     shown.note(
@@ -167,6 +169,8 @@ def _servers_for(name: str) -> list[str]:
     try:
         result = services.up()
     except services.ServiceError as exc:
-        raise UsageError(f"backend {name} needs a server and it could not start: {exc}") from None
+        raise EnvironmentProblem(
+            f"backend {name} needs a server and it could not start: {exc}"
+        ) from None
     os.environ.update(result.env)
     return result.started
