@@ -56,6 +56,7 @@ record-langgraph: setup
 	    --no-reference --no-progress --out out/record/$$b > /dev/null ; \
 	  $(BIN)/python -m rctools.langgraph.publish out/record/$$b/summary.json traces/langgraph/$$b ; \
 	done
+	$(BIN)/python -m rctools.langgraph.tables --write docs/langgraph.md traces/langgraph/*/summary.json
 	$(BIN)/python -m rctools.langgraph.shapes traces/langgraph/shapes
 
 ## What judging costs -- batches of 1, 100 and 1,000 traces, ONE 10,000-event trace against 100
@@ -64,6 +65,7 @@ record-langgraph: setup
 bench: setup
 	$(BIN)/python bench/batch_bench.py --out bench/results.md
 	$(BIN)/python bench/recorder_bench.py --out bench/recorder-results.md
+	$(BIN)/python bench/final_read_bench.py --out bench/final-read-results.md
 
 ## Private PostgreSQL 15, redis-server, MariaDB and moto (DynamoDB) on 127.0.0.1 for the
 ## checkpointer backends (data in .services/; installs the Debian packages if missing). Prints

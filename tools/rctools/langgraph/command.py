@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
-import sys
-import time
 from pathlib import Path
 
 import click
-from resumecheck.errors import UsageError
+from resumecheck.errors import EnvironmentProblem, UsageError, exit_codes_help
+from resumecheck.output import TRACE_RENDERERS, emit_suite, format_option, reported
+from resumecheck.progress import Progress, TLCProgress, progress_option
+from resumecheck.report import Invocation
+from resumecheck.tlc.locate import find_jar, find_java
 
 from rctools import services
 from rctools.langgraph.app import (
@@ -27,19 +28,18 @@ from rctools.langgraph.matrix import (
     REFERENCE,
     Catalogue,
     Expand,
-    Matrix,
     Plan,
-    describe,
     run_matrix,
     to_json,
 )
+from rctools.langgraph.report import matrix_exit_code, render_junit, render_text
 from rctools.langgraph.scenarios import ALL as SCENARIOS
 from rctools.langgraph_backends import BACKENDS, BackendError, resolve
 
 NEEDS_SERVER = {"postgres": services.PG_URL_VAR, "redis": services.REDIS_URL_VAR}
 
 
-@click.command(name="langgraph")
+@click.command(name="langgraph", epilog=exit_codes_help())
 @click.option(
     "--app",
     "app_spec",
@@ -94,16 +94,15 @@ NEEDS_SERVER = {"postgres": services.PG_URL_VAR, "redis": services.REDIS_URL_VAR
     "runtime findings.",
 )
 @click.option("--strict", is_flag=True, help="Exit 1 on runtime findings too.")
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option()
 @click.option(
     "--out",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
     help="Folder for traces (traces/<side>/<cell>.jsonl), cell work and summary.json.",
 )
-@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
+@progress_option
+@reported("run langgraph")
 def command(
     app_spec: str | None,
     input_json: str | None,
@@ -118,6 +117,7 @@ def command(
     fmt: str,
     out: Path,
     progress: bool | None,
+    invocation: Invocation,
 ) -> int:
     """Record real LangGraph runs on a checkpointer, with faults, and judge every trace.
 
@@ -135,10 +135,12 @@ def command(
     and 2 or 3 processes resuming one interrupt at once.
 
     \b
-    A cell that fails only with your saver is a saver finding; one that fails on the
-    reference saver too is a runtime finding (LangGraph itself).
-    Exit codes: 0 no saver finding, 1 a saver finding (--strict: or a runtime finding),
-    2 a cell could not run or a trace could not be judged.
+    A property your saver breaks that no reference run of the scenario breaks is a saver
+    finding, and so is a thread that ends short of the reference's (END) or with other
+    values (STATE), a malformed trace where the reference's is valid (VALID), or a process
+    that raised from your saver (RUNS); what the reference breaks too is a runtime finding
+    (LangGraph itself). Exit 1 on a saver finding (--strict: or a runtime finding), even when
+    some cells could not run; 3 when cells could not run and nothing was found.
     """
     if (backend and saver) or not (backend or saver or app_spec):
         raise UsageError("give exactly one of --backend NAME or --saver MODULE:FACTORY")
@@ -154,8 +156,14 @@ def command(
         reference_factory = resolve(REFERENCE) if reference and name != REFERENCE else None
     except BackendError as exc:
         raise UsageError(str(exc)) from None
+    find_java(), find_jar()  # no Java, no verdict: say so before recording anything (exit 3)
     started = _servers_for(name)
-    show = sys.stderr.isatty() if progress is None else progress
+    shown = Progress(progress)
+    shown.note(
+        f"recording the matrix on {name}"
+        + (f" and on the reference ({REFERENCE})" if reference_factory else "")
+        + f" into {out}"
+    )
     plan = Plan(picked, modes, kill_stride, in_process=name == "memory")
     try:
         matrix = run_matrix(
@@ -164,23 +172,36 @@ def command(
             factory,
             plan,
             reference_factory,
-            _ProgressBar() if show else None,
+            lambda done, total, what: shown.update(f"{done}/{total} {what}"),
+            on_line=TLCProgress(shown),
             scenarios=catalogue,
             expand=expand,
         )
     finally:
         if started:
             services.down(started)
-    if show:
-        click.echo("\r\033[K", err=True, nl=False)
-    document = to_json(matrix)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    click.echo(json.dumps(document, indent=1) if fmt == "json" else render(matrix, out))
-    if matrix.findings("failed"):
-        return 2
-    suspect = any(matrix.findings(k) for k in ("saver", "saver-error", "unattributed"))
-    return 1 if suspect or (strict and matrix.findings("runtime")) else 0
+    shown.note(
+        f"{len(matrix.cells)} cells judged: {len(matrix.findings('saver'))} saver finding(s)"
+    )
+    code = matrix_exit_code(matrix, strict)
+    document = {"suite": "langgraph", **to_json(matrix)}
+    tested = [c.tested.verdict for c in matrix.cells if c.tested.verdict is not None]
+    if fmt == "junit":
+        text = render_junit(matrix, invocation, strict)
+    elif fmt == "html":
+        text = TRACE_RENDERERS["html"](tested, invocation)
+    else:
+        text = render_text(matrix, out)
+    emit_suite(
+        "json" if fmt == "json" else "text",
+        invocation,
+        matrix.verdicts(),
+        document,
+        text,
+        out=out,
+        code=code,
+    )
+    return code
 
 
 def _plan_for(
@@ -227,70 +248,8 @@ def _servers_for(name: str) -> list[str]:
     try:
         result = services.up()
     except services.ServiceError as exc:
-        raise UsageError(f"backend {name} needs a server and it could not start: {exc}") from None
+        raise EnvironmentProblem(
+            f"backend {name} needs a server and it could not start: {exc}"
+        ) from None
     os.environ.update(result.env)
     return result.started
-
-
-def render(matrix: Matrix, out: Path) -> str:
-    """The matrix as text: a row per scenario and durability, then the findings."""
-    lines = [f"LangGraph conformance matrix: {matrix.backend} (reference: {REFERENCE})", ""]
-    lines.append(f"{'scenario':<16} {'durability':<10} {'no fault':<28} SIGKILL at each point")
-    rows: dict[tuple[str, str], list] = {}
-    for cell in matrix.cells:
-        rows.setdefault((cell.key.scenario, cell.key.durability), []).append(cell)
-    for (scenario, mode), cells in rows.items():
-        clean = next((c for c in cells if c.key.fault == "none"), None)
-        kills = [c for c in cells if c.key.fault != "none"]
-        first = describe(clean.tested) if clean else "-"
-        if kills:
-            ok = sum(c.finding == "conforms" for c in kills)
-            after = f"{ok}/{len(kills)} conform"
-        else:
-            after = "-"
-        lines.append(f"{scenario:<16} {mode:<10} {first:<28} {after}")
-    for kind, title in (
-        ("saver", f"Saver findings: fail with {matrix.backend}, pass with the reference"),
-        ("saver-error", f"Saver errors: {matrix.backend} raised where the reference did not"),
-        ("runtime", "Runtime findings: fail on the reference saver too (LangGraph itself)"),
-        ("unattributed", "Findings not attributed (run without --no-reference to tell)"),
-        ("failed", "Cells that could not run or be judged"),
-    ):
-        found = matrix.findings(kind)
-        if not found:
-            continue
-        lines += ["", f"{title} ({len(found)}):"]
-        for cell in found:
-            also = f" (reference: {describe(cell.reference)})" if cell.reference else ""
-            if cell.reference_elsewhere:
-                also = f" (the reference breaks it at {cell.reference_elsewhere})"
-            lines.append(
-                f"  {cell.key.scenario} {cell.key.fault} {cell.key.durability}: "
-                f"{describe(cell.tested)}{also}  {cell.tested.run.trace}"
-            )
-    counts = to_json(matrix)["counts"]
-    lines += [
-        "",
-        f"{counts['cells']} cells: {counts['conforms']} conform, {counts['saver']} saver "
-        f"finding(s), "
-        + (f"{counts['saver-error']} saver error(s), " if counts["saver-error"] else "")
-        + f"{counts['runtime']} runtime finding(s), "
-        + (f"{counts['unattributed']} unattributed, " if counts["unattributed"] else "")
-        + f"{counts['failed']} failed; summary in {out / 'summary.json'}",
-    ]
-    return "\n".join(lines)
-
-
-class _ProgressBar:
-    def __init__(self) -> None:
-        self.shown = 0.0
-
-    def __call__(self, done: int, total: int, what: str) -> None:
-        now = time.monotonic()
-        if now - self.shown < 0.1 and done < total:
-            return
-        self.shown = now
-        width = 24
-        filled = width * done // max(total, 1)
-        bar = "#" * filled + "-" * (width - filled)
-        click.echo(f"\r\033[K[{bar}] {done}/{total} {what}"[:160], err=True, nl=False)

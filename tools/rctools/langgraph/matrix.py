@@ -10,16 +10,30 @@ Whose fault is it: a cell that fails with the saver under test but passes with t
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from resumecheck.contract import default_spec_paths
-from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
 
+from rctools.langgraph.attribution import (
+    NO_TOLERANCE,
+    RUNNER_CHECKS,
+    RUNS,
+    UNMATCHED,
+    VALID,
+    Judgments,
+    breaks,
+    end_checks,
+    reference_breaks,
+    saver_breaks,
+)
 from rctools.langgraph.driver import CellRun, run_cell
+from rctools.langgraph.final import FinalState, read_final
 from rctools.langgraph.scenarios import ALL as SCENARIOS
 from rctools.langgraph.scenarios import Scenario
 from rctools.langgraph_backends import Factory
@@ -60,10 +74,14 @@ class CellKey:
 
 @dataclass
 class Side:
-    """One saver's run of one cell."""
+    """One saver's run of one cell: its trace's verdict, and what a fresh process read back
+    at the end (None for a saver that lives in one process: nothing survives it)."""
 
     run: CellRun
     verdict: Verdict | None = None
+    end: FinalState | None = None
+    started: datetime | None = None
+    seconds: float = 0.0
 
     @property
     def status(self) -> str:
@@ -78,28 +96,39 @@ class Cell:
     tested: Side
     reference: Side | None = None
     is_reference: bool = False  # the saver under test is the reference saver itself
-    # Another cell of this scenario where the reference breaks the same property, if any.
+    # The reference run again where only the saver under test failed (races: see _confirm).
+    again: list[Side] = field(default_factory=list)
+    # What the saver under test breaks that no reference run of the scenario does: contract
+    # properties, `unmatched`, runner checks (END, STATE, VALID, RUNS; attribution.py).
+    checks: tuple[str, ...] = ()
+    # Properties the tested trace breaks that the reference breaks in this scenario too.
+    runtime: tuple[str, ...] = ()
+    # Another cell of this scenario where the reference breaks such a property, if any.
     reference_elsewhere: str | None = None
+
+    @property
+    def references(self) -> list[Side]:
+        return [self.reference, *self.again] if self.reference else []
 
     @property
     def finding(self) -> str:
         """conforms | saver | saver-error | runtime | unattributed | failed: whose fault a
         failing cell is. `saver-error`: a process raised from the saver under test (e.g. a
-        store left unreadable by a SIGKILL) where the reference ran the cell."""
-        if self.tested.status == "failed" and self.reference is not None:
-            return "saver-error" if self.reference.status != "failed" else "failed"
-        if self.tested.status in ("failed", "invalid", "error", "unjudged"):
+        store left unreadable by a SIGKILL) where the reference ran the cell (check RUNS)."""
+        status = self.tested.status
+        if status == "failed":
+            if self.reference is not None and self.reference.status != "failed":
+                return "saver-error"
             return "failed"
-        if self.tested.status == "conforms":
+        if self.checks:
+            return "saver"
+        if status in ("invalid", "error", "unjudged"):
+            return "failed"
+        if status == "conforms":
             return "conforms"
         if self.reference is None:
             return "runtime" if self.is_reference else "unattributed"
-        # Failing on the reference too (killed at the same moment) is LangGraph's fault;
-        # a race may show it as another property there, so only the status is compared.
-        reference = self.reference.verdict
-        if reference is not None and reference.status is Status.VIOLATES:
-            return "runtime"
-        return "runtime" if self.reference_elsewhere else "saver"
+        return "runtime"
 
 
 @dataclass
@@ -109,6 +138,11 @@ class Matrix:
 
     def findings(self, kind: str) -> list[Cell]:
         return [c for c in self.cells if c.finding == kind]
+
+    def verdicts(self) -> list[Verdict]:
+        """Every verdict of the run, the tested saver's first."""
+        sides = [c.tested for c in self.cells] + [r for c in self.cells for r in c.references]
+        return [s.verdict for s in sides if s.verdict is not None]
 
 
 @dataclass(frozen=True)
@@ -134,12 +168,15 @@ def run_matrix(
     reference: Factory | None,
     on_progress: Progress | None = None,
     *,
+    on_line: Callable[[str], None] | None = None,
     scenarios: Catalogue | None = None,
     expand: Expand | None = None,
 ) -> Matrix:
-    """Records every cell under out/, then judges all traces in one TLC run. `scenarios`:
-    the apps the plan names (default: the built-in ones); `expand`: more scenarios derived
-    from each fault-free run (they are added to the catalogue and run after it)."""
+    """Records every cell under out/, judges all traces in one TLC run, then attributes each
+    break to the saver or to LangGraph, property by property (attribution.py). `on_line`
+    gets TLC's printed lines while it judges (for progress); `scenarios`: the apps the plan
+    names (default: the built-in ones); `expand`: more scenarios derived from each fault-free
+    run (they are added to the catalogue and run after it)."""
     matrix = Matrix(backend)
     cells: dict[CellKey, Cell] = {}
     catalogue = dict(SCENARIOS if scenarios is None else scenarios)
@@ -147,8 +184,8 @@ def run_matrix(
     progress = _Counter(expected, on_progress)
     tested = folder_name(backend)
     recorded = _record(out / "cells" / tested, plan, backend, factory, expected, catalogue, expand)
-    for key, run in recorded:
-        side = Side(_keep(run, out / "traces" / tested, key))
+    for key, side in recorded:
+        _keep(side.run, out / "traces" / tested, key)
         cells[key] = Cell(key, side, is_reference=backend == REFERENCE)
         progress(f"{backend} {key.slug}")
     if reference is not None:
@@ -156,7 +193,7 @@ def run_matrix(
         folder = out / "cells" / f"reference-{REFERENCE}"
         for key in sorted(cells):  # exactly the cells the saver under test ran, killed at
             # the same moment (the n-th time the same kind of point was reached)
-            run = _one(
+            side = _one(
                 folder,
                 key,
                 REFERENCE,
@@ -165,67 +202,111 @@ def run_matrix(
                 cells[key].tested.run.kill_point,
                 catalogue,
             )
-            cells[key].reference = Side(_keep(run, out / "traces" / f"reference-{REFERENCE}", key))
+            _keep(side.run, out / "traces" / f"reference-{REFERENCE}", key)
+            cells[key].reference = side
             progress(f"reference {key.slug}")
     matrix.cells = [cells[k] for k in sorted(cells)]
     progress("judging every trace in one TLC run")
-    _judge(matrix.cells)
+    judgments = Judgments(default_spec_paths(), on_line)
+    _judge(matrix.cells, judgments)
+    _attribute(matrix, judgments)
     if reference is not None:
-        _confirm(out, matrix, reference, progress, catalogue)
+        _confirm(out, matrix, reference, progress, judgments, catalogue)
     return matrix
 
 
 REFERENCE_RETRIES = 3
 
 
+def _judge(cells: list[Cell], judgments: Judgments) -> None:
+    """The plain verdict of every side (nothing tolerated), in one TLC run."""
+    sides = [s for c in cells for s in (c.tested, *c.references) if not s.run.failure]
+    judgments.ensure((s.run.trace, NO_TOLERANCE) for s in sides)
+    for side in sides:
+        side.verdict = judgments.get(side.run.trace)
+
+
+def _attribute(matrix: Matrix, judgments: Judgments) -> None:
+    """Sets each cell's saver checks and runtime properties from every reference run."""
+    traces: dict[tuple[str, str], list[Path]] = {}
+    where: dict[tuple[str, str, str], str] = {}
+    for cell in matrix.cells:
+        group = (cell.key.scenario, cell.key.durability)
+        for side in cell.references:
+            if side.verdict is not None:
+                traces.setdefault(group, []).append(side.run.trace)
+    if not traces and not any(c.reference for c in matrix.cells):
+        return
+    broken = reference_breaks(traces, judgments)
+    for cell in matrix.cells:
+        for side in cell.references:
+            for prop in breaks(side.verdict):
+                where.setdefault((cell.key.scenario, cell.key.durability, prop), cell.key.fault)
+    for cell in matrix.cells:
+        if cell.reference is None:
+            continue
+        group = (cell.key.scenario, cell.key.durability)
+        known = broken.get(group, frozenset())
+        checks: list[str] = []
+        tested = cell.tested
+        valid = [r for r in cell.references if r.status in ("conforms", "violates")]
+        if tested.status == "invalid" and valid:
+            checks.append(VALID)
+        if tested.status == "failed" and cell.reference.status != "failed":
+            checks.append(RUNS)
+        elif _unreadable(tested) and not any(_unreadable(r) for r in cell.references):
+            checks.append(RUNS)  # the fresh process could not read the tested thread back
+        if tested.verdict is not None and tested.verdict.status is Status.VIOLATES:
+            checks += sorted(saver_breaks(tested.run.trace, known, judgments))
+        if tested.status in ("conforms", "violates") and all(
+            r.status == "conforms" for r in cell.references
+        ):
+            checks += end_checks(tested.end, [r.end for r in cell.references])
+        cell.checks = tuple(checks)
+        cell.runtime = tuple(sorted(breaks(tested.verdict) & known))
+        cell.reference_elsewhere = next(
+            (
+                fault
+                for prop in cell.runtime
+                if (fault := where.get((*group, prop))) and fault != cell.key.fault
+            ),
+            None,
+        )
+
+
+def _unreadable(side: Side) -> bool:
+    return side.end is not None and side.end.problem is not None
+
+
 def _confirm(
-    out: Path, matrix: Matrix, reference: Factory, progress: _Counter, catalogue: Catalogue
+    out: Path,
+    matrix: Matrix,
+    reference: Factory,
+    progress: _Counter,
+    judgments: Judgments,
+    catalogue: Catalogue,
 ) -> None:
     """Runs the reference again where only the saver under test failed.
 
     Some LangGraph behaviour shows only when a background save wins a race against the
-    SIGKILL; one passing reference run does not prove the reference cannot fail the cell.
-    A cell stays a saver finding only if the reference passes it every time."""
-    suspects = matrix.findings("saver")
+    SIGKILL (a faster or slower store moves the race), and one passing reference run does not
+    prove the reference cannot fail the cell. Each retry's breaks count for the whole
+    scenario, so a check stays the saver's only if no reference run shows it."""
+    suspects = [c for c in matrix.findings("saver") if set(c.checks) - {VALID, RUNS}]
     for attempt in range(1, REFERENCE_RETRIES + 1):
         if not suspects:
             return
-        retries: list[Cell] = []
         folder = out / "cells" / f"reference-{REFERENCE}-again-{attempt}"
         for cell in suspects:
-            run = _one(
+            side = _one(
                 folder, cell.key, REFERENCE, reference, False, cell.tested.run.kill_point, catalogue
             )
-            kept = _keep(run, out / "traces" / f"reference-{REFERENCE}-again-{attempt}", cell.key)
-            retries.append(Cell(cell.key, Side(kept)))
+            _keep(side.run, out / "traces" / f"reference-{REFERENCE}-again-{attempt}", cell.key)
+            cell.again.append(side)
             progress(f"reference again {cell.key.slug}")
-        _judge(retries)
-        for cell, again in zip(suspects, retries, strict=True):
-            if again.tested.status == "violates":
-                cell.reference = again.tested
-        suspects = [cell for cell in suspects if cell.finding == "saver"]
-    _same_property_elsewhere(matrix, suspects)
-
-
-def _same_property_elsewhere(matrix: Matrix, suspects: list[Cell]) -> None:
-    """A property the reference breaks in the same scenario and durability at another kill
-    point is LangGraph's too: which point shows it depends on how fast the saver writes (a
-    slower or faster store moves a background save across the kill). A saver finding is a
-    property the reference never breaks in that scenario."""
-    broken: dict[tuple[str, str, str], str] = {}
-    for cell in matrix.cells:
-        verdict = cell.reference.verdict if cell.reference else None
-        if verdict is not None and verdict.status is Status.VIOLATES:
-            for prop in verdict.properties:
-                key = (cell.key.scenario, cell.key.durability, prop)
-                broken.setdefault(key, cell.key.fault)
-    for cell in suspects:
-        verdict = cell.tested.verdict
-        for prop in verdict.properties if verdict else []:
-            where = broken.get((cell.key.scenario, cell.key.durability, prop))
-            if where:
-                cell.reference_elsewhere = where
-                break
+        _judge(suspects, judgments)
+        _attribute(matrix, judgments)
+        suspects = [c for c in suspects if set(c.checks) - {VALID, RUNS}]
 
 
 def _runs_in(plan: Plan, scenario: Scenario, durability: str) -> bool:
@@ -275,7 +356,10 @@ def _record(
     expected: list[int],
     catalogue: dict[str, Scenario],
     expand: Expand | None,
-) -> Iterator[tuple[CellKey, CellRun]]:
+) -> Iterator[tuple[CellKey, Side]]:
+    """Every cell of the plan, recorded in order: the one place cells are enumerated (each
+    scenario's fault-free run, the scenarios `expand` derives from it, then a SIGKILL at every
+    `kill_stride`-th point it counted)."""
     in_process = plan.in_process
     for durability in plan.durabilities:
         queue = list(plan.scenarios)
@@ -287,14 +371,14 @@ def _record(
             key = CellKey(name, "none", durability)
             clean = _one(folder, key, backend, factory, in_process, None, catalogue)
             yield key, clean
-            if expand is not None and not clean.failure:
-                more = [s for s in expand(scenario, clean) if _runs_in(plan, s, durability)]
+            if expand is not None and not clean.run.failure:
+                more = [s for s in expand(scenario, clean.run) if _runs_in(plan, s, durability)]
                 catalogue.update((s.name, s) for s in more)
                 queue[:0] = [s.name for s in more]
                 expected[0] += len(more)
             if in_process or not (name in KILLED or scenario.killed):
                 continue
-            points = range(1, clean.hooks + 1, max(plan.kill_stride, 1))
+            points = range(1, clean.run.hooks + 1, max(plan.kill_stride, 1))
             expected[0] += len(points)
             for point in points:
                 key = CellKey(name, f"kill@{point}", durability)
@@ -309,12 +393,15 @@ def _one(
     in_process: bool,
     kill_point: tuple[str, int] | None = None,
     catalogue: Catalogue | None = None,
-) -> CellRun:
+) -> Side:
+    """Records one cell on one saver, then has a fresh process read back how it ended."""
     cell_dir = folder / key.slug
     shutil.rmtree(cell_dir, ignore_errors=True)
-    return run_cell(
+    scenario = (SCENARIOS if catalogue is None else catalogue)[key.scenario]
+    started, clock = datetime.now(UTC), time.monotonic()
+    run = run_cell(
         cell_dir,
-        (SCENARIOS if catalogue is None else catalogue)[key.scenario],
+        scenario,
         key.durability,
         factory,
         backend,
@@ -323,15 +410,10 @@ def _one(
         in_process=in_process,
         kill_point=kill_point,
     )
-
-
-def _judge(cells: list[Cell]) -> None:
-    sides = [c.tested for c in cells] + [c.reference for c in cells if c.reference]
-    recorded = [s for s in sides if not s.run.failure]
-    verdicts = judge([s.run.trace for s in recorded], spec_paths=default_spec_paths())
-    by_path = {v.path: v for v in verdicts}
-    for side in recorded:
-        side.verdict = by_path.get(side.run.trace)
+    end = None
+    if not in_process and not run.failure:
+        end = read_final(cell_dir / "store", scenario.build, factory)
+    return Side(run, end=end, started=started, seconds=round(time.monotonic() - clock, 3))
 
 
 def describe(side: Side) -> str:
@@ -350,38 +432,60 @@ def describe(side: Side) -> str:
     return f"{verdict.status.value}: {verdict.reason}"
 
 
-def to_json(matrix: Matrix) -> dict[str, Any]:
-    def side(s: Side | None) -> dict[str, Any] | None:
-        if s is None:
-            return None
-        v = s.verdict
-        return {
-            "trace": str(s.run.trace),
-            "status": s.status,
-            "verdict": describe(s),
-            "properties": list(v.properties) if v else [],
-            "event_index": v.event_index if v else None,
-            "killed_at": s.run.killed_at,
-            "kill_point": list(s.run.kill_point) if s.run.kill_point else None,
-            "invocations": s.run.invocations,
-            "notes": s.run.notes,
-        }
+def describe_checks(checks: tuple[str, ...]) -> str:
+    """A cell's saver checks for a person: `CV`, `STATE (...)`, `no action matches`."""
+    words = []
+    for check in checks:
+        if check == UNMATCHED:
+            words.append("no action matches")
+        elif check in RUNNER_CHECKS:
+            words.append(f"{check} ({RUNNER_CHECKS[check]})")
+        else:
+            words.append(check)
+    return "; ".join(words)
 
-    kinds = ("conforms", "saver", "saver-error", "runtime", "unattributed", "failed")
-    counts = {kind: len(matrix.findings(kind)) for kind in kinds}
+
+KINDS = ("conforms", "saver", "saver-error", "runtime", "unattributed", "failed")
+
+
+def side_json(s: Side) -> dict[str, Any]:
+    v = s.verdict
+    return {
+        "trace": str(s.run.trace),
+        "status": s.status,
+        "verdict": describe(s),
+        "properties": list(v.properties) if v else [],
+        "event_index": v.event_index if v else None,
+        "killed_at": s.run.killed_at,
+        "kill_point": list(s.run.kill_point) if s.run.kill_point else None,
+        "invocations": s.run.invocations,
+        "notes": s.run.notes,
+        "end": s.end.to_json() if s.end else None,
+        "started": s.started.isoformat(timespec="seconds") if s.started else None,
+        "seconds": s.seconds,
+    }
+
+
+def to_json(matrix: Matrix) -> dict[str, Any]:
+    """The matrix as the JSON document's `langgraph` fields (docs/report.schema.json)."""
+    counts = {kind: len(matrix.findings(kind)) for kind in KINDS}
     return {
         "backend": matrix.backend,
         "reference": REFERENCE,
         "counts": {"cells": len(matrix.cells), **counts},
+        "runner_checks": RUNNER_CHECKS,
         "cells": [
             {
                 "scenario": c.key.scenario,
                 "fault": c.key.fault,
                 "durability": c.key.durability,
                 "finding": c.finding,
+                "checks": list(c.checks),
+                "runtime": list(c.runtime),
                 "reference_elsewhere": c.reference_elsewhere,
-                "tested": side(c.tested),
-                "reference": side(c.reference),
+                "tested": side_json(c.tested),
+                "reference": side_json(c.reference) if c.reference else None,
+                "again": [side_json(a) for a in c.again],
             }
             for c in matrix.cells
         ],

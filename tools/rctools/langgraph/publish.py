@@ -2,13 +2,14 @@
 
     python -m rctools.langgraph.publish OUT/summary.json traces/langgraph/sqlite
 
-keeps, of the saver-under-test's traces, every fault-free cell (one per scenario and
-durability), one cell of each kind of violation (scenario, durability and the properties it
-breaks) and the first conforming SIGKILL cell of each killed scenario and durability, and
-writes the folder's manifest.json from the verdicts the run got (`"judged_by":
-"resume-check"`: they were written by the checker, not by hand), so the test suite re-judges
-every kept trace and must get the same verdict. It also writes the folder's MATRIX.md, the
-whole matrix's table (every cell, kept or not), which docs/langgraph.md shows.
+keeps, of the saver-under-test's traces, every violating cell, every fault-free cell (one per
+scenario and durability) and the first few conforming SIGKILL cells of each killed scenario
+(KILLS_KEPT, spread over its durabilities): about 50 per backend that a reader can go through,
+where the whole matrix is hundreds. It writes the folder's manifest.json from the verdicts the
+run got (`"judged_by": "resume-check"`: written by the checker, not by hand), so the test suite
+re-judges every kept trace and must get the same verdict; the folder's summary.json (the whole
+matrix's cells, every trace named by its file name) that the tables are generated from; and
+MATRIX.md, the whole matrix's table (`rctools.langgraph.tables`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-KILLS_KEPT = 1  # conforming SIGKILL cells kept per scenario and durability
+from rctools.langgraph.tables import matrix_table
+
+KILLS_KEPT = 3  # conforming SIGKILL cells kept per scenario
+SUMMARY_FIELDS = ("tool", "version", "command", "suite", "backend", "reference", "counts")
 
 
 def _kill_index(cell: dict[str, Any]) -> int:
@@ -30,21 +34,23 @@ def _kill_index(cell: dict[str, Any]) -> int:
 def curate(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The cells worth keeping, in the matrix's order."""
     judged = [c for c in cells if c["tested"]["status"] in ("conforms", "violates")]
-    keep: list[dict[str, Any]] = [c for c in judged if c["fault"] == "none"]
-    kinds: set[tuple[str, str, tuple[str, ...]]] = set()
-    kept_kills: dict[tuple[str, str], int] = {}
-    for cell in sorted(judged, key=lambda c: (c["scenario"], c["durability"], _kill_index(c))):
-        if cell["fault"] == "none":
-            continue
-        where = (cell["scenario"], cell["durability"])
-        if cell["tested"]["status"] == "violates":
-            kind = (*where, tuple(sorted(cell["tested"]["properties"])))
-            if kind not in kinds:
-                kinds.add(kind)
-                keep.append(cell)
-        elif kept_kills.get(where, 0) < KILLS_KEPT and cell["tested"]["killed_at"]:
-            kept_kills[where] = kept_kills.get(where, 0) + 1
-            keep.append(cell)
+    keep = [c for c in judged if c["fault"] == "none" or c["tested"]["status"] == "violates"]
+    by_scenario: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for cell in judged:
+        tested = cell["tested"]
+        if cell["fault"] != "none" and tested["status"] == "conforms" and tested["killed_at"]:
+            modes = by_scenario.setdefault(cell["scenario"], {})
+            modes.setdefault(cell["durability"], []).append(cell)
+    for modes in by_scenario.values():
+        # round-robin over the durabilities, lowest kill point first: each durability gets
+        # one before any gets a second
+        queues = [sorted(cells, key=_kill_index) for _, cells in sorted(modes.items())]
+        taken = 0
+        while taken < KILLS_KEPT and any(queues):
+            for queue in queues:
+                if queue and taken < KILLS_KEPT:
+                    keep.append(queue.pop(0))
+                    taken += 1
     order = {id(c): i for i, c in enumerate(cells)}
     return sorted(keep, key=lambda c: order[id(c)])
 
@@ -55,6 +61,23 @@ def entry(tested: dict[str, Any]) -> dict[str, Any]:
         out["event"] = tested["event_index"]
         out["properties"] = sorted(tested["properties"])
     return out
+
+
+def compact(document: dict[str, Any]) -> dict[str, Any]:
+    """The summary kept beside the corpus: the matrix's cells with each trace named by its
+    file name (the run's folder is not kept), without the verdicts' full text."""
+    cells = []
+    for cell in document["cells"]:
+        sides = {}
+        for name in ("tested", "reference"):
+            side = cell.get(name)
+            if side is not None:
+                side = {k: v for k, v in side.items() if k not in ("started", "seconds")}
+                side["trace"] = Path(side["trace"]).name
+            sides[name] = side
+        cells.append({**cell, **sides, "again": []})
+    kept = {k: document[k] for k in SUMMARY_FIELDS if k in document}
+    return {**kept, "cells": cells}
 
 
 def publish(summary: Path, folder: Path) -> int:
@@ -74,36 +97,11 @@ def publish(summary: Path, folder: Path) -> int:
     (folder / "manifest.json").write_text(
         json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8"
     )
-    (folder / "MATRIX.md").write_text(markdown(document, len(manifest)), encoding="utf-8")
+    (folder / "summary.json").write_text(
+        json.dumps(compact(document), indent=1) + "\n", encoding="utf-8"
+    )
+    (folder / "MATRIX.md").write_text(matrix_table(document, len(manifest)), encoding="utf-8")
     return len(manifest)
-
-
-def markdown(document: dict[str, Any], kept: int | None = None) -> str:
-    """One row per scenario and durability: the fault-free verdict, then the SIGKILL cells."""
-    rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for cell in document["cells"]:
-        rows.setdefault((cell["scenario"], cell["durability"]), []).append(cell)
-    count = document["counts"]["cells"]
-    lines = [
-        f"Backend `{document['backend']}`: {count} cells"
-        + (f", {kept} of them kept here with the checker's verdicts." if kept else "."),
-        "",
-        "| scenario | durability | no fault | SIGKILL cells conforming | broken after a SIGKILL |",
-        "|---|---|---|---:|---|",
-    ]
-    for (scenario, mode), cells in sorted(rows.items()):
-        clean = next((c for c in cells if c["fault"] == "none"), None)
-        kills = [c for c in cells if c["fault"] != "none"]
-        ok = sum(c["tested"]["status"] == "conforms" for c in kills)
-        bad = sorted({p for c in kills for p in c["tested"]["properties"]})
-        unmatched = [c for c in kills if not c["tested"]["properties"]]
-        if any(c["tested"]["status"] == "violates" for c in unmatched):
-            bad.append("no action matches")
-        lines.append(
-            f"| {scenario} | {mode} | {clean['tested']['verdict'] if clean else '-'} | "
-            f"{f'{ok}/{len(kills)}' if kills else '-'} | {', '.join(bad) or '-'} |"
-        )
-    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -1,0 +1,200 @@
+"""Whose fault a break is, property by property, on traces with known verdicts (real TLC, no
+LangGraph run): what the reference breaks is set aside and what the tested saver breaks beyond
+it shows; the runner checks END, STATE and VALID; the exit code and the JUnit cells.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+from conftest import TRACES
+from rctools.langgraph.attribution import (
+    END,
+    STATE,
+    UNMATCHED,
+    Judgments,
+    end_checks,
+    reference_breaks,
+    saver_breaks,
+)
+from rctools.langgraph.driver import CellRun
+from rctools.langgraph.final import FinalState, digest
+from rctools.langgraph.matrix import Cell, CellKey, Matrix, Side, _attribute, _judge, to_json
+from rctools.langgraph.report import matrix_exit_code, render_junit
+from resumecheck.contract import default_spec_paths
+from resumecheck.report import Invocation
+
+CO_TRACE = TRACES / "core" / "co-answer-of-other-task.jsonl"  # CO at event 16
+CONFORMS = TRACES / "core" / "ok-crash-resume.jsonl"
+
+
+@pytest.fixture(scope="module")
+def co_then_cv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """CO at event 16, then a load of content the store never held: CV at event 18."""
+    lines = CO_TRACE.read_text(encoding="utf-8").splitlines()
+    lines += [
+        json.dumps({"ev": "crash", "proc": "w2"}),
+        json.dumps(
+            {
+                "ev": "load",
+                "proc": "w3",
+                "thread": "t1",
+                "asked": None,
+                "checkpoint": "c0",
+                "parent": None,
+                "digest": "not-what-was-put",
+                "writes": [],
+                "answers": [],
+            }
+        ),
+    ]
+    trace = tmp_path_factory.mktemp("attr") / "co-then-cv.jsonl"
+    trace.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return trace
+
+
+@pytest.fixture(scope="module")
+def judgments() -> Judgments:
+    return Judgments(default_spec_paths())
+
+
+def test_a_property_only_the_tested_saver_breaks_shows_behind_one_the_reference_breaks(
+    co_then_cv: Path, judgments: Judgments
+) -> None:
+    reference = reference_breaks({("s", "sync"): [CO_TRACE]}, judgments)[("s", "sync")]
+    assert reference == {"CO"}
+    assert saver_breaks(co_then_cv, reference, judgments) == {"CV"}
+    assert saver_breaks(CO_TRACE, reference, judgments) == frozenset()
+    assert saver_breaks(co_then_cv, frozenset(), judgments) == {"CO"}
+
+
+def test_what_the_reference_breaks_after_its_first_break_is_the_reference_s_too(
+    co_then_cv: Path, judgments: Judgments
+) -> None:
+    """A reference trace that breaks CO and then CV: both are LangGraph's in that scenario."""
+    reference = reference_breaks({("s", "sync"): [co_then_cv]}, judgments)[("s", "sync")]
+    assert reference == {"CO", "CV"}
+    assert saver_breaks(co_then_cv, reference, judgments) == frozenset()
+
+
+def _end(done: bool, values: object) -> FinalState:
+    return FinalState(done, () if done else ("B",), digest(values))
+
+
+def test_end_and_state_compare_the_tested_end_with_every_reference_run() -> None:
+    finished = _end(True, {"log": ["A", "B", "C"]})
+    assert end_checks(finished, [finished]) == []
+    assert end_checks(_end(False, {"log": ["A"]}), [finished]) == [END]
+    assert end_checks(_end(True, {"log": ["A"]}), [finished]) == [STATE]
+    # a reference that did not finish, or ended two ways, is no measure
+    assert end_checks(_end(False, {}), [_end(False, {})]) == []
+    other = _end(True, {"log": ["A", "C"]})
+    assert end_checks(_end(True, {"log": ["A"]}), [finished, other]) == []
+
+
+def test_the_digest_is_the_same_for_equal_values_whatever_their_ids() -> None:
+    one = {"messages": [{"id": "0b9e2c4a-1111-4222-8333-444455556666", "text": "hi"}]}
+    two = {"messages": [{"id": "7f00e2c4-aaaa-4bbb-8ccc-ddddeeeeffff", "text": "hi"}]}
+    assert digest(one) == digest(two)
+    assert digest({"a": {1, 2}}) == digest({"a": {2, 1}})
+    assert digest({"log": ["A"]}) != digest({"log": ["A", "B"]})
+
+
+def _side(trace: Path, end: FinalState | None = None, failure: str | None = None) -> Side:
+    started = datetime(2026, 1, 1, tzinfo=UTC)
+    return Side(CellRun(trace, failure=failure), end=end, started=started, seconds=1.5)
+
+
+def _matrix(cells: list[Cell], judgments: Judgments) -> Matrix:
+    matrix = Matrix("mine", cells)
+    _judge(cells, judgments)
+    _attribute(matrix, judgments)
+    return matrix
+
+
+def test_a_malformed_tested_trace_beside_a_valid_reference_is_a_saver_finding(
+    tmp_path: Path, judgments: Judgments
+) -> None:
+    malformed = tmp_path / "malformed.jsonl"
+    lines = CONFORMS.read_text(encoding="utf-8").splitlines()
+    malformed.write_text("\n".join([lines[0], '{"ev": "load", "proc": 7}']) + "\n")
+    cell = Cell(CellKey("chain", "none", "sync"), _side(malformed), _side(CONFORMS))
+    matrix = _matrix([cell], judgments)
+    assert (cell.tested.status, cell.finding, cell.checks) == ("invalid", "saver", ("VALID",))
+    assert matrix_exit_code(matrix) == 1
+    both = Cell(CellKey("chain", "none", "async"), _side(malformed), _side(malformed))
+    _matrix([both], judgments)
+    assert both.finding == "failed"
+
+
+def test_exit_1_on_a_saver_finding_even_with_cells_that_could_not_run(
+    co_then_cv: Path, judgments: Judgments
+) -> None:
+    done = _end(True, {"log": ["A"]})
+    saver = Cell(CellKey("s", "none", "sync"), _side(co_then_cv, done), _side(CO_TRACE, done))
+    broken = Cell(CellKey("s", "kill@1", "sync"), _side(CONFORMS, failure="boom"), None)
+    runtime = Cell(CellKey("s", "kill@2", "sync"), _side(CO_TRACE, done), _side(CONFORMS, done))
+    matrix = _matrix([saver, broken, runtime], judgments)
+    assert (saver.finding, saver.checks) == ("saver", ("CV",))
+    assert (runtime.finding, runtime.runtime, runtime.reference_elsewhere) == (
+        "runtime",
+        ("CO",),
+        "none",
+    )
+    assert broken.finding == "failed"
+    assert matrix_exit_code(matrix) == 1
+    assert matrix_exit_code(Matrix("mine", [broken, runtime])) == 3
+    assert matrix_exit_code(Matrix("mine", [runtime])) == 0
+    assert matrix_exit_code(Matrix("mine", [runtime]), strict=True) == 1
+    document = to_json(matrix)
+    assert document["counts"]["saver"] == 1
+    assert document["cells"][0]["checks"] == ["CV"]
+
+
+def test_a_thread_that_ends_short_of_the_reference_is_END(judgments: Judgments) -> None:
+    short = Cell(
+        CellKey("chain", "kill@3", "sync"),
+        _side(CONFORMS, _end(False, {"log": ["A"]})),
+        _side(CONFORMS, _end(True, {"log": ["A", "B"]})),
+    )
+    _matrix([short], judgments)
+    assert (short.finding, short.checks) == ("saver", (END,))
+
+
+def test_junit_has_one_testcase_per_cell_with_time_timestamp_and_file(
+    co_then_cv: Path, judgments: Judgments
+) -> None:
+    cells = [
+        Cell(CellKey("s", "none", "sync"), _side(co_then_cv), _side(CO_TRACE)),
+        Cell(CellKey("s", "kill@1", "sync"), _side(CONFORMS), _side(CONFORMS)),
+    ]
+    matrix = _matrix(cells, judgments)
+    root = ET.fromstring(render_junit(matrix, Invocation("run langgraph")))
+    cases = root.findall(".//testcase")
+    assert [c.get("name") for c in cases] == ["s.none.sync", "s.kill@1.sync"]
+    assert all(c.get("time") == "1.500" and c.get("timestamp") for c in cases)
+    assert cases[0].get("file") == str(co_then_cv)
+    failure = cases[0].find("failure")
+    assert failure is not None and failure.get("type") == "CV"
+    assert cases[1].find("failure") is None
+
+
+def test_unmatched_is_a_pseudo_property_never_tolerated(judgments: Judgments) -> None:
+    assert UNMATCHED not in reference_breaks({("s", "sync"): [CONFORMS]}, judgments)[("s", "sync")]
+
+
+def test_a_tested_thread_no_fresh_process_can_read_back_is_RUNS(judgments: Judgments) -> None:
+    unreadable = FinalState(
+        False, (), "", problem="OperationalError: database disk image is malformed"
+    )
+    cell = Cell(
+        CellKey("chain", "kill@3", "sync"),
+        _side(CONFORMS, unreadable),
+        _side(CONFORMS, _end(True, {"log": ["A"]})),
+    )
+    _matrix([cell], judgments)
+    assert (cell.finding, cell.checks) == ("saver", ("RUNS",))

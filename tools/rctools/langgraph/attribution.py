@@ -1,0 +1,152 @@
+"""Whose fault is each break: property by property, the saver under test's or LangGraph's.
+
+A property the tested saver breaks in a scenario (and durability) that the reference saver
+never breaks there is the saver's, even when the reference breaks another property in the
+same cell. Two things make that exact without re-implementing any property in Python:
+
+- **What the reference breaks** in a scenario is found by judging its traces with what they
+  are already known to break tolerated (`judge(..., tolerate=...)`), until nothing new shows:
+  a trace that breaks CO first may break EO after it, and that EO is LangGraph's too.
+- **What the tested saver breaks beyond that** is its trace judged tolerating the reference's
+  set: the first property TLC then reports is one no reference run showed.
+
+An event that no action of the contract allows at all is the pseudo-property `unmatched`.
+TLC decides every break; this module only chooses what to tolerate and compares sets.
+
+Besides the contract's properties, four **runner checks** compare the two runs of a cell,
+which a single trace cannot state (the contract judges one run; "the same end as another
+run" is not a property of a run). They are named like properties in findings:
+
+- `END`: the reference's thread reaches its end (a fresh process reads nothing left to run)
+  and the tested saver's does not;
+- `STATE`: both reach their end, and the values of the tested thread's final state differ
+  from the reference's (digests of `get_state().values` in one canonical form, read by a
+  fresh process: `rctools.langgraph.final`);
+- `VALID`: the tested trace is invalid input (the saver returned content the recorder could
+  only write as a malformed event) where the reference's trace of the cell is valid;
+- `RUNS`: a process raised from the tested saver where the reference ran the cell.
+
+END and STATE are checked only where every reference run of the cell conforms and ends the
+same way: a reference that breaks the contract, or ends in different states on different
+runs, is no measure of how the thread should end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from resumecheck.judge import judge
+from resumecheck.verdict import Status, Verdict
+
+from rctools.langgraph.final import FinalState
+
+UNMATCHED = "unmatched"
+END, STATE, VALID, RUNS = "END", "STATE", "VALID", "RUNS"
+RUNNER_CHECKS = {
+    END: "the reference's thread reaches its end and the tested saver's does not",
+    STATE: "the tested thread ends with other values than the reference's",
+    VALID: "the tested trace is invalid (malformed saver content) where the reference's is valid",
+    RUNS: "a process raised from the tested saver where the reference ran the cell",
+}
+NO_TOLERANCE: frozenset[str] = frozenset()
+
+
+def breaks(verdict: Verdict | None) -> frozenset[str]:
+    """The first breaks a verdict reports: its properties, or `unmatched`."""
+    if verdict is None or verdict.status is not Status.VIOLATES:
+        return NO_TOLERANCE
+    return frozenset(verdict.properties) or frozenset({UNMATCHED})
+
+
+def _tolerable(props: Iterable[str]) -> frozenset[str]:
+    return frozenset(p for p in props if p != UNMATCHED)
+
+
+class Judgments:
+    """Verdicts per (trace, tolerated properties), judged in batches: one TLC run per
+    tolerated set, each trace judged once per set."""
+
+    def __init__(
+        self, spec_paths: list[Path], on_line: Callable[[str], None] | None = None
+    ) -> None:
+        self.spec_paths, self.on_line = spec_paths, on_line
+        self._known: dict[tuple[Path, frozenset[str]], Verdict | None] = {}
+
+    def ensure(self, wanted: Iterable[tuple[Path, frozenset[str]]]) -> None:
+        todo: dict[frozenset[str], list[Path]] = {}
+        for path, tolerate in wanted:
+            if (path, tolerate) not in self._known:
+                todo.setdefault(tolerate, [])
+                if path not in todo[tolerate]:
+                    todo[tolerate].append(path)
+        for tolerate, paths in todo.items():
+            verdicts = judge(
+                paths, spec_paths=self.spec_paths, on_line=self.on_line, tolerate=tolerate
+            )
+            by_path = {v.path: v for v in verdicts}
+            for path in paths:
+                self._known[(path, tolerate)] = by_path.get(path)
+
+    def get(self, path: Path, tolerate: frozenset[str] = NO_TOLERANCE) -> Verdict | None:
+        self.ensure([(path, tolerate)])
+        return self._known[(path, tolerate)]
+
+
+Group = tuple[str, str]  # scenario, durability
+
+
+def reference_breaks(
+    traces: dict[Group, Sequence[Path]], judgments: Judgments
+) -> dict[Group, frozenset[str]]:
+    """Every property the reference's traces break in each scenario and durability: each
+    violating trace is judged again tolerating what is known, until nothing new shows."""
+    judgments.ensure((p, NO_TOLERANCE) for paths in traces.values() for p in paths)
+    group_of = {path: group for group, paths in traces.items() for path in paths}
+    found = {
+        group: frozenset().union(*(breaks(judgments.get(p)) for p in paths))
+        for group, paths in traces.items()
+    }
+    while True:
+        wanted = [
+            (path, _tolerable(found[group]))
+            for group, paths in traces.items()
+            for path in paths
+            if breaks(judgments.get(path)) and _tolerable(found[group])
+        ]
+        judgments.ensure(wanted)
+        grown = False
+        for path, tolerate in wanted:
+            group = group_of[path]
+            new = breaks(judgments.get(path, tolerate)) - found[group]
+            if new:
+                found[group] |= new
+                grown = True
+        if not grown:
+            return found
+
+
+def saver_breaks(path: Path, reference: frozenset[str], judgments: Judgments) -> frozenset[str]:
+    """The properties the tested trace breaks that the reference never breaks in its
+    scenario: its first break, or else the first break once the reference's are tolerated."""
+    first = breaks(judgments.get(path))
+    if not first or first - reference:
+        return first - reference
+    tolerate = _tolerable(reference)
+    if not tolerate or first == {UNMATCHED}:
+        return NO_TOLERANCE
+    return breaks(judgments.get(path, tolerate)) - reference
+
+
+def end_checks(tested: FinalState | None, references: Sequence[FinalState | None]) -> list[str]:
+    """END or STATE, when every reference run conformed and ended alike (see the module)."""
+    if tested is None or tested.problem or not references:
+        return []
+    if any(r is None or r.problem or not r.done for r in references):
+        return []
+    if not tested.done:
+        return [END]
+    digests = {r.digest for r in references if r is not None}
+    if len(digests) == 1 and tested.digest not in digests:
+        return [STATE]
+    return []

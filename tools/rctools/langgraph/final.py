@@ -1,0 +1,157 @@
+"""What is left of a cell's thread once its script ended, read back by a fresh process.
+
+The matrix compares the end of the tested saver's thread with the end of the reference's
+(the runner checks END and STATE, `rctools.langgraph.attribution`). The worker processes'
+own reports are not used for that: a saver that makes a thread read as finished while work
+is left would be believed about exactly what it gets wrong. Here a new process -- like a
+user coming back later -- opens the saver from the cell's store, compiles the scenario's
+graph on the bare saver (nothing recorded) and reads `get_state()` once.
+
+The values are digested in one canonical form, the same for every saver: JSON with sorted
+keys, pydantic models and dataclasses as their fields, sets sorted, and random UUIDs (message
+ids LangGraph's `add_messages` assigns) replaced by a placeholder. So two savers with
+different serializers, or two runs with different message ids, digest the same state alike,
+and the digest never depends on how the tested saver encodes its bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import selectors
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rctools.langgraph_backends import STORE_VAR, BackendError, aopen_saver, api_of, open_saver
+
+READ_TIMEOUT = 60.0
+THREAD_CONFIG = {"configurable": {"thread_id": "t1"}}
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+
+
+@dataclass(frozen=True)
+class FinalState:
+    """The thread as a fresh process finds it: finished or not, what is still due, and the
+    digest of its values."""
+
+    done: bool
+    next: tuple[str, ...]
+    digest: str
+    problem: str | None = None  # the read itself failed (the store could not be opened...)
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self) | {"next": list(self.next)}
+
+
+def _plain(value: Any) -> Any:
+    """`value` as JSON data, whatever object LangGraph or the app put in the state."""
+    if hasattr(value, "model_dump"):
+        return _plain(value.model_dump())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _plain(dataclasses.asdict(value))
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted((_plain(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, str):
+        return _UUID.sub("<uuid>", value)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return _UUID.sub("<uuid>", repr(value))
+
+
+def digest(values: Any) -> str:
+    """The canonical digest of a thread's values (see the module's docstring)."""
+    text = json.dumps(_plain(values), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _of(state: Any) -> dict[str, Any]:
+    nothing = state.created_at is None
+    due = tuple(state.next) or tuple(t.name for t in state.tasks)
+    return {"done": not nothing and not due, "next": list(due), "digest": digest(state.values)}
+
+
+def _compiled(build: Callable[[], Any], saver: Any) -> Any:
+    from rctools.langgraph.record import on_saver
+
+    return on_saver(build(), saver)
+
+
+def _read(build: Callable[[], Any], factory: Callable[[], Any]) -> dict[str, Any]:
+    try:
+        with open_saver(factory) as saver:
+            if "sync" in api_of(saver):
+                return _of(_compiled(build, saver).get_state(THREAD_CONFIG))
+    except BackendError as exc:
+        if "asynchronously" not in str(exc):
+            raise
+
+    async def aread() -> dict[str, Any]:
+        async with aopen_saver(factory) as saver:
+            return _of(await _compiled(build, saver).aget_state(THREAD_CONFIG))
+
+    return asyncio.run(aread())
+
+
+def read_final(store: Path, build: Callable[[], Any], factory: Callable[[], Any]) -> FinalState:
+    """Forks a process that opens the saver on `store` and reads the thread; its answer, or
+    a FinalState whose `problem` says why there is none."""
+    read_fd, write_fd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the reader
+        os.close(read_fd)
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            os.environ[STORE_VAR] = str(store)
+            answer = _read(build, factory)
+        except BaseException as exc:  # told to the parent, never raised there
+            answer = {"problem": f"{type(exc).__name__}: {exc}"[:300]}
+        data = json.dumps(answer).encode()
+        while data:
+            data = data[os.write(write_fd, data) :]
+        os._exit(0)
+    os.close(write_fd)
+    return _collect(pid, read_fd)
+
+
+def _collect(pid: int, fd: int) -> FinalState:
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + READ_TIMEOUT
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not selector.select(left):
+                os.kill(pid, signal.SIGKILL)
+                break
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    os.close(fd)
+    os.waitpid(pid, 0)
+    text = b"".join(chunks).decode()
+    if not text:
+        return FinalState(False, (), "", problem=f"no answer within {READ_TIMEOUT:.0f} s")
+    answer = json.loads(text)
+    if "problem" in answer:
+        return FinalState(False, (), "", problem=answer["problem"])
+    return FinalState(bool(answer["done"]), tuple(answer["next"]), str(answer["digest"]))

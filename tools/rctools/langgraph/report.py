@@ -1,0 +1,146 @@
+"""The matrix for people (text) and for CI (JUnit, one testcase per cell); the exit code.
+
+JSON is `matrix.to_json` inside the shared envelope (`resumecheck.output.emit_suite`), HTML
+the shared page over the tested saver's verdicts. Rendering only: every decision (verdicts,
+whose fault) was made before, in `matrix` and `attribution`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from resumecheck.errors import CONFORMS, ENVIRONMENT, VIOLATES
+from resumecheck.report import Invocation, _testsuite, _testsuites, _xml, _xml_line, _xml_text
+
+from rctools.langgraph.matrix import REFERENCE, Cell, Matrix, describe, describe_checks
+
+# Findings that make the run answer "no": the saver under test broke something.
+SAVER_KINDS = ("saver", "saver-error", "unattributed")
+
+
+def matrix_exit_code(matrix: Matrix, strict: bool = False) -> int:
+    """1 on any saver finding (--strict: or a runtime finding), even when some cells could not
+    run; else 3 when some could not run or be judged (the answer is incomplete); else 0."""
+    if any(matrix.findings(k) for k in SAVER_KINDS) or (strict and matrix.findings("runtime")):
+        return VIOLATES
+    return ENVIRONMENT if matrix.findings("failed") else CONFORMS
+
+
+def _why(cell: Cell) -> str:
+    if cell.checks:
+        return describe_checks(cell.checks)
+    return describe(cell.tested)
+
+
+def render_text(matrix: Matrix, out: Path) -> str:
+    """A row per scenario and durability, then the findings with their trace files."""
+    lines = [f"LangGraph conformance matrix: {matrix.backend} (reference: {REFERENCE})", ""]
+    lines.append(f"{'scenario':<18} {'durability':<10} {'no fault':<28} SIGKILL at each point")
+    rows: dict[tuple[str, str], list[Cell]] = {}
+    for cell in matrix.cells:
+        rows.setdefault((cell.key.scenario, cell.key.durability), []).append(cell)
+    for (scenario, mode), cells in rows.items():
+        clean = next((c for c in cells if c.key.fault == "none"), None)
+        kills = [c for c in cells if c.key.fault != "none"]
+        first = describe(clean.tested) if clean else "-"
+        after = (
+            f"{sum(c.finding == 'conforms' for c in kills)}/{len(kills)} conform" if kills else "-"
+        )
+        lines.append(f"{scenario:<18} {mode:<10} {first:<28} {after}")
+    for kind, title in (
+        ("saver", f"Saver findings: {matrix.backend} breaks what no reference run breaks"),
+        (
+            "saver-error",
+            f"Saver errors (RUNS): {matrix.backend} raised where the reference did not",
+        ),
+        ("runtime", "Runtime findings: the reference saver breaks it too (LangGraph itself)"),
+        ("unattributed", "Findings not attributed (run without --no-reference to tell)"),
+        ("failed", "Cells that could not run or be judged"),
+    ):
+        found = matrix.findings(kind)
+        if not found:
+            continue
+        lines += ["", f"{title} ({len(found)}):"]
+        for cell in found:
+            also = ""
+            if kind == "saver":
+                also = f" (tested: {describe(cell.tested)})"
+            elif kind == "runtime" and cell.reference_elsewhere:
+                also = f" (the reference breaks it at {cell.reference_elsewhere})"
+            elif kind == "runtime" and cell.reference is not None:
+                also = f" (reference: {describe(cell.reference)})"
+            lines.append(
+                f"  {cell.key.scenario} {cell.key.fault} {cell.key.durability}: "
+                f"{_why(cell)}{also}  {cell.tested.run.trace}"
+            )
+    counts = {kind: len(matrix.findings(kind)) for kind in (*SAVER_KINDS, "conforms", "runtime")}
+    failed = matrix.findings("failed")
+    lines += [
+        "",
+        f"{len(matrix.cells)} cells: {counts['conforms']} conform, {counts['saver']} saver "
+        "finding(s), "
+        + (f"{counts['saver-error']} saver error(s), " if counts["saver-error"] else "")
+        + f"{counts['runtime']} runtime finding(s), "
+        + (f"{counts['unattributed']} unattributed, " if counts["unattributed"] else "")
+        + f"{len(failed)} could not run; summary in {out / 'summary.json'}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def render_junit(matrix: Matrix, run: Invocation, strict: bool = False) -> str:
+    """One testsuite per scenario, one testcase per cell: `time` the cell's recording on the
+    saver under test, `timestamp` when it started, `file` its trace. A saver finding is a
+    failure named by its checks, a cell that could not run an error; a runtime finding passes
+    (it is LangGraph's) unless --strict, and says so in system-out."""
+    suites = _testsuites(run)
+    by_scenario: dict[str, list[Cell]] = {}
+    for cell in matrix.cells:
+        by_scenario.setdefault(cell.key.scenario, []).append(cell)
+    for scenario, cells in by_scenario.items():
+        fails = [c for c in cells if _fails(c, strict)]
+        suite = _testsuite(
+            suites,
+            f"langgraph {matrix.backend} {scenario}",
+            run,
+            tests=len(cells),
+            failures=len(fails),
+            errors=sum(c.finding == "failed" for c in cells),
+            seconds=sum(c.tested.seconds for c in cells),
+        )
+        for cell in cells:
+            side = cell.tested
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=_xml_line(f"langgraph.{matrix.backend}.{scenario}"),
+                name=_xml_line(cell.key.slug),
+                file=_xml_line(str(side.run.trace)),
+                time=f"{side.seconds:.3f}",
+            )
+            if side.started is not None:
+                case.set("timestamp", side.started.isoformat(timespec="seconds"))
+            if cell.finding == "failed":
+                reason = _xml_line(describe(side))
+                ET.SubElement(case, "error", type="failed", message=reason).text = reason
+            elif _fails(cell, strict):
+                kind = ",".join(cell.checks or cell.runtime) or cell.finding
+                element = ET.SubElement(
+                    case, "failure", type=_xml_line(kind), message=_xml_line(_why(cell))
+                )
+                element.text = _xml_text(_detail(cell))
+            elif cell.finding == "runtime":
+                out = ET.SubElement(case, "system-out")
+                out.text = _xml_text(f"runtime finding (LangGraph itself): {_detail(cell)}")
+    return _xml(suites)
+
+
+def _fails(cell: Cell, strict: bool) -> bool:
+    return cell.finding in SAVER_KINDS or (strict and cell.finding == "runtime")
+
+
+def _detail(cell: Cell) -> str:
+    lines = [f"{cell.finding}: {_why(cell)}", f"tested: {describe(cell.tested)}"]
+    for number, side in enumerate(cell.references):
+        lines.append(f"reference run {number + 1}: {describe(side)}  {side.run.trace}")
+    return "\n".join(lines)
