@@ -24,7 +24,10 @@ from pathlib import Path
 from rctools.sandbox.agent import CRASH_POINTS
 from rctools.sandbox.workloads import WORKLOADS
 
-RUNTIME = {"name": "rctools.sandbox", "version": "overlayfs layers + process re-spawn"}
+RUNTIME_VERSION = {
+    "criu": "overlayfs layers + criu 4.1 process images",
+    "respawn": "overlayfs layers + process re-spawn",
+}
 
 
 class RecordError(RuntimeError):
@@ -36,6 +39,7 @@ class RunSpec:
     workload: str
     policy: str
     crash: tuple[int, str] | None  # (turn, point) or None for a fault-free run
+    processes: str = "criu"  # how process images are taken: "criu" or "respawn"
 
     @property
     def crash_label(self) -> str:
@@ -44,7 +48,8 @@ class RunSpec:
     @property
     def name(self) -> str:
         crash = f"crash-t{self.crash[0]}-{self.crash[1]}" if self.crash else "no-crash"
-        return f"{self.workload}--{self.policy}--{crash}"
+        mode = "" if self.processes == "criu" else f"--{self.processes}"
+        return f"{self.workload}--{self.policy}{mode}--{crash}"
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ def header(spec: RunSpec) -> dict[str, object]:
     return {
         "format": "resume-check/v1",
         "contract": "SandboxCR",
-        "runtime": RUNTIME,
+        "runtime": {"name": "rctools.sandbox", "version": RUNTIME_VERSION[spec.processes]},
         "scenario": f"{spec.workload} under {spec.policy}, SIGKILL: {spec.crash_label}",
         "policy": spec.policy,
         "crash": {"turn": spec.crash[0], "point": spec.crash[1]} if spec.crash else None,
@@ -111,6 +116,8 @@ def record(spec: RunSpec, out: Path, scratch: Path, latency: float, copy: int = 
         spec.policy,
         "--latency",
         str(latency),
+        "--processes",
+        spec.processes,
     ]
     started = time.perf_counter()
     try:

@@ -15,13 +15,18 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+# The servers listen on an abstract unix socket (no file; scoped to the sandbox's network
+# namespace): criu 4.1 cannot dump an AF_INET socket on this kernel (6.18 answers its
+# getsockopt(SO_PASSCRED) on a TCP socket with EOPNOTSUPP).
 CLIENT = """\
 import socket, sys, time
 
 deadline = time.monotonic() + 5
 while True:
     try:
-        conn = socket.create_connection(("127.0.0.1", 8080), timeout=5)
+        conn = socket.socket(socket.AF_UNIX)
+        conn.settimeout(5)
+        conn.connect("\\0rc-server")
         break
     except OSError:
         if time.monotonic() > deadline:
@@ -37,9 +42,8 @@ FILE_SERVER = """\
 import os, socket
 
 LOG = "data/hits.log"
-srv = socket.socket()
-srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("127.0.0.1", 8080))
+srv = socket.socket(socket.AF_UNIX)
+srv.bind("\\0rc-server")
 srv.listen()
 while True:
     conn, _ = srv.accept()
@@ -52,14 +56,14 @@ while True:
     conn.close()
 """
 
-# Keeps its state in memory only: re-spawning it from its command line loses the count.
+# Keeps its state in memory only: re-spawning it from its command line loses the count; a criu
+# image keeps it.
 MEMORY_SERVER = """\
 import socket
 
 hits = 0
-srv = socket.socket()
-srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("127.0.0.1", 8080))
+srv = socket.socket(socket.AF_UNIX)
+srv.bind("\\0rc-server")
 srv.listen()
 while True:
     conn, _ = srv.accept()
