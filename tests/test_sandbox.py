@@ -1,9 +1,11 @@
 """The sandbox suite end to end: real namespaces and overlayfs, SIGKILL at every turn, SandboxCR.
 
-`full` and `effect-aware` must conform at every crash point of the dev-task workload; the
-baselines `chat-only` and `chat-files` must be caught, by RestoreConsistency, once the sandbox
-has file or process effects they do not capture. Everything is judged by the contract: these
-tests only read its verdicts.
+`full` and `effect-aware` must conform at every crash point of the dev-task workload, and in
+its rollback run and both rollouts of its fork run; the baselines `chat-only` and `chat-files`
+must be caught, by RestoreConsistency (crashes) and RewindConsistency (rollbacks and forks),
+once the sandbox has file or process effects they do not capture. Everything is judged by the
+contract: these tests only read its verdicts. The runs go four sandboxes at a time, with one
+checkpoint slot for the host (the defaults).
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ def test_full_and_effect_aware_conform_at_every_crash_point(correct: Any) -> Non
     runs = summary["runs"]
     assert {r["verdict"] for r in runs} == {"conforms"}
     for policy in ("full", "effect-aware"):
+        rewinds = sorted(r["rewind"] for r in runs if r["policy"] == policy)
+        assert rewinds[-3:] == ["fork at 5 (dev-task)", "fork at 5 (dev-task-alt)", "rollback 6->2"]
         crashes = {r["crash"] for r in runs if r["policy"] == policy and r["crash"] != "none"}
         assert crashes == {
             f"turn {t} {p}"
@@ -72,6 +76,7 @@ def test_full_and_effect_aware_conform_at_every_crash_point(correct: Any) -> Non
         }
     stats = {s["policy"]: s for s in summary["policies"]}
     assert stats["full"]["correctness"] == stats["effect-aware"]["correctness"] == 1.0
+    assert stats["full"]["rewinds_correct"] == stats["full"]["rewind_runs"] == 3
 
 
 def test_every_crash_run_really_crashed_and_restored(correct: Any) -> None:
@@ -79,6 +84,9 @@ def test_every_crash_run_really_crashed_and_restored(correct: Any) -> None:
     for entry in summary["runs"]:
         lines = (out / "traces" / entry["trace"]).read_text(encoding="utf-8").splitlines()
         kinds = [json.loads(line)["ev"] for line in lines[1:]]
+        rewind = entry["rewind"].split(" ")[0]
+        assert kinds.count("rollback") == (rewind == "rollback")
+        assert kinds.count("fork") == (rewind == "fork")
         if entry["crash"] == "none":
             assert "crash" not in kinds and "restore" not in kinds
         else:
@@ -87,7 +95,11 @@ def test_every_crash_run_really_crashed_and_restored(correct: Any) -> None:
 
 
 def _decisions(out: Path, summary: dict[str, Any], policy: str) -> dict[int, list[str]]:
-    (clean,) = [r for r in summary["runs"] if r["policy"] == policy and r["crash"] == "none"]
+    (clean,) = [
+        r
+        for r in summary["runs"]
+        if r["policy"] == policy and r["crash"] == "none" and r["rewind"] == "none"
+    ]
     lines = (out / "traces" / clean["trace"]).read_text(encoding="utf-8").splitlines()[1:]
     events = [json.loads(line) for line in lines]
     return {e["turn"]: e["capture"] for e in events if e["ev"] == "checkpoint"}
@@ -118,8 +130,17 @@ def test_baselines_are_caught_by_restore_consistency(baselines: Any) -> None:
     run, summary, _ = baselines
     assert run.returncode == 1, run
     assert summary["exit_code"] == 1
-    verdicts = {(r["policy"], r["crash"]): r["verdict"] for r in summary["runs"]}
+    runs = summary["runs"]
+    verdicts = {(r["policy"], r["crash"]): r["verdict"] for r in runs if r["rewind"] == "none"}
     assert set(verdicts.values()) == {"conforms", "RestoreConsistency"}
+    # Going back to turn 2 (rollback) or 5 (fork) without the process table: the rewind
+    # itself is caught, for every rollout.
+    rewinds = {(r["policy"], r["rewind"]): r["verdict"] for r in runs if r["rewind"] != "none"}
+    assert len(rewinds) == 6
+    assert rewinds[("chat-files", "rollback 6->2")] == "conforms"  # turn 2 had no process
+    assert {v for (policy, rewind), v in rewinds.items() if rewind != "rollback 6->2"} == {
+        "RewindConsistency"
+    }
     for policy in ("chat-only", "chat-files"):
         assert verdicts[(policy, "none")] == "conforms"  # no crash, nothing to lose
         assert verdicts[(policy, "turn 1 checkpoint")] == "conforms"  # nothing happened yet
@@ -140,7 +161,9 @@ def test_the_violation_is_the_restore_that_lost_the_server(baselines: Any) -> No
     (entry,) = [
         r
         for r in summary["runs"]
-        if r["policy"] == "chat-files" and r["crash"] == f"turn {TURNS} checkpoint"
+        if r["policy"] == "chat-files"
+        and r["crash"] == f"turn {TURNS} checkpoint"
+        and r["rewind"] == "none"
     ]
     lines = (out / "traces" / entry["trace"]).read_text(encoding="utf-8").splitlines()
     event = json.loads(lines[entry["event"]])  # line 0 is the header, events count from 1
