@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rctools.sandbox.fanotify import FanotifyUnavailable, UpperWatch
+from rctools.sandbox.inspector import MODES as INSPECTORS
 from rctools.sandbox.inspector import Inspector
 from rctools.sandbox.namespace import Process, Sandbox, table_digest
 from rctools.sandbox.policies import POLICIES, Policy
@@ -76,6 +78,7 @@ class Agent:
         crash: tuple[int, str] | None,
         *,
         processes: str = "criu",
+        inspector: str = "fanotify",
         rollback: tuple[int, int] | None = None,
         stop_after: int | None = None,
         scheduler: Scheduler | None = None,
@@ -92,8 +95,22 @@ class Agent:
         self.pid_file = run_dir / "sandbox.pid"
         self.base_manifest: Manifest = manifest(self.base)
         self.latest = {"files": 0, "procs": 0}
+        self.inspector_mode = inspector
+        self.watch: UpperWatch | None = None
         self.inspector = Inspector({}, table_digest([]))
         self.sent = 0
+
+    def _watch(self) -> UpperWatch | None:
+        """The kernel's file events on the upper layer, from now on (None in tree mode)."""
+        if self.inspector_mode != "fanotify":
+            return None
+        if self.watch is None:
+            try:
+                self.watch = UpperWatch(self.upper)
+            except FanotifyUnavailable as exc:
+                raise SystemExit(f"the fanotify inspector is unavailable here: {exc}") from exc
+        self.watch.drain()  # what the runtime itself wrote (a restored layer) is no turn's
+        return self.watch
 
     # --- faults -------------------------------------------------------------------------------
 
@@ -110,6 +127,7 @@ class Agent:
 
     def fresh(self) -> None:
         self._start_sandbox()
+        self.inspector = Inspector({}, table_digest([]), self._watch())
         self.store.publish(0, 0, 0)
         self.store.cache_response(0, self.workload.response(0))
         files, procs = self._observe()
@@ -140,7 +158,9 @@ class Agent:
         self._await_processes(table_digest(table))
         files, procs = self._observe()
         self.trace.emit(event, turn=turn, files=files, procs=procs, history=history)
-        self.inspector = Inspector(self.store.upper_at(point["files_at"]), table_digest(table))
+        self.inspector = Inspector(
+            self.store.upper_at(point["files_at"]), table_digest(table), self._watch()
+        )
         self.latest = {"files": point["files_at"], "procs": point["procs_at"]}
         self.sent = history
 
@@ -201,7 +221,15 @@ class Agent:
         table = self.sandbox.processes()
         files, procs = self._observe()
         changed = self.inspector.classify(upper, table)
-        self.trace.emit("boundary", turn=turn, files=files, procs=procs, changed=sorted(changed))
+        self.trace.emit(
+            "boundary",
+            turn=turn,
+            files=files,
+            procs=procs,
+            changed=sorted(changed),
+            file_events=self.inspector.events,
+            touched=len(self.inspector.since),
+        )
         capture = self.policy.capture(changed)
         self.trace.emit("checkpoint", turn=turn, capture=sorted(capture))
         previous = (self.latest["files"], self.inspector.last_upper)
@@ -246,7 +274,7 @@ class Agent:
         sandboxes of this machine share."""
         crash = functools.partial(self.maybe_crash, turn, "checkpoint")
         written: dict[str, str] = {}
-        size = 0
+        sizes = {"files": 0, "procs": 0}
         try:
             with self.scheduler.slot(turn, bool(capture)) as held:
                 if "files" in capture:
@@ -254,10 +282,10 @@ class Agent:
                     image = self.store.write_files_image(
                         turn, self.upper, upper, delta, self.base_manifest, before_done=crash
                     )
-                    written["files"], size = image.digest, size + image.bytes
+                    written["files"], sizes["files"] = image.digest, image.bytes
                 if "procs" in capture:
                     image = self.store.write_procs_image(turn, table, self.sandbox, self.imager)
-                    written["procs"], size = image.digest, size + image.bytes
+                    written["procs"], sizes["procs"] = image.digest, image.bytes
         finally:
             Sandbox.thaw(frozen)
         if "files" not in capture:
@@ -268,7 +296,9 @@ class Agent:
                 turn=turn,
                 files=written.get("files"),
                 procs=written.get("procs"),
-                bytes=size,
+                bytes=sizes["files"] + sizes["procs"],
+                files_bytes=sizes["files"],
+                procs_bytes=sizes["procs"],
                 queued=round(held.queued, 6),
                 seconds=round(held.seconds, 6),
             )
@@ -287,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--crash", help="TURN:POINT, POINT one of " + ", ".join(CRASH_POINTS))
     parser.add_argument("--resume", action="store_true", help="restore from the restore head")
     parser.add_argument("--processes", choices=MODES, default="criu")
+    parser.add_argument("--inspector", choices=INSPECTORS, default="fanotify")
     parser.add_argument("--rollback", help="M:K, once turn M is done go back to turn K")
     parser.add_argument("--fork", type=int, help="start as a rollout from the point of turn K")
     parser.add_argument("--stop-after", type=int, help="end after turn N (a fork's parent)")
@@ -306,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         args.latency,
         crash,
         processes=args.processes,
+        inspector=args.inspector,
         rollback=rollback,
         stop_after=args.stop_after,
         scheduler=Scheduler.at(args.slots) if args.slots else None,

@@ -26,6 +26,7 @@ from resumecheck.report import Invocation, exit_code
 
 from rctools.sandbox import measure
 from rctools.sandbox.agent import CRASH_POINTS
+from rctools.sandbox.inspector import MODES as INSPECTORS
 from rctools.sandbox.policies import POLICIES
 from rctools.sandbox.processes import MODES, available
 from rctools.sandbox.recorder import RecordError, RunResult, matrix, record_all
@@ -115,6 +116,13 @@ class RecordingFailed(EnvironmentProblem):
     help="Process images: criu dumps, or the re-spawn baseline (command lines only).",
 )
 @click.option(
+    "--inspector",
+    type=click.Choice(INSPECTORS),
+    default="fanotify",
+    show_default=True,
+    help="The inspector's file evidence: kernel events (fanotify) or a diff of the whole tree.",
+)
+@click.option(
     "--rewinds/--no-rewinds",
     default=True,
     show_default=True,
@@ -133,6 +141,7 @@ def command(
     jobs: int,
     checkpoint_slots: int,
     processes: str,
+    inspector: str,
     rewinds: bool,
     fmt: str,
     out: Path,
@@ -157,7 +166,13 @@ def command(
             raise UsageError(f"--crash-turns: {crash_turns!r} is not 'all' or 1,2,...") from None
     chosen = sorted(POLICIES) if "all" in policies else list(dict.fromkeys(policies))
     specs = matrix(
-        list(workloads), chosen, points, turns=turns, processes=processes, rewinds=rewinds
+        list(workloads),
+        chosen,
+        points,
+        turns=turns,
+        processes=processes,
+        rewinds=rewinds,
+        inspector=inspector,
     )
     traces = out / "traces"
     if traces.exists():

@@ -7,6 +7,12 @@ fault-free runs: bytes, decisions and the time jobs queued for a scheduler slot 
 traces (`job_done` and `checkpoint` events), wall time from the recorder's clock, CPU seconds
 from wait4 of the agent processes. The overhead is relative to the median fault-free run of
 `chat-only`, which checkpoints no sandbox state at all.
+
+Task success is the paper's measure, beside the contract's: a crash run succeeds when it ends
+as the fault-free run of its policy ends -- the same sandbox at the last boundary, and the
+same answers from the last turn's commands. It is an outcome, not a property: a run can end
+well after a restore that broke the contract (a lost state the later turns never looked at),
+and the table shows both.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ class PolicyStats:
     crash_runs: int
     correct: int
     correctness: float | None
+    task_success: int
     rewind_runs: int
     rewinds_correct: int
     checkpoint_bytes: int | None
@@ -85,6 +92,21 @@ def _events(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+def outcome(path: Path) -> tuple[object, ...]:
+    """How a run ended: the last boundary's files and processes, the last turn's answers."""
+    events = _events(path)
+    bounds = [e for e in events if e["ev"] == "boundary"]
+    if not bounds:
+        return ()
+    answers = {(e["turn"], e["cmd"]): e["out"] for e in events if e["ev"] == "cmd_end"}
+    last = bounds[-1]["turn"]
+    return (
+        bounds[-1]["files"],
+        bounds[-1]["procs"],
+        tuple(answers[k] for k in sorted(answers) if k[0] == last),
+    )
+
+
 def stats(results: list[RunResult], verdicts: list[Verdict]) -> list[PolicyStats]:
     by_path = {v.path.resolve(): v for v in verdicts}
     groups: dict[tuple[str, str], list[RunResult]] = {}
@@ -100,6 +122,8 @@ def stats(results: list[RunResult], verdicts: list[Verdict]) -> list[PolicyStats
             return sum(by_path[r.trace.resolve()].status is Status.CONFORMS for r in runs)
 
         correct = conforming(crashed)
+        reference = outcome(clean[0].trace) if clean else None
+        succeeded = sum(outcome(r.trace) == reference for r in crashed)
         violated = sorted({p for r in members for p in by_path[r.trace.resolve()].properties})
         size = skipped = seconds = cpu = queued = None
         if clean:
@@ -118,6 +142,7 @@ def stats(results: list[RunResult], verdicts: list[Verdict]) -> list[PolicyStats
                 len(crashed),
                 correct,
                 correct / len(crashed) if crashed else None,
+                succeeded,
                 len(rewound),
                 conforming(rewound),
                 size,
@@ -165,20 +190,22 @@ def render_rows(found: list[Row]) -> str:
 
 def render_stats(table: list[PolicyStats]) -> str:
     head = (
-        f"{'workload':<14} {'policy':<13} {'correct':>14} {'rewinds':>8} {'ckpt bytes':>11} "
+        f"{'workload':<14} {'policy':<13} {'correct':>14} {'task ok':>8} {'rewinds':>8} "
+        f"{'ckpt bytes':>11} "
         f"{'skipped':>8} {'wall s':>7} {'cpu s':>6} {'queued s':>8} {'overhead':>9}  violated"
     )
     lines = [head, "-" * len(head)]
     for s in table:
         correct = f"{s.correct}/{s.crash_runs} {percent(s.correctness)}"
         rewinds = f"{s.rewinds_correct}/{s.rewind_runs}"
+        task = f"{s.task_success}/{s.crash_runs}"
         size = "-" if s.checkpoint_bytes is None else f"{s.checkpoint_bytes:,}"
         wall = "-" if s.seconds is None else f"{s.seconds:.2f}"
         cpu = "-" if s.cpu_seconds is None else f"{s.cpu_seconds:.2f}"
         queued = "-" if s.queued_seconds is None else f"{s.queued_seconds:.2f}"
         over = "-" if s.overhead is None else f"{100 * s.overhead:+.1f} %"
         lines.append(
-            f"{s.workload:<14} {s.policy:<13} {correct:>14} {rewinds:>8} {size:>11} "
+            f"{s.workload:<14} {s.policy:<13} {correct:>14} {task:>8} {rewinds:>8} {size:>11} "
             f"{percent(s.skipped_share):>8} {wall:>7} {cpu:>6} {queued:>8} {over:>9}  "
             f"{', '.join(s.violated) or '-'}"
         )

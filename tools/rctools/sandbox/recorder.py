@@ -55,6 +55,7 @@ class RunSpec:
     processes: str = "criu"  # how process images are taken: "criu" or "respawn"
     rollback: tuple[int, int] | None = None  # (M, K): once turn M is done, back to turn K
     fork: int | None = None  # fork after turn K into the workload's rollouts
+    inspector: str = "fanotify"  # the inspector's file evidence: "fanotify" or "tree"
 
     @property
     def crash_label(self) -> str:
@@ -96,6 +97,7 @@ def matrix(
     turns: set[int] | None = None,
     processes: str = "criu",
     rewinds: bool = True,
+    inspector: str = "fanotify",
 ) -> list[RunSpec]:
     """Fault-free runs, then a SIGKILL at every crash point of every turn (or of `turns`), then
     (with `rewinds`) the workload's rollback run and fork run."""
@@ -105,17 +107,21 @@ def matrix(
         count = len(spec.turns)
         chosen = [t for t in range(1, count + 1) if turns is None or t in turns]
         for policy in policies:
-            specs += [RunSpec(workload, policy, None, processes)] * fault_free
+            specs += [RunSpec(workload, policy, None, processes, inspector=inspector)] * fault_free
             specs += [
-                RunSpec(workload, policy, (turn, point), processes)
+                RunSpec(workload, policy, (turn, point), processes, inspector=inspector)
                 for turn in chosen
                 for point in points
                 if point in CRASH_POINTS
             ]
             if rewinds and spec.rollback:
-                specs.append(RunSpec(workload, policy, None, processes, rollback=spec.rollback))
+                specs.append(
+                    RunSpec(workload, policy, None, processes, spec.rollback, None, inspector)
+                )
             if rewinds and spec.fork_at is not None:
-                specs.append(RunSpec(workload, policy, None, processes, fork=spec.fork_at))
+                specs.append(
+                    RunSpec(workload, policy, None, processes, None, spec.fork_at, inspector)
+                )
     return specs
 
 
@@ -143,6 +149,7 @@ def _argv(
     argv = [sys.executable, "-m", "rctools.sandbox.agent", str(run_dir)]
     argv += ["--workload", workload or spec.workload, "--policy", spec.policy]
     argv += ["--latency", str(latency), "--processes", spec.processes]
+    argv += ["--inspector", spec.inspector]
     return argv + (["--slots", str(slots)] if slots else [])
 
 
@@ -209,7 +216,9 @@ def _rollouts(
     for rollout in rollouts:
         folder = parent.with_name(f"{parent.name}--{rollout}")
         shutil.rmtree(folder, ignore_errors=True)
-        shutil.copytree(parent, folder, symlinks=True, ignore=shutil.ignore_patterns("mnt"))
+        # The store and the trace; the layers are rebuilt from the images by the restore.
+        keep = shutil.ignore_patterns("upper", "work", "mnt", "sandbox.pid")
+        shutil.copytree(parent, folder, symlinks=True, ignore=keep)
         lines = (folder / "trace.jsonl").read_text(encoding="utf-8").splitlines()
         lines[0] = json.dumps(header(spec, rollout))
         (folder / "trace.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
