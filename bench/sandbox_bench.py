@@ -61,6 +61,7 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.5, help="model call, s (overhead)")
     parser.add_argument("--crash-latency", type=float, default=0.02, help="model call, s")
     parser.add_argument("--crash-points", default="checkpoint", help="comma-separated")
+    parser.add_argument("--crash-turns", default="all", help="correctness runs: e.g. 2,5")
     parser.add_argument("--crash-turn", type=int, default=5, help="timed crash runs: turn")
     parser.add_argument("--colocated", type=int, default=4, help="sandboxes side by side")
     parser.add_argument("--jobs", type=int, default=4, help="correctness runs at once")
@@ -128,7 +129,8 @@ def _bench(args: argparse.Namespace, scratch: Path) -> int:
     points = [p.strip() for p in args.crash_points.split(",")]
 
     print("1/4 crash, rollback and fork runs ...", file=sys.stderr)
-    specs = matrix([args.workload], list(ORDER), points)
+    turns = None if args.crash_turns == "all" else {int(t) for t in args.crash_turns.split(",")}
+    specs = matrix([args.workload], list(ORDER), points, turns=turns)
     runs = record_all(
         specs, scratch / "crash", scratch / "run", args.crash_latency, jobs=args.jobs, slots=1
     )
