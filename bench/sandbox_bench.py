@@ -101,7 +101,7 @@ def _bytes(results: list[RunResult], policy: str) -> dict[str, int]:
         and not r.spec.rollback
         and r.spec.fork is None
     ]
-    events = measure._events(clean.trace)
+    events = measure.read_events(clean.trace)
     jobs = [e for e in events if e["ev"] == "job_done"]
     return {kind: sum(e.get(f"{kind}_bytes", 0) for e in jobs) for kind in ("files", "procs")}
 
@@ -109,7 +109,7 @@ def _bytes(results: list[RunResult], policy: str) -> dict[str, int]:
 def _jobs(trace: Path) -> list[tuple[float, float]]:
     """(start, end) of each checkpoint job that took a slot, on the wall clock."""
     found = []
-    for event in measure._events(trace):
+    for event in measure.read_events(trace):
         if event["ev"] == "job_done" and "seconds" in event:
             found.append((event["ts"] - event["seconds"], event["ts"]))
     return found
@@ -275,7 +275,7 @@ def _table(
         queued = sum(
             e.get("queued", 0.0)
             for r in group
-            for e in measure._events(r.trace)
+            for e in measure.read_events(r.trace)
             if e["ev"] == "job_done"
         )
         lines.append(

@@ -5,7 +5,7 @@ should be answered from what the kernel saw the sandbox do, not by walking and h
 whole tree at every boundary. overlayfs writes every change of the sandbox's workspace into its
 upper layer through the real filesystem, so a fanotify *filesystem* mark on the filesystem
 that holds the upper layer reports each create, delete, write, attribute change and rename
-there, with the directory (a file handle) and the name it happened to, and the acting PID.
+there, with the directory (a file handle) and the name it happened to.
 The handle is turned back into a path with open_by_handle_at; events outside the upper layer
 (the filesystem is shared with the host) are dropped.
 
@@ -75,7 +75,6 @@ class Touched:
     """What the events since the last drain touched below the watched folder."""
 
     paths: set[str] = field(default_factory=set)  # relative to the folder
-    pids: set[int] = field(default_factory=set)
     events: int = 0
     lost: bool = False  # the queue overflowed or a handle could not be resolved
 
@@ -116,7 +115,7 @@ class UpperWatch:
     def _parse(self, data: bytes) -> None:
         offset = 0
         while offset + METADATA.size <= len(data):
-            length, _, _, meta_len, mask, fd, pid = METADATA.unpack_from(data, offset)
+            length, _, _, meta_len, mask, fd, _ = METADATA.unpack_from(data, offset)
             if fd >= 0:
                 os.close(fd)
             if mask & FAN_Q_OVERFLOW:
@@ -128,7 +127,6 @@ class UpperWatch:
                 self._touched.lost = True  # an unresolvable handle: cannot tell
             else:
                 self._touched.paths.add(path)
-                self._touched.pids.add(pid)
                 self._touched.events += 1
             offset += length
 

@@ -87,14 +87,14 @@ def rows(results: list[RunResult], verdicts: list[Verdict]) -> list[Row]:
     return found
 
 
-def _events(path: Path) -> list[dict[str, Any]]:
+def read_events(path: Path) -> list[dict[str, Any]]:
     lines = path.read_text(encoding="utf-8").splitlines()[1:]
     return [json.loads(line) for line in lines if line.strip()]
 
 
 def outcome(path: Path) -> tuple[object, ...]:
     """How a run ended: the last boundary's files and processes, the last turn's answers."""
-    events = _events(path)
+    events = read_events(path)
     bounds = [e for e in events if e["ev"] == "boundary"]
     if not bounds:
         return ()
@@ -127,7 +127,7 @@ def stats(results: list[RunResult], verdicts: list[Verdict]) -> list[PolicyStats
         violated = sorted({p for r in members for p in by_path[r.trace.resolve()].properties})
         size = skipped = seconds = cpu = queued = None
         if clean:
-            events = _events(clean[0].trace)
+            events = read_events(clean[0].trace)
             jobs = [e for e in events if e["ev"] == "job_done"]
             size = sum(e.get("bytes", 0) for e in jobs)
             queued = sum(e.get("queued", 0.0) for e in jobs)
