@@ -27,9 +27,10 @@ pytestmark = [
 ]
 
 TURNS = len(WORKLOADS["dev-task"].turns)
-# dev-task turns whose net effect is nothing: exploration, temp files created and deleted, a
-# failing command with a read-only query, a read-only turn.
-READ_ONLY_TURNS = {1, 3, 7, 8}
+# dev-task turns with no net effect: exploration, and temp files created and deleted. Turns 7
+# and 8 only read files, but they query the live server, which wakes it: its memory may have
+# changed, so its process image is taken again.
+READ_ONLY_TURNS = {1, 3}
 # Where the baselines are killed: before any effect, after the install (turn 2), while the
 # server (turn 4) is not yet in a restore point, after it, and at the end.
 BASELINE_TURNS = (1, 3, 4, 5, TURNS)
@@ -111,19 +112,20 @@ def test_effect_aware_skips_read_only_turns_and_captures_the_rest(correct: Any) 
     assert {t for t, capture in decisions.items() if not capture} == READ_ONLY_TURNS
     assert decisions[2] == ["files"]  # the package install
     assert decisions[4] == ["procs"]  # the background server
-    assert decisions[5] == ["files"]  # the server's log, written when queried
-    assert decisions[6] == ["files"]  # the append
+    assert decisions[5] == ["files", "procs"]  # the server's log, and the server woken
+    assert decisions[6] == ["files"]  # the append; the server stayed blocked
+    assert decisions[7] == decisions[8] == ["procs"]  # queries: the server woken
     assert all(
         capture == ["files", "procs"] for capture in _decisions(out, summary, "full").values()
     )
 
 
-def test_effect_aware_writes_far_fewer_checkpoint_bytes_than_full(correct: Any) -> None:
+def test_effect_aware_writes_fewer_checkpoint_bytes_than_full(correct: Any) -> None:
     _, summary, _ = correct
     stats = {s["policy"]: s for s in summary["policies"]}
     assert stats["effect-aware"]["skipped_share"] == len(READ_ONLY_TURNS) / TURNS
     assert stats["full"]["skipped_share"] == 0
-    assert stats["effect-aware"]["checkpoint_bytes"] < stats["full"]["checkpoint_bytes"] / 3
+    assert stats["effect-aware"]["checkpoint_bytes"] < stats["full"]["checkpoint_bytes"] * 0.75
 
 
 def test_baselines_are_caught_by_restore_consistency(baselines: Any) -> None:

@@ -143,7 +143,7 @@ def test_kernel_file_events_name_what_a_turn_touched(sandbox: Sandbox) -> None:
         watch.drain()
         assert sandbox.run("echo x > t.tmp && rm t.tmp && cat keep.txt").exit == 0
         upper = manifest(sandbox.upper, upper=True)
-        assert inspector.classify(upper, []) == set()
+        assert inspector.classify(upper, [], {}) == set()
         assert inspector.since == {"t.tmp"} and inspector.events >= 2
         # A background process writes later (like a server's log): its write is seen too.
         assert (
@@ -153,10 +153,10 @@ def test_kernel_file_events_name_what_a_turn_touched(sandbox: Sandbox) -> None:
         while "keep.txt" not in manifest(sandbox.upper, upper=True) and time.monotonic() < deadline:
             time.sleep(0.05)
         upper = manifest(sandbox.upper, upper=True)
-        assert inspector.classify(upper, []) == {"files"}
+        assert inspector.classify(upper, [], {}) == {"files"}
         assert "keep.txt" in inspector.since
         inspector.took({"files"}, upper, [])
-        assert inspector.classify(upper, []) == set() and inspector.since == set()
+        assert inspector.classify(upper, [], {}) == set() and inspector.since == set()
     finally:
         watch.close()
 

@@ -161,6 +161,9 @@ class Agent:
         self.inspector = Inspector(
             self.store.upper_at(point["files_at"]), table_digest(table), self._watch()
         )
+        stopped = self.sandbox.freeze()  # as at a boundary: the counters of stopped processes
+        self.inspector.settled(self.sandbox.wakeups())
+        Sandbox.thaw(stopped)
         self.latest = {"files": point["files_at"], "procs": point["procs_at"]}
         self.sent = history
 
@@ -220,7 +223,7 @@ class Agent:
         upper = manifest(self.upper, upper=True)
         table = self.sandbox.processes()
         files, procs = self._observe()
-        changed = self.inspector.classify(upper, table)
+        changed = self.inspector.classify(upper, table, self.sandbox.wakeups())
         self.trace.emit(
             "boundary",
             turn=turn,
@@ -285,6 +288,7 @@ class Agent:
                     written["files"], sizes["files"] = image.digest, image.bytes
                 if "procs" in capture:
                     image = self.store.write_procs_image(turn, table, self.sandbox, self.imager)
+                    self.inspector.settled(self.sandbox.wakeups())
                     written["procs"], sizes["procs"] = image.digest, image.bytes
         finally:
             Sandbox.thaw(frozen)

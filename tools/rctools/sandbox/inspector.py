@@ -6,9 +6,12 @@ paths touched since the last file image; only those entries of the upper layer a
 with what the image holds, so a temp file created and deleted in between is touched but no
 effect. Without an event source (`tree` mode, or where the kernel refuses the mark) the whole
 upper layer is compared. Processes: the process table of the sandbox's PID namespace against
-the last process image; a process that stays alive with the same command line counts as
-unchanged (its memory is in the criu image; a turn that changes it without starting or ending
-a process is a limit the docs state).
+the last process image, and the kernel's context-switch counters against those taken while the
+processes were stopped for that image (`Sandbox.wakeups`): a server that stays alive with the
+same command line but was woken -- it served a request -- may hold other memory now, so it is
+re-dumped; one that stayed blocked was not woken and is not. A freeze and thaw at each boundary
+costs a blocked process exactly two voluntary switches; anything beyond, or any involuntary
+switch (a process that computes), counts as a change -- a false alarm at worst.
 """
 
 from __future__ import annotations
@@ -32,14 +35,29 @@ class Inspector:
     since: set[str] = field(default_factory=set)  # paths touched since the last file image
     lost: bool = False  # an event could not be resolved since then: cannot tell
     events: int = 0  # kernel events since the last file image
+    woken: dict[int, tuple[int, int]] = field(default_factory=dict)  # at the last image
+    cycles: int = 0  # freezes since then
 
-    def classify(self, upper: Manifest, table: list[Process]) -> set[str]:
+    def classify(
+        self, upper: Manifest, table: list[Process], woken: dict[int, tuple[int, int]]
+    ) -> set[str]:
+        """Called once per boundary, with the sandbox frozen."""
+        self.cycles += 1
         changed = set()
         if self._files_changed(upper):
             changed.add("files")
-        if table_digest(table) != self.last_procs:
+        if table_digest(table) != self.last_procs or self._woken(woken):
             changed.add("procs")
         return changed
+
+    def _woken(self, now: dict[int, tuple[int, int]]) -> bool:
+        if now.keys() != self.woken.keys():
+            return True
+        for pid, (voluntary, involuntary) in now.items():
+            before = self.woken[pid]
+            if voluntary - before[0] > 2 * self.cycles or involuntary != before[1]:
+                return True
+        return False
 
     def _files_changed(self, upper: Manifest) -> bool:
         if self.watch is None:
@@ -64,3 +82,8 @@ class Inspector:
             self.since, self.lost, self.events = set(), False, 0
         if "procs" in kinds:
             self.last_procs = table_digest(table)
+
+    def settled(self, woken: dict[int, tuple[int, int]]) -> None:
+        """The processes' switch counters once their image is taken or restored, read while
+        they are stopped (criu's own work inside a process wakes it, so after it)."""
+        self.woken, self.cycles = woken, 0

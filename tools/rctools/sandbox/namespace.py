@@ -212,7 +212,26 @@ class Sandbox:
                 stopped.append(pid)
             except ProcessLookupError:
                 pass
+        deadline = time.monotonic() + 2.0  # SIGSTOP is asynchronous: wait until they stopped
+        while time.monotonic() < deadline and not all(map(_stopped, stopped)):
+            time.sleep(0.001)
         return stopped
+
+    def wakeups(self) -> dict[int, tuple[int, int]]:
+        """Each live process's voluntary and involuntary context switches: a process that
+        was woken (a request arrived, a timer fired) may have changed what it holds in memory;
+        one that stayed blocked was not. A SIGSTOP/SIGCONT cycle of a blocked process costs it
+        exactly two voluntary switches (the stop, and going back to sleep)."""
+        found = {}
+        for pid in self.pids():
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                lines = Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines()
+                fields = dict(line.split(":\t", 1) for line in lines if "ctxt_switches" in line)
+                found[pid] = (
+                    int(fields["voluntary_ctxt_switches"]),
+                    int(fields["nonvoluntary_ctxt_switches"]),
+                )
+        return found
 
     @staticmethod
     def thaw(pids: list[int]) -> None:
@@ -228,6 +247,15 @@ class Sandbox:
         if self._unshare is not None:
             self._unshare.wait(timeout=30)
             self._unshare = None
+
+
+def _stopped(pid: int) -> bool:
+    """Stopped (T, t) or gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("T", "t", "Z", "X")
 
 
 def _child_of(pid: int, timeout: float = 5.0) -> int:
