@@ -1,28 +1,34 @@
-"""Sandbox checkpoint policies: recovery correctness, checkpoint bytes, skipped turns, overhead.
+"""Sandbox checkpoint policies, made comparable: correctness, traffic split by cause, overhead.
 
     .venv/bin/python bench/sandbox_bench.py --out bench/sandbox-results.md
-    .venv/bin/python bench/sandbox_bench.py --reps 1 --latency 0.1 --out /tmp/quick.md
+    .venv/bin/python bench/sandbox_bench.py --reps 1 --crash-points checkpoint --out /tmp/q.md
 
-Two measurements per policy on the dev-task workload, in one run on one machine:
+Everything runs on real sandboxes (namespaces, overlayfs, criu 4.1 process images), in one run
+on one machine, and every trace is judged by SandboxCR:
 
-1. Correctness: a SIGKILL of the sandbox and the agent at every turn and every crash point
-   (in flight, during the checkpoint job, after publish before release), recovery, then the
-   contract's verdict on each trace (SandboxCR, one TLC run for the whole batch). Correct =
-   conforms. Bytes and skipped turns come from the fault-free run's trace.
-2. Overhead: fault-free runs with the model stand-in answering after --latency seconds per turn
-   (real model calls take seconds; checkpoint jobs overlap with them), --reps of each policy,
-   interleaved and one at a time; the median wall time relative to chat-only's median, which
-   checkpoints no sandbox state.
+1. Correctness: a SIGKILL of the sandbox and the agent at the chosen crash points of every
+   turn, recovery, then two measures per run -- the contract's verdict (conforms or not) and
+   task success (the run ends as the fault-free run ends: same sandbox, same last answers;
+   `measure.outcome`). Plus each workload's rollback run and fork run (two rollouts).
+2. Traffic: the fault-free run's checkpoint bytes, split into file images and criu process
+   images. `full` (complete snapshots) and `full-delta` (deltas, no skipping) split
+   effect-aware's saving into its two causes: storing deltas, and skipping turns.
+3. Overhead, with and without a crash: runs with the model stand-in answering after --latency
+   seconds per turn, one at a time, policies interleaved, --reps each: fault-free runs, and
+   runs with a SIGKILL in one turn's checkpoint job (recovery included). Medians of wall time
+   and of CPU seconds (wait4 of the agent processes), side by side in this run.
+4. The host scheduler: --colocated sandboxes (full policy, fault-free) started together,
+   with a budget of 1 checkpoint job at a time on the host and with none; median wall time,
+   total queueing, the longest job and the peak number of jobs running at once.
 
-The Crab paper's figures are printed beside ours; the paper measured real terminal tasks with
-CRIU, we replay a scripted workload with process re-spawn (docs/sandbox.md says what differs).
-A run that cannot be recorded or judged stops the benchmark with exit code 2 and no table.
+A run that cannot be recorded or judged stops the benchmark with exit code 3 and no table.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import platform
 import shutil
@@ -30,96 +36,252 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from rctools.sandbox import measure
-from rctools.sandbox.agent import CRASH_POINTS
-from rctools.sandbox.command import missing_privileges
+from rctools.sandbox.command import missing_criu
 from rctools.sandbox.policies import POLICIES
-from rctools.sandbox.recorder import RunSpec, matrix, record_all
+from rctools.sandbox.recorder import RecordError, RunResult, RunSpec, matrix, record_all
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
-from resumecheck.verdict import Status
+from resumecheck.verdict import Status, Verdict
 
-ORDER = ("chat-only", "chat-files", "full", "effect-aware")
-PAPER = {
-    "chat-only": "8 to 13 % correct on terminal tasks",
-    "chat-files": "loses live processes",
-    "full": "100 % correct; the traffic baseline",
-    "effect-aware": "100 % correct; up to 87 % less traffic; ≤ 1.9 % overhead",
-}
+# (policy, with a crash, CPU instead of wall) -> seconds of the timed runs
+Timer = Callable[[str, bool, bool], list[float]]
+ORDER = ("chat-only", "chat-files", "full", "full-delta", "effect-aware")
+TIMED = ("chat-only", "full", "full-delta", "effect-aware")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("bench/sandbox-results.md"))
     parser.add_argument("--workload", default="dev-task")
-    parser.add_argument("--reps", type=int, default=5, help="fault-free runs per policy")
+    parser.add_argument("--reps", type=int, default=3, help="timed runs per policy and kind")
     parser.add_argument("--latency", type=float, default=0.5, help="model call, s (overhead)")
     parser.add_argument("--crash-latency", type=float, default=0.02, help="model call, s")
+    parser.add_argument("--crash-points", default="checkpoint", help="comma-separated")
+    parser.add_argument("--crash-turns", default="all", help="correctness runs: e.g. 2,5")
+    parser.add_argument("--crash-turn", type=int, default=5, help="timed crash runs: turn")
+    parser.add_argument("--colocated", type=int, default=4, help="sandboxes side by side")
+    parser.add_argument("--jobs", type=int, default=4, help="correctness runs at once")
     args = parser.parse_args()
-    problem = missing_privileges()
+    problem = missing_criu()
     if problem:
         print(f"sandbox_bench: {problem}", file=sys.stderr)
-        return 2
+        return 3
     scratch = Path(tempfile.mkdtemp(prefix="rc-sandbox-bench-"))
     try:
         return _bench(args, scratch)
+    except (RecordError, BenchError) as exc:
+        print(f"sandbox_bench: {exc}", file=sys.stderr)
+        return 3
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+class BenchError(RuntimeError):
+    """A trace could not be judged, or a fault-free run does not conform."""
+
+
+def _judged(folder: Path) -> list[Verdict]:
+    verdicts = judge([folder], spec_paths=default_spec_paths())
+    bad = [v for v in verdicts if v.status in (Status.INVALID, Status.ERROR)]
+    if bad:
+        raise BenchError(f"{bad[0].path}: {bad[0].reason}")
+    return verdicts
+
+
+def _bytes(results: list[RunResult], policy: str) -> dict[str, int]:
+    (clean,) = [
+        r
+        for r in results
+        if r.spec.policy == policy
+        and not r.spec.crash
+        and not r.spec.rollback
+        and r.spec.fork is None
+    ]
+    events = measure.read_events(clean.trace)
+    jobs = [e for e in events if e["ev"] == "job_done"]
+    return {kind: sum(e.get(f"{kind}_bytes", 0) for e in jobs) for kind in ("files", "procs")}
+
+
+def _jobs(trace: Path) -> list[tuple[float, float]]:
+    """(start, end) of each checkpoint job that took a slot, on the wall clock."""
+    found = []
+    for event in measure.read_events(trace):
+        if event["ev"] == "job_done" and "seconds" in event:
+            found.append((event["ts"] - event["seconds"], event["ts"]))
+    return found
+
+
+def _peak(intervals: list[tuple[float, float]]) -> int:
+    edges = sorted([(a, 1) for a, _ in intervals] + [(b, -1) for _, b in intervals])
+    running = peak = 0
+    for _, step in edges:
+        running += step
+        peak = max(peak, running)
+    return peak
+
+
 def _bench(args: argparse.Namespace, scratch: Path) -> int:
     load_before = os.getloadavg()
+    points = [p.strip() for p in args.crash_points.split(",")]
 
-    print("recording crash runs ...", file=sys.stderr)
-    crash_specs = matrix([args.workload], list(ORDER), list(CRASH_POINTS))
-    crash_runs = record_all(crash_specs, scratch / "crash", scratch / "run", args.crash_latency)
-    verdicts = judge([scratch / "crash"], spec_paths=default_spec_paths())
-    correctness = {s.policy: s for s in measure.stats(crash_runs, verdicts)}
+    print("1/4 crash, rollback and fork runs ...", file=sys.stderr)
+    turns = None if args.crash_turns == "all" else {int(t) for t in args.crash_turns.split(",")}
+    specs = matrix([args.workload], list(ORDER), points, turns=turns)
+    runs = record_all(
+        specs, scratch / "crash", scratch / "run", args.crash_latency, jobs=args.jobs, slots=1
+    )
+    verdicts = _judged(scratch / "crash")
+    correctness = {s.policy: s for s in measure.stats(runs, verdicts)}
+    traffic = {p: _bytes(runs, p) for p in ORDER}
 
-    print("recording fault-free runs for the overhead ...", file=sys.stderr)
-    # Interleaved (policy after policy, repetition after repetition) and one at a time, so that
-    # a change in the machine's load hits every policy alike.
-    timed_specs = [RunSpec(args.workload, p, None) for _ in range(args.reps) for p in ORDER]
+    print("2/4 timed runs, with and without a crash ...", file=sys.stderr)
+    crash = (args.crash_turn, "checkpoint")
+    timed_specs = [
+        RunSpec(args.workload, p, c) for _ in range(args.reps) for p in TIMED for c in (None, crash)
+    ]
     timed = record_all(timed_specs, scratch / "timed", scratch / "run", args.latency, jobs=1)
-    timed_verdicts = judge([scratch / "timed"], spec_paths=default_spec_paths())
-    bad = [v for v in [*verdicts, *timed_verdicts] if v.status in (Status.INVALID, Status.ERROR)]
-    if bad:
-        print(f"sandbox_bench: {bad[0].path}: {bad[0].reason}", file=sys.stderr)
-        return 2
-    if any(v.status is not Status.CONFORMS for v in timed_verdicts):
-        print("sandbox_bench: a fault-free run does not conform", file=sys.stderr)
-        return 2
-    seconds = {p: [r.seconds for r in timed if r.spec.policy == p] for p in ORDER}
-    medians = {p: statistics.median(values) for p, values in seconds.items()}
+    timed_verdicts = {v.path.name: v for v in _judged(scratch / "timed")}
+    for r in timed:
+        if r.spec.policy != "chat-only" and timed_verdicts[r.trace.name].status is not (
+            Status.CONFORMS
+        ):
+            raise BenchError(f"{r.trace.name} does not conform")
+
+    def times(policy: str, crashed: bool, cpu: bool = False) -> list[float]:
+        """The timed runs' wall (or CPU) seconds of `policy`, with or without the crash."""
+        return [
+            r.cpu_seconds if cpu else r.seconds
+            for r in timed
+            if r.spec.policy == policy and (r.spec.crash is not None) == crashed
+        ]
+
+    print("3/4 co-located sandboxes and the host scheduler ...", file=sys.stderr)
+    colocated: dict[int, list[RunResult]] = {}
+    for slots in (1, 0):
+        group = [RunSpec(args.workload, "full", None)] * args.colocated
+        out = scratch / f"colocated-{slots}"
+        colocated[slots] = record_all(
+            group * args.reps,
+            out,
+            scratch / "run",
+            args.latency,
+            jobs=args.colocated,
+            slots=slots,
+        )
+        if any(v.status is not Status.CONFORMS for v in _judged(out)):
+            raise BenchError(f"a co-located run with {slots} slots does not conform")
     load_after = os.getloadavg()
 
-    full_bytes = correctness["full"].checkpoint_bytes or 1
+    print("4/4 table ...", file=sys.stderr)
+    lines = _table(args, specs, correctness, traffic, times, colocated, load_before, load_after)
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    summary = args.out.with_suffix(".json")
+    summary.write_text(
+        json.dumps(
+            {
+                "policies": {p: correctness[p].__dict__ for p in ORDER},
+                "traffic": traffic,
+                "timed": {
+                    p: {
+                        "fault_free_s": times(p, False),
+                        "crash_s": times(p, True),
+                        "fault_free_cpu_s": times(p, False, True),
+                        "crash_cpu_s": times(p, True, True),
+                    }
+                    for p in TIMED
+                },
+            },
+            indent=1,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    print("\n".join(lines))
+    return 0
+
+
+def _table(
+    args: argparse.Namespace,
+    specs: list[RunSpec],
+    correctness: dict[str, measure.PolicyStats],
+    traffic: dict[str, dict[str, int]],
+    times: Timer,
+    colocated: dict[int, list[RunResult]],
+    load_before: tuple[float, float, float],
+    load_after: tuple[float, float, float],
+) -> list[str]:
+    med = statistics.median
+    timer = times
+    full = sum(traffic["full"].values()) or 1
+    free = {p: med(timer(p, False)) for p in TIMED}
     lines = [
         "# Sandbox checkpoint policies (SandboxCR)",
         "",
-        f"Workload `{args.workload}`: {len(crash_specs) // len(ORDER) - 1} crash runs per policy "
-        f"(a SIGKILL at each of {len(CRASH_POINTS)} points of every turn), each judged by "
-        "SandboxCR; plus fault-free runs for bytes, skipped turns and wall time.",
+        f"Workload `{args.workload}`, real sandboxes with criu 4.1 process images. Crash runs: "
+        f"a SIGKILL at `{args.crash_points}` of each turn; every trace judged by SandboxCR.",
         "",
-        "| policy | recovery correct (all crash points) | checkpoint bytes (fault-free run) "
-        "| vs full | turns skipped | wall time, median of "
-        f"{args.reps} (model {args.latency:g} s/turn) | overhead vs chat-only "
-        "| properties violated | Crab paper |",
-        "|---|---:|---:|---:|---:|---:|---:|---|---|",
+        "## Correctness and traffic",
+        "",
+        "| policy | contract: crash runs conforming | task success after restore "
+        "| rollback + fork rollouts conforming | file image bytes | process image bytes "
+        "| total vs full | turns skipped | properties violated |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for policy in ORDER:
         s = correctness[policy]
-        size = s.checkpoint_bytes or 0
+        size = traffic[policy]
+        total = sum(size.values())
         lines.append(
             f"| {policy} | {s.correct}/{s.crash_runs} = {measure.percent(s.correctness)} "
-            f"| {size:,} | {-100 * (1 - size / full_bytes):+.0f} % "
-            f"| {measure.percent(s.skipped_share)} "
-            f"| {medians[policy]:.2f} s (min {min(seconds[policy]):.2f}, "
-            f"max {max(seconds[policy]):.2f}) "
-            f"| {100 * (medians[policy] / medians['chat-only'] - 1):+.1f} % "
-            f"| {', '.join(s.violated) or '-'} | {PAPER[policy]} |"
+            f"| {s.task_success}/{s.crash_runs} "
+            f"= {measure.percent(s.task_success / s.crash_runs if s.crash_runs else None)} "
+            f"| {s.rewinds_correct}/{s.rewind_runs} | {size['files']:,} | {size['procs']:,} "
+            f"| {-100 * (1 - total / full):+.0f} % | {measure.percent(s.skipped_share)} "
+            f"| {', '.join(s.violated) or '-'} |"
+        )
+    lines += [
+        "",
+        f"## Overhead (model {args.latency:g} s/turn; median of {args.reps}, one run at a time)",
+        "",
+        "| policy | fault-free wall | vs chat-only | fault-free CPU s "
+        f"| with a SIGKILL in turn {args.crash_turn}'s checkpoint job, wall | vs own fault-free "
+        "| with the SIGKILL, CPU s |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for policy in TIMED:
+        crashed = med(timer(policy, True))
+        lines.append(
+            f"| {policy} | {free[policy]:.2f} s "
+            f"| {100 * (free[policy] / free['chat-only'] - 1):+.1f} % "
+            f"| {med(timer(policy, False, True)):.2f} "
+            f"| {crashed:.2f} s | {100 * (crashed / free[policy] - 1):+.1f} % "
+            f"| {med(timer(policy, True, True)):.2f} |"
+        )
+    lines += [
+        "",
+        f"## {args.colocated} co-located sandboxes, one host scheduler (full policy, "
+        f"fault-free, {args.reps} rounds)",
+        "",
+        "| checkpoint budget | median wall per run | median CPU s per run | total queued "
+        "| longest job | peak jobs at once | conforming |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for slots, group in colocated.items():
+        jobs = [j for r in group for j in _jobs(r.trace)]
+        queued = sum(
+            e.get("queued", 0.0)
+            for r in group
+            for e in measure.read_events(r.trace)
+            if e["ev"] == "job_done"
+        )
+        lines.append(
+            f"| {'1 job at a time' if slots else 'none'} | {med(r.seconds for r in group):.2f} s "
+            f"| {med(r.cpu_seconds for r in group):.2f} | {queued:.2f} s "
+            f"| {max(b - a for a, b in jobs):.2f} s | {_peak(jobs)} | {len(group)}/{len(group)} |"
         )
     code = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
@@ -135,27 +297,22 @@ def _bench(args: argparse.Namespace, scratch: Path) -> int:
         + " / ".join(f"{x:.2f}" for x in load_before)
         + "; after: "
         + " / ".join(f"{x:.2f}" for x in load_after)
-        + " — a shared, busy machine: compare the ratios, not the absolute times",
+        + " — a shared, busy machine: compare ratios measured side by side, not absolute times",
         "",
         "## Method",
         "",
-        f"- correctness: `resume-check run sandbox --workload {args.workload}` does the same; "
-        f"model stand-in {args.crash_latency:g} s per turn; a run is correct iff its trace "
-        "conforms to SandboxCR.",
-        "- bytes: what the checkpoint jobs wrote in the fault-free run (`job_done.bytes`: "
-        "copied file data, image metadata, process tables). full and chat-files copy the "
-        "overlay's whole upper layer every turn; effect-aware stores only what changed since "
-        "the last file image, and nothing on a skipped turn. Process images are process "
-        "tables (re-spawn), not CRIU memory dumps: see docs/sandbox.md.",
-        "- overhead: fault-free runs, one at a time, policies interleaved; median wall time "
-        "over chat-only's median, minus 1.",
+        f"- {len(specs)} correctness runs, {args.jobs} sandboxes at a time with one checkpoint "
+        f"slot for the host; model stand-in {args.crash_latency:g} s per turn. A crash run "
+        "conforms iff SandboxCR accepts its trace; it succeeds iff it ends with the fault-free "
+        "run's last sandbox state and last answers (`measure.outcome`).",
+        "- bytes: what the fault-free run's checkpoint jobs wrote (`job_done.files_bytes`, "
+        "`procs_bytes`). Process images are complete criu dumps in every policy (no soft-dirty "
+        "tracking on this kernel, so no incremental memory dumps).",
         f"- policies: {'; '.join(f'{p}: {POLICIES[p].summary}' for p in ORDER)}.",
         f"- reproduce: `.venv/bin/python bench/sandbox_bench.py --reps {args.reps} "
-        f"--latency {args.latency:g}`.",
+        f"--latency {args.latency:g} --crash-points {args.crash_points}`.",
     ]
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print("\n".join(lines))
-    return 0
+    return lines
 
 
 if __name__ == "__main__":

@@ -1,13 +1,16 @@
 ---------------------------- MODULE MCSandboxCR -----------------------------
 (***************************************************************************)
 (* Model-checking instance of SandboxCR: one small agent workload whose    *)
-(* turns have every kind of net effect, and a bounded number of crashes.   *)
+(* turns have every kind of net effect, a bounded number of crashes and a  *)
+(* bounded number of rewinds (rollbacks and forks) to any published point.  *)
 (***************************************************************************)
 EXTENDS SandboxCR
 
-CONSTANTS MaxCrashes
+CONSTANTS MaxCrashes, MaxRewinds
 
-VARIABLE crashes   \* crashes so far
+VARIABLES
+    crashes,   \* crashes so far
+    rewinds    \* rewinds so far
 
 \* Turn 1 installs a package (two commands, files), turn 2 starts a server
 \* (processes), turn 3 only reads (no effect), turn 4 restarts the server with
@@ -23,13 +26,14 @@ Agent == [cmds |-> <<2, 1, 1, 1, 2>>,
 
 MCWorkloads == {Agent}
 
-MCInit == Init /\ crashes = 0
+MCInit == Init /\ crashes = 0 /\ rewinds = 0
 
 MCNext ==
-    \/ Run /\ UNCHANGED crashes
-    \/ crashes < MaxCrashes /\ Fault /\ crashes' = crashes + 1
+    \/ Run /\ UNCHANGED <<crashes, rewinds>>
+    \/ crashes < MaxCrashes /\ Fault /\ crashes' = crashes + 1 /\ UNCHANGED rewinds
+    \/ rewinds < MaxRewinds /\ Rollout /\ rewinds' = rewinds + 1 /\ UNCHANGED crashes
 
-MCSpec == MCInit /\ [][MCNext]_<<vars, crashes>>
+MCSpec == MCInit /\ [][MCNext]_<<vars, crashes, rewinds>>
 
 TypeOK ==
     /\ agent.up \in BOOLEAN /\ agent.got \in BOOLEAN

@@ -21,6 +21,14 @@
 (* agent's history at that turn, fast-forwards over a cached response and  *)
 (* re-issues the commands that were in flight.                             *)
 (*                                                                         *)
+(* Without a crash, the runtime can also rewind the sandbox to any earlier  *)
+(* published restore point: a rollback (the agent undoes an attempt), or a  *)
+(* fork, which starts a rollout from a parent's restore point (the trace of *)
+(* a rollout is its parent's trace up to the fork, then its own).  Every    *)
+(* published restore point is kept for that; a rewind makes the chosen one *)
+(* the restore head again, and the agent asks the model anew for its       *)
+(* response to that turn: a rollout samples again.                         *)
+(*                                                                         *)
 (* The state of the sandbox is seen only through digests: the files and   *)
 (* the process table at each turn boundary, what each image holds, what    *)
 (* a restore produced, what each command printed.  The actions take the    *)
@@ -50,17 +58,20 @@ VARIABLES
     last,       \* kind -> the turn whose state the last checkpoint of that kind holds
     decided,    \* the latest turn whose checkpoint decision was made
     head,       \* the restore head: [turn, files_at, procs_at] (durable)
+    points,     \* turn -> [files_at, procs_at]: every restore point published (durable)
     resp,       \* the turns whose model response is cached (durable)
+    stale,      \* cached responses to a turn a rewind went back to (they answered once)
     agent,      \* [up, sent, got, cmd]: see below
     runs,       \* <<turn, cmd>> -> executions whose effects no restore has undone
     outs,       \* <<turn, cmd>> -> what its first finished execution printed
     insp,       \* the last inspection: [turn, said, truly]
     missing,    \* commands of the last boundary's turn that never ran
     diverged,   \* re-executed commands that printed something else than before
-    rest        \* the last restore: what it produced and what it should have
+    rest,       \* the last restore: what it produced and what it should have
+    rew         \* the last rewind (rollback or fork): the same, and whether it was published
 
-vars == <<wl, at, imgs, last, decided, head, resp, agent, runs, outs, insp, missing,
-          diverged, rest>>
+vars == <<wl, at, imgs, last, decided, head, points, resp, stale, agent, runs, outs, insp,
+          missing, diverged, rest, rew>>
 
 None == [none |-> TRUE]
 
@@ -108,7 +119,9 @@ InitWith(w) ==
     /\ last = [k \in Kinds |-> 0]
     /\ decided = 0
     /\ head = None
+    /\ points = [t \in {} |-> None]
     /\ resp = {}
+    /\ stale = {}
     /\ agent = Down
     /\ runs = [c \in Cmds |-> 0]
     /\ outs = [c \in {} |-> 0]
@@ -116,6 +129,7 @@ InitWith(w) ==
     /\ missing = {}
     /\ diverged = {}
     /\ rest = None
+    /\ rew = None
 
 Init == \E w \in Workloads : InitWith(w)
 
@@ -127,9 +141,10 @@ Start(f, p) ==
     /\ imgs' = (<<"files", 0>> :> [dig |-> f, done |-> TRUE])
                 @@ (<<"procs", 0>> :> [dig |-> p, done |-> TRUE])
     /\ head' = [turn |-> 0, files_at |-> 0, procs_at |-> 0]
+    /\ points' = (0 :> [files_at |-> 0, procs_at |-> 0])
     /\ resp' = {0}
     /\ agent' = [Down EXCEPT !.up = TRUE]
-    /\ UNCHANGED <<wl, last, decided, runs, outs, insp, missing, diverged, rest>>
+    /\ UNCHANGED <<wl, last, decided, stale, runs, outs, insp, missing, diverged, rest, rew>>
 
 \* The agent starts command k of turn i.
 CmdStart(i, k) ==
@@ -138,8 +153,8 @@ CmdStart(i, k) ==
     /\ <<i, k>> \in Cmds
     /\ agent' = [agent EXCEPT !.cmd = k]
     /\ runs' = [runs EXCEPT ![<<i, k>>] = @ + 1]
-    /\ UNCHANGED <<wl, at, imgs, last, decided, head, resp, outs, insp, missing, diverged,
-                   rest>>
+    /\ UNCHANGED <<wl, at, imgs, last, decided, head, points, resp, stale, outs, insp, missing,
+                   diverged, rest, rew>>
 
 \* Command k of turn i finishes and printed `out`.
 CmdEnd(i, k, out) ==
@@ -152,7 +167,8 @@ CmdEnd(i, k, out) ==
             /\ UNCHANGED outs
        ELSE /\ outs' = (<<i, k>> :> out) @@ outs
             /\ UNCHANGED diverged
-    /\ UNCHANGED <<wl, at, imgs, last, decided, head, resp, runs, insp, missing, rest>>
+    /\ UNCHANGED <<wl, at, imgs, last, decided, head, points, resp, stale, runs, insp, missing,
+                   rest, rew>>
 
 \* Turn i ends: the sandbox shows files f and processes p, the inspector says
 \* the kinds in `said` changed since the last checkpoint, and the results go
@@ -165,7 +181,8 @@ Boundary(i, f, p, said) ==
     /\ agent' = [agent EXCEPT !.sent = i, !.got = FALSE]
     /\ insp' = [turn |-> i, said |-> said, truly |-> Changed(f, p)]
     /\ missing' = {<<i, k>> : k \in {k \in 1..wl.cmds[i] : runs[<<i, k>>] = 0}}
-    /\ UNCHANGED <<wl, imgs, last, decided, head, resp, runs, outs, diverged, rest>>
+    /\ UNCHANGED <<wl, imgs, last, decided, head, points, resp, stale, runs, outs, diverged,
+                   rest, rew>>
 
 \* The policy decides what turn i's checkpoint captures (nothing: a skip);
 \* a checkpoint job for those images starts.
@@ -176,7 +193,8 @@ Checkpoint(i, capture) ==
     /\ imgs' = [c \in {<<k, i>> : k \in capture} |-> [dig |-> 0, done |-> FALSE]] @@ imgs
     /\ last' = [k \in Kinds |-> IF k \in capture THEN i ELSE last[k]]
     /\ decided' = i
-    /\ UNCHANGED <<wl, at, head, resp, agent, runs, outs, insp, missing, diverged, rest>>
+    /\ UNCHANGED <<wl, at, head, points, resp, stale, agent, runs, outs, insp, missing,
+                   diverged, rest, rew>>
 
 \* The checkpoint job of turn i has written its images durably: the file
 \* image holds files f, the process image processes p.
@@ -186,8 +204,8 @@ JobDone(i, f, p) ==
     /\ imgs' = [c \in DOMAIN imgs |->
                   IF c[2] = i THEN [dig |-> IF c[1] = "files" THEN f ELSE p, done |-> TRUE]
                   ELSE imgs[c]]
-    /\ UNCHANGED <<wl, at, last, decided, head, resp, agent, runs, outs, insp, missing,
-                   diverged, rest>>
+    /\ UNCHANGED <<wl, at, last, decided, head, points, resp, stale, agent, runs, outs, insp,
+                   missing, diverged, rest, rew>>
 
 \* The runtime publishes the restore point of turn t: the file image of turn
 \* fa and the process image of turn pa.
@@ -195,32 +213,35 @@ Publish(t, fa, pa) ==
     /\ agent.up
     /\ head # None /\ head.turn < t /\ t <= decided
     /\ head' = [turn |-> t, files_at |-> fa, procs_at |-> pa]
-    /\ UNCHANGED <<wl, at, imgs, last, decided, resp, agent, runs, outs, insp, missing,
-                   diverged, rest>>
+    /\ points' = (t :> [files_at |-> fa, procs_at |-> pa]) @@ points
+    /\ UNCHANGED <<wl, at, imgs, last, decided, resp, stale, agent, runs, outs, insp, missing,
+                   diverged, rest, rew>>
 
-\* The model's response to turn i arrives and is cached.
+\* The model's response to turn i arrives and is cached (replacing one that a
+\* rewind made stale).
 Response(i) ==
     /\ agent.up /\ ~agent.got
-    /\ i = agent.sent /\ i \notin resp
+    /\ i = agent.sent /\ (i \notin resp \/ i \in stale)
     /\ resp' = resp \cup {i}
-    /\ UNCHANGED <<wl, at, imgs, last, decided, head, agent, runs, outs, insp, missing,
-                   diverged, rest>>
+    /\ stale' = stale \ {i}
+    /\ UNCHANGED <<wl, at, imgs, last, decided, head, points, agent, runs, outs, insp, missing,
+                   diverged, rest, rew>>
 
 \* The cached response to turn i is released to the agent.
 Release(i) ==
     /\ agent.up /\ ~agent.got
     /\ i = agent.sent /\ i \in resp
     /\ agent' = [agent EXCEPT !.got = TRUE]
-    /\ UNCHANGED <<wl, at, imgs, last, decided, head, resp, runs, outs, insp, missing,
-                   diverged, rest>>
+    /\ UNCHANGED <<wl, at, imgs, last, decided, head, points, resp, stale, runs, outs, insp,
+                   missing, diverged, rest, rew>>
 
 \* The sandbox and the agent are killed; checkpoint jobs in progress are lost.
 Crash ==
     /\ agent.up
     /\ agent' = Down
     /\ imgs' = [c \in {c \in DOMAIN imgs : imgs[c].done} |-> imgs[c]]
-    /\ UNCHANGED <<wl, at, last, decided, head, resp, runs, outs, insp, missing, diverged,
-                   rest>>
+    /\ UNCHANGED <<wl, at, last, decided, head, points, resp, stale, runs, outs, insp, missing,
+                   diverged, rest, rew>>
 
 \* The runtime restores the sandbox to turn h: it shows files f and processes
 \* p, and the agent's history holds the turns up to n.  What was done after
@@ -238,7 +259,38 @@ Restore(h, f, p, n) ==
     /\ runs' = [c \in Cmds |-> IF c[1] > h THEN 0 ELSE runs[c]]
     /\ agent' = [Down EXCEPT !.up = TRUE, !.sent = n]
     /\ resp' = {i \in resp : i <= h}
-    /\ UNCHANGED <<wl, at, head, outs, insp, missing, diverged>>
+    /\ points' = [t \in {t \in DOMAIN points : t <= h} |-> points[t]]
+    /\ UNCHANGED <<wl, at, head, stale, outs, insp, missing, diverged, rew>>
+
+\* Without a crash, the runtime rewinds the sandbox to turn h (a rollback or a
+\* fork): it shows files f and processes p, and the agent's history holds the
+\* turns up to n.  The sandbox that ran is thrown away with the checkpoint
+\* jobs in progress; what was done after turn h is undone, later restore
+\* points are forgotten and the published point of h is the restore head
+\* again.  A rewind starts a new branch: commands of later turns may print
+\* something else than on the old one, and a cached response to turn h is
+\* stale -- it answered once, the agent asks the model again.
+Rewind(h, f, p, n) ==
+    /\ agent.up /\ head # None
+    /\ h \in DOMAIN at
+    /\ rew' = [got |-> [turn |-> h, files |-> f, procs |-> p, history |-> n],
+               want |-> [turn |-> h, files |-> at[h].files, procs |-> at[h].procs,
+                         history |-> h],
+               published |-> h \in DOMAIN points]
+    /\ head' = IF h \in DOMAIN points
+               THEN [turn |-> h, files_at |-> points[h].files_at,
+                     procs_at |-> points[h].procs_at]
+               ELSE head
+    /\ points' = [t \in {t \in DOMAIN points : t <= h} |-> points[t]]
+    /\ imgs' = [c \in {c \in DOMAIN imgs : c[2] <= h /\ imgs[c].done} |-> imgs[c]]
+    /\ last' = [k \in Kinds |-> h]
+    /\ decided' = h
+    /\ runs' = [c \in Cmds |-> IF c[1] > h THEN 0 ELSE runs[c]]
+    /\ outs' = [c \in {c \in DOMAIN outs : c[1] <= h} |-> outs[c]]
+    /\ agent' = [Down EXCEPT !.up = TRUE, !.sent = n]
+    /\ resp' = {i \in resp : i <= h}
+    /\ stale' = {i \in resp : i = h /\ h > 0}
+    /\ UNCHANGED <<wl, at, insp, missing, diverged, rest>>
 
 -----------------------------------------------------------------------------
 (* The reference runtime: the correct choice at every move.               *)
@@ -288,12 +340,19 @@ RefPublish ==
 
 RefResponse == agent.sent \in Turns /\ Response(agent.sent)
 
-\* Completion gating: a response waits for its turn's restore point.
-RefRelease == agent.sent <= head.turn /\ Release(agent.sent)
+\* Completion gating: a response waits for its turn's restore point; after a
+\* rewind, the response to the turn it went back to is a new one.
+RefRelease == agent.sent <= head.turn /\ agent.sent \notin stale /\ Release(agent.sent)
 
 RefRestore ==
     Restore(head.turn, imgs[<<"files", head.files_at>>].dig,
             imgs[<<"procs", head.procs_at>>].dig, head.turn)
+
+\* A rollback or a fork to any published restore point, from its images.
+RefRewind ==
+    \E h \in DOMAIN points :
+        Rewind(h, imgs[<<"files", points[h].files_at>>].dig,
+               imgs[<<"procs", points[h].procs_at>>].dig, h)
 
 Run ==
     \/ RefStart
@@ -304,7 +363,10 @@ Run ==
 
 Fault == head # None /\ Crash
 
-Next == Run \/ Fault
+\* The runtime's own choice, not a reaction: going back to an earlier turn.
+Rollout == agent.up /\ head # None /\ RefRewind
+
+Next == Run \/ Fault \/ Rollout
 
 Spec == Init /\ [][Next]_vars
 
@@ -330,9 +392,11 @@ Expected ==
                  /\ Complete("files", LatestImg("files", decided))
                  /\ Complete("procs", LatestImg("procs", decided))
               THEN {[ev |-> "publish", turn |-> decided]} ELSE {})
-        \cup (IF up /\ ~agent.got /\ agent.sent \in Turns /\ agent.sent \notin resp
+        \cup (IF /\ up /\ ~agent.got /\ agent.sent \in Turns
+                 /\ (agent.sent \notin resp \/ agent.sent \in stale)
               THEN {[ev |-> "response", turn |-> agent.sent]} ELSE {})
-        \cup (IF up /\ ~agent.got /\ agent.sent \in resp /\ agent.sent <= head.turn
+        \cup (IF /\ up /\ ~agent.got /\ agent.sent \in resp \ stale
+                 /\ agent.sent <= head.turn
               THEN {[ev |-> "release", turn |-> agent.sent]} ELSE {})
         \cup (IF ~agent.up /\ head # None THEN {[ev |-> "restore", turn |-> head.turn]} ELSE {})
 
@@ -376,12 +440,26 @@ RestoreConsistency ==
     /\ missing = {}
     /\ diverged = {}
 
+\* RewindConsistency: a rollback or a fork goes to a published restore point,
+\* its files and processes equal that turn's boundary and the agent's history
+\* is cut there.
+RewindConsistency ==
+    rew # None => rew.published /\ rew.got = rew.want
+
+\* RolloutResamples: after a rewind to a turn, the agent gets a new model
+\* response to it, never the one cached before the rewind.
+RolloutResamples ==
+    agent.got => agent.sent \notin stale
+
 Properties ==
     [InspectorSound |-> InspectorSound, BoundaryAligned |-> BoundaryAligned,
      ManifestComposition |-> ManifestComposition, AtomicPublish |-> AtomicPublish,
-     CompletionGating |-> CompletionGating, RestoreConsistency |-> RestoreConsistency]
+     CompletionGating |-> CompletionGating, RestoreConsistency |-> RestoreConsistency,
+     RewindConsistency |-> RewindConsistency, RolloutResamples |-> RolloutResamples]
 
-\* What a conforming trace showed: whether RestoreConsistency was put to the
-\* test by a restore, or held only vacuously.
-Summary == [restore |-> IF rest = None THEN "none" ELSE "consistent"]
+\* What a conforming trace showed: whether RestoreConsistency and
+\* RewindConsistency were put to the test by a restore or a rewind, or held
+\* only vacuously.
+Summary == [restore |-> IF rest = None THEN "none" ELSE "consistent",
+            rewind |-> IF rew = None THEN "none" ELSE "consistent"]
 =============================================================================

@@ -25,6 +25,8 @@ Apply(e) ==
     \/ e.ev = "release" /\ Release(e.turn)
     \/ e.ev = "crash" /\ Crash
     \/ e.ev = "restore" /\ Restore(e.turn, e.files, e.procs, e.history)
+    \/ e.ev = "rollback" /\ Rewind(e.turn, e.files, e.procs, e.history)
+    \/ e.ev = "fork" /\ Rewind(e.turn, e.files, e.procs, e.history)
 
 Broken == {name \in DOMAIN Properties : ~Properties[name]}
 

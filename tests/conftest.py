@@ -124,6 +124,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.services)
 
 
+# A test skipped for this reason prefix found the machine unable to run what it tests (a kernel
+# that refuses criu, say): the session then exits 3, the documented "could not run" code,
+# instead of passing with the feature untested.
+ENVIRONMENT_SKIP = "environment: "
+_environment_skips: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and isinstance(report.longrepr, tuple):
+        reason = str(report.longrepr[2])
+        if reason.removeprefix("Skipped: ").startswith(ENVIRONMENT_SKIP):
+            _environment_skips.append(f"{report.nodeid}: {reason}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _environment_skips and exitstatus == 0:
+        session.exitstatus = 3
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _environment_skips:
+        terminalreporter.write_line(
+            f"exit code 3: {len(_environment_skips)} test(s) could not run here, e.g. "
+            + _environment_skips[0]
+        )
+
+
 def read_trace_file(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A well-formed example trace as (header, events)."""
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -1,9 +1,11 @@
 """The sandbox suite end to end: real namespaces and overlayfs, SIGKILL at every turn, SandboxCR.
 
-`full` and `effect-aware` must conform at every crash point of the dev-task workload; the
-baselines `chat-only` and `chat-files` must be caught, by RestoreConsistency, once the sandbox
-has file or process effects they do not capture. Everything is judged by the contract: these
-tests only read its verdicts.
+`full` and `effect-aware` must conform at every crash point of the dev-task workload, and in
+its rollback run and both rollouts of its fork run; the baselines `chat-only` and `chat-files`
+must be caught, by RestoreConsistency (crashes) and RewindConsistency (rollbacks and forks),
+once the sandbox has file or process effects they do not capture. Everything is judged by the
+contract: these tests only read its verdicts. The runs go four sandboxes at a time, with one
+checkpoint slot for the host (the defaults).
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ pytestmark = [
 ]
 
 TURNS = len(WORKLOADS["dev-task"].turns)
-# dev-task turns whose net effect is nothing: exploration, temp files created and deleted, a
-# failing command with a read-only query, a read-only turn.
-READ_ONLY_TURNS = {1, 3, 7, 8}
+# dev-task turns with no net effect: exploration, and temp files created and deleted. Turns 7
+# and 8 only read files, but they query the live server, which wakes it: its memory may have
+# changed, so its process image is taken again.
+READ_ONLY_TURNS = {1, 3}
 # Where the baselines are killed: before any effect, after the install (turn 2), while the
 # server (turn 4) is not yet in a restore point, after it, and at the end.
 BASELINE_TURNS = (1, 3, 4, 5, TURNS)
@@ -64,6 +67,8 @@ def test_full_and_effect_aware_conform_at_every_crash_point(correct: Any) -> Non
     runs = summary["runs"]
     assert {r["verdict"] for r in runs} == {"conforms"}
     for policy in ("full", "effect-aware"):
+        rewinds = {r["rewind"] for r in runs if r["policy"] == policy} - {"none"}
+        assert rewinds == {"fork at 5 (dev-task)", "fork at 5 (dev-task-alt)", "rollback 6->2"}
         crashes = {r["crash"] for r in runs if r["policy"] == policy and r["crash"] != "none"}
         assert crashes == {
             f"turn {t} {p}"
@@ -72,6 +77,7 @@ def test_full_and_effect_aware_conform_at_every_crash_point(correct: Any) -> Non
         }
     stats = {s["policy"]: s for s in summary["policies"]}
     assert stats["full"]["correctness"] == stats["effect-aware"]["correctness"] == 1.0
+    assert stats["full"]["rewinds_correct"] == stats["full"]["rewind_runs"] == 3
 
 
 def test_every_crash_run_really_crashed_and_restored(correct: Any) -> None:
@@ -79,6 +85,9 @@ def test_every_crash_run_really_crashed_and_restored(correct: Any) -> None:
     for entry in summary["runs"]:
         lines = (out / "traces" / entry["trace"]).read_text(encoding="utf-8").splitlines()
         kinds = [json.loads(line)["ev"] for line in lines[1:]]
+        rewind = entry["rewind"].split(" ")[0]
+        assert kinds.count("rollback") == (rewind == "rollback")
+        assert kinds.count("fork") == (rewind == "fork")
         if entry["crash"] == "none":
             assert "crash" not in kinds and "restore" not in kinds
         else:
@@ -87,7 +96,11 @@ def test_every_crash_run_really_crashed_and_restored(correct: Any) -> None:
 
 
 def _decisions(out: Path, summary: dict[str, Any], policy: str) -> dict[int, list[str]]:
-    (clean,) = [r for r in summary["runs"] if r["policy"] == policy and r["crash"] == "none"]
+    (clean,) = [
+        r
+        for r in summary["runs"]
+        if r["policy"] == policy and r["crash"] == "none" and r["rewind"] == "none"
+    ]
     lines = (out / "traces" / clean["trace"]).read_text(encoding="utf-8").splitlines()[1:]
     events = [json.loads(line) for line in lines]
     return {e["turn"]: e["capture"] for e in events if e["ev"] == "checkpoint"}
@@ -99,27 +112,37 @@ def test_effect_aware_skips_read_only_turns_and_captures_the_rest(correct: Any) 
     assert {t for t, capture in decisions.items() if not capture} == READ_ONLY_TURNS
     assert decisions[2] == ["files"]  # the package install
     assert decisions[4] == ["procs"]  # the background server
-    assert decisions[5] == ["files"]  # the server's log, written when queried
-    assert decisions[6] == ["files"]  # the append
+    assert decisions[5] == ["files", "procs"]  # the server's log, and the server woken
+    assert decisions[6] == ["files"]  # the append; the server stayed blocked
+    assert decisions[7] == decisions[8] == ["procs"]  # queries: the server woken
     assert all(
         capture == ["files", "procs"] for capture in _decisions(out, summary, "full").values()
     )
 
 
-def test_effect_aware_writes_far_fewer_checkpoint_bytes_than_full(correct: Any) -> None:
+def test_effect_aware_writes_fewer_checkpoint_bytes_than_full(correct: Any) -> None:
     _, summary, _ = correct
     stats = {s["policy"]: s for s in summary["policies"]}
     assert stats["effect-aware"]["skipped_share"] == len(READ_ONLY_TURNS) / TURNS
     assert stats["full"]["skipped_share"] == 0
-    assert stats["effect-aware"]["checkpoint_bytes"] < stats["full"]["checkpoint_bytes"] / 3
+    assert stats["effect-aware"]["checkpoint_bytes"] < stats["full"]["checkpoint_bytes"] * 0.75
 
 
 def test_baselines_are_caught_by_restore_consistency(baselines: Any) -> None:
     run, summary, _ = baselines
     assert run.returncode == 1, run
     assert summary["exit_code"] == 1
-    verdicts = {(r["policy"], r["crash"]): r["verdict"] for r in summary["runs"]}
+    runs = summary["runs"]
+    verdicts = {(r["policy"], r["crash"]): r["verdict"] for r in runs if r["rewind"] == "none"}
     assert set(verdicts.values()) == {"conforms", "RestoreConsistency"}
+    # Going back to turn 2 (rollback) or 5 (fork) without the process table: the rewind
+    # itself is caught, for every rollout.
+    rewinds = {(r["policy"], r["rewind"]): r["verdict"] for r in runs if r["rewind"] != "none"}
+    assert len(rewinds) == 6
+    assert rewinds[("chat-files", "rollback 6->2")] == "conforms"  # turn 2 had no process
+    assert {v for (policy, rewind), v in rewinds.items() if rewind != "rollback 6->2"} == {
+        "RewindConsistency"
+    }
     for policy in ("chat-only", "chat-files"):
         assert verdicts[(policy, "none")] == "conforms"  # no crash, nothing to lose
         assert verdicts[(policy, "turn 1 checkpoint")] == "conforms"  # nothing happened yet
@@ -140,7 +163,9 @@ def test_the_violation_is_the_restore_that_lost_the_server(baselines: Any) -> No
     (entry,) = [
         r
         for r in summary["runs"]
-        if r["policy"] == "chat-files" and r["crash"] == f"turn {TURNS} checkpoint"
+        if r["policy"] == "chat-files"
+        and r["crash"] == f"turn {TURNS} checkpoint"
+        and r["rewind"] == "none"
     ]
     lines = (out / "traces" / entry["trace"]).read_text(encoding="utf-8").splitlines()
     event = json.loads(lines[entry["event"]])  # line 0 is the header, events count from 1

@@ -7,6 +7,13 @@ the model's response on its turn's checkpoint, and on resume restores the sandbo
 restore head, cuts the conversation there, fast-forwards over a cached response and re-issues
 the turn that was in flight. Every move is an event of the trace (`trace.jsonl` in RUN_DIR).
 
+Two more ways back to an earlier turn, both without a crash: `--rollback M:K` makes the agent,
+once it has the model's response to turn M, throw the sandbox away and go back to the restore
+point of turn K (an agent undoing a failed attempt); `--fork K` starts a rollout in a run folder
+that the recorder filled with a copy of a parent run's store and trace, from the parent's
+restore point of turn K. Both ask the model anew for its response to turn K (a rollout samples
+again) and are `rollback` / `fork` events of the trace.
+
 A crash point (`--crash TURN:POINT`) makes this process SIGKILL the sandbox's PID 1 and then
 itself, at one of three instants of turn TURN:
   command     the turn's first command ran, its result was not yet recorded (in flight);
@@ -29,9 +36,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rctools.sandbox.fanotify import FanotifyUnavailable, UpperWatch
+from rctools.sandbox.inspector import MODES as INSPECTORS
 from rctools.sandbox.inspector import Inspector
 from rctools.sandbox.namespace import Process, Sandbox, table_digest
 from rctools.sandbox.policies import POLICIES, Policy
+from rctools.sandbox.processes import MODES, imager
+from rctools.sandbox.scheduler import Scheduler
 from rctools.sandbox.store import Store
 from rctools.sandbox.tree import Manifest, manifest, tree_digest
 from rctools.sandbox.workloads import WORKLOADS, Workload
@@ -65,18 +76,41 @@ class Agent:
         policy: Policy,
         latency: float,
         crash: tuple[int, str] | None,
+        *,
+        processes: str = "criu",
+        inspector: str = "fanotify",
+        rollback: tuple[int, int] | None = None,
+        stop_after: int | None = None,
+        scheduler: Scheduler | None = None,
     ) -> None:
         self.workload, self.policy, self.latency, self.crash_at = workload, policy, latency, crash
+        self.imager = imager(processes)
+        self.rollback, self.stop_after = rollback, stop_after
+        self.scheduler = scheduler or Scheduler.unlimited()
         self.base = run_dir / "base"
         self.upper, self.work = run_dir / "upper", run_dir / "work"
         self.store = Store(run_dir / "store")
         self.trace = TraceWriter(run_dir / "trace.jsonl")
-        self.sandbox = Sandbox(self.base, self.upper, self.work, run_dir / "mnt")
+        self.sandbox = Sandbox(self.base, self.upper, self.work)
         self.pid_file = run_dir / "sandbox.pid"
         self.base_manifest: Manifest = manifest(self.base)
         self.latest = {"files": 0, "procs": 0}
+        self.inspector_mode = inspector
+        self.watch: UpperWatch | None = None
         self.inspector = Inspector({}, table_digest([]))
         self.sent = 0
+
+    def _watch(self) -> UpperWatch | None:
+        """The kernel's file events on the upper layer, from now on (None in tree mode)."""
+        if self.inspector_mode != "fanotify":
+            return None
+        if self.watch is None:
+            try:
+                self.watch = UpperWatch(self.upper)
+            except FanotifyUnavailable as exc:
+                raise SystemExit(f"the fanotify inspector is unavailable here: {exc}") from exc
+        self.watch.drain()  # what the runtime itself wrote (a restored layer) is no turn's
+        return self.watch
 
     # --- faults -------------------------------------------------------------------------------
 
@@ -87,41 +121,54 @@ class Agent:
 
     # --- start and restore --------------------------------------------------------------------
 
-    def _start_sandbox(self) -> None:
-        self.sandbox.start()
+    def _start_sandbox(self, *, restoring: bool = False) -> None:
+        self.sandbox.start(restoring=restoring)
         self.pid_file.write_text(str(self.sandbox.init_pid))
 
     def fresh(self) -> None:
         self._start_sandbox()
+        self.inspector = Inspector({}, table_digest([]), self._watch())
         self.store.publish(0, 0, 0)
         self.store.cache_response(0, self.workload.response(0))
         files, procs = self._observe()
         self.trace.emit("start", files=files, procs=procs)
 
     def resume(self) -> None:
+        """After a crash: back to the restore head; a cached response to it is kept."""
         head = self.store.head()
         if head is None:
             raise SystemExit("nothing to resume: no restore head")
-        turn = head["turn"]
+        self._restore_to(head, "restore", keep_response=True)
+
+    def rewind(self, turn: int, event: str) -> None:
+        """A rollback or a fork: back to the published restore point of `turn`, which becomes
+        the restore head; the model is asked again for its response to that turn."""
+        self.sandbox.kill()  # the live sandbox is thrown away, not checkpointed
+        self._restore_to(self.store.rewind(turn), event, keep_response=False)
+
+    def _restore_to(self, point: dict[str, int], event: str, *, keep_response: bool) -> None:
+        turn = point["turn"]
         self.store.drop_after(turn)
-        self.store.restore_upper(head["files_at"], self.upper)
+        self.store.restore_upper(point["files_at"], self.upper)
         shutil.rmtree(self.work, ignore_errors=True)
         history = self.store.cut_conversation(turn)
-        self.store.drop_responses_after(turn)
-        self._start_sandbox()
-        table = self.store.procs_at(head["procs_at"])
-        for process in table:
-            self.sandbox.spawn(process)
-        self._await_processes(table)
+        self.store.drop_responses_after(turn if keep_response or turn == 0 else turn - 1)
+        self._start_sandbox(restoring=True)
+        table = self.store.restore_procs(point["procs_at"], self.sandbox, self.imager)
+        self._await_processes(table_digest(table))
         files, procs = self._observe()
-        self.trace.emit("restore", turn=turn, files=files, procs=procs, history=history)
-        self.inspector = Inspector(self.store.upper_at(head["files_at"]), table_digest(table))
-        self.latest = {"files": head["files_at"], "procs": head["procs_at"]}
+        self.trace.emit(event, turn=turn, files=files, procs=procs, history=history)
+        self.inspector = Inspector(
+            self.store.upper_at(point["files_at"]), table_digest(table), self._watch()
+        )
+        stopped = self.sandbox.freeze()  # as at a boundary: the counters of stopped processes
+        self.inspector.settled(self.sandbox.wakeups())
+        Sandbox.thaw(stopped)
+        self.latest = {"files": point["files_at"], "procs": point["procs_at"]}
         self.sent = history
 
-    def _await_processes(self, table: list[Process], timeout: float = 5.0) -> None:
+    def _await_processes(self, want: str, timeout: float = 5.0) -> None:
         deadline = time.monotonic() + timeout
-        want = table_digest(table)
         while table_digest(self.sandbox.processes()) != want and time.monotonic() < deadline:
             time.sleep(0.01)
 
@@ -132,11 +179,18 @@ class Agent:
     # --- the turn loop ------------------------------------------------------------------------
 
     def run(self) -> None:
-        response = self._response(self.sent)
-        self.trace.emit("release", turn=self.sent)
-        for turn in range(self.sent + 1, len(self.workload.turns) + 1):
+        turn = self.sent
+        response = self._response(turn)
+        self.trace.emit("release", turn=turn)
+        while turn < len(self.workload.turns) and turn != self.stop_after:
+            turn += 1
             self._commands(turn, response["commands"])
             response = self._boundary(turn)
+            if self.rollback and self.rollback[0] == turn:
+                turn, self.rollback = self.rollback[1], None
+                self.rewind(turn, "rollback")
+                response = self._response(turn)
+                self.trace.emit("release", turn=turn)
         self.sandbox.kill()
 
     def _response(self, turn: int) -> dict[str, Any]:
@@ -169,8 +223,16 @@ class Agent:
         upper = manifest(self.upper, upper=True)
         table = self.sandbox.processes()
         files, procs = self._observe()
-        changed = self.inspector.classify(upper, table)
-        self.trace.emit("boundary", turn=turn, files=files, procs=procs, changed=sorted(changed))
+        changed = self.inspector.classify(upper, table, self.sandbox.wakeups())
+        self.trace.emit(
+            "boundary",
+            turn=turn,
+            files=files,
+            procs=procs,
+            changed=sorted(changed),
+            file_events=self.inspector.events,
+            touched=len(self.inspector.since),
+        )
         capture = self.policy.capture(changed)
         self.trace.emit("checkpoint", turn=turn, capture=sorted(capture))
         previous = (self.latest["files"], self.inspector.last_upper)
@@ -180,12 +242,20 @@ class Agent:
         model: dict[str, Any] = {}
         call = threading.Thread(target=lambda: model.update(self._call_model(turn)))
         call.start()
-        job = threading.Thread(
-            target=self._job, args=(turn, capture, upper, table, previous, frozen)
-        )
-        job.start()
-        job.join()
+        failed: list[BaseException] = []
+
+        def job() -> None:
+            try:
+                self._job(turn, capture, upper, table, previous, frozen)
+            except BaseException as exc:  # the agent must fail, not release without a point
+                failed.append(exc)
+
+        worker = threading.Thread(target=job)
+        worker.start()
+        worker.join()
         call.join()
+        if failed:
+            raise failed[0]
         self.maybe_crash(turn, "response")
         self.trace.emit("release", turn=turn)
         return model
@@ -201,32 +271,40 @@ class Agent:
     ) -> None:
         """The checkpoint job: writes the images, then publishes the turn's restore point.
 
-        The sandbox stays frozen until the files are copied, so the file image is the
-        boundary's instant; the crash point "checkpoint" falls before the job is done."""
+        The sandbox stays frozen until the files are copied and the processes dumped, so both
+        images are the boundary's instant; the crash point "checkpoint" falls before the job
+        is done. The job waits for a slot of the host's checkpoint scheduler, which all the
+        sandboxes of this machine share."""
         crash = functools.partial(self.maybe_crash, turn, "checkpoint")
         written: dict[str, str] = {}
-        size = 0
+        sizes = {"files": 0, "procs": 0}
         try:
-            if "files" in capture:
-                delta = previous if self.policy.file_images == "delta" else None
-                image = self.store.write_files_image(
-                    turn, self.upper, upper, delta, self.base_manifest, before_done=crash
-                )
-                written["files"], size = image.digest, size + image.bytes
+            with self.scheduler.slot(turn, bool(capture)) as held:
+                if "files" in capture:
+                    delta = previous if self.policy.file_images == "delta" else None
+                    image = self.store.write_files_image(
+                        turn, self.upper, upper, delta, self.base_manifest, before_done=crash
+                    )
+                    written["files"], sizes["files"] = image.digest, image.bytes
+                if "procs" in capture:
+                    image = self.store.write_procs_image(turn, table, self.sandbox, self.imager)
+                    self.inspector.settled(self.sandbox.wakeups())
+                    written["procs"], sizes["procs"] = image.digest, image.bytes
         finally:
             Sandbox.thaw(frozen)
         if "files" not in capture:
             crash()
-        if "procs" in capture:
-            image = self.store.write_procs_image(turn, table)
-            written["procs"], size = image.digest, size + image.bytes
         if capture:
             self.trace.emit(
                 "job_done",
                 turn=turn,
                 files=written.get("files"),
                 procs=written.get("procs"),
-                bytes=size,
+                bytes=sizes["files"] + sizes["procs"],
+                files_bytes=sizes["files"],
+                procs_bytes=sizes["procs"],
+                queued=round(held.queued, 6),
+                seconds=round(held.seconds, 6),
             )
         self.store.publish(turn, self.latest["files"], self.latest["procs"])
         self.trace.emit(
@@ -242,16 +320,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.05, help="model call, seconds")
     parser.add_argument("--crash", help="TURN:POINT, POINT one of " + ", ".join(CRASH_POINTS))
     parser.add_argument("--resume", action="store_true", help="restore from the restore head")
+    parser.add_argument("--processes", choices=MODES, default="criu")
+    parser.add_argument("--inspector", choices=INSPECTORS, default="fanotify")
+    parser.add_argument("--rollback", help="M:K, once turn M is done go back to turn K")
+    parser.add_argument("--fork", type=int, help="start as a rollout from the point of turn K")
+    parser.add_argument("--stop-after", type=int, help="end after turn N (a fork's parent)")
+    parser.add_argument("--slots", type=Path, help="the host's checkpoint scheduler folder")
     args = parser.parse_args(argv)
-    crash = None
+    crash = rollback = None
     if args.crash:
         turn, point = args.crash.split(":")
         crash = (int(turn), point)
+    if args.rollback:
+        later, earlier = args.rollback.split(":")
+        rollback = (int(later), int(earlier))
     agent = Agent(
-        args.run_dir, WORKLOADS[args.workload], POLICIES[args.policy], args.latency, crash
+        args.run_dir,
+        WORKLOADS[args.workload],
+        POLICIES[args.policy],
+        args.latency,
+        crash,
+        processes=args.processes,
+        inspector=args.inspector,
+        rollback=rollback,
+        stop_after=args.stop_after,
+        scheduler=Scheduler.at(args.slots) if args.slots else None,
     )
     if args.resume:
         agent.resume()
+    elif args.fork is not None:
+        agent.rewind(args.fork, "fork")
     else:
         agent.fresh()
     agent.run()

@@ -1,9 +1,10 @@
 """`resume-check run sandbox`: record sandbox runs with a SIGKILL at every turn, then judge them.
 
-One trace per (workload, policy, crash point) plus a fault-free run each; all of them are judged
-in one batch against SandboxCR, and the table says per run whether it conforms or which
-property it broke, then per policy the recovery correctness, checkpoint bytes, share of turns
-skipped and wall time.
+One trace per (workload, policy, crash point) plus a fault-free run each, a rollback run and a
+fork run into two rollouts; `--jobs` sandboxes run side by side on the host, their checkpoint
+jobs sharing `--checkpoint-slots`. All traces are judged in one batch against SandboxCR, and the
+table says per run whether it conforms or which property it broke, then per policy the recovery
+correctness, the rewinds judged correct, checkpoint bytes, share of turns skipped and time.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from resumecheck.report import Invocation, exit_code
 
 from rctools.sandbox import measure
 from rctools.sandbox.agent import CRASH_POINTS
+from rctools.sandbox.inspector import MODES as INSPECTORS
 from rctools.sandbox.policies import POLICIES
+from rctools.sandbox.processes import MODES, available
 from rctools.sandbox.recorder import RecordError, RunResult, matrix, record_all
 from rctools.sandbox.workloads import WORKLOADS
 
@@ -51,6 +54,11 @@ def missing_privileges() -> str | None:
     if "overlay" not in Path("/proc/filesystems").read_text(encoding="utf-8"):
         return "the kernel offers no overlayfs"
     return None
+
+
+def missing_criu() -> str | None:
+    """Why criu cannot dump and restore processes here (installing it first), or None."""
+    return missing_privileges() or available()
 
 
 class RecordingFailed(EnvironmentProblem):
@@ -91,7 +99,35 @@ class RecordingFailed(EnvironmentProblem):
 @click.option(
     "--latency", default=0.02, show_default=True, help="Model call stand-in, seconds per turn."
 )
-@click.option("--jobs", default=2, show_default=True, help="Runs recorded at once.")
+@click.option(
+    "--jobs", default=4, show_default=True, help="Sandboxes run side by side on the host."
+)
+@click.option(
+    "--checkpoint-slots",
+    default=1,
+    show_default=True,
+    help="Checkpoint jobs the host runs at once, for all sandboxes (0: no limit).",
+)
+@click.option(
+    "--processes",
+    type=click.Choice(MODES),
+    default="criu",
+    show_default=True,
+    help="Process images: criu dumps, or the re-spawn baseline (command lines only).",
+)
+@click.option(
+    "--inspector",
+    type=click.Choice(INSPECTORS),
+    default="fanotify",
+    show_default=True,
+    help="The inspector's file evidence: kernel events (fanotify) or a diff of the whole tree.",
+)
+@click.option(
+    "--rewinds/--no-rewinds",
+    default=True,
+    show_default=True,
+    help="Add each workload's rollback run and fork run (two rollouts).",
+)
 @format_option()
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
 @progress_option
@@ -103,15 +139,21 @@ def command(
     crash_turns: str,
     latency: float,
     jobs: int,
+    checkpoint_slots: int,
+    processes: str,
+    inspector: str,
+    rewinds: bool,
     fmt: str,
     out: Path,
     progress: bool | None,
     invocation: Invocation,
 ) -> int:
     """Checkpoint policies of a real sandbox under SIGKILL at every turn (SandboxCR)."""
-    problem = missing_privileges()
+    problem = missing_privileges() or (missing_criu() if processes == "criu" else None)
     if problem:
         raise EnvironmentProblem(f"cannot run sandboxes here: {problem}")
+    if checkpoint_slots < 0 or jobs < 1:
+        raise UsageError("--jobs must be at least 1 and --checkpoint-slots at least 0")
     points = [] if crash_points == "none" else [p.strip() for p in crash_points.split(",")]
     unknown = [p for p in points if p not in CRASH_POINTS]
     if unknown:
@@ -123,7 +165,15 @@ def command(
         except ValueError:
             raise UsageError(f"--crash-turns: {crash_turns!r} is not 'all' or 1,2,...") from None
     chosen = sorted(POLICIES) if "all" in policies else list(dict.fromkeys(policies))
-    specs = matrix(list(workloads), chosen, points, turns=turns)
+    specs = matrix(
+        list(workloads),
+        chosen,
+        points,
+        turns=turns,
+        processes=processes,
+        rewinds=rewinds,
+        inspector=inspector,
+    )
     traces = out / "traces"
     if traces.exists():
         shutil.rmtree(traces)
@@ -133,11 +183,13 @@ def command(
     def on_done(result: RunResult) -> None:
         nonlocal done
         done += 1
-        shown.update(f"recorded {done}/{len(specs)}: {result.spec.name}")
+        shown.update(f"recorded {done}: {result.trace.stem}")
 
     scratch = tempdirs.mkdtemp("sandbox-")
     try:
-        results = record_all(specs, traces, scratch, latency, jobs=jobs, on_done=on_done)
+        results = record_all(
+            specs, traces, scratch, latency, jobs=jobs, slots=checkpoint_slots, on_done=on_done
+        )
     except RecordError as exc:
         raise RecordingFailed(str(exc)) from exc
     finally:

@@ -1,9 +1,10 @@
 """PID 1 of a sandbox: mounts the overlay, brings up loopback, then reaps orphans until killed.
 
 Started by `namespace.Sandbox` as `unshare --mount --pid --net --fork --mount-proc python -m
-rctools.sandbox.init LOWER UPPER WORK MOUNTPOINT`. It has to be PID 1 of the new PID namespace:
-a background server that a tool command starts is re-parented to it when the command's shell
-exits, and killing it with SIGKILL kills every process of the sandbox at once -- the crash.
+rctools.sandbox.init LOWER UPPER WORK MOUNTPOINT FIRST_PID`. It has to be PID 1 of the new PID
+namespace: a background server that a tool command starts is re-parented to it when the
+command's shell exits, and killing it with SIGKILL kills every process of the sandbox at once --
+the crash. FIRST_PID (0: leave as is) is where the sandbox's own PIDs start.
 """
 
 from __future__ import annotations
@@ -30,10 +31,14 @@ def loopback_up() -> None:
 
 
 def main(argv: list[str]) -> int:
-    lower, upper, work, mountpoint = argv
+    lower, upper, work, mountpoint, first_pid = argv
     options = f"lowerdir={lower},upperdir={upper},workdir={work}"
     subprocess.run(["mount", "-t", "overlay", "overlay", "-o", options, mountpoint], check=True)
     loopback_up()
+    if int(first_pid):
+        # The sandbox's own processes start above the helpers a restoring sandbox runs first.
+        with open("/proc/sys/kernel/ns_last_pid", "w", encoding="ascii") as fh:
+            fh.write(str(int(first_pid) - 1))
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     os.close(1)

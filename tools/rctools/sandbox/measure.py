@@ -1,10 +1,18 @@
 """What a batch of sandbox runs measured, per (workload, policy), next to its verdicts.
 
 Recovery correctness is the share of crash runs whose trace conforms to SandboxCR -- the
-contract's verdict, not a check of our own. Checkpoint bytes, the share of skipped turns and
-the wall time come from the fault-free runs: bytes and decisions from their traces (`job_done`
-and `checkpoint` events), time from the recorder's clock. The overhead is relative to the
-median fault-free run of `chat-only`, which checkpoints no sandbox state at all.
+contract's verdict, not a check of our own; so is the share of rewind runs (rollbacks and fork
+rollouts) that conform. Checkpoint bytes, the share of skipped turns and the time come from the
+fault-free runs: bytes, decisions and the time jobs queued for a scheduler slot from their
+traces (`job_done` and `checkpoint` events), wall time from the recorder's clock, CPU seconds
+from wait4 of the agent processes. The overhead is relative to the median fault-free run of
+`chat-only`, which checkpoints no sandbox state at all.
+
+Task success is the paper's measure, beside the contract's: a crash run succeeds when it ends
+as the fault-free run of its policy ends -- the same sandbox at the last boundary, and the
+same answers from the last turn's commands. It is an outcome, not a property: a run can end
+well after a restore that broke the contract (a lost state the later turns never looked at),
+and the table shows both.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ class Row:
     workload: str
     policy: str
     crash: str
+    rewind: str
     verdict: str  # "conforms", the broken properties, or the status
     event: int | None
     trace: str
@@ -41,9 +50,14 @@ class PolicyStats:
     crash_runs: int
     correct: int
     correctness: float | None
+    task_success: int
+    rewind_runs: int
+    rewinds_correct: int
     checkpoint_bytes: int | None
     skipped_share: float | None
     seconds: float | None
+    cpu_seconds: float | None
+    queued_seconds: float | None
     overhead: float | None
     violated: list[str]
 
@@ -64,6 +78,7 @@ def rows(results: list[RunResult], verdicts: list[Verdict]) -> list[Row]:
                 result.spec.workload,
                 result.spec.policy,
                 result.spec.crash_label,
+                result.spec.rewind_label + (f" ({result.rollout})" if result.rollout else ""),
                 verdict_word(verdict),
                 verdict.event_index,
                 result.trace.name,
@@ -72,9 +87,24 @@ def rows(results: list[RunResult], verdicts: list[Verdict]) -> list[Row]:
     return found
 
 
-def _events(path: Path) -> list[dict[str, Any]]:
+def read_events(path: Path) -> list[dict[str, Any]]:
     lines = path.read_text(encoding="utf-8").splitlines()[1:]
     return [json.loads(line) for line in lines if line.strip()]
+
+
+def outcome(path: Path) -> tuple[object, ...]:
+    """How a run ended: the last boundary's files and processes, the last turn's answers."""
+    events = read_events(path)
+    bounds = [e for e in events if e["ev"] == "boundary"]
+    if not bounds:
+        return ()
+    answers = {(e["turn"], e["cmd"]): e["out"] for e in events if e["ev"] == "cmd_end"}
+    last = bounds[-1]["turn"]
+    return (
+        bounds[-1]["files"],
+        bounds[-1]["procs"],
+        tuple(answers[k] for k in sorted(answers) if k[0] == last),
+    )
 
 
 def stats(results: list[RunResult], verdicts: list[Verdict]) -> list[PolicyStats]:
@@ -84,20 +114,27 @@ def stats(results: list[RunResult], verdicts: list[Verdict]) -> list[PolicyStats
         groups.setdefault((result.spec.workload, result.spec.policy), []).append(result)
     table = []
     for (workload, policy), members in groups.items():
-        crashed = [r for r in members if r.spec.crash]
-        clean = [r for r in members if not r.spec.crash]
-        correct = sum(by_path[r.trace.resolve()].status is Status.CONFORMS for r in crashed)
-        violated = sorted(
-            {p for r in crashed for p in by_path[r.trace.resolve()].properties}
-            | {p for r in clean for p in by_path[r.trace.resolve()].properties}
-        )
-        size = skipped = seconds = None
+        rewound = [r for r in members if r.spec.rollback or r.spec.fork is not None]
+        crashed = [r for r in members if r.spec.crash and r not in rewound]
+        clean = [r for r in members if not r.spec.crash and r not in rewound]
+
+        def conforming(runs: list[RunResult]) -> int:
+            return sum(by_path[r.trace.resolve()].status is Status.CONFORMS for r in runs)
+
+        correct = conforming(crashed)
+        reference = outcome(clean[0].trace) if clean else None
+        succeeded = sum(outcome(r.trace) == reference for r in crashed)
+        violated = sorted({p for r in members for p in by_path[r.trace.resolve()].properties})
+        size = skipped = seconds = cpu = queued = None
         if clean:
-            events = _events(clean[0].trace)
-            size = sum(e.get("bytes", 0) for e in events if e["ev"] == "job_done")
+            events = read_events(clean[0].trace)
+            jobs = [e for e in events if e["ev"] == "job_done"]
+            size = sum(e.get("bytes", 0) for e in jobs)
+            queued = sum(e.get("queued", 0.0) for e in jobs)
             decisions = [e for e in events if e["ev"] == "checkpoint"]
             skipped = sum(not e["capture"] for e in decisions) / len(decisions)
             seconds = statistics.median(r.seconds for r in clean)
+            cpu = statistics.median(r.cpu_seconds for r in clean)
         table.append(
             PolicyStats(
                 workload,
@@ -105,9 +142,14 @@ def stats(results: list[RunResult], verdicts: list[Verdict]) -> list[PolicyStats
                 len(crashed),
                 correct,
                 correct / len(crashed) if crashed else None,
+                succeeded,
+                len(rewound),
+                conforming(rewound),
                 size,
                 skipped,
                 seconds,
+                cpu,
+                queued,
                 None,
                 violated,
             )
@@ -135,28 +177,36 @@ def percent(value: float | None) -> str:
 
 
 def render_rows(found: list[Row]) -> str:
-    head = f"{'workload':<14} {'policy':<13} {'SIGKILL':<20} {'verdict':<28} trace"
+    head = f"{'workload':<14} {'policy':<13} {'SIGKILL':<20} {'rewind':<30} {'verdict':<28} trace"
     lines = [head, "-" * len(head)]
     for r in found:
         where = f" @ event {r.event}" if r.event and r.verdict != "conforms" else ""
         verdict = r.verdict + where
-        lines.append(f"{r.workload:<14} {r.policy:<13} {r.crash:<20} {verdict:<28} {r.trace}")
+        lines.append(
+            f"{r.workload:<14} {r.policy:<13} {r.crash:<20} {r.rewind:<30} {verdict:<28} {r.trace}"
+        )
     return "\n".join(lines)
 
 
 def render_stats(table: list[PolicyStats]) -> str:
     head = (
-        f"{'workload':<14} {'policy':<13} {'correct':>14} {'ckpt bytes':>11} "
-        f"{'skipped':>8} {'wall s':>7} {'overhead':>9}  violated"
+        f"{'workload':<14} {'policy':<13} {'correct':>14} {'task ok':>8} {'rewinds':>8} "
+        f"{'ckpt bytes':>11} "
+        f"{'skipped':>8} {'wall s':>7} {'cpu s':>6} {'queued s':>8} {'overhead':>9}  violated"
     )
     lines = [head, "-" * len(head)]
     for s in table:
         correct = f"{s.correct}/{s.crash_runs} {percent(s.correctness)}"
+        rewinds = f"{s.rewinds_correct}/{s.rewind_runs}"
+        task = f"{s.task_success}/{s.crash_runs}"
         size = "-" if s.checkpoint_bytes is None else f"{s.checkpoint_bytes:,}"
         wall = "-" if s.seconds is None else f"{s.seconds:.2f}"
+        cpu = "-" if s.cpu_seconds is None else f"{s.cpu_seconds:.2f}"
+        queued = "-" if s.queued_seconds is None else f"{s.queued_seconds:.2f}"
         over = "-" if s.overhead is None else f"{100 * s.overhead:+.1f} %"
         lines.append(
-            f"{s.workload:<14} {s.policy:<13} {correct:>14} {size:>11} "
-            f"{percent(s.skipped_share):>8} {wall:>7} {over:>9}  {', '.join(s.violated) or '-'}"
+            f"{s.workload:<14} {s.policy:<13} {correct:>14} {task:>8} {rewinds:>8} {size:>11} "
+            f"{percent(s.skipped_share):>8} {wall:>7} {cpu:>6} {queued:>8} {over:>9}  "
+            f"{', '.join(s.violated) or '-'}"
         )
     return "\n".join(lines)

@@ -5,6 +5,12 @@ since -- so what changed is a directory listing away, and a deletion is a whiteo
 commands run inside the namespaces through `nsenter`; a background process they leave behind is
 re-parented to the sandbox's PID 1 (`init.py`), so the live processes are exactly the processes
 of that PID namespace, and one SIGKILL of PID 1 kills them all.
+
+Every sandbox mounts its workspace at the same path, `WORKSPACE`, inside its own mount
+namespace (the host sees an empty folder there): a process restored by criu into another
+sandbox -- after a crash, a rollback or a fork -- finds its working directory and files where
+they were. Fresh sandboxes hand out PIDs from `FIRST_PID` on, so the PIDs a restore must
+recreate never collide with the few helpers (mount, criu) a new sandbox starts first.
 """
 
 from __future__ import annotations
@@ -28,6 +34,10 @@ COMMAND_ENV = {
     "LANG": "C.UTF-8",
     "PYTHONDONTWRITEBYTECODE": "1",
 }
+
+
+WORKSPACE = Path("/run/resume-check-sandbox/workspace")
+FIRST_PID = 300
 
 
 class SandboxError(RuntimeError):
@@ -62,12 +72,13 @@ def table_digest(processes: list[Process]) -> str:
 class Sandbox:
     """One running sandbox over the layers `lower` (read-only) and `upper` (its changes)."""
 
-    def __init__(self, lower: Path, upper: Path, work: Path, mountpoint: Path) -> None:
+    def __init__(self, lower: Path, upper: Path, work: Path, mountpoint: Path = WORKSPACE) -> None:
         self.lower, self.upper, self.work, self.mountpoint = lower, upper, work, mountpoint
         self._unshare: subprocess.Popen[str] | None = None
         self.init_pid = 0
 
-    def start(self) -> None:
+    def start(self, *, restoring: bool = False) -> None:
+        """Starts PID 1; `restoring`: PIDs are not moved up, the restored ones are above."""
         for folder in (self.upper, self.work, self.mountpoint):
             folder.mkdir(parents=True, exist_ok=True)
         argv = [
@@ -83,6 +94,7 @@ class Sandbox:
             "-m",
             "rctools.sandbox.init",
             *(str(p) for p in (self.lower, self.upper, self.work, self.mountpoint)),
+            str(0 if restoring else FIRST_PID),
         ]
         self._unshare = subprocess.Popen(
             argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -103,12 +115,17 @@ class Sandbox:
         """The merged workspace as the sandbox sees it, readable from the host."""
         return Path(f"/proc/{self.init_pid}/root") / self.mountpoint.relative_to("/")
 
+    def enter(self, *argv: str) -> list[str]:
+        """A command line that runs `argv` inside the sandbox's namespaces."""
+        return ["nsenter", f"--target={self.init_pid}", "--mount", "--pid", "--net", "--", *argv]
+
     def _shell(self, script: str, cwd: str = ".") -> list[str]:
-        """A shell inside the namespaces, in `cwd` of the workspace. (nsenter's own --wd opens
-        the directory before it enters the mount namespace: the host's, not the overlay.)"""
+        """A shell inside the namespaces, in `cwd` of the workspace, leading a session of its
+        own (a process it leaves behind must not belong to a session outside the sandbox, or
+        criu cannot dump it). nsenter's own --wd opens the directory before it enters the
+        mount namespace: the host's, not the overlay."""
         where = shlex.quote(str(self.mountpoint / cwd))
-        enter = ["nsenter", f"--target={self.init_pid}", "--mount", "--pid", "--net", "--"]
-        return [*enter, "/bin/sh", "-c", f"cd {where} || exit 125\n{script}"]
+        return self.enter("setsid", "--wait", "/bin/sh", "-c", f"cd {where} || exit 125\n{script}")
 
     def run(self, command: str, timeout: float = 60) -> CommandResult:
         """Runs a tool command in the workspace and waits for it (not for what it backgrounds)."""
@@ -139,6 +156,24 @@ class Sandbox:
             if state not in ("Z", "X"):
                 found.append(int(name))
         return sorted(found)
+
+    def roots(self) -> list[int]:
+        """The sandbox's process trees: the PIDs whose parent is PID 1, as host PIDs."""
+        found = []
+        for pid in self.pids():
+            with contextlib.suppress(OSError):
+                stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+                if int(stat.rsplit(")", 1)[1].split()[1]) == self.init_pid:
+                    found.append(pid)
+        return found
+
+    @staticmethod
+    def inner_pid(pid: int) -> int:
+        """A host PID as the sandbox's PID namespace numbers it."""
+        for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
+            if line.startswith("NSpid:"):
+                return int(line.split()[-1])
+        raise SandboxError(f"process {pid} has no NSpid line")
 
     def processes(self) -> list[Process]:
         table = []
@@ -177,7 +212,26 @@ class Sandbox:
                 stopped.append(pid)
             except ProcessLookupError:
                 pass
+        deadline = time.monotonic() + 2.0  # SIGSTOP is asynchronous: wait until they stopped
+        while time.monotonic() < deadline and not all(map(_stopped, stopped)):
+            time.sleep(0.001)
         return stopped
+
+    def wakeups(self) -> dict[int, tuple[int, int]]:
+        """Each live process's voluntary and involuntary context switches: a process that
+        was woken (a request arrived, a timer fired) may have changed what it holds in memory;
+        one that stayed blocked was not. A SIGSTOP/SIGCONT cycle of a blocked process costs it
+        exactly two voluntary switches (the stop, and going back to sleep)."""
+        found = {}
+        for pid in self.pids():
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                lines = Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines()
+                fields = dict(line.split(":\t", 1) for line in lines if "ctxt_switches" in line)
+                found[pid] = (
+                    int(fields["voluntary_ctxt_switches"]),
+                    int(fields["nonvoluntary_ctxt_switches"]),
+                )
+        return found
 
     @staticmethod
     def thaw(pids: list[int]) -> None:
@@ -193,6 +247,15 @@ class Sandbox:
         if self._unshare is not None:
             self._unshare.wait(timeout=30)
             self._unshare = None
+
+
+def _stopped(pid: int) -> bool:
+    """Stopped (T, t) or gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("T", "t", "Z", "X")
 
 
 def _child_of(pid: int, timeout: float = 5.0) -> int:

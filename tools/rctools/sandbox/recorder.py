@@ -4,6 +4,15 @@ The recorder is the supervisor a real deployment would have: it starts the agent
 when that process dies of SIGKILL it writes the `crash` event, makes sure no process of the old
 sandbox survives, and starts the agent again with `--resume`. It never judges: the trace goes
 to resume-check.
+
+Two kinds of runs go back to an earlier turn without a crash. A rollback run (`--rollback M:K`
+of the agent) rolls back inside one run. A fork run stops a parent run after turn K, copies its
+folder (store, images, trace) once per rollout, and starts the rollouts side by side, each from
+the parent's restore point of turn K (`--fork K`); each rollout's trace is the parent's up to
+the fork, then its own, under a header naming the rollout's workload.
+
+Runs recorded at once share the host's checkpoint scheduler (`scheduler.py`) when it has a
+budget of slots: a folder of lock files every agent of the batch is pointed at.
 """
 
 from __future__ import annotations
@@ -15,6 +24,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -22,9 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rctools.sandbox.agent import CRASH_POINTS
+from rctools.sandbox.scheduler import Scheduler
 from rctools.sandbox.workloads import WORKLOADS
 
-RUNTIME = {"name": "rctools.sandbox", "version": "overlayfs layers + process re-spawn"}
+AGENT_TIMEOUT = 300.0
+RUNTIME_VERSION = {
+    "criu": "overlayfs layers + criu 4.1 process images",
+    "respawn": "overlayfs layers + process re-spawn",
+}
 
 
 class RecordError(RuntimeError):
@@ -36,15 +52,31 @@ class RunSpec:
     workload: str
     policy: str
     crash: tuple[int, str] | None  # (turn, point) or None for a fault-free run
+    processes: str = "criu"  # how process images are taken: "criu" or "respawn"
+    rollback: tuple[int, int] | None = None  # (M, K): once turn M is done, back to turn K
+    fork: int | None = None  # fork after turn K into the workload's rollouts
+    inspector: str = "fanotify"  # the inspector's file evidence: "fanotify" or "tree"
 
     @property
     def crash_label(self) -> str:
         return f"turn {self.crash[0]} {self.crash[1]}" if self.crash else "none"
 
     @property
+    def rewind_label(self) -> str:
+        if self.rollback:
+            return f"rollback {self.rollback[0]}->{self.rollback[1]}"
+        return f"fork at {self.fork}" if self.fork is not None else "none"
+
+    @property
     def name(self) -> str:
         crash = f"crash-t{self.crash[0]}-{self.crash[1]}" if self.crash else "no-crash"
-        return f"{self.workload}--{self.policy}--{crash}"
+        mode = "" if self.processes == "criu" else f"--{self.processes}"
+        rewind = ""
+        if self.rollback:
+            rewind = f"--rollback-t{self.rollback[0]}-to-t{self.rollback[1]}"
+        elif self.fork is not None:
+            rewind = f"--fork-t{self.fork}"
+        return f"{self.workload}--{self.policy}{mode}{rewind}--{crash}"
 
 
 @dataclass(frozen=True)
@@ -52,6 +84,8 @@ class RunResult:
     spec: RunSpec
     trace: Path
     seconds: float
+    cpu_seconds: float = 0.0  # the agent processes and what they waited for (criu, commands)
+    rollout: str | None = None  # the rollout's workload, for a fork run
 
 
 def matrix(
@@ -61,38 +95,74 @@ def matrix(
     *,
     fault_free: int = 1,
     turns: set[int] | None = None,
+    processes: str = "criu",
+    rewinds: bool = True,
+    inspector: str = "fanotify",
 ) -> list[RunSpec]:
-    """Fault-free runs, then a SIGKILL at every crash point of every turn (or of `turns`)."""
+    """Fault-free runs, then a SIGKILL at every crash point of every turn (or of `turns`), then
+    (with `rewinds`) the workload's rollback run and fork run."""
     specs = []
     for workload in workloads:
-        count = len(WORKLOADS[workload].turns)
+        spec = WORKLOADS[workload]
+        count = len(spec.turns)
         chosen = [t for t in range(1, count + 1) if turns is None or t in turns]
         for policy in policies:
-            specs += [RunSpec(workload, policy, None)] * fault_free
+            specs += [RunSpec(workload, policy, None, processes, inspector=inspector)] * fault_free
             specs += [
-                RunSpec(workload, policy, (turn, point))
+                RunSpec(workload, policy, (turn, point), processes, inspector=inspector)
                 for turn in chosen
                 for point in points
                 if point in CRASH_POINTS
             ]
+            if rewinds and spec.rollback:
+                specs.append(
+                    RunSpec(workload, policy, None, processes, spec.rollback, None, inspector)
+                )
+            if rewinds and spec.fork_at is not None:
+                specs.append(
+                    RunSpec(workload, policy, None, processes, None, spec.fork_at, inspector)
+                )
     return specs
 
 
-def header(spec: RunSpec) -> dict[str, object]:
-    workload = WORKLOADS[spec.workload]
+def header(spec: RunSpec, rollout: str | None = None) -> dict[str, object]:
+    workload = WORKLOADS[rollout or spec.workload]
+    scenario = f"{spec.workload} under {spec.policy}, SIGKILL: {spec.crash_label}"
+    if spec.rollback or spec.fork is not None:
+        scenario += f", {spec.rewind_label}"
+    if rollout:
+        scenario += f", rollout {rollout}"
     return {
         "format": "resume-check/v1",
         "contract": "SandboxCR",
-        "runtime": RUNTIME,
-        "scenario": f"{spec.workload} under {spec.policy}, SIGKILL: {spec.crash_label}",
+        "runtime": {"name": "rctools.sandbox", "version": RUNTIME_VERSION[spec.processes]},
+        "scenario": scenario,
         "policy": spec.policy,
         "crash": {"turn": spec.crash[0], "point": spec.crash[1]} if spec.crash else None,
         "workload": {"name": workload.name, "commands": [len(t) for t in workload.turns]},
     }
 
 
-def record(spec: RunSpec, out: Path, scratch: Path, latency: float, copy: int = 0) -> RunResult:
-    """Runs `spec` in a fresh folder below `scratch`; the trace is written to `out`."""
+def _argv(
+    spec: RunSpec, run_dir: Path, latency: float, slots: Path | None, workload: str | None = None
+) -> list[str]:
+    argv = [sys.executable, "-m", "rctools.sandbox.agent", str(run_dir)]
+    argv += ["--workload", workload or spec.workload, "--policy", spec.policy]
+    argv += ["--latency", str(latency), "--processes", spec.processes]
+    argv += ["--inspector", spec.inspector]
+    return argv + (["--slots", str(slots)] if slots else [])
+
+
+def record(
+    spec: RunSpec,
+    out: Path,
+    scratch: Path,
+    latency: float,
+    copy: int = 0,
+    slots: Path | None = None,
+) -> list[RunResult]:
+    """Runs `spec` in a fresh folder below `scratch`; the traces are written to `out` (one, or
+    one per rollout for a fork run)."""
     name = spec.name + (f"--{copy}" if copy else "")
     run_dir = scratch / name
     shutil.rmtree(run_dir, ignore_errors=True)
@@ -100,38 +170,81 @@ def record(spec: RunSpec, out: Path, scratch: Path, latency: float, copy: int = 
     WORKLOADS[spec.workload].build_base(run_dir / "base")
     trace = run_dir / "trace.jsonl"
     trace.write_text(json.dumps(header(spec)) + "\n", encoding="utf-8")
-    argv = [
-        sys.executable,
-        "-m",
-        "rctools.sandbox.agent",
-        str(run_dir),
-        "--workload",
-        spec.workload,
-        "--policy",
-        spec.policy,
-        "--latency",
-        str(latency),
-    ]
+    argv = _argv(spec, run_dir, latency, slots)
+    extra = ["--crash", f"{spec.crash[0]}:{spec.crash[1]}"] if spec.crash else []
+    if spec.rollback:
+        extra += ["--rollback", f"{spec.rollback[0]}:{spec.rollback[1]}"]
+    if spec.fork is not None:
+        extra += ["--stop-after", str(spec.fork)]
     started = time.perf_counter()
     try:
-        first = _agent(
-            [*argv, *(["--crash", f"{spec.crash[0]}:{spec.crash[1]}"] if spec.crash else [])]
-        )
+        first, cpu = _agent([*argv, *extra])
         if first.returncode == -signal.SIGKILL and spec.crash:
             _kill_leftover(run_dir)
             with trace.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps({"ev": "crash"}) + "\n")
-            second = _agent([*argv, "--resume"])
+            second, more = _agent([*argv, "--resume"])
+            cpu += more
             _expect_success(spec, second, "recovery")
         else:
             _expect_success(spec, first, "run")
+        if spec.fork is not None:
+            return _rollouts(spec, run_dir, out, name, latency, slots, started, cpu)
         seconds = time.perf_counter() - started
         target = out / f"{name}.jsonl"
         shutil.copy(trace, target)
     finally:
         _kill_leftover(run_dir)
         shutil.rmtree(run_dir, ignore_errors=True)
-    return RunResult(spec, target, seconds)
+    return [RunResult(spec, target, seconds, cpu)]
+
+
+def _rollouts(
+    spec: RunSpec,
+    parent: Path,
+    out: Path,
+    name: str,
+    latency: float,
+    slots: Path | None,
+    started: float,
+    cpu: float,
+) -> list[RunResult]:
+    """Forks the stopped parent run into its workload's rollouts, run side by side."""
+    assert spec.fork is not None
+    rollouts = WORKLOADS[spec.workload].rollouts
+    folders = []
+    for rollout in rollouts:
+        folder = parent.with_name(f"{parent.name}--{rollout}")
+        shutil.rmtree(folder, ignore_errors=True)
+        # The store and the trace; the layers are rebuilt from the images by the restore.
+        keep = shutil.ignore_patterns("upper", "work", "mnt", "sandbox.pid")
+        shutil.copytree(parent, folder, symlinks=True, ignore=keep)
+        lines = (folder / "trace.jsonl").read_text(encoding="utf-8").splitlines()
+        lines[0] = json.dumps(header(spec, rollout))
+        (folder / "trace.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        folders.append(folder)
+    try:
+        with ThreadPoolExecutor(max_workers=len(folders)) as pool:
+            runs = list(
+                pool.map(
+                    lambda item: _agent(
+                        [*_argv(spec, item[0], latency, slots, item[1]), "--fork", str(spec.fork)]
+                    ),
+                    zip(folders, rollouts, strict=True),
+                )
+            )
+        seconds = time.perf_counter() - started
+        results = []
+        for folder, rollout, (proc, more) in zip(folders, rollouts, runs, strict=True):
+            _expect_success(spec, proc, f"rollout {rollout}")
+            target = out / f"{name}--{rollout}.jsonl"
+            shutil.copy(folder / "trace.jsonl", target)
+            results.append(RunResult(spec, target, seconds, cpu + more, rollout))
+        return results
+    finally:
+        for folder in folders:
+            _kill_leftover(folder)
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def record_all(
@@ -141,28 +254,47 @@ def record_all(
     latency: float,
     *,
     jobs: int = 2,
+    slots: int = 0,
     on_done: Callable[[RunResult], None] | None = None,
 ) -> list[RunResult]:
-    """Records every run, `jobs` at a time (each sandbox has its own namespaces)."""
+    """Records every run, `jobs` sandboxes at a time (each has its own namespaces); `slots`
+    (0: no budget) is the host's budget of checkpoint jobs at once, shared by all of them."""
     out.mkdir(parents=True, exist_ok=True)
+    folder = Scheduler.prepare(scratch / "scheduler", slots) if slots else None
     copies: dict[RunSpec, int] = {}
     work = []
     for spec in specs:
         work.append((spec, copies.get(spec, 0)))
         copies[spec] = copies.get(spec, 0) + 1
 
-    def one(item: tuple[RunSpec, int]) -> RunResult:
-        result = record(item[0], out, scratch, latency, item[1])
-        if on_done:
-            on_done(result)
-        return result
+    def one(item: tuple[RunSpec, int]) -> list[RunResult]:
+        results = record(item[0], out, scratch, latency, item[1], folder)
+        for result in results:
+            if on_done:
+                on_done(result)
+        return results
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return list(pool.map(one, work))
+        return [result for results in pool.map(one, work) for result in results]
 
 
-def _agent(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+def _agent(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Runs an agent process; returns it and the CPU seconds it and its waited-for children
+    (criu, tool commands) used -- from wait4, so runs recorded side by side are measured
+    apart. Output goes to files, not pipes: nothing has to be read while it runs."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, text=True)
+        timer = threading.Timer(AGENT_TIMEOUT, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        done = subprocess.CompletedProcess(argv, proc.returncode, out.read(), err.read())
+    return done, usage.ru_utime + usage.ru_stime
 
 
 def _expect_success(spec: RunSpec, proc: subprocess.CompletedProcess[str], what: str) -> None:

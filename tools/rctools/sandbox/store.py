@@ -7,8 +7,11 @@ checkpoint job leaves a `.tmp` that no restore ever reads.
 File images live in `images/files-<turn>/`: the entries of the overlay's upper layer that the
 image stores (`data/` and `image.json`), and the whole upper layer's manifest at that turn, so
 that a later checkpoint can store only what changed since. Process images are
-`images/procs-<turn>.json`: the process table (command line and working directory of each live
-process). Turn 0 stands for the base image: no upper entries, no processes.
+`images/procs-<turn>/`: the process table (command line and working directory of each live
+process) in `image.json` and, with criu, one dump folder per process tree (`processes.py`).
+Turn 0 stands for the base image: no upper entries, no processes. Every published restore point
+is kept in `points/<turn>.json` (its manifest) beside the restore head, so a rollback or a fork
+can go to any earlier turn; the images stay until a restore goes before their turn.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rctools.sandbox.namespace import Process, table_digest
+from rctools.sandbox.namespace import Process, Sandbox, table_digest
+from rctools.sandbox.processes import Imager
 from rctools.sandbox.tree import (
     OPAQUE_XATTR,
     WHITEOUT,
@@ -72,7 +76,8 @@ class Store:
         self.images = root / "images"
         self.responses = root / "responses"
         self.conversation = root / "conversation"
-        for folder in (self.images, self.responses, self.conversation):
+        self.points = root / "points"
+        for folder in (self.images, self.responses, self.conversation, self.points):
             folder.mkdir(parents=True, exist_ok=True)
 
     # --- restore head -------------------------------------------------------------------------
@@ -85,7 +90,25 @@ class Store:
         return read_json(self.head_path) if self.head_path.exists() else None
 
     def publish(self, turn: int, files_at: int, procs_at: int) -> None:
-        write_atomic(self.head_path, {"turn": turn, "files_at": files_at, "procs_at": procs_at})
+        point = {"turn": turn, "files_at": files_at, "procs_at": procs_at}
+        write_atomic(self.points / f"{turn}.json", point)
+        write_atomic(self.head_path, point)
+
+    def point(self, turn: int) -> dict[str, int] | None:
+        """The restore point published for `turn`, if any (it outlives later ones)."""
+        path = self.points / f"{turn}.json"
+        return read_json(path) if path.exists() else None
+
+    def rewind(self, turn: int) -> dict[str, int]:
+        """Makes the published point of `turn` the restore head again and forgets later ones."""
+        point = self.point(turn)
+        if point is None:
+            raise KeyError(f"no restore point was published for turn {turn}")
+        for path in self.points.glob("*.json"):
+            if int(path.stem) > turn:
+                path.unlink()
+        write_atomic(self.head_path, point)
+        return point
 
     # --- model responses and the agent's conversation -----------------------------------------
 
@@ -202,19 +225,38 @@ class Store:
 
     # --- process images -----------------------------------------------------------------------
 
-    def write_procs_image(self, turn: int, table: list[Process]) -> Image:
-        records = [p.to_json() for p in table]
+    def write_procs_image(
+        self, turn: int, table: list[Process], sandbox: Sandbox, imager: Imager
+    ) -> Image:
+        """Dumps the (frozen) sandbox's processes into image `turn`, beside its final name."""
+        final = self.images / f"procs-{turn}"
+        tmp = final.with_name(final.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        (tmp / "criu").mkdir(parents=True)
+        dumped = imager.dump(sandbox, tmp / "criu")
         digest = table_digest(table)
-        size = write_atomic(
-            self.images / f"procs-{turn}.json", {"procs": records, "digest": digest}
-        )
+        meta = {"procs": [p.to_json() for p in table], "digest": digest, "roots": dumped.roots}
+        size = dumped.bytes + write_atomic(tmp / "image.json", meta)
+        _fsync_dir(tmp)
+        tmp.rename(final)
+        _fsync_dir(self.images)
         return Image(digest, size)
 
     def procs_at(self, turn: int) -> list[Process]:
         if turn == 0:
             return []
-        meta = read_json(self.images / f"procs-{turn}.json")
+        meta = read_json(self.images / f"procs-{turn}" / "image.json")
         return [Process(tuple(r["argv"]), r["cwd"]) for r in meta["procs"]]
+
+    def restore_procs(self, turn: int, sandbox: Sandbox, imager: Imager) -> list[Process]:
+        """Brings process image `turn` back into a fresh sandbox; returns its table."""
+        if turn == 0:
+            return []
+        folder = self.images / f"procs-{turn}"
+        meta = read_json(folder / "image.json")
+        table = self.procs_at(turn)
+        imager.restore(sandbox, folder / "criu", table, meta["roots"])
+        return table
 
     def drop_after(self, turn: int) -> None:
         """Forgets images of turns after `turn` and every unfinished one (a restore to `turn`)."""

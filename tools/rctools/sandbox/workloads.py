@@ -15,13 +15,18 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+# The servers listen on an abstract unix socket (no file; scoped to the sandbox's network
+# namespace): criu 4.1 cannot dump an AF_INET socket on this kernel (6.18 answers its
+# getsockopt(SO_PASSCRED) on a TCP socket with EOPNOTSUPP).
 CLIENT = """\
 import socket, sys, time
 
 deadline = time.monotonic() + 5
 while True:
     try:
-        conn = socket.create_connection(("127.0.0.1", 8080), timeout=5)
+        conn = socket.socket(socket.AF_UNIX)
+        conn.settimeout(5)
+        conn.connect("\\0rc-server")
         break
     except OSError:
         if time.monotonic() > deadline:
@@ -37,9 +42,8 @@ FILE_SERVER = """\
 import os, socket
 
 LOG = "data/hits.log"
-srv = socket.socket()
-srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("127.0.0.1", 8080))
+srv = socket.socket(socket.AF_UNIX)
+srv.bind("\\0rc-server")
 srv.listen()
 while True:
     conn, _ = srv.accept()
@@ -52,14 +56,14 @@ while True:
     conn.close()
 """
 
-# Keeps its state in memory only: re-spawning it from its command line loses the count.
+# Keeps its state in memory only: re-spawning it from its command line loses the count; a criu
+# image keeps it.
 MEMORY_SERVER = """\
 import socket
 
 hits = 0
-srv = socket.socket()
-srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("127.0.0.1", 8080))
+srv = socket.socket(socket.AF_UNIX)
+srv.bind("\\0rc-server")
 srv.listen()
 while True:
     conn, _ = srv.accept()
@@ -78,9 +82,16 @@ echo "tool 1.0 ($(ls "$(dirname "$0")/../lib/tool" | wc -l) modules)"
 
 @dataclass(frozen=True)
 class Workload:
+    """Scripted turns; `rollback` (M, K): the suite's rollback run goes back from turn M to
+    turn K; `fork_at` K and `rollouts`: its fork run forks after turn K into these workloads
+    (each starts with the same K turns as this one)."""
+
     name: str
     description: str
     turns: tuple[tuple[str, ...], ...]
+    rollback: tuple[int, int] | None = None
+    fork_at: int | None = None
+    rollouts: tuple[str, ...] = ()
 
     def response(self, turn: int) -> dict[str, object]:
         """The model's recorded response to turn `turn` (0: to the task)."""
@@ -122,6 +133,25 @@ def _package(rng: random.Random) -> bytes:
 
 SERVER_UP = "python3 {script} </dev/null >/dev/null 2>&1 &"
 
+DEV_TASK_START = (
+    ("ls src", "cat README.md"),
+    (
+        "mkdir -p prefix && tar -xzf pkgs/tool-1.0.tar.gz -C prefix",
+        "prefix/bin/tool --version",
+        "rm pkgs/tool-1.0.tar.gz",
+    ),
+    (
+        "sort src/words.txt > .sorted.tmp && uniq -c .sorted.tmp > .counts.tmp",
+        "wc -l < .counts.tmp && rm -f .sorted.tmp .counts.tmp",
+    ),
+    (SERVER_UP.format(script="server.py"), "python3 client.py ping"),
+    ("python3 client.py hit",),
+)
+MEMORY_START = (
+    (SERVER_UP.format(script="memserver.py"), "python3 client.py ping"),
+    ("python3 client.py hit",),
+)
+
 WORKLOADS = {
     w.name: w
     for w in (
@@ -130,32 +160,36 @@ WORKLOADS = {
             "explore, install a package and delete its tarball, temp files, start a server, "
             "query it, append, a failing command, read-only turns",
             (
-                ("ls src", "cat README.md"),
-                (
-                    "mkdir -p prefix && tar -xzf pkgs/tool-1.0.tar.gz -C prefix",
-                    "prefix/bin/tool --version",
-                    "rm pkgs/tool-1.0.tar.gz",
-                ),
-                (
-                    "sort src/words.txt > .sorted.tmp && uniq -c .sorted.tmp > .counts.tmp",
-                    "wc -l < .counts.tmp && rm -f .sorted.tmp .counts.tmp",
-                ),
-                (SERVER_UP.format(script="server.py"), "python3 client.py ping"),
-                ("python3 client.py hit",),
+                *DEV_TASK_START,
                 ("echo 'checked the server' >> notes.txt", "tail -n 2 notes.txt"),
                 ("cat missing.txt", "python3 client.py count"),
                 ("grep -c . notes.txt", "python3 client.py count"),
+            ),
+            rollback=(6, 2),
+            fork_at=5,
+            rollouts=("dev-task", "dev-task-alt"),
+        ),
+        Workload(
+            "dev-task-alt",
+            "dev-task's first five turns, then another attempt: more hits, the package removed",
+            (
+                *DEV_TASK_START,
+                ("python3 client.py hit", "python3 client.py count"),
+                ("rm -r prefix", "ls"),
             ),
         ),
         Workload(
             "memory-server",
             "a server that counts requests in memory, queried on later turns",
-            (
-                (SERVER_UP.format(script="memserver.py"), "python3 client.py ping"),
-                ("python3 client.py hit",),
-                ("python3 client.py hit",),
-                ("python3 client.py count",),
-            ),
+            (*MEMORY_START, ("python3 client.py hit",), ("python3 client.py count",)),
+            rollback=(4, 2),
+            fork_at=2,
+            rollouts=("memory-server", "memory-server-alt"),
+        ),
+        Workload(
+            "memory-server-alt",
+            "memory-server's first two turns, then three more hits and a count",
+            (*MEMORY_START, ("python3 client.py hit",) * 3, ("python3 client.py count",)),
         ),
     )
 }
