@@ -36,7 +36,8 @@ from pathlib import Path
 DIR_VAR = "RESUME_CHECK_CRIU_DIR"
 DEFAULT_DIR = Path("/var/cache/resume-check/criu-trixie")
 SUITE = "trixie"
-MIRROR = "http://deb.debian.org/debian"
+MIRROR_VAR = "RESUME_CHECK_DEBIAN_MIRROR"
+SYSTEM_SOURCES = (Path("/etc/apt/sources.list.d"), Path("/etc/apt/sources.list"))
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 PACKAGE = "criu"
 LIB = "usr/lib/x86_64-linux-gnu"
@@ -81,6 +82,34 @@ class Criu:
             )
 
 
+def debian_mirror() -> str:
+    """The Debian archive this machine's own apt uses (or `$RESUME_CHECK_DEBIAN_MIRROR`): trixie
+    comes from the same place as the system's packages, so no other host is ever contacted."""
+    if os.environ.get(MIRROR_VAR):
+        return os.environ[MIRROR_VAR]
+    folder, legacy = SYSTEM_SOURCES
+    for path in sorted(folder.glob("*.sources")):
+        for stanza in path.read_text(encoding="utf-8", errors="replace").split("\n\n"):
+            fields = dict(
+                line.split(":", 1) for line in stanza.splitlines() if ":" in line and line[0] != "#"
+            )
+            uris, suites = fields.get("URIs", "").split(), fields.get("Suites", "").split()
+            if (
+                uris
+                and any(not s.endswith("-security") for s in suites)
+                and "main" in fields.get("Components", "")
+            ):
+                return uris[0]
+    if legacy.exists():
+        for line in legacy.read_text(encoding="utf-8", errors="replace").splitlines():
+            words = [w for w in line.split() if not w.startswith("[")]
+            if len(words) >= 4 and words[0] == "deb" and not words[2].endswith("-security"):
+                return words[1]
+    raise CriuUnavailable(
+        f"no Debian archive in this machine's apt sources; set ${MIRROR_VAR} to one"
+    )
+
+
 def install_dir() -> Path:
     return Path(os.environ.get(DIR_VAR) or DEFAULT_DIR)
 
@@ -93,7 +122,9 @@ class PrivateApt:
         for sub in ("etc", "state/lists/partial", "cache/archives/partial", "debs"):
             (root / sub).mkdir(parents=True, exist_ok=True)
         sources = root / "etc/sources.list"
-        sources.write_text(f"deb [signed-by={KEYRING}] {MIRROR} {SUITE} main\n", encoding="utf-8")
+        sources.write_text(
+            f"deb [signed-by={KEYRING}] {debian_mirror()} {SUITE} main\n", encoding="utf-8"
+        )
         (root / "state/status").write_text("", encoding="utf-8")
         self.options = [
             f"-oDir::Etc::SourceList={sources}",
