@@ -60,7 +60,7 @@ record-langgraph: setup
 	    --no-reference --no-progress --out out/record/$$b > /dev/null ; \
 	  $(BIN)/python -m rctools.langgraph.publish out/record/$$b/summary.json traces/langgraph/$$b ; \
 	done
-	@export $$($(BIN)/python -m rctools.services up --install) && \
+	@urls=$$($(BIN)/python -m rctools.services up --install) && export $$urls && \
 	for b in $(THIRD_PARTY_BACKENDS); do \
 	  $(BIN)/resume-check run langgraph --backend $$b --scenarios $(LANGGRAPH_MATRIX) \
 	    --no-reference --no-progress --out out/record/$$b > /dev/null ; \

@@ -430,11 +430,11 @@ def test_dynamodb_checkpoint_returns_a_subgraph_checkpoint_as_the_thread_latest(
     services: dict[str, str], tmp_path: Path
 ) -> None:
     """The saver finding of docs/backends.md: langgraph-dynamodb-checkpoint 0.5.0 finds the
-    latest checkpoint by a key prefix (`checkpoint$<thread>$<ns>`) that, for the root namespace
-    "", also matches every subgraph's keys (dynamodbSaver.py:700-702, :738), so once a subgraph has
-    saved, the thread's latest checkpoint is the subgraph's. The fault-free subgraph-interrupt
-    cell breaks CV on it and not on SqliteSaver. When a release fixes it this fails: update
-    docs/backends.md."""
+    latest checkpoint by a key prefix (`checkpoint$<thread>$<ns>`) that, for the root
+    namespace "", also matches every subgraph's keys (dynamodbSaver.py:700-702, :738), so once
+    a subgraph has saved, the thread's latest checkpoint is the subgraph's. The fault-free
+    subgraph-interrupt cell breaks CV on it and not on SqliteSaver. When a release fixes it
+    this fails: update docs/backends.md."""
     document = _matrix(
         "dynamodb-checkpoint", "subgraph-interrupt", tmp_path, "--kill-stride", "1000"
     )
