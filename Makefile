@@ -49,12 +49,24 @@ demo: setup
 
 ## Re-record traces/langgraph/: per backend the whole matrix into out/record/<backend> and a
 ## curated corpus with the checker's verdicts into traces/langgraph/<backend>/; the shapes.
+## The third-party savers (docs/backends.md) run on the project's own servers, started first;
+## their shapes run too (out/record/<backend>-shapes, not kept: the corpus stays ~50 traces).
 LANGGRAPH_MATRIX := chain,node-error,fanout,two-interrupts,retry,fork,pinned-twice,concurrent-2,concurrent-3,update-older
+LANGGRAPH_SHAPES := loop,approval-loop,router,send,react,subgraph,subgraph-interrupt,update-state,exit
+THIRD_PARTY_BACKENDS := mysql mysql-async valkey valkey-async dynamodb dynamodb-checkpoint
 record-langgraph: setup
 	@for b in sqlite memory postgres redis lmdb objectstorage; do \
 	  $(BIN)/resume-check run langgraph --backend $$b --scenarios $(LANGGRAPH_MATRIX) \
 	    --no-reference --no-progress --out out/record/$$b > /dev/null ; \
 	  $(BIN)/python -m rctools.langgraph.publish out/record/$$b/summary.json traces/langgraph/$$b ; \
+	done
+	@urls=$$($(BIN)/python -m rctools.services up --install) && export $$urls && \
+	for b in $(THIRD_PARTY_BACKENDS); do \
+	  $(BIN)/resume-check run langgraph --backend $$b --scenarios $(LANGGRAPH_MATRIX) \
+	    --no-reference --no-progress --out out/record/$$b > /dev/null ; \
+	  $(BIN)/python -m rctools.langgraph.publish out/record/$$b/summary.json traces/langgraph/$$b ; \
+	  $(BIN)/resume-check run langgraph --backend $$b --scenarios $(LANGGRAPH_SHAPES) \
+	    --no-reference --no-progress --out out/record/$$b-shapes > /dev/null ; \
 	done
 	$(BIN)/python -m rctools.langgraph.tables --write docs/langgraph.md traces/langgraph/*/summary.json
 	$(BIN)/python -m rctools.langgraph.shapes traces/langgraph/shapes

@@ -394,6 +394,56 @@ def test_services_start_mariadb_and_moto_in_a_fresh_folder_and_reuse_them() -> N
             pass
 
 
+def _matrix(backend: str, scenarios: str, out: Path, *extra: str) -> dict[str, Any]:
+    """`resume-check run langgraph` on the backend, sync durability, as JSON."""
+    from conftest import run_cli
+
+    run = run_cli(
+        "run", "langgraph", "--backend", backend, "--scenarios", scenarios,
+        "--durability", "sync", "--format", "json", "--no-progress", "--out", out, *extra,
+    )  # fmt: skip
+    run.assert_no_traceback()
+    document = run.json()
+    assert document["counts"]["failed"] == 0, run
+    return document
+
+
+@pytest.mark.slow
+@pytest.mark.services
+@pytest.mark.parametrize("backend", THIRD_PARTY)
+def test_a_few_matrix_cells_conform_on_the_saver(
+    backend: str, services: dict[str, str], tmp_path: Path
+) -> None:
+    """chain and node-error, fault-free and SIGKILLed at every 6th point, on each third-party
+    saver: every cell conforms (the full matrices are `make record-langgraph`'s)."""
+    document = _matrix(
+        backend, "chain,node-error", tmp_path, "--kill-stride", "6", "--no-reference"
+    )
+    cells = document["cells"]
+    assert len([c for c in cells if c["fault"] != "none"]) >= 4
+    assert [c["tested"]["trace"] for c in cells if c["finding"] != "conforms"] == []
+
+
+@pytest.mark.slow
+@pytest.mark.services
+def test_dynamodb_checkpoint_returns_a_subgraph_checkpoint_as_the_thread_latest(
+    services: dict[str, str], tmp_path: Path
+) -> None:
+    """The saver finding of docs/backends.md: langgraph-dynamodb-checkpoint 0.5.0 finds the
+    latest checkpoint by a key prefix (`checkpoint$<thread>$<ns>`) that, for the root
+    namespace "", also matches every subgraph's keys (dynamodbSaver.py:700-702, :738), so once
+    a subgraph has saved, the thread's latest checkpoint is the subgraph's. The fault-free
+    subgraph-interrupt cell breaks CV on it and not on SqliteSaver. When a release fixes it
+    this fails: update docs/backends.md."""
+    document = _matrix(
+        "dynamodb-checkpoint", "subgraph-interrupt", tmp_path, "--kill-stride", "1000"
+    )
+    cell = next(c for c in document["cells"] if c["fault"] == "none")
+    assert cell["finding"] == "saver", cell
+    assert cell["tested"]["properties"] == ["CV"], cell
+    assert cell["reference"]["status"] == "conforms", cell
+
+
 def test_every_third_party_backend_is_bundled() -> None:
     from rctools.langgraph_backends import BACKENDS, DURABLE
 
