@@ -36,7 +36,14 @@ from rctools.langgraph.report import matrix_exit_code, render_junit, render_text
 from rctools.langgraph.scenarios import ALL as SCENARIOS
 from rctools.langgraph_backends import BACKENDS, BackendError, resolve
 
-NEEDS_SERVER = {"postgres": services.PG_URL_VAR, "redis": services.REDIS_URL_VAR}
+# The server each backend family needs, by name prefix (valkey speaks to redis-server).
+NEEDS_SERVER = {
+    "postgres": "postgres",
+    "redis": "redis",
+    "valkey": "redis",
+    "mysql": "mysql",
+    "dynamodb": "dynamodb",
+}
 
 
 @click.command(name="langgraph", epilog=exit_codes_help())
@@ -241,12 +248,14 @@ def _plan_for(
 
 
 def _servers_for(name: str) -> list[str]:
-    """Starts a private PostgreSQL or redis when the backend needs one and none is given."""
-    var = next((v for k, v in NEEDS_SERVER.items() if name.startswith(k)), None)
-    if var is None or os.environ.get(var):
+    """Starts the private server a backend needs (PostgreSQL, redis, MariaDB or moto) when none
+    is given in its URL variable; a missing Debian package is installed only when allowed
+    ($RESUME_CHECK_INSTALL_SERVICES=1), else the error names the apt-get command."""
+    server = next((v for k, v in NEEDS_SERVER.items() if name.startswith(k)), None)
+    if server is None or os.environ.get(services.URL_VARS[server]):
         return []
     try:
-        result = services.up()
+        result = services.up(names=[server])
     except services.ServiceError as exc:
         raise EnvironmentProblem(
             f"backend {name} needs a server and it could not start: {exc}"
