@@ -19,6 +19,8 @@ DOCS = "docs/runtimes/crewai.md"
 # documents no level for a method's side effects (the strictest applies) and no lease on a flow
 # id (docs/runtimes/crewai.md cites the pages).
 DECLARED = {"durability": "sync", "effects_default": "exactly-once", "fencing": "none"}
+# importing crewai alone takes ~3 CPU-s (it loads its agents, LLM clients, telemetry)
+CHILD_TIMEOUT = 300.0
 POINTS = (
     ("start", "as it starts"),
     ("effect", "after its effect"),
@@ -198,5 +200,12 @@ def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
         }
 
     return record_phased_cell(
-        cell, traces, scratch, worker="rctools.crewai.worker", thread=flow, meta=meta, job=job
+        cell,
+        traces,
+        scratch,
+        worker="rctools.crewai.worker",
+        thread=flow,
+        meta=meta,
+        job=job,
+        timeout=CHILD_TIMEOUT,
     )

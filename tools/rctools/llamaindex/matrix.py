@@ -84,12 +84,11 @@ def cells() -> list[Cell]:
         )
     add(
         "linear-fork-killed",
-        "linear",
-        "a fork from the snapshot after reserve is SIGKILLed after charge's effect; restored",
+        "a fork from the snapshot after reserve is SIGKILLed after charge's effect; forked again",
         [
             [w("run", "w1")],
             [w("fork", "w2", kill_at="charge.effect", **{"from": 1})],
-            [w("recover", "w3")],
+            [w("fork", "w3", **{"from": 1})],
         ],
     )
 
@@ -103,7 +102,7 @@ def cells() -> list[Cell]:
     for step, point, words in (
         ("quote", "effect", "after quote's effect"),
         ("quote", "saved", "after quote's snapshot"),
-        ("approve", "effect", "after approve's effect, before it waits"),
+        ("approve", "start", "as approve starts, before it waits"),
         ("approve", "parking", "after it asked, before the waiting snapshot was stored"),
         ("approve", "parked", "after the waiting snapshot was stored"),
     ):
@@ -116,7 +115,7 @@ def cells() -> list[Cell]:
     for point, words in (
         ("loaded", "after it loaded the waiting snapshot"),
         ("answered", "after it took the answer, before send_event"),
-        ("approve.effect", "in approve's replay, after its effect"),
+        ("approve.effect", "in approve's replay, after its effect (it fires after the answer)"),
         ("approve.saving", "after approve returned, before its snapshot"),
         ("approve.saved", "after approve's snapshot"),
         ("book.effect", "after book's effect"),
@@ -142,8 +141,21 @@ def cells() -> list[Cell]:
     add(
         "approval-fork-before-answer",
         "approval",
-        "answered and finished; a new run from the snapshot after quote is answered 'rejected'",
-        [[w("run", "w1")], [ans("w2")], [w("fork", "w3", value="rejected", **{"from": 1})]],
+        "answered and finished; a new run from the first snapshot is answered 'rejected'",
+        [[w("run", "w1")], [ans("w2")], [w("fork", "w3", value="rejected", **{"from": 0})]],
+    )
+    # the same flow with approve's effect before wait_for_event: the docs say the step replays
+    add(
+        "approval-early-clean",
+        "approval-early",
+        "approve fires its effect, then waits; another process answers (the step replays)",
+        [[w("run", "w1")], [ans("w2")]],
+    )
+    add(
+        "approval-early-answered-in-process",
+        "approval-early",
+        "approve fires its effect, then waits; the waiting process itself answers",
+        [[w("run", "w1", value="approved")]],
     )
     return out
 

@@ -37,8 +37,12 @@ from rctools.suite.trace import TraceWriter
 GRAPHS: dict[str, list[str]] = {
     "linear": ["reserve", "charge", "mail", "ship"],
     "approval": ["quote", "approve", "book"],
+    "approval-early": ["quote", "approve", "book"],
 }
-WAITS = {"approval": "approve"}
+WAITS = {"approval": "approve", "approval-early": "approve"}
+# graphs whose waiting step fires its effect before it waits, the pattern the docs warn about
+# ("make any preceding work safe to repeat"); in the others it fires after the answer
+EARLY = {"approval-early"}
 
 
 def nodes(graph: str) -> list[str]:
@@ -156,17 +160,20 @@ async def run_job(job: dict[str, Any]) -> int:
         rows: list[tuple[int, bool, dict[str, Any]]], asked: str | None, ev: str = "load"
     ) -> None:
         cks = checkpoints(rows)
+        later: list[tuple[int, bool, dict[str, Any]]] = []
         if asked is not None:
             index = next(i for i, (rid, _) in enumerate(cks) if ck_of(rid) == asked)
+            later = [r for r in rows if r[0] > cks[index][0]]
             cks = cks[: index + 1]
-            parked_tail = False
         else:
-            parked_tail = bool(rows) and rows[-1][1]
+            later = rows[-1:] if rows and rows[-1][1] else []
         rid, snap = cks[-1]
         ck = ck_of(rid)
-        writes = []
-        if parked_tail and waits:
+        writes: list[dict[str, Any]] = []
+        if later and later[0][1] and waits:  # the row after it: its task parked
             writes = [{"task": f"{ck}:{waits}", "kind": "interrupt", "interrupt": f"{ck}:{waits}"}]
+        elif later:  # the row after it: its tasks' results, stored
+            writes = [{"task": f"{ck}:{n}", "kind": "ok"} for n in pending_steps(snap)]
         trace.event(
             ev,
             thread=thread,
@@ -179,6 +186,11 @@ async def run_job(job: dict[str, Any]) -> int:
         )
         cur["ck"] = ck
 
+    def fire(task: str, name: str) -> None:
+        trace.event("effect", thread=thread, task=task, intent=name, kind=name)
+        os.write(effects_fd, (json.dumps({"proc": proc, "intent": name}) + "\n").encode())
+        kill.hit(f"{name}.effect")
+
     def make_step(name: str, index: int) -> Any:
         async def body(self: Any, ctx: Context, ev: Any) -> Any:
             async with boundary:  # the previous boundary's snapshot is stored first
@@ -189,9 +201,9 @@ async def run_job(job: dict[str, Any]) -> int:
             cur["tasks"][name] = task
             trace.event("task_start", thread=thread, task=task, node=name, path=name)
             kill.hit(f"{name}.start")
-            trace.event("effect", thread=thread, task=task, intent=name, kind=name)
-            os.write(effects_fd, (json.dumps({"proc": proc, "intent": name}) + "\n").encode())
-            kill.hit(f"{name}.effect")
+            early = name != waits or graph in EARLY
+            if early:
+                fire(task, name)
             if name == waits:
                 answer = await ctx.wait_for_event(
                     HumanResponseEvent,
@@ -203,6 +215,8 @@ async def run_job(job: dict[str, Any]) -> int:
                     "interrupt": task,
                     "value": value_digest(str(answer.response)),
                 }
+            if not early:
+                fire(task, name)
             if index == len(steps) - 1:
                 return StopEvent(result=name)
             return TO[steps[index + 1]]()
@@ -239,10 +253,14 @@ async def run_job(job: dict[str, Any]) -> int:
                 answers=[],
             )
             restored = None
-        elif role == "answer" and not rows[-1][1] and not pending_steps(rows[-1][2]):
-            # nothing waits and nothing is left to run: the application only reads
+        elif (role == "answer" and not rows[-1][1] and not pending_steps(rows[-1][2])) or (
+            role == "recover" and rows[-1][1]
+        ):
+            # an answer with nothing waiting, or a restart of a run that waits for its answer:
+            # the application only reads what is stored
             load_event(rows, None, ev="read")
-            Path(job["result"]).write_text(json.dumps({"result": "nothing waiting"}))
+            said = "waiting for its answer" if rows[-1][1] else "nothing waiting"
+            Path(job["result"]).write_text(json.dumps({"result": said}), encoding="utf-8")
             return 0
         else:
             asked = None

@@ -92,11 +92,14 @@ def record_phased_cell(
     thread: str,
     meta: dict[str, Any],
     job: Callable[[Path], dict[str, Any]],
+    timeout: float = 60,
 ) -> CellReport:
     """Records one cell whose processes run `worker`'s phases in turn: writes the v2 header
     (`meta`: runtime, version, backend, nodes and the declared guarantees), runs the phases
     with `job(work)` as their shared job (`work` a scratch folder of the cell's own), and notes
-    how often each effect really fired and what each process returned."""
+    how often each effect really fired and what each process returned. `timeout`: seconds a
+    phase's process may take (a runtime whose import alone takes seconds needs more on a loaded
+    machine)."""
     trace = traces / f"{cell.name}.jsonl"
     work = Path(tempfile.mkdtemp(prefix=f"{cell.name}-", dir=scratch))
     writer = TraceWriter(trace, "driver")
@@ -104,7 +107,7 @@ def record_phased_cell(
     writer.close()
     report = CellReport(cell, trace.name)
     try:
-        run_phases(report, trace, work, worker, cell.params["phases"], job(work), timeout=60)
+        run_phases(report, trace, work, worker, cell.params["phases"], job(work), timeout=timeout)
         report.notes["fired_per_intent"] = effects_fired(work / "effects.jsonl")
         report.notes["results"] = {x.proc: x.result for x in report.workers if x.result}
     finally:
