@@ -84,6 +84,7 @@ def cells() -> list[Cell]:
         )
     add(
         "linear-fork-killed",
+        "linear",
         "a fork from the snapshot after reserve is SIGKILLed after charge's effect; forked again",
         [
             [w("run", "w1")],
