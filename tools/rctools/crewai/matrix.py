@@ -19,7 +19,8 @@ DOCS = "docs/runtimes/crewai.md"
 # documents no level for a method's side effects (the strictest applies) and no lease on a flow
 # id (docs/runtimes/crewai.md cites the pages).
 DECLARED = {"durability": "sync", "effects_default": "exactly-once", "fencing": "none"}
-# importing crewai alone takes ~3 CPU-s (it loads its agents, LLM clients, telemetry)
+# importing crewai alone takes ~3 CPU-s (it loads its agents, LLM clients, telemetry): the
+# workers are forked from a server that imported it once
 CHILD_TIMEOUT = 300.0
 POINTS = (
     ("start", "as it starts"),
@@ -208,4 +209,5 @@ def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
         meta=meta,
         job=job,
         timeout=CHILD_TIMEOUT,
+        preload=("rctools.crewai.preload",),
     )

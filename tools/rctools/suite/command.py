@@ -1,11 +1,9 @@
-"""The shared click options of a runtime suite and its one finish step.
+"""The click command of every runtime suite, its shared options and its one finish step.
 
-    @click.command(epilog=exit_codes_help())
-    @suite_options
-    @reported("run dbos")
-    def command(out, fmt, progress, cells, jobs, invocation): ...
-        reports = record(...)
-        return finish("dbos", invocation, fmt, out, reports, progress=shown)
+    command = suite_command("dbos", matrix, "DBOS workflows on SQLite: ...")
+
+is a suite's whole command module: `matrix` records (cells(), record_cell(), runtime(),
+DECLARED, DOCS) and `run_suite` selects, records and finishes.
 
 `finish` judges every recorded trace with resume-check's `judge` (one TLC run for the batch),
 writes OUT/summary.json in one shape for every suite, prints the table (text) or the envelope
@@ -23,9 +21,9 @@ from typing import Any, TypeVar
 
 import click
 from resumecheck.contract import default_spec_paths
-from resumecheck.errors import EnvironmentProblem, UsageError
+from resumecheck.errors import EnvironmentProblem, UsageError, exit_codes_help
 from resumecheck.judge import judge
-from resumecheck.output import emit_suite, format_option
+from resumecheck.output import emit_suite, format_option, reported
 from resumecheck.progress import Progress, TLCProgress, progress_option
 from resumecheck.report import Invocation, exit_code
 from resumecheck.verdict import Status, Verdict
@@ -230,3 +228,27 @@ def run_suite(
         runtime=matrix.runtime(),
         declared=matrix.DECLARED | {"docs": matrix.DOCS},
     )
+
+
+def suite_command(suite: str, matrix: Any, help_text: str) -> click.Command:
+    """The `resume-check run SUITE` command: the shared options, the report of `run SUITE`,
+    and `run_suite` on `matrix`, so that every suite has the same options and output."""
+
+    @click.command(name=suite, help=help_text, epilog=exit_codes_help())
+    @suite_options
+    @reported(f"run {suite}")
+    def command(
+        out: Path,
+        fmt: str,
+        progress: bool | None,
+        cells: tuple[str, ...],
+        list_cells: bool,
+        stride: int,
+        jobs: int,
+        invocation: Invocation,
+    ) -> int:
+        return run_suite(
+            suite, matrix, invocation, fmt, out, progress, cells, list_cells, jobs, stride
+        )
+
+    return command

@@ -25,9 +25,7 @@ def record(
     argv = [str(cli()), "run", suite, "--out", str(out), "--format", "json", "--no-progress"]
     for cell in cells:
         argv += ["--cells", cell]
-    done = subprocess.run(
-        argv, cwd=cwd, capture_output=True, text=True, timeout=1800, check=False
-    )
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=1800, check=False)
     shown = f"{' '.join(argv)}: exit {done.returncode}\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
     assert "Traceback" not in done.stdout + done.stderr, shown
     document: dict[str, Any] = json.loads((out / "summary.json").read_text(encoding="utf-8"))
