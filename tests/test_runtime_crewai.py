@@ -11,7 +11,6 @@ does the same on a copy (FD): the study's "re-executes completed methods after a
 from __future__ import annotations
 
 import pytest
-
 from rctools.suite import testing
 
 pytest.importorskip("crewai")
