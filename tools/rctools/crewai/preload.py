@@ -8,7 +8,7 @@ os.environ["CREWAI_DISABLE_TELEMETRY"] = "true"
 os.environ["OTEL_SDK_DISABLED"] = "true"
 os.environ["CREWAI_TRACING_ENABLED"] = "false"
 
-import crewai.flow.flow  # noqa: E402
-import crewai.flow.persistence  # noqa: E402,F401
+import crewai.flow.flow
+import crewai.flow.persistence
 
 FLOW = crewai.flow.flow.Flow
