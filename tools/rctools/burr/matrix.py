@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rctools.burr.worker import GRAPHS
+from rctools.suite.cells import worker as w
 from rctools.suite.phases import record_phased_cell
 from rctools.suite.reports import Cell, CellReport
 
@@ -23,10 +24,6 @@ POINTS = (
     ("saved", "after its state was saved"),
 )
 DEFAULT_STATE = {"done": [], "made_by": "init", "loops": 0}
-
-
-def w(role: str, proc: str, **extra: Any) -> dict[str, Any]:
-    return {"role": role, "proc": proc, **extra}
 
 
 def cells() -> list[Cell]:

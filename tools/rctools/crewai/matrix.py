@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from rctools.crewai.worker import nodes
+from rctools.suite.cells import CellTable
+from rctools.suite.cells import worker as w
 from rctools.suite.phases import record_phased_cell
 from rctools.suite.reports import Cell, CellReport
 
@@ -22,16 +24,6 @@ DECLARED = {"durability": "sync", "effects_default": "exactly-once", "fencing": 
 # importing crewai alone takes ~3 CPU-s (it loads its agents, LLM clients, telemetry): the
 # workers are forked from a server that imported it once
 CHILD_TIMEOUT = 300.0
-POINTS = (
-    ("start", "as it starts"),
-    ("effect", "after its effect"),
-    ("saving", "after it returned, before its state was saved"),
-    ("saved", "after its state was saved"),
-)
-
-
-def w(role: str, proc: str, **extra: Any) -> dict[str, Any]:
-    return {"role": role, "proc": proc, **extra}
 
 
 def ans(proc: str, value: str = "approved", **extra: Any) -> dict[str, Any]:
@@ -39,20 +31,10 @@ def ans(proc: str, value: str = "approved", **extra: Any) -> dict[str, Any]:
 
 
 def cells() -> list[Cell]:
-    out: list[Cell] = []
-
-    def add(name: str, graph: str, what: str, phases: list[list[dict[str, Any]]]) -> None:
-        out.append(Cell(name, graph, what, {"graph": graph, "phases": phases}))
-
+    table = CellTable()
+    add = table.add
     add("linear-clean", "linear", "four methods, no fault", [[w("run", "w1")]])
-    for method in nodes("linear"):
-        for point, words in POINTS:
-            add(
-                f"linear-kill-{method}-{point}",
-                "linear",
-                f"SIGKILL in {method} {words}; kickoff(inputs={{'id': ...}}) resumes",
-                [[w("run", "w1", kill_at=f"{method}.{point}")], [w("recover", "w2")]],
-            )
+    table.kill_every_boundary("linear", nodes("linear"), "kickoff(inputs={'id': ...}) resumes")
     add(
         "linear-kill-returned",
         "linear",
@@ -175,7 +157,7 @@ def cells() -> list[Cell]:
         "answered and finished; kickoff(restore_from_state_id=...) forks the finished flow",
         [[w("run", "w1")], [ans("w2")], [w("fork", "w3")]],
     )
-    return out
+    return table.cells
 
 
 def runtime() -> dict[str, str]:

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from rctools.llamaindex.worker import nodes
+from rctools.suite.cells import CellTable
+from rctools.suite.cells import worker as w
 from rctools.suite.phases import record_phased_cell
 from rctools.suite.reports import Cell, CellReport
 
@@ -27,29 +29,17 @@ POINTS = (
 )
 
 
-def w(role: str, proc: str, **extra: Any) -> dict[str, Any]:
-    return {"role": role, "proc": proc, **extra}
-
-
 def ans(proc: str, value: str = "approved", **extra: Any) -> dict[str, Any]:
     return w("answer", proc, value=value, **extra)
 
 
 def cells() -> list[Cell]:
-    out: list[Cell] = []
-
-    def add(name: str, graph: str, what: str, phases: list[list[dict[str, Any]]]) -> None:
-        out.append(Cell(name, graph, what, {"graph": graph, "phases": phases}))
-
+    table = CellTable()
+    add = table.add
     add("linear-clean", "linear", "four steps, no fault", [[w("run", "w1")]])
-    for step in nodes("linear"):
-        for point, words in POINTS:
-            add(
-                f"linear-kill-{step}-{point}",
-                "linear",
-                f"SIGKILL in {step} {words}; run(ctx=Context.from_dict(latest snapshot))",
-                [[w("run", "w1", kill_at=f"{step}.{point}")], [w("recover", "w2")]],
-            )
+    table.kill_every_boundary(
+        "linear", nodes("linear"), "run(ctx=Context.from_dict(latest snapshot))", POINTS
+    )
     add(
         "linear-kill-returned",
         "linear",
@@ -158,7 +148,7 @@ def cells() -> list[Cell]:
         "approve fires its effect, then waits; the waiting process itself answers",
         [[w("run", "w1", value="approved")]],
     )
-    return out
+    return table.cells
 
 
 def runtime() -> dict[str, str]:
