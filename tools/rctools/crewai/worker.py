@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from rctools.suite.crash import KillPoints, barrier
+from rctools.suite.effects import Effects
 from rctools.suite.trace import TraceWriter
 
 # graph name -> [(method, the method it listens to or None for @start, parks for review)]
@@ -112,7 +113,7 @@ def main(job_path: str) -> int:
     flow_id, proc, db, graph, role = job["flow"], job["proc"], job["db"], job["graph"], job["role"]
     store = Store(db, flow_id)
     init = f"{flow_id}#init"
-    effects_fd = os.open(job["effects"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    effects = Effects(job, trace)
     parks = {m for m, _, p in GRAPHS[graph] if p}
     # the checkpoint this process runs from, the task it runs, what it already scheduled
     cur: dict[str, Any] = {"ck": None, "task": None, "scheduled": set(), "fork": None}
@@ -277,8 +278,7 @@ def main(job_path: str) -> int:
             cur["task"] = task
             trace.event("task_start", thread=flow_id, task=task, node=name, path=name)
             kill.hit(f"{name}.start")
-            trace.event("effect", thread=flow_id, task=task, intent=name, kind=name)
-            os.write(effects_fd, (json.dumps({"proc": proc, "intent": name}) + "\n").encode())
+            effects.fire(flow_id, task, name)
             kill.hit(f"{name}.effect")
             self.state.done = [*self.state.done, name]
             self.state.made_by = proc

@@ -24,13 +24,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
 
 from rctools.suite.crash import KillPoints, barrier
+from rctools.suite.effects import Effects
 from rctools.suite.trace import TraceWriter
 
 # graph name -> steps in order; the step that waits for a human answer
@@ -134,7 +134,7 @@ async def run_job(job: dict[str, Any]) -> int:
     store = Store(job["db"])
     # a fork stores its rows under a run id of its own; its chain stays the source's thread
     run_id = f"{thread}/fork-{proc}" if role == "fork" else thread
-    effects_fd = os.open(job["effects"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    effects = Effects(job, trace)
     steps = GRAPHS[graph]
     waits = WAITS.get(graph)
     # the checkpoint the process runs from; steps started; snapshots stored (the loaded one
@@ -187,8 +187,7 @@ async def run_job(job: dict[str, Any]) -> int:
         cur["ck"] = ck
 
     def fire(task: str, name: str) -> None:
-        trace.event("effect", thread=thread, task=task, intent=name, kind=name)
-        os.write(effects_fd, (json.dumps({"proc": proc, "intent": name}) + "\n").encode())
+        effects.fire(thread, task, name)
         kill.hit(f"{name}.effect")
 
     def make_step(name: str, index: int) -> Any:
