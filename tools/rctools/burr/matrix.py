@@ -10,8 +10,11 @@ from typing import Any
 
 from rctools.burr.worker import GRAPHS
 from rctools.suite.cells import worker as w
+from rctools.suite.command import require
 from rctools.suite.phases import record_phased_cell
 from rctools.suite.reports import Cell, CellReport
+
+require("burr")
 
 DOCS = "docs/runtimes/burr.md"
 # Burr saves after every step before the next one starts (sync); it documents nothing about an

@@ -13,8 +13,11 @@ from typing import Any
 from rctools.crewai.worker import nodes
 from rctools.suite.cells import CellTable
 from rctools.suite.cells import worker as w
+from rctools.suite.command import require
 from rctools.suite.phases import record_phased_cell
 from rctools.suite.reports import Cell, CellReport
+
+require("crewai")
 
 DOCS = "docs/runtimes/crewai.md"
 # @persist saves the state after each method completes, before its listeners run (sync); CrewAI

@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from rctools.dbos.worker import WORKFLOWS, nodes
+from rctools.suite.command import require
 from rctools.suite.phases import record_phased_cell
 from rctools.suite.reports import Cell, CellReport
+
+require("dbos")
 
 DOCS = "docs/runtimes/dbos.md"
 # What DBOS documents (docs/runtimes/dbos.md cites the pages): a step's output is written to the

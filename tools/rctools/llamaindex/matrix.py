@@ -13,8 +13,11 @@ from typing import Any
 from rctools.llamaindex.worker import nodes
 from rctools.suite.cells import CellTable
 from rctools.suite.cells import worker as w
+from rctools.suite.command import require
 from rctools.suite.phases import record_phased_cell
 from rctools.suite.reports import Cell, CellReport
+
+require("workflows")
 
 DOCS = "docs/runtimes/llamaindex.md"
 # The application stores a snapshot at every step boundary before the next step starts (sync);

@@ -14,6 +14,7 @@ environment (a cell that could not be recorded, TLC that could not judge).
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -31,6 +32,14 @@ from resumecheck.verdict import Status, Verdict
 from rctools.suite.reports import Cell, CellReport
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def require(*modules: str) -> None:
+    """A suite's runtime must be installed: if not, the `run` registry names the missing module
+    and the extra to install (exit 3) before any cell starts, instead of every worker failing."""
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            raise ModuleNotFoundError(f"No module named {module!r}", name=module)
 
 
 class RecordingFailed(EnvironmentProblem):
