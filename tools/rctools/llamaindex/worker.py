@@ -189,6 +189,11 @@ async def run_job(job: dict[str, Any]) -> int:
     def fire(task: str, name: str) -> None:
         effects.fire(thread, task, name)
         kill.hit(f"{name}.effect")
+        if job.get("barrier") and role == "recover" and not cur.get("overlapped"):
+            # concurrent resumers: both fired their first effect before either stores, so the
+            # overlap is the same every run (as in the Burr suite)
+            cur["overlapped"] = True
+            barrier(Path(job["db"]).parent / "barrier-effect", proc, job["barrier"])
 
     def make_step(name: str, index: int) -> Any:
         async def body(self: Any, ctx: Context, ev: Any) -> Any:
@@ -287,6 +292,10 @@ async def run_job(job: dict[str, Any]) -> int:
             value=value_digest(value),
         )
         kill.hit("answered")
+        if job.get("barrier"):
+            # concurrent answerers: both answers are written before either is delivered, so
+            # the overlap, and the verdict, is the same every run
+            barrier(Path(job["db"]).parent / "barrier-answer", proc, job["barrier"])
         handler.ctx.send_event(HumanResponseEvent(response=value))
 
     async def stored_boundary() -> None:
