@@ -360,7 +360,7 @@ async def run_job(job: dict[str, Any]) -> int:
                     ck = ck_of(rid)
                     trace.event("step", thread=thread, checkpoint=ck, parent=None)
                     trace.event("put", checkpoint=ck, digest=digest(snap))
-                    schedule(ck, pending_steps(snap) or [steps[0]])
+                    schedule(ck, pending_steps(snap))
                 cur["ck"] = ck
                 await stored_boundary()
             if isinstance(ev, InputRequiredEvent):
