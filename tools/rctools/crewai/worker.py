@@ -116,7 +116,7 @@ def main(job_path: str) -> int:
     effects = Effects(job, trace)
     parks = {m for m, _, p in GRAPHS[graph] if p}
     # the checkpoint this process runs from, the task it runs, what it already scheduled
-    cur: dict[str, Any] = {"ck": None, "task": None, "scheduled": set(), "fork": None}
+    cur: dict[str, Any] = {"ck": None, "task": None, "scheduled": set()}
 
     def ck_of(row_id: int | None) -> str:
         return init if row_id is None else f"{flow_id}#{row_id}"
