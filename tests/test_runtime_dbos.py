@@ -7,11 +7,10 @@ recv on the same topic, which CO forbids (the finding in docs/runtimes.md).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from rctools.suite import testing
 
 pytest.importorskip("dbos")
 
@@ -27,19 +26,7 @@ CELLS = (
 
 @pytest.fixture(scope="module")
 def summary(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    out = tmp_path_factory.mktemp("dbos")
-    args = ["run", "dbos", "--out", str(out), "--format", "json", "--no-progress"]
-    for cell in CELLS:
-        args += ["--cells", cell]
-    run = run_cli(*args, cwd=ROOT)
-    run.assert_no_traceback()
-    document = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert run.returncode == document["exit_code"] == 1, run
-    return document
-
-
-def cell(summary: dict, name: str) -> dict:
-    return next(c for c in summary["cells"] if c["cell"] == name)
+    return testing.record("dbos", CELLS, tmp_path_factory.mktemp("dbos"), code=1)
 
 
 def test_every_cell_is_recorded_and_judged(summary: dict) -> None:
@@ -50,12 +37,12 @@ def test_every_cell_is_recorded_and_judged(summary: dict) -> None:
 
 @pytest.mark.parametrize("name", CELLS[:3])
 def test_conforming_cells(summary: dict, name: str) -> None:
-    row = cell(summary, name)
+    row = testing.row(summary, name)
     assert row["status"] == "conforms" and row.get("complete") is True, row
 
 
 def test_the_killed_step_ran_again_and_only_it(summary: dict) -> None:
-    row = cell(summary, "linear-kill-charge-effect-recover")
+    row = testing.row(summary, "linear-kill-charge-effect-recover")
     assert [w["exit"] for w in row["workers"]] == ["killed", "returned"]
     assert row["notes"]["fired_per_intent"] == {"reserve": 1, "charge": 2, "mail": 1, "ship": 1}
     trace = Path(row["trace"]).read_text(encoding="utf-8")
@@ -63,8 +50,8 @@ def test_the_killed_step_ran_again_and_only_it(summary: dict) -> None:
 
 
 def test_a_duplicate_answer_reaches_the_next_recv(summary: dict) -> None:
-    row = cell(summary, "two-approvals-double-click")
+    row = testing.row(summary, "two-approvals-double-click")
     assert row["status"] == "violates" and row["properties"] == ["CO"], row
-    verdict = next(t for t in summary["traces"] if t["path"] == row["trace"])
+    verdict = testing.verdict(summary, row["cell"])
     assert verdict["event"]["ev"] == "task_end"
     assert verdict["event"]["task"].endswith(":4")  # the second recv

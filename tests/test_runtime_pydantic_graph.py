@@ -8,11 +8,10 @@ load returns nothing although the store holds the latest checkpoint: CV (the stu
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from rctools.suite import testing
 
 pytest.importorskip("pydantic_graph.persistence")
 
@@ -28,32 +27,22 @@ CELLS = (
 
 @pytest.fixture(scope="module")
 def summary(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    out = tmp_path_factory.mktemp("pydantic-graph")
-    args = ["run", "pydantic-graph", "--out", str(out), "--format", "json", "--no-progress"]
-    for cell in CELLS:
-        args += ["--cells", cell]
-    run = run_cli(*args, cwd=ROOT)
-    run.assert_no_traceback()
-    document = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert run.returncode == document["exit_code"] == 1, run
-    return document
-
-
-def cell(summary: dict, name: str) -> dict:
-    return next(c for c in summary["cells"] if c["cell"] == name)
+    return testing.record(
+        "pydantic-graph", CELLS, tmp_path_factory.mktemp("pydantic-graph"), code=1
+    )
 
 
 @pytest.mark.parametrize("name", CELLS[:3])
 def test_resuming_from_a_created_snapshot_conforms(summary: dict, name: str) -> None:
-    row = cell(summary, name)
+    row = testing.row(summary, name)
     assert row["status"] == "conforms" and row.get("complete") is True, row
 
 
 def test_a_kill_inside_a_node_cannot_be_resumed(summary: dict) -> None:
-    row = cell(summary, "linear-kill-charge-effect")
+    row = testing.row(summary, "linear-kill-charge-effect")
     assert row["status"] == "violates" and row["properties"] == ["CV"], row
     assert [w["exit"] for w in row["workers"]] == ["killed", "returned"]
     assert "Unable to restore snapshot" in row["notes"]["results"]["w2"]["raised"]
-    verdict = next(t for t in summary["traces"] if t["path"] == row["trace"])
+    verdict = testing.verdict(summary, row["cell"])
     assert verdict["event"]["ev"] == "load" and verdict["event"]["checkpoint"] is None
     assert Path(row["trace"]).read_text(encoding="utf-8").count('"ev": "crash"') == 1

@@ -31,9 +31,17 @@ SUITES: dict[str, tuple[str, str]] = {
         "rctools.burr.command:command",
         "Burr on SQLitePersister: SIGKILL at action boundaries, resumers (ResumeCore)",
     ),
+    "crewai": (
+        "rctools.crewai.command:command",
+        "CrewAI Flows with @persist on SQLite: SIGKILL, human feedback, forks (ResumeCore)",
+    ),
     "dbos": (
         "rctools.dbos.command:command",
         "DBOS workflows on SQLite: SIGKILL, recv/send, concurrent recovery, forks (ResumeCore)",
+    ),
+    "llamaindex": (
+        "rctools.llamaindex.command:command",
+        "LlamaIndex Workflows, Context snapshots on SQLite: SIGKILL, wait_for_event (ResumeCore)",
     ),
     "pydantic-graph": (
         "rctools.pydantic_graph.command:command",

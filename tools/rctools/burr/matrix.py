@@ -9,8 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from rctools.burr.worker import GRAPHS
+from rctools.suite.cells import worker as w
+from rctools.suite.command import require
 from rctools.suite.phases import record_phased_cell
 from rctools.suite.reports import Cell, CellReport
+
+require("burr")
 
 DOCS = "docs/runtimes/burr.md"
 # Burr saves after every step before the next one starts (sync); it documents nothing about an
@@ -23,10 +27,6 @@ POINTS = (
     ("saved", "after its state was saved"),
 )
 DEFAULT_STATE = {"done": [], "made_by": "init", "loops": 0}
-
-
-def w(role: str, proc: str, **extra: Any) -> dict[str, Any]:
-    return {"role": role, "proc": proc, **extra}
 
 
 def cells() -> list[Cell]:

@@ -14,13 +14,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import os
 import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
 
 from rctools.suite.crash import KillPoints, barrier
+from rctools.suite.effects import Effects
 from rctools.suite.trace import TraceWriter
 
 GRAPHS = {"linear": ["reserve", "charge", "mail", "ship"], "loop": ["plan", "work", "report"]}
@@ -42,7 +42,7 @@ def main(job_path: str) -> int:
     kill = KillPoints()
     app_id, proc, db = job["app"], job["proc"], job["db"]
     init = f"{app_id}#init"
-    effects_fd = os.open(job["effects"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    effects = Effects(job, trace)
     cur: dict[str, Any] = {}  # the checkpoint this process runs from, the task it runs
 
     def ckid(seq: int | None, maker: str | None) -> str:
@@ -159,8 +159,7 @@ def main(job_path: str) -> int:
     def make(name: str) -> Any:
         @action(reads=["done", "loops"], writes=["done", "made_by", "loops"])
         def run(state: State) -> State:
-            trace.event("effect", thread=app_id, task=cur["task"], intent=name, kind=name)
-            os.write(effects_fd, (json.dumps({"proc": proc, "intent": name}) + "\n").encode())
+            effects.fire(app_id, cur["task"], name)
             kill.hit(f"{name}.effect")
             if job.get("barrier") and not cur.get("overlapped"):
                 # both resumers fired their first effect before either saves: one schedule,

@@ -9,15 +9,15 @@ the same workflow id; an answer is `DBOS.send`; a fork is `DBOS.fork_workflow`.
 from __future__ import annotations
 
 import importlib.metadata
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from rctools.dbos.worker import WORKFLOWS, nodes
-from rctools.suite.phases import effects_fired, run_phases
+from rctools.suite.command import require
+from rctools.suite.phases import record_phased_cell
 from rctools.suite.reports import Cell, CellReport
-from rctools.suite.trace import TraceWriter, header
+
+require("dbos")
 
 DOCS = "docs/runtimes/dbos.md"
 # What DBOS documents (docs/runtimes/dbos.md cites the pages): a step's output is written to the
@@ -287,41 +287,30 @@ def runtime() -> dict[str, str]:
 
 def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
     """Records one cell into traces/<cell>.jsonl; the SQLite database lives in scratch."""
-    trace = traces / f"{cell.name}.jsonl"
-    work = Path(tempfile.mkdtemp(prefix=f"{cell.name}-", dir=scratch))
     wf = f"wf-{cell.name}"
-    writer = TraceWriter(trace, "driver")
-    writer.header(
-        header(
-            runtime="dbos",
-            version=runtime()["version"],
-            backend="sqlite",
-            scenario=f"{cell.scenario}: {cell.what}",
-            nodes=nodes(cell.params["workflow"]),
-            thread=wf,
-            **DECLARED,
-        )
+    meta = {
+        "runtime": "dbos",
+        "version": runtime()["version"],
+        "backend": "sqlite",
+        "nodes": nodes(cell.params["workflow"]),
+        **DECLARED,
+    }
+
+    def job(work: Path) -> dict[str, Any]:
+        return {
+            "db": str(work / "dbos.sqlite"),
+            "wf": wf,
+            "workflow": cell.params["workflow"],
+            "effects": str(work / "effects.jsonl"),
+        }
+
+    return record_phased_cell(
+        cell,
+        traces,
+        scratch,
+        worker="rctools.dbos.worker",
+        thread=wf,
+        meta=meta,
+        job=job,
+        timeout=90,
     )
-    writer.close()
-    report = CellReport(cell, trace.name)
-    try:
-        run_phases(
-            report,
-            trace,
-            work,
-            "rctools.dbos.worker",
-            cell.params["phases"],
-            {
-                "db": str(work / "dbos.sqlite"),
-                "wf": wf,
-                "workflow": cell.params["workflow"],
-                "effects": str(work / "effects.jsonl"),
-            },
-            timeout=90,
-        )
-        fired = effects_fired(work / "effects.jsonl")
-        report.notes["effects_fired"] = sum(fired.values())
-        report.notes["fired_per_intent"] = fired
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return report

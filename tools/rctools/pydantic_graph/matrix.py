@@ -8,8 +8,11 @@ import importlib.metadata
 from pathlib import Path
 from typing import Any
 
+from rctools.suite.command import require
 from rctools.suite.phases import record_phased_cell
 from rctools.suite.reports import Cell, CellReport
+
+require("pydantic_graph")
 
 DOCS = "docs/runtimes/pydantic-graph.md"
 # pydantic-graph documents snapshots written before the next node runs (sync) and nothing

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import sys
 import warnings
 from collections.abc import AsyncIterator
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rctools.suite.crash import KillPoints
+from rctools.suite.effects import Effects
 from rctools.suite.trace import TraceWriter
 
 
@@ -49,13 +49,12 @@ def main(job_path: str) -> int:
     kill = KillPoints()
     store = Path(job["store"])
     run_id = job["run"]
-    effects_fd = os.open(job["effects"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    effects = Effects(job, trace)
     current: dict[str, str] = {}  # the task being run
 
     def fire(intent: str) -> None:
         task = current["task"]
-        trace.event("effect", thread=run_id, task=task, intent=intent, kind=intent.lower())
-        os.write(effects_fd, (json.dumps({"proc": job["proc"], "intent": intent}) + "\n").encode())
+        effects.fire(run_id, task, intent, intent.lower())
 
     def entry_of(sid: str) -> tuple[int, dict[str, Any]]:
         snaps = read_snapshots(store)

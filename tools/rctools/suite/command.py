@@ -1,11 +1,9 @@
-"""The shared click options of a runtime suite and its one finish step.
+"""The click command of every runtime suite, its shared options and its one finish step.
 
-    @click.command(epilog=exit_codes_help())
-    @suite_options
-    @reported("run dbos")
-    def command(out, fmt, progress, cells, jobs, invocation): ...
-        reports = record(...)
-        return finish("dbos", invocation, fmt, out, reports, progress=shown)
+    command = suite_command("dbos", matrix, "DBOS workflows on SQLite: ...")
+
+is a suite's whole command module: `matrix` records (cells(), record_cell(), runtime(),
+DECLARED, DOCS) and `run_suite` selects, records and finishes.
 
 `finish` judges every recorded trace with resume-check's `judge` (one TLC run for the batch),
 writes OUT/summary.json in one shape for every suite, prints the table (text) or the envelope
@@ -16,6 +14,7 @@ environment (a cell that could not be recorded, TLC that could not judge).
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,9 +22,9 @@ from typing import Any, TypeVar
 
 import click
 from resumecheck.contract import default_spec_paths
-from resumecheck.errors import EnvironmentProblem, UsageError
+from resumecheck.errors import EnvironmentProblem, UsageError, exit_codes_help
 from resumecheck.judge import judge
-from resumecheck.output import emit_suite, format_option
+from resumecheck.output import emit_suite, format_option, reported
 from resumecheck.progress import Progress, TLCProgress, progress_option
 from resumecheck.report import Invocation, exit_code
 from resumecheck.verdict import Status, Verdict
@@ -33,6 +32,14 @@ from resumecheck.verdict import Status, Verdict
 from rctools.suite.reports import Cell, CellReport
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def require(*modules: str) -> None:
+    """A suite's runtime must be installed: if not, the `run` registry names the missing module
+    and the extra to install (exit 3) before any cell starts, instead of every worker failing."""
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            raise ModuleNotFoundError(f"No module named {module!r}", name=module)
 
 
 class RecordingFailed(EnvironmentProblem):
@@ -230,3 +237,27 @@ def run_suite(
         runtime=matrix.runtime(),
         declared=matrix.DECLARED | {"docs": matrix.DOCS},
     )
+
+
+def suite_command(suite: str, matrix: Any, help_text: str) -> click.Command:
+    """The `resume-check run SUITE` command: the shared options, the report of `run SUITE`,
+    and `run_suite` on `matrix`, so that every suite has the same options and output."""
+
+    @click.command(name=suite, help=help_text, epilog=exit_codes_help())
+    @suite_options
+    @reported(f"run {suite}")
+    def command(
+        out: Path,
+        fmt: str,
+        progress: bool | None,
+        cells: tuple[str, ...],
+        list_cells: bool,
+        stride: int,
+        jobs: int,
+        invocation: Invocation,
+    ) -> int:
+        return run_suite(
+            suite, matrix, invocation, fmt, out, progress, cells, list_cells, jobs, stride
+        )
+
+    return command

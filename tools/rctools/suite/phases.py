@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rctools.suite.crash import run_child
+from rctools.suite.preload import run_forked
 from rctools.suite.reports import Cell, CellReport, WorkerReport
 from rctools.suite.trace import TraceWriter, header
 
@@ -27,6 +28,7 @@ def run_phases(
     *,
     timeout: float = 90,
     on_phase: Callable[[int], None] | None = None,
+    preload: tuple[str, ...] = (),
 ) -> None:
     for n, phase in enumerate(phases):
         jobs = []
@@ -40,20 +42,31 @@ def run_phases(
             path = work / f"job-{n}-{spec['proc']}.json"
             path.write_text(json.dumps(job), encoding="utf-8")
             jobs.append((job, path))
-        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-            done = list(
-                pool.map(
-                    lambda jp: run_child(
-                        ["-m", module, str(jp[1])],
-                        proc=jp[0]["proc"],
-                        role=jp[0]["role"],
-                        kill_at=jp[0].get("kill_at"),
-                        result_file=Path(jp[0]["result"]),
-                        timeout=timeout,
-                    ),
-                    jobs,
+
+        def launch(jp: tuple[dict[str, Any], Path]) -> WorkerReport:
+            job, path = jp
+            if preload:
+                return run_forked(
+                    module,
+                    path,
+                    preload=preload,
+                    proc=job["proc"],
+                    role=job["role"],
+                    kill_at=job.get("kill_at"),
+                    result_file=Path(job["result"]),
+                    timeout=timeout,
                 )
+            return run_child(
+                ["-m", module, str(path)],
+                proc=job["proc"],
+                role=job["role"],
+                kill_at=job.get("kill_at"),
+                result_file=Path(job["result"]),
+                timeout=timeout,
             )
+
+        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+            done = list(pool.map(launch, jobs))
         report.workers.extend(done)
         log_crashes(trace, done)
         if on_phase:
@@ -92,11 +105,16 @@ def record_phased_cell(
     thread: str,
     meta: dict[str, Any],
     job: Callable[[Path], dict[str, Any]],
+    timeout: float = 60,
+    preload: tuple[str, ...] = (),
 ) -> CellReport:
     """Records one cell whose processes run `worker`'s phases in turn: writes the v2 header
     (`meta`: runtime, version, backend, nodes and the declared guarantees), runs the phases
     with `job(work)` as their shared job (`work` a scratch folder of the cell's own), and notes
-    how often each effect really fired and what each process returned."""
+    how often each effect really fired and what each process returned. `timeout`: seconds a
+    phase's process may take (a runtime whose import alone takes seconds needs more on a loaded
+    machine); `preload`: modules a fork server imports once, the workers forked from it
+    (`rctools.suite.preload`)."""
     trace = traces / f"{cell.name}.jsonl"
     work = Path(tempfile.mkdtemp(prefix=f"{cell.name}-", dir=scratch))
     writer = TraceWriter(trace, "driver")
@@ -104,8 +122,19 @@ def record_phased_cell(
     writer.close()
     report = CellReport(cell, trace.name)
     try:
-        run_phases(report, trace, work, worker, cell.params["phases"], job(work), timeout=60)
-        report.notes["fired_per_intent"] = effects_fired(work / "effects.jsonl")
+        run_phases(
+            report,
+            trace,
+            work,
+            worker,
+            cell.params["phases"],
+            job(work),
+            timeout=timeout,
+            preload=preload,
+        )
+        fired = effects_fired(work / "effects.jsonl")
+        report.notes["effects_fired"] = sum(fired.values())
+        report.notes["fired_per_intent"] = fired
         report.notes["results"] = {x.proc: x.result for x in report.workers if x.result}
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -3,7 +3,8 @@
     python -m rctools.suite.publish OUT/summary.json traces/dbos CELL...
 
 copies the cells' traces and writes the folder's manifest.json ({file: {status, properties,
-event, meaning}}) from the verdicts the run got, so tests/test_manifest.py re-judges them.
+event, meaning, judged_by}}) from the verdicts the run got (`"judged_by": "resume-check"`: the
+checker wrote them, not a person), so tests/test_manifest.py re-judges them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,11 @@ def publish(summary: Path, folder: Path, chosen: list[str]) -> int:
             continue
         source = Path(cell["trace"])
         shutil.copy(source, folder / source.name)
-        entry: dict[str, Any] = {"status": verdict["status"], "meaning": cell["what"]}
+        entry: dict[str, Any] = {
+            "status": verdict["status"],
+            "meaning": cell["what"],
+            "judged_by": "resume-check",
+        }
         if verdict["status"] == "violates":
             entry["event"] = verdict["event_index"]
             entry["properties"] = sorted(verdict["properties"])

@@ -1,0 +1,2 @@
+"""LlamaIndex Workflows with Context snapshots on SQLite under the ResumeCore contract:
+`resume-check run llamaindex`."""
