@@ -19,7 +19,9 @@ from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
 
+from rctools.langgraph import killpoints
 from rctools.langgraph.driver import CellRun, run_cell
+from rctools.langgraph.killpoints import KillPoint
 from rctools.langgraph.scenarios import ALL as SCENARIOS
 from rctools.langgraph_backends import Factory
 
@@ -42,19 +44,30 @@ KILLED = (
 MULTI_PROCESS = ("concurrent-2", "concurrent-3")
 
 
+RACE = "race"  # the fault of a cell whose processes' saver calls are not serialized
+
+
 @dataclass(frozen=True, order=True)
 class CellKey:
     scenario: str
-    fault: str  # "none" or "kill@N": SIGKILL at the N-th recorder point
+    # "none"; "kill:LABEL#N", SIGKILL at the N-th time the cell reaches kill point LABEL
+    # (killpoints.py); "race", concurrent processes whose saver calls are not serialized;
+    # "kill@N" (older callers): at the N-th point the cell reaches
+    fault: str
     durability: str
 
     @property
     def slug(self) -> str:
-        return f"{self.scenario}.{self.fault}.{self.durability}"
+        fault = "".join(c if c.isalnum() or c in "-_@#" else "-" for c in self.fault)
+        return f"{self.scenario}.{fault}.{self.durability}"
 
     @property
     def kill_at(self) -> int | None:
         return int(self.fault.split("@", 1)[1]) if self.fault.startswith("kill@") else None
+
+    @property
+    def kill_point(self) -> KillPoint | None:
+        return KillPoint.parse(self.fault)
 
 
 @dataclass
@@ -116,6 +129,12 @@ class Plan:
     durabilities: tuple[str, ...] = DURABILITIES
     kill_stride: int = 1  # kill at every n-th point (1: every point)
     in_process: bool = False  # a saver that lives in one process's memory
+    # kill points inside write calls too: before each SQL statement after the first, and
+    # one seeded instant per call (killpoints.py)
+    kill_inside: bool = True
+    seed: int = 0  # of the seeded instants: the same seed, the same cells
+    # the multi-process scenarios once more with saver calls not serialized (fault "race")
+    races: bool = True
 
 
 Progress = Callable[[int, int, str], None]
@@ -144,7 +163,7 @@ def run_matrix(
         folder = out / "cells" / f"reference-{REFERENCE}"
         for key in sorted(cells):  # exactly the cells the saver under test ran, killed at
             # the same moment (the n-th time the same kind of point was reached)
-            run = _one(folder, key, REFERENCE, reference, False, cells[key].tested.run.kill_point)
+            run = _one(folder, key, REFERENCE, reference, False, _reference_point(cells[key]))
             cells[key].reference = Side(_keep(run, out / "traces" / f"reference-{REFERENCE}", key))
             progress(f"reference {key.slug}")
     matrix.cells = [cells[k] for k in sorted(cells)]
@@ -171,7 +190,7 @@ def _confirm(out: Path, matrix: Matrix, reference: Factory, progress: _Counter) 
         retries: list[Cell] = []
         folder = out / "cells" / f"reference-{REFERENCE}-again-{attempt}"
         for cell in suspects:
-            run = _one(folder, cell.key, REFERENCE, reference, False, cell.tested.run.kill_point)
+            run = _one(folder, cell.key, REFERENCE, reference, False, _reference_point(cell))
             kept = _keep(run, out / "traces" / f"reference-{REFERENCE}-again-{attempt}", cell.key)
             retries.append(Cell(cell.key, Side(kept)))
             progress(f"reference again {cell.key.slug}")
@@ -181,6 +200,13 @@ def _confirm(out: Path, matrix: Matrix, reference: Factory, progress: _Counter) 
                 cell.reference = again.tested
         suspects = [cell for cell in suspects if cell.finding == "saver"]
     _same_property_elsewhere(matrix, suspects)
+
+
+def _reference_point(cell: Cell) -> KillPoint | None:
+    """Where the reference is killed: where the saver under test died (a point inside its
+    call mapped to that call's end), or the point it was asked for when it never got there."""
+    run = cell.tested.run
+    return run.reference_point or run.asked
 
 
 def _same_property_elsewhere(matrix: Matrix, suspects: list[Cell]) -> None:
@@ -253,13 +279,23 @@ def _record(
             key = CellKey(name, "none", durability)
             clean = _one(folder, key, backend, factory, in_process)
             yield key, clean
+            if plan.races and not in_process and name in MULTI_PROCESS:
+                expected[0] += 1
+                key = CellKey(name, RACE, durability)
+                yield key, _one(folder, key, backend, factory, False)
             if in_process or name not in KILLED:
                 continue
-            points = range(1, clean.hooks + 1, max(plan.kill_stride, 1))
+            points = killpoints.plan(
+                clean.points,
+                clean.lines,
+                stride=plan.kill_stride,
+                seed=plan.seed,
+                inside=plan.kill_inside,
+            )
             expected[0] += len(points)
             for point in points:
-                key = CellKey(name, f"kill@{point}", durability)
-                yield key, _one(folder, key, backend, factory, False)
+                key = CellKey(name, point.fault, durability)
+                yield key, _one(folder, key, backend, factory, False, point)
 
 
 def _one(
@@ -268,7 +304,7 @@ def _one(
     backend: str,
     factory: Factory,
     in_process: bool,
-    kill_point: tuple[str, int] | None = None,
+    kill_point: tuple[str, int] | KillPoint | None = None,
 ) -> CellRun:
     cell_dir = folder / key.slug
     shutil.rmtree(cell_dir, ignore_errors=True)
@@ -281,7 +317,8 @@ def _one(
         fault=key.fault,
         kill_at=None if kill_point else key.kill_at,
         in_process=in_process,
-        kill_point=kill_point,
+        kill_point=kill_point or key.kill_point,
+        serialize=key.fault != RACE,
     )
 
 
@@ -323,6 +360,8 @@ def to_json(matrix: Matrix) -> dict[str, Any]:
             "event_index": v.event_index if v else None,
             "killed_at": s.run.killed_at,
             "kill_point": list(s.run.kill_point) if s.run.kill_point else None,
+            "kill_reached": s.run.kill_reached,
+            "overlapping_calls": s.run.overlaps,
             "invocations": s.run.invocations,
             "notes": s.run.notes,
         }

@@ -49,6 +49,7 @@ class Invocation:
     values: Any = None
     kill_at: int | None = None
     kill_label: tuple[str, int] | None = None  # (label, occurrence in this process)
+    kill_line: int = 0  # a seeded instant: the line event of the call to kill at
     recover: bool = False  # the previous process was killed: run even a finished thread
     barrier: int = 0  # wait until this many processes of the cell are about to invoke
 
@@ -63,6 +64,7 @@ class Cell:
     build: Callable[[], Any]
     make_input: Callable[[], Any]
     factory: SaverFactory
+    serialize: bool = True  # False: saver calls of different processes may race
 
 
 def answer(parked: dict[str, Any], nonce: str) -> dict[str, str]:
@@ -106,8 +108,9 @@ def _prepare(
         cell.trace,
         job.proc,
         durability=cell.durability,
-        kill=KillSwitch(job.kill_at, kill_fd, *(job.kill_label or (None, None))),
+        kill=KillSwitch(job.kill_at, kill_fd, *(job.kill_label or (None, None)), job.kill_line),
         lock=cell.folder / "saver.lock",
+        serialize=cell.serialize,
     )
     return recording, recording.attach(cell.build(), saver), _quiet(cell.build, saver)
 
@@ -185,6 +188,7 @@ def _report(state: Any, error: str | None, recording: Recording, ran: bool) -> d
         "parked": parked_of(state),
         "hooks": kill.count,
         "points": kill.seen,
+        "lines": kill.lines,
     }
 
 

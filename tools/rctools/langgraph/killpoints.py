@@ -1,0 +1,297 @@
+"""Where a SIGKILL may land, named so that every run of a cell finds the same moment.
+
+A kill point is a *label* and an *occurrence*: `put_writes A entry` #2 is the second time any
+process of the cell entered `put_writes` for task path `A`. Labels come from what LangGraph
+and the saver do, never from timing, so the fault-free run of a cell lists every point, and
+the cell killed at (label, n) is the same cell on every run and on every saver that reaches
+that label. The kinds of point:
+
+- `start NODE`, `end NODE`: a task attempt's first and last callback;
+- `get_tuple|put|put_writes PATH entry|exit`: a saver call, before it reaches the saver and
+  after the saver returned (before the recorder writes the acknowledgement);
+- `put|put_writes PATH sql K VERB`: inside a write call, just before the K-th SQL statement
+  (K >= 2) that call makes on a `sqlite3` connection the saver holds (the driver's own
+  statement trace: the saver is not edited) -- between a saver's two transactions;
+- `put|put_writes PATH @F`: inside a write call, after the fraction F (drawn from a seeded
+  RNG) of the Python line events the call ran in the fault-free run -- a seeded instant
+  inside any saver's call, counted in executed lines, not seconds, so it is the same instant
+  on every run of the same saver.
+
+A point reached while the recorder holds events (it cannot write them in order yet) is
+counted but cannot be killed there: the kill lands at the next point, and the report names
+both. A point never reached is reported as not reached, never run silently fault-free.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+FAULT_PREFIX = "kill:"
+WRITE_CALLS = ("put", "put_writes")
+
+
+@dataclass(frozen=True, order=True)
+class KillPoint:
+    """One kill point of a cell: the `occurrence`-th time `label` is reached in the cell.
+
+    `line` is set for a seeded instant (`label` ends in `@F`): the line event of the call at
+    which to kill, computed from the fault-free run's count; it is no part of the name."""
+
+    label: str
+    occurrence: int
+    line: int = field(default=0, compare=False)
+
+    @property
+    def fault(self) -> str:
+        return f"{FAULT_PREFIX}{self.label}#{self.occurrence}"
+
+    @property
+    def call(self) -> str | None:
+        """The saver call a point inside a call belongs to (`put_writes A`), else None."""
+        head, sep, _ = self.label.rpartition(" @")
+        if sep:
+            return head
+        head, sep, _ = self.label.partition(" sql ")
+        return head if sep else None
+
+    @property
+    def counted_as(self) -> str:
+        """The label whose occurrences number this point: a seeded instant is numbered by its
+        call's entries (it is no point of its own in the fault-free run)."""
+        return f"{self.call} entry" if "@" in self.label else self.label
+
+    @classmethod
+    def parse(cls, fault: str) -> KillPoint | None:
+        if not fault.startswith(FAULT_PREFIX):
+            return None
+        label, _, nth = fault[len(FAULT_PREFIX) :].rpartition("#")
+        return cls(label, int(nth)) if label and nth.isdigit() else None
+
+
+def plan(
+    seen: dict[str, int],
+    lines: dict[str, list[int]],
+    *,
+    stride: int = 1,
+    seed: int = 0,
+    inside: bool = True,
+) -> list[KillPoint]:
+    """Every kill point of a cell, from its fault-free run: each label reached (`seen`:
+    label -> times) and, with `inside`, the statement points and one seeded instant in each
+    write call (`lines`: call label -> line events of each of its occurrences). Sorted by
+    name, then every `stride`-th: the same list on every run that reached the same points."""
+    points = [
+        KillPoint(label, n)
+        for label, count in seen.items()
+        if inside or " sql " not in label
+        for n in range(1, count + 1)
+    ]
+    if inside:
+        for call, counts in lines.items():
+            for n, total in enumerate(counts, 1):
+                if total <= 0:
+                    continue
+                rng = random.Random(f"{seed}:{call}:{n}")
+                frac = rng.randint(1, 999) / 1000
+                line = max(1, round(frac * total))
+                points.append(KillPoint(f"{call} @{frac:.3f}", n, line))
+    points.sort(key=lambda p: (p.label, p.occurrence))
+    return points[:: max(stride, 1)]
+
+
+def for_reference(point: KillPoint | None, call: tuple[str, int] | None) -> KillPoint | None:
+    """Where to kill the reference saver for a cell the saver under test died at `point`:
+    the same point, except that a point inside a call (its statements, its lines) is the
+    tested saver's own; the reference is killed at the end of the same call instead
+    (`call`: the call and its occurrence), before its acknowledgement is recorded."""
+    if point is None:
+        return None
+    if point.call is None or call is None:
+        return point
+    return KillPoint(f"{call[0]} exit", call[1])
+
+
+@dataclass
+class _Call:
+    label: str
+    occurrence: int
+    statements: int = 0
+    lines: int = 0
+    kill_line: int = 0  # 0: no seeded instant armed in this call
+
+
+class KillSwitch:
+    """Counts the points where a SIGKILL may land; at the chosen one it tells the parent
+    process through a pipe and waits to be killed.
+
+    A point is chosen as the n-th occurrence of a label (`label`, `occurrence`), which finds
+    the same moment in every run and on another saver, or (older callers) by its number in
+    this process (`at`). Every point reached is counted, even while the recorder holds
+    events: the numbering must not depend on timing. Where a chosen point cannot be killed
+    (events held) the kill lands at the next point that can."""
+
+    def __init__(
+        self,
+        at: int | None = None,
+        pipe_fd: int | None = None,
+        label: str | None = None,
+        occurrence: int | None = None,
+        line: int = 0,
+    ) -> None:
+        self.at, self.pipe_fd = at, pipe_fd
+        self.target = KillPoint(label, occurrence or 1, line) if label else None
+        self.count = 0
+        self.seen: dict[str, int] = {}
+        # per write call label: the Python line events of each occurrence (measured only in
+        # a run with no kill chosen: the fault-free run whose points are planned)
+        self.lines: dict[str, list[int]] = {}
+        self.measure = at is None and label is None
+        self.deferred: str | None = None  # the chosen point, passed while it could not land
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        # While it returns True the process is at no kill point: the recorder holds events it
+        # cannot write in order yet, and a kill would leave the trace without them.
+        self.paused: Callable[[], bool] = lambda: False
+        self.muted = False  # the driver's own reads are no kill points
+
+    @contextlib.contextmanager
+    def mute(self) -> Iterator[None]:
+        self.muted = True
+        try:
+            yield
+        finally:
+            self.muted = False
+
+    # -- points ------------------------------------------------------------------------
+
+    def point(self, label: str) -> None:
+        if self.muted:
+            return
+        with self._lock:
+            self.count += 1
+            nth = self.seen[label] = self.seen.get(label, 0) + 1
+            hit = self.count == self.at or (
+                self.target is not None
+                and label == self.target.label
+                and nth == self.target.occurrence
+            )
+        self._maybe_kill(label, nth, hit)
+
+    def _maybe_kill(self, label: str, nth: int, hit: bool) -> None:
+        if self.pipe_fd is None or not (hit or self.deferred):
+            return
+        if self.paused():
+            if hit:
+                self.deferred = f"{label}#{nth}"
+            return
+        call = getattr(self._local, "call", None)
+        asked = (self.target.label, self.target.occurrence) if self.target else (label, nth)
+        report = {
+            "label": asked[0],
+            "nth": asked[1],
+            "landed": f"{label}#{nth}",
+            "deferred_from": None if hit else self.deferred,
+            "call": [call.label, call.occurrence] if call else None,
+        }
+        os.write(self.pipe_fd, (json.dumps(report) + "\n").encode())
+        while True:  # the parent sends SIGKILL
+            time.sleep(60)
+
+    # -- inside a saver call -----------------------------------------------------------
+
+    @contextlib.contextmanager
+    def call(self, label: str, *, inside: bool = True) -> Iterator[None]:
+        """One saver call: its entry and exit points and, for a write call, the points
+        inside it (statements, a seeded instant), and its line count when measuring.
+        `inside=False` for a coroutine: while it awaits, the thread runs other tasks, so
+        neither its lines nor its statements are its own."""
+        self.point(f"{label} entry")
+        writes = inside and label.split(" ", 1)[0] in WRITE_CALLS and not self.muted
+        if not writes:
+            yield
+            self.point(f"{label} exit")
+            return
+        with self._lock:
+            occurrence = self.seen.get(f"{label} entry", 0)
+        here = _Call(label, occurrence)
+        target = self.target
+        if (
+            target is not None
+            and target.call == label
+            and "@" in target.label
+            and target.occurrence == occurrence
+        ):
+            here.kill_line = max(target.line, 1)
+        previous = getattr(self._local, "call", None)
+        self._local.call = here
+        tracing = self.measure or here.kill_line
+        old = sys.gettrace() if tracing else None
+        if tracing:
+            sys.settrace(self._tracer(here))
+        try:
+            yield
+        finally:
+            if tracing:
+                sys.settrace(old)
+            self._local.call = previous
+        if self.measure:
+            with self._lock:
+                self.lines.setdefault(label, []).append(here.lines)
+        if here.kill_line and self.deferred is None:
+            # the call ran fewer lines than in the fault-free run: the instant is past
+            self.deferred = f"{target.label}#{target.occurrence}" if target else None
+        self.point(f"{label} exit")
+
+    def _tracer(self, here: _Call) -> Any:
+        def trace(frame: Any, event: str, arg: Any) -> Any:
+            if event == "line":
+                here.lines += 1
+                if here.kill_line and here.lines == here.kill_line:
+                    here.kill_line = 0
+                    assert self.target is not None
+                    self._instant(here)
+            return trace
+
+        return trace
+
+    def _instant(self, here: _Call) -> None:
+        target = self.target
+        assert target is not None
+        if self.paused():
+            self.deferred = f"{target.label}#{target.occurrence}"
+            return
+        sys.settrace(None)
+        self._maybe_kill(target.label, target.occurrence, True)
+
+    def statement(self, sql: str) -> None:
+        """A statement is about to run on a sqlite3 connection of the saver (its trace
+        callback, in the thread that runs it): inside a write call, a point before it."""
+        here = getattr(self._local, "call", None)
+        if here is None:
+            return
+        here.statements += 1
+        if here.statements >= 2:
+            verb = (sql.split(None, 1) or ["?"])[0].upper()
+            self.point(f"{here.label} sql {here.statements} {verb}")
+
+
+def hook_statements(inner: Any, kill: KillSwitch) -> bool:
+    """Puts `kill.statement` on every `sqlite3.Connection` the saver holds as an attribute
+    (SqliteSaver's `conn`, or a saver of one's own built on sqlite3). Returns whether one was
+    found. The trace callback replaces one the saver set itself."""
+    found = False
+    for value in list(vars(inner).values()):
+        if isinstance(value, sqlite3.Connection):
+            value.set_trace_callback(kill.statement)
+            found = True
+    return found
