@@ -38,6 +38,9 @@ from typing import Any
 
 FAULT_PREFIX = "kill:"
 WRITE_CALLS = ("put", "put_writes")
+# How long a chosen point reached while the recorder holds events waits for them to be
+# written before the kill moves on to the next point.
+HELD_WAIT = 0.1
 
 
 @dataclass(frozen=True, order=True)
@@ -190,6 +193,12 @@ class KillSwitch:
     def _maybe_kill(self, label: str, nth: int, hit: bool) -> None:
         if self.pipe_fd is None or not (hit or self.deferred):
             return
+        if hit and self.paused():
+            # what is held waits, most often, for another thread (LangGraph's background
+            # writer) that is about to write it: give it a moment, then kill here
+            deadline = time.monotonic() + HELD_WAIT
+            while self.paused() and time.monotonic() < deadline:
+                time.sleep(0.001)
         if self.paused():
             if hit:
                 self.deferred = f"{label}#{nth}"
