@@ -9,9 +9,10 @@ that label. The kinds of point:
 - `start NODE`, `end NODE`: a task attempt's first and last callback;
 - `get_tuple|put|put_writes PATH entry|exit`: a saver call, before it reaches the saver and
   after the saver returned (before the recorder writes the acknowledgement);
-- `put|put_writes PATH sql K VERB`: inside a write call, just before the K-th SQL statement
-  (K >= 2) that call makes on a `sqlite3` connection the saver holds (the driver's own
-  statement trace: the saver is not edited) -- between a saver's two transactions;
+- `put|put_writes PATH sql K VERB` (`cmd` for redis): inside a write call, just before the
+  K-th statement or round trip (K >= 2) that call sends through a driver the saver holds
+  (`sqlite3`'s statement trace, a `psycopg` cursor, a `redis` client and its pipelines: the
+  saver is not edited) -- between a saver's two transactions;
 - `put|put_writes PATH @F`: inside a write call, after the fraction F (drawn from a seeded
   RNG) of the Python line events the call ran in the fault-free run -- a seeded instant
   inside any saver's call, counted in executed lines, not seconds, so it is the same instant
@@ -282,25 +283,90 @@ class KillSwitch:
         sys.settrace(None)
         self._maybe_kill(target.label, target.occurrence, True)
 
-    def statement(self, sql: str) -> None:
-        """A statement is about to run on a sqlite3 connection of the saver (its trace
-        callback, in the thread that runs it): inside a write call, a point before it."""
+    def statement(self, sql: str, kind: str = "sql") -> None:
+        """A statement or round trip is about to be sent by a driver of the saver (sqlite3's
+        trace callback, a psycopg cursor, a redis client), in the thread that sends it:
+        inside a write call, a point before it. `kind`: `sql`, or `cmd` for redis."""
         here = getattr(self._local, "call", None)
         if here is None:
             return
         here.statements += 1
         if here.statements >= 2:
             verb = (sql.split(None, 1) or ["?"])[0].upper()
-            self.point(f"{here.label} sql {here.statements} {verb}")
+            self.point(f"{here.label} {kind} {here.statements} {verb}")
 
 
-def hook_statements(inner: Any, kill: KillSwitch) -> bool:
-    """Puts `kill.statement` on every `sqlite3.Connection` the saver holds as an attribute
-    (SqliteSaver's `conn`, or a saver of one's own built on sqlite3). Returns whether one was
-    found. The trace callback replaces one the saver set itself."""
-    found = False
+def hook_statements(inner: Any, kill: KillSwitch) -> list[str]:
+    """Puts `kill.statement` in front of each statement or round trip of the drivers the
+    saver holds as attributes, without editing the saver: a `sqlite3.Connection` (its trace
+    callback, which replaces one the saver set itself), a `psycopg.Connection` (its
+    `cursor_factory`), a `redis.Redis` client (its `execute_command` and its pipelines'
+    `execute`, each one round trip). Returns the drivers hooked."""
+    hooked = []
     for value in list(vars(inner).values()):
         if isinstance(value, sqlite3.Connection):
             value.set_trace_callback(kill.statement)
-            found = True
-    return found
+            hooked.append("sqlite3")
+        elif _hook_psycopg(value, kill):
+            hooked.append("psycopg")
+        elif _hook_redis(value, kill):
+            hooked.append("redis")
+    return hooked
+
+
+def _verb(query: Any) -> str:
+    if isinstance(query, bytes):
+        return query.decode(errors="replace")
+    return query if isinstance(query, str) else "SQL"
+
+
+def _hook_psycopg(conn: Any, kill: KillSwitch) -> bool:
+    try:
+        import psycopg
+    except ImportError:
+        return False
+    if not isinstance(conn, psycopg.Connection):
+        return False
+    base = conn.cursor_factory
+
+    class Hooked(base):  # type: ignore[misc, valid-type]
+        def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+            kill.statement(_verb(query))
+            return super().execute(query, *args, **kwargs)
+
+        def executemany(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+            kill.statement(_verb(query))
+            return super().executemany(query, *args, **kwargs)
+
+    conn.cursor_factory = Hooked
+    return True
+
+
+def _hook_redis(client: Any, kill: KillSwitch) -> bool:
+    try:
+        import redis
+    except ImportError:
+        return False
+    if not isinstance(client, redis.Redis):
+        return False
+    command = client.execute_command
+    pipeline = client.pipeline
+
+    def execute_command(*args: Any, **options: Any) -> Any:
+        kill.statement(str(args[0]) if args else "?", "cmd")
+        return command(*args, **options)
+
+    def hooked_pipeline(*args: Any, **kwargs: Any) -> Any:
+        pipe = pipeline(*args, **kwargs)
+        execute = pipe.execute
+
+        def run(*a: Any, **k: Any) -> Any:
+            kill.statement("PIPELINE", "cmd")
+            return execute(*a, **k)
+
+        pipe.execute = run
+        return pipe
+
+    client.execute_command = execute_command
+    client.pipeline = hooked_pipeline
+    return True
