@@ -68,8 +68,8 @@ def test_statements_of_a_write_call_are_points_counted_even_while_events_are_hel
         def __init__(self) -> None:
             self.conn = conn
 
-    kill = KillSwitch()
-    assert hook_statements(Saver(), kill)
+    kill = KillSwitch(measure=True)
+    assert hook_statements(Saver(), kill) == ["sqlite3"]
     with kill.call("put_writes A"):
         conn.execute("INSERT INTO t VALUES (1)")
         conn.execute("INSERT INTO t VALUES (2)")

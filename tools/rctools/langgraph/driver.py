@@ -228,6 +228,7 @@ class _Session:
             kill_at=remaining,
             kill_label=label,
             kill_line=point.line if point is not None else 0,
+            measure=self.kill_at is None and point is None,
             **extra,
         )
 

@@ -151,15 +151,18 @@ class KillSwitch:
         label: str | None = None,
         occurrence: int | None = None,
         line: int = 0,
+        *,
+        measure: bool = False,
     ) -> None:
         self.at, self.pipe_fd = at, pipe_fd
         self.target = KillPoint(label, occurrence or 1, line) if label else None
         self.count = 0
         self.seen: dict[str, int] = {}
-        # per write call label: the Python line events of each occurrence (measured only in
-        # a run with no kill chosen: the fault-free run whose points are planned)
+        # per write call label: the Python line events of each occurrence, measured (with
+        # `measure`) only in the fault-free run whose points are planned: tracing lines costs
+        # CPU, and a recording outside the matrix has no use for it
         self.lines: dict[str, list[int]] = {}
-        self.measure = at is None and label is None
+        self.measure = measure and at is None and label is None
         self.deferred: str | None = None  # the chosen point, passed while it could not land
         self._lock = threading.Lock()
         self._local = threading.local()

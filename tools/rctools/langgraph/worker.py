@@ -50,6 +50,7 @@ class Invocation:
     kill_at: int | None = None
     kill_label: tuple[str, int] | None = None  # (label, occurrence in this process)
     kill_line: int = 0  # a seeded instant: the line event of the call to kill at
+    measure: bool = False  # count each write call's line events (a fault-free cell)
     recover: bool = False  # the previous process was killed: run even a finished thread
     barrier: int = 0  # wait until this many processes of the cell are about to invoke
 
@@ -108,7 +109,13 @@ def _prepare(
         cell.trace,
         job.proc,
         durability=cell.durability,
-        kill=KillSwitch(job.kill_at, kill_fd, *(job.kill_label or (None, None)), job.kill_line),
+        kill=KillSwitch(
+            job.kill_at,
+            kill_fd,
+            *(job.kill_label or (None, None)),
+            job.kill_line,
+            measure=job.measure,
+        ),
         lock=cell.folder / "saver.lock",
         serialize=cell.serialize,
     )
