@@ -15,6 +15,7 @@ from rctools import services
 from rctools.langgraph.matrix import (
     DURABILITIES,
     MODES,
+    RACE,
     REFERENCE,
     Matrix,
     Plan,
@@ -190,8 +191,11 @@ def render(matrix: Matrix, out: Path) -> str:
         rows.setdefault((cell.key.scenario, cell.key.durability), []).append(cell)
     for (scenario, mode), cells in rows.items():
         clean = next((c for c in cells if c.key.fault == "none"), None)
-        kills = [c for c in cells if c.key.fault != "none"]
+        kills = [c for c in cells if c.key.fault.startswith("kill")]
         first = describe(clean.tested) if clean else "-"
+        race = next((c for c in cells if c.key.fault == RACE), None)
+        if race is not None:  # the same scenario with saver calls not serialized
+            first = f"{first}; race: {describe(race.tested)}"
         if kills:
             ok = sum(c.finding == "conforms" for c in kills)
             after = f"{ok}/{len(kills)} conform"
