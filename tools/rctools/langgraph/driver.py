@@ -257,7 +257,7 @@ class _Session:
         """Where the worker died, numbered over the whole cell (its report counts within
         the process)."""
         landed, _, nth = str(killed["landed"]).rpartition("#")
-        occurrence = self.seen.get(landed, 0) + int(nth or 1)
+        occurrence = self.seen.get(KillPoint(landed, 1).counted_as, 0) + int(nth or 1)
         self.result.killed_at = f"{job.proc}: {landed}"
         self.result.kill_point = (landed, occurrence)
         if killed.get("deferred_from"):
