@@ -160,8 +160,6 @@ class RecordingSaver(BaseCheckpointSaver):
         recorder.inner = inner
         recorder.serde = inner.serde
         hook_statements(inner, recorder.kill)
-        if not lock.serialize:
-            recorder.trace.order = lock.ordered
 
     @property
     def config_specs(self) -> list:
@@ -184,9 +182,17 @@ class RecordingSaver(BaseCheckpointSaver):
             return submit()
         return self.recorder.made_before_call(submit, STEP_WAIT)
 
+    def _sync(self) -> None:
+        """The graph is driven through the sync API: unserialized, acknowledgements are
+        written under the flock from now on (the async API stays serialized, and its flock
+        must not be taken and dropped by a line written in between)."""
+        if not self.lock.serialize and self.recorder.trace.order is None:
+            self.recorder.trace.order = self.lock.ordered
+
     # -- sync --------------------------------------------------------------------------
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        self._sync()
         start = is_run_start()
         with self.lock.reading(self.recorder):
             with self.recorder.kill.call("get_tuple"):
@@ -211,6 +217,7 @@ class RecordingSaver(BaseCheckpointSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        self._sync()
         self.recorder.wait_step(config, dict(metadata), STEP_WAIT)
         with self.lock.writing():
             digest = self._made(lambda: self.recorder.putting(config, checkpoint, dict(metadata)))
@@ -226,6 +233,7 @@ class RecordingSaver(BaseCheckpointSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
+        self._sync()
         done = self._made(
             lambda: self.recorder.writes_called(config, list(writes), task_id, task_path)
         )
