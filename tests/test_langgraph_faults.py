@@ -119,8 +119,18 @@ def test_unserialized_resumers_race_and_the_race_is_judged(tmp_path: Path) -> No
     assert race["tested"]["status"] == "violates"
     assert set(race["tested"]["properties"]) <= {"CO", "EO", "PC"}
     assert race["finding"] == "runtime"  # the reference races the same way
-    calls = Path(race["tested"]["trace"]).parents[2] / "cells"
-    assert any(calls.rglob("calls.jsonl"))
+    cells_dir = Path(race["tested"]["trace"]).parents[2] / "cells"
+    log = next(cells_dir.glob("split_savers-slow_writes/concurrent-2.race.sync/calls.jsonl"))
+    writes = [
+        json.loads(line)
+        for line in log.read_text().splitlines()
+        if json.loads(line)["call"].startswith("put_writes")
+    ]
+    assert any(
+        a["proc"] != b["proc"] and a["start"] < b["end"] and b["start"] < a["end"]
+        for a in writes
+        for b in writes
+    ), "no two processes' put_writes overlapped"
 
 
 def _cells(run: Run) -> list[tuple[Any, ...]]:
