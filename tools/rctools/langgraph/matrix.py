@@ -58,7 +58,9 @@ class CellKey:
 
     @property
     def slug(self) -> str:
-        fault = "".join(c if c.isalnum() or c in "-_@#" else "-" for c in self.fault)
+        # a file name without shell or URL specials: kill:put @0.250#3 -> kill-put-at0.250_3
+        fault = self.fault.replace("@", "at").replace("#", "_")
+        fault = "".join(c if c.isalnum() or c in "-_." else "-" for c in fault)
         return f"{self.scenario}.{fault}.{self.durability}"
 
     @property
