@@ -3,7 +3,10 @@ is a function of what the fault-free run reached, so the same run gives the same
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
+import time
 
 from rctools.langgraph.killpoints import KillPoint, KillSwitch, for_reference, hook_statements, plan
 
@@ -92,3 +95,19 @@ def test_statements_of_a_write_call_are_points_counted_even_while_events_are_hel
     }
     assert set(kill.lines) == {"put_writes A", "put"}
     assert all(n > 0 for counts in kill.lines.values() for n in counts)
+
+
+def test_an_async_call_s_seeded_instant_is_a_timer_from_its_fault_free_duration() -> None:
+    """A coroutine's thread runs other tasks while it awaits, so its instant is a delay after
+    entry (the fraction of the fault-free duration); the worker reports where it stopped."""
+    points = plan({"put entry": 1, "put exit": 1}, {}, {"put": [0.2]})
+    instant = next(p for p in points if "@" in p.label)
+    assert instant.line == 0 and 0 < instant.delay < 0.2
+    read, write = os.pipe()
+    kill = KillSwitch(None, write, instant.label, 1, delay=0.01)
+    with kill.call("put", inside=False):
+        time.sleep(0.3)  # the call is still running when the timer fires
+    report = json.loads(os.read(read, 4096).decode().splitlines()[0])
+    assert report["label"] == instant.label and report["call"] == ["put", 1]
+    assert KillPoint(instant.label, 1).call == "put"
+    os.close(read)

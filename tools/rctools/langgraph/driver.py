@@ -47,6 +47,7 @@ class CellRun:
     # of each occurrence: what `killpoints.plan` makes the kill cells of
     points: dict[str, int] = field(default_factory=dict)
     lines: dict[str, list[int]] = field(default_factory=dict)
+    durations: dict[str, list[float]] = field(default_factory=dict)
     overlaps: int = 0  # unserialized cells: pairs of write calls of two processes that overlapped
 
     @property
@@ -129,7 +130,7 @@ def overlaps(calls: Path) -> int:
 def _in_one_process(cell: worker.Cell, scenario: Scenario, result: CellRun) -> CellRun:
     job = worker.Invocation(kind="session", proc="-", nonce="-")
     report = _wait(cell, job, _spawn(cell, job, lambda: _play_here(cell, scenario, result)))
-    for name in ("hooks", "invocations", "failure", "notes", "points", "lines"):
+    for name in ("hooks", "invocations", "failure", "notes", "points", "lines", "durations"):
         if name in report:
             setattr(result, name, report[name])
     return result
@@ -145,6 +146,7 @@ def _play_here(cell: worker.Cell, scenario: Scenario, result: CellRun) -> dict[s
         "notes": result.notes,
         "points": result.points,
         "lines": result.lines,
+        "durations": result.durations,
     }
 
 
@@ -228,6 +230,7 @@ class _Session:
             kill_at=remaining,
             kill_label=label,
             kill_line=point.line if point is not None else 0,
+            kill_delay=point.delay if point is not None else 0.0,
             measure=self.kill_at is None and point is None,
             **extra,
         )
@@ -280,6 +283,8 @@ class _Session:
             self.seen[name] = self.seen.get(name, 0) + int(count)
         for call, counts in (report.get("lines") or {}).items():
             self.result.lines.setdefault(call, []).extend(int(n) for n in counts)
+        for call, spans in (report.get("durations") or {}).items():
+            self.result.durations.setdefault(call, []).extend(float(t) for t in spans)
         if report.get("failure"):
             self.result.failure = f"{job.proc}: {report['failure']}"
         if report.get("parked") and self.first_park is None:

@@ -39,6 +39,7 @@ from typing import Any
 
 FAULT_PREFIX = "kill:"
 WRITE_CALLS = ("put", "put_writes")
+ROUND_TRIPS = ("sql", "cmd")  # the statement points' kinds: SQL statements, redis round trips
 # How long a chosen point reached while the recorder holds events waits for them to be
 # written before the kill moves on to the next point.
 HELD_WAIT = 0.1
@@ -48,12 +49,14 @@ HELD_WAIT = 0.1
 class KillPoint:
     """One kill point of a cell: the `occurrence`-th time `label` is reached in the cell.
 
-    `line` is set for a seeded instant (`label` ends in `@F`): the line event of the call at
-    which to kill, computed from the fault-free run's count; it is no part of the name."""
+    `line` and `delay` are set for a seeded instant (`label` ends in `@F`): the line event of
+    the call at which to kill (a sync call), or the delay after its entry (an async call),
+    computed from the fault-free run; they are no part of the name."""
 
     label: str
     occurrence: int
     line: int = field(default=0, compare=False)
+    delay: float = field(default=0.0, compare=False)  # seconds after entry (an async call)
 
     @property
     def fault(self) -> str:
@@ -65,8 +68,11 @@ class KillPoint:
         head, sep, _ = self.label.rpartition(" @")
         if sep:
             return head
-        head, sep, _ = self.label.partition(" sql ")
-        return head if sep else None
+        for kind in ROUND_TRIPS:
+            head, sep, _ = self.label.partition(f" {kind} ")
+            if sep:
+                return head
+        return None
 
     @property
     def counted_as(self) -> str:
@@ -85,6 +91,7 @@ class KillPoint:
 def plan(
     seen: dict[str, int],
     lines: dict[str, list[int]],
+    durations: dict[str, list[float]] | None = None,
     *,
     stride: int = 1,
     seed: int = 0,
@@ -92,23 +99,28 @@ def plan(
 ) -> list[KillPoint]:
     """Every kill point of a cell, from its fault-free run: each label reached (`seen`:
     label -> times) and, with `inside`, the statement points and one seeded instant in each
-    write call (`lines`: call label -> line events of each of its occurrences). Sorted by
-    name, then every `stride`-th: the same list on every run that reached the same points."""
+    write call (`lines`: call label -> line events of each of its occurrences, for a sync
+    call; `durations`: seconds of each occurrence, for an async call, which has no lines of
+    its own). Sorted by name, then every `stride`-th: the same list on every run that reached
+    the same points."""
     points = [
         KillPoint(label, n)
         for label, count in seen.items()
-        if inside or " sql " not in label
+        if inside or KillPoint(label, 1).call is None
         for n in range(1, count + 1)
     ]
+    durations = durations or {}
     if inside:
-        for call, counts in lines.items():
-            for n, total in enumerate(counts, 1):
-                if total <= 0:
-                    continue
-                rng = random.Random(f"{seed}:{call}:{n}")
-                frac = rng.randint(1, 999) / 1000
-                line = max(1, round(frac * total))
-                points.append(KillPoint(f"{call} @{frac:.3f}", n, line))
+        for call in sorted(set(lines) | set(durations)):
+            counts, spans = lines.get(call, []), durations.get(call, [])
+            for n in range(1, max(len(counts), len(spans)) + 1):
+                total = counts[n - 1] if n <= len(counts) else 0
+                span = spans[n - 1] if n <= len(spans) else 0.0
+                frac = random.Random(f"{seed}:{call}:{n}").randint(1, 999) / 1000
+                if total > 0:
+                    points.append(KillPoint(f"{call} @{frac:.3f}", n, max(1, round(frac * total))))
+                elif span > 0:
+                    points.append(KillPoint(f"{call} @{frac:.3f}", n, delay=frac * span))
     points.sort(key=lambda p: (p.label, p.occurrence))
     return points[:: max(stride, 1)]
 
@@ -132,6 +144,7 @@ class _Call:
     statements: int = 0
     lines: int = 0
     kill_line: int = 0  # 0: no seeded instant armed in this call
+    done: bool = False  # the call returned (a timer that fires later is too late)
 
 
 class KillSwitch:
@@ -152,18 +165,22 @@ class KillSwitch:
         occurrence: int | None = None,
         line: int = 0,
         *,
+        delay: float = 0.0,
         measure: bool = False,
     ) -> None:
         self.at, self.pipe_fd = at, pipe_fd
-        self.target = KillPoint(label, occurrence or 1, line) if label else None
+        self.target = KillPoint(label, occurrence or 1, line, delay) if label else None
         self.count = 0
         self.seen: dict[str, int] = {}
         # per write call label: the Python line events of each occurrence, measured (with
         # `measure`) only in the fault-free run whose points are planned: tracing lines costs
         # CPU, and a recording outside the matrix has no use for it
         self.lines: dict[str, list[int]] = {}
+        self.durations: dict[str, list[float]] = {}  # per write call: seconds of each occurrence
         self.measure = measure and at is None and label is None
         self.deferred: str | None = None  # the chosen point, passed while it could not land
+        # the parent was told (a timer's thread waits to be killed while the call's runs on)
+        self.sent = False
         self._lock = threading.Lock()
         self._local = threading.local()
         # While it returns True the process is at no kill point: the recorder holds events it
@@ -194,8 +211,8 @@ class KillSwitch:
             )
         self._maybe_kill(label, nth, hit)
 
-    def _maybe_kill(self, label: str, nth: int, hit: bool) -> None:
-        if self.pipe_fd is None or not (hit or self.deferred):
+    def _maybe_kill(self, label: str, nth: int, hit: bool, here: _Call | None = None) -> None:
+        if self.pipe_fd is None or self.sent or not (hit or self.deferred):
             return
         if hit and self.paused():
             # what is held waits, most often, for another thread (LangGraph's background
@@ -207,7 +224,7 @@ class KillSwitch:
             if hit:
                 self.deferred = f"{label}#{nth}"
             return
-        call = getattr(self._local, "call", None)
+        call = here or getattr(self._local, "call", None)
         asked = (self.target.label, self.target.occurrence) if self.target else (label, nth)
         report = {
             "label": asked[0],
@@ -216,6 +233,7 @@ class KillSwitch:
             "deferred_from": None if hit else self.deferred,
             "call": [call.label, call.occurrence] if call else None,
         }
+        self.sent = True
         os.write(self.pipe_fd, (json.dumps(report) + "\n").encode())
         while True:  # the parent sends SIGKILL
             time.sleep(60)
@@ -225,12 +243,12 @@ class KillSwitch:
     @contextlib.contextmanager
     def call(self, label: str, *, inside: bool = True) -> Iterator[None]:
         """One saver call: its entry and exit points and, for a write call, the points
-        inside it (statements, a seeded instant), and its line count when measuring.
-        `inside=False` for a coroutine: while it awaits, the thread runs other tasks, so
-        neither its lines nor its statements are its own."""
+        inside it (statements, a seeded instant), and its line count and duration when
+        measuring. `inside=False` for a coroutine: while it awaits, the thread runs other
+        tasks, so neither its lines nor its statements are its own; its seeded instant is a
+        timer armed at entry."""
         self.point(f"{label} entry")
-        writes = inside and label.split(" ", 1)[0] in WRITE_CALLS and not self.muted
-        if not writes:
+        if label.split(" ", 1)[0] not in WRITE_CALLS or self.muted:
             yield
             self.point(f"{label} exit")
             return
@@ -238,31 +256,45 @@ class KillSwitch:
             occurrence = self.seen.get(f"{label} entry", 0)
         here = _Call(label, occurrence)
         target = self.target
-        if (
+        armed = (
             target is not None
             and target.call == label
             and "@" in target.label
             and target.occurrence == occurrence
-        ):
-            here.kill_line = max(target.line, 1)
+        )
+        timer = None
+        if armed and inside:
+            here.kill_line = max(target.line, 1) if target else 1
+        elif armed and target is not None and target.delay > 0:
+            timer = threading.Timer(target.delay, self._instant, (here,))
+            timer.daemon = True
+            timer.start()
         previous = getattr(self._local, "call", None)
-        self._local.call = here
-        tracing = self.measure or here.kill_line
+        if inside:
+            self._local.call = here
+        tracing = inside and (self.measure or here.kill_line)
         old = sys.gettrace() if tracing else None
         if tracing:
             sys.settrace(self._tracer(here))
+        started = time.monotonic()
         try:
             yield
         finally:
+            here.done = True
+            if timer is not None:
+                timer.cancel()
             if tracing:
                 sys.settrace(old)
-            self._local.call = previous
+            if inside:
+                self._local.call = previous
         if self.measure:
             with self._lock:
-                self.lines.setdefault(label, []).append(here.lines)
-        if here.kill_line and self.deferred is None:
-            # the call ran fewer lines than in the fault-free run: the instant is past
-            self.deferred = f"{target.label}#{target.occurrence}" if target else None
+                if inside:
+                    self.lines.setdefault(label, []).append(here.lines)
+                self.durations.setdefault(label, []).append(time.monotonic() - started)
+        if armed and not self.sent and self.deferred is None and target is not None:
+            # the call ended before its instant (fewer lines, or faster, than fault-free)
+            self.deferred = f"{target.label}#{target.occurrence}"
         self.point(f"{label} exit")
 
     def _tracer(self, here: _Call) -> Any:
@@ -278,13 +310,17 @@ class KillSwitch:
         return trace
 
     def _instant(self, here: _Call) -> None:
+        """The seeded instant of the call `here` came (its line, or its timer)."""
         target = self.target
-        assert target is not None
-        if self.paused():
-            self.deferred = f"{target.label}#{target.occurrence}"
+        if target is None or here.done:
             return
-        sys.settrace(None)
-        self._maybe_kill(target.label, target.occurrence, True)
+        if (
+            here.kill_line == 0
+            and sys.gettrace() is not None
+            and here is getattr(self._local, "call", None)
+        ):
+            sys.settrace(None)
+        self._maybe_kill(target.label, target.occurrence, True, here)
 
     def statement(self, sql: str, kind: str = "sql") -> None:
         """A statement or round trip is about to be sent by a driver of the saver (sqlite3's

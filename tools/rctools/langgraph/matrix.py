@@ -290,6 +290,7 @@ def _record(
             points = killpoints.plan(
                 clean.points,
                 clean.lines,
+                clean.durations,
                 stride=plan.kill_stride,
                 seed=plan.seed,
                 inside=plan.kill_inside,

@@ -50,6 +50,7 @@ class Invocation:
     kill_at: int | None = None
     kill_label: tuple[str, int] | None = None  # (label, occurrence in this process)
     kill_line: int = 0  # a seeded instant: the line event of the call to kill at
+    kill_delay: float = 0.0  # or (an async call) the seconds after its entry
     measure: bool = False  # count each write call's line events (a fault-free cell)
     recover: bool = False  # the previous process was killed: run even a finished thread
     barrier: int = 0  # wait until this many processes of the cell are about to invoke
@@ -114,6 +115,7 @@ def _prepare(
             kill_fd,
             *(job.kill_label or (None, None)),
             job.kill_line,
+            delay=job.kill_delay,
             measure=job.measure,
         ),
         lock=cell.folder / "saver.lock",
@@ -196,6 +198,7 @@ def _report(state: Any, error: str | None, recording: Recording, ran: bool) -> d
         "hooks": kill.count,
         "points": kill.seen,
         "lines": kill.lines,
+        "durations": kill.durations,
     }
 
 
