@@ -111,3 +111,27 @@ def test_an_async_call_s_seeded_instant_is_a_timer_from_its_fault_free_duration(
     assert report["label"] == instant.label and report["call"] == ["put", 1]
     assert KillPoint(instant.label, 1).call == "put"
     os.close(read)
+
+
+def test_statements_inside_one_open_transaction_are_no_points_of_their_own() -> None:
+    """Killed between two statements of one transaction, the store is as at the call's
+    entry: only once the connection has committed something is a statement a point."""
+    conn = sqlite3.connect(":memory:")  # Python's implicit BEGIN ... COMMIT
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+
+    class Saver:
+        def __init__(self) -> None:
+            self.conn = conn
+
+    kill = KillSwitch()
+    hook_statements(Saver(), kill)
+    with kill.call("put"):
+        conn.execute("INSERT INTO t VALUES (1)")
+        conn.execute("INSERT INTO t VALUES (2)")
+        conn.commit()
+        conn.execute("INSERT INTO t VALUES (3)")  # after a commit: part of the call is durable
+        conn.commit()
+    inside = [label for label in kill.seen if " sql " in label]
+    assert inside and all(label.split(" sql ")[1].split()[0] not in ("2", "3") for label in inside)
+    assert any(" INSERT" in label for label in inside)

@@ -10,9 +10,10 @@ that label. The kinds of point:
 - `get_tuple|put|put_writes PATH entry|exit`: a saver call, before it reaches the saver and
   after the saver returned (before the recorder writes the acknowledgement);
 - `put|put_writes PATH sql K VERB` (`cmd` for redis): inside a write call, just before the
-  K-th statement or round trip (K >= 2) that call sends through a driver the saver holds
+  K-th statement or round trip that call sends through a driver the saver holds
   (`sqlite3`'s statement trace, a `psycopg` cursor, a `redis` client and its pipelines: the
-  saver is not edited) -- between a saver's two transactions;
+  saver is not edited), once a statement it sent before may be committed (the connection
+  is in no open transaction) -- between a saver's two transactions;
 - `put|put_writes PATH @F`: inside a write call, after the fraction F (drawn from a seeded
   RNG) of the Python line events the call ran in the fault-free run -- a seeded instant
   inside any saver's call, counted in executed lines, not seconds, so it is the same instant
@@ -145,6 +146,7 @@ class _Call:
     lines: int = 0
     kill_line: int = 0  # 0: no seeded instant armed in this call
     done: bool = False  # the call returned (a timer that fires later is too late)
+    durable: bool = False  # a statement it ran before may be committed already
 
 
 class KillSwitch:
@@ -322,15 +324,21 @@ class KillSwitch:
             sys.settrace(None)
         self._maybe_kill(target.label, target.occurrence, True, here)
 
-    def statement(self, sql: str, kind: str = "sql") -> None:
+    def statement(self, sql: str, kind: str = "sql", committed: bool = True) -> None:
         """A statement or round trip is about to be sent by a driver of the saver (sqlite3's
         trace callback, a psycopg cursor, a redis client), in the thread that sends it:
-        inside a write call, a point before it. `kind`: `sql`, or `cmd` for redis."""
+        inside a write call, a point before it -- once something the call sent before may
+        be durable: `committed` says the connection is in no open transaction now, so what
+        it ran before is committed (a redis round trip always is). Before that, a kill
+        leaves the store as a kill at the call's entry does, and is no point of its own.
+        `kind`: `sql`, or `cmd` for redis."""
         here = getattr(self._local, "call", None)
         if here is None:
             return
         here.statements += 1
-        if here.statements >= 2:
+        if here.statements >= 2 and committed:
+            here.durable = True
+        if here.durable:
             verb = (sql.split(None, 1) or ["?"])[0].upper()
             self.point(f"{here.label} {kind} {here.statements} {verb}")
 
@@ -344,13 +352,20 @@ def hook_statements(inner: Any, kill: KillSwitch) -> list[str]:
     hooked = []
     for value in list(vars(inner).values()):
         if isinstance(value, sqlite3.Connection):
-            value.set_trace_callback(kill.statement)
+            value.set_trace_callback(_sqlite_hook(value, kill))
             hooked.append("sqlite3")
         elif _hook_psycopg(value, kill):
             hooked.append("psycopg")
         elif _hook_redis(value, kill):
             hooked.append("redis")
     return hooked
+
+
+def _sqlite_hook(conn: sqlite3.Connection, kill: KillSwitch) -> Callable[[str], None]:
+    def hook(sql: str) -> None:
+        kill.statement(sql, committed=not conn.in_transaction)
+
+    return hook
 
 
 def _verb(query: Any) -> str:
@@ -370,15 +385,22 @@ def _hook_psycopg(conn: Any, kill: KillSwitch) -> bool:
 
     class Hooked(base):  # type: ignore[misc, valid-type]
         def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
-            kill.statement(_verb(query))
+            kill.statement(_verb(query), committed=_idle(self.connection))
             return super().execute(query, *args, **kwargs)
 
         def executemany(self, query: Any, *args: Any, **kwargs: Any) -> Any:
-            kill.statement(_verb(query))
+            kill.statement(_verb(query), committed=_idle(self.connection))
             return super().executemany(query, *args, **kwargs)
 
     conn.cursor_factory = Hooked
     return True
+
+
+def _idle(conn: Any) -> bool:
+    """A psycopg connection in no open transaction: what it ran before is committed."""
+    from psycopg import pq
+
+    return bool(conn.info.transaction_status == pq.TransactionStatus.IDLE)
 
 
 def _hook_redis(client: Any, kill: KillSwitch) -> bool:
