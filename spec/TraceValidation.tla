@@ -14,6 +14,8 @@
 (*   <<"rc-progress", t, n>>        a behaviour matched n events of t      *)
 (*   <<"rc-violation", t, i, S>>    event i of t matched an action but the *)
 (*                                  state it led to breaks properties S    *)
+(*   <<"rc-tolerated", t, i, S>>    event i of t led to a state that breaks *)
+(*                                  the tolerated properties S, and went on *)
 (*   <<"rc-accepted", t, summary>>  all of t matched; what it showed       *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, TLC, TraceData
@@ -24,6 +26,9 @@ EXTENDS Naturals, Sequences, TLC, TraceData
 (*   TraceIdCounts [namespace |-> the most identifiers of it a trace uses] *)
 (*   TraceCut      TRUE; FALSE only to show a person the state in which a  *)
 (*                 violating event ends (a witness of the violation)       *)
+(*   TraceTolerated the properties whose breaks this batch reports but     *)
+(*                 does not cut (usually {}): to see what else a trace     *)
+(*                 breaks once a known break is set aside                  *)
 (* They are definitions, not constants, so that TLC evaluates them once.   *)
 
 Traces == TraceLog
@@ -42,12 +47,15 @@ Progress ==
     l - 1 > TLCGet(t) => (TLCSet(t, l - 1) /\ PrintT(<<"rc-progress", t, l - 1>>))
 
 \* Consumes the current event.  `broken` is the set of properties the next
-\* state breaks; a state that breaks any is reported and not explored.
+\* state breaks; a state that breaks any but tolerated ones is reported and
+\* not explored.
 Advance(broken, summary) ==
     /\ t' = t
     /\ l' = l + 1
-    /\ IF broken = {} THEN TRUE
-       ELSE PrintT(<<"rc-violation", t, l, broken>>) /\ ~TraceCut
+    /\ broken \cap TraceTolerated # {} =>
+          PrintT(<<"rc-tolerated", t, l, broken \cap TraceTolerated>>)
+    /\ IF broken \ TraceTolerated = {} THEN TRUE
+       ELSE PrintT(<<"rc-violation", t, l, broken \ TraceTolerated>>) /\ ~TraceCut
     /\ l' > Len(Events) => PrintT(<<"rc-accepted", t, summary>>)
 
 \* Violated exactly when a behaviour has matched the whole trace, so that

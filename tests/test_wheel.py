@@ -2,16 +2,20 @@
 
 Builds the wheel, installs it into a fresh virtual environment under tmp_path and, from a
 folder that is not the checkout, judges traces, model-checks a mutant with `resume-check spec`
-and overrides one base module through $RESUME_CHECK_SPEC_PATH.
+and overrides one base module through $RESUME_CHECK_SPEC_PATH. A second venv with the `sqlite`
+extra and pytest runs the pytest plugin and `run langgraph --saver` on a saver module that
+lives in that folder, as a saver author would.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -38,15 +42,31 @@ def _run(argv: list[str | Path], *, cwd: Path, env: dict[str, str] | None = None
     return done.stdout
 
 
+# What a build must not see: a stale `build/lib` from an earlier build would be packed into the
+# wheel beside the current files (a renamed schema file then ships twice).
+NOT_SOURCES = shutil.ignore_patterns(
+    ".git", ".venv", "build", "dist", "*.egg-info", "out", ".services", "__pycache__", ".*_cache"
+)
+
+
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The `resume-check` script of a fresh venv holding only the wheel and its dependencies."""
-    base = tmp_path_factory.mktemp("wheel")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel built from a copy of the working tree's sources, as a release build would."""
+    base = tmp_path_factory.mktemp("wheel-build")
+    source = base / "source"
+    shutil.copytree(ROOT, source, ignore=NOT_SOURCES)
     _run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", ROOT, "-w", base / "dist"],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", source, "-w", base / "dist"],
         cwd=base,
     )
-    (wheel,) = (base / "dist").glob("resume_check-*.whl")
+    (built,) = (base / "dist").glob("resume_check-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The `resume-check` script of a fresh venv holding only the wheel and its dependencies."""
+    base = tmp_path_factory.mktemp("wheel")
     _run([sys.executable, "-m", "venv", base / "venv"], cwd=base)
     _run([base / "venv" / "bin" / "python", "-m", "pip", "install", "-q", wheel], cwd=base)
     return base / "venv" / "bin" / "resume-check"
@@ -90,3 +110,91 @@ def test_a_folder_with_one_edited_module_overrides_the_bundled_one(
     footer = lines[-2]
     assert footer.startswith(f"spec SandboxCR: SandboxCR.tla from {tmp_path.resolve()}; "), footer
     assert "TraceSandboxCR.tla" in footer and "resumecheck_spec" in footer
+
+
+SAVER_MODULE = '''
+"""A saver author's own checkpointer: LangGraph's SQLite saver in the cell's store folder."""
+import os
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+
+@contextmanager
+def make_saver():
+    store = Path(os.environ["RESUME_CHECK_STORE"])
+    conn = sqlite3.connect(store / "mine.sqlite", check_same_thread=False, isolation_level=None)
+    try:
+        saver = SqliteSaver(conn)
+        saver.setup()
+        yield saver
+    finally:
+        conn.close()
+'''
+
+SAVER_TEST = """
+import pytest
+from my_saver import make_saver
+
+
+@pytest.mark.resume_check(saver=make_saver, scenarios=["chain"], durability="sync", kill_stride=40)
+def test_resume(resume_check_cell):
+    pass
+"""
+
+
+@pytest.fixture(scope="module")
+def installed_for_savers(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The `bin` folder of a fresh venv with the wheel's `sqlite` extra and pytest: what a
+    saver author installs to test a checkpointer from their own test suite."""
+    base = tmp_path_factory.mktemp("wheel-sqlite")
+    _run([sys.executable, "-m", "venv", base / "venv"], cwd=base)
+    pip = [base / "venv" / "bin" / "python", "-m", "pip", "install", "-q"]
+    _run([*pip, f"{wheel}[sqlite]", "pytest>=8"], cwd=base)
+    return base / "venv" / "bin"
+
+
+def test_the_pytest_plugin_runs_a_matrix_from_a_test_file_outside_the_checkout(
+    installed_for_savers: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "my_saver.py").write_text(SAVER_MODULE, encoding="utf-8")
+    (tmp_path / "test_my_saver.py").write_text(SAVER_TEST, encoding="utf-8")
+    junit = tmp_path / "report.xml"
+    out = _run(
+        [
+            installed_for_savers / "python",
+            *("-m", "pytest", "-v", "--strict-markers", f"--junitxml={junit}"),
+            f"--resume-check-out={tmp_path / 'traces'}",
+        ],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path)},
+    )
+    assert "test_my_saver.py::test_resume[chain.none.sync] PASSED" in out, out
+    # kill cells are named by their kill point (killpoints.py), e.g. chain.kill-end-A_1.sync
+    assert re.search(r"test_my_saver\.py::test_resume\[chain\.kill-[^\]]+\.sync\] PASSED", out), out
+    cases = {c.get("name"): c for c in ET.parse(junit).iter("testcase")}
+    assert len(cases) >= 2 and all(len(c.findall("failure")) == 0 for c in cases.values())
+    traces = list((tmp_path / "traces").rglob("chain.none.sync.jsonl"))
+    assert len(traces) == 2, traces  # the saver under test's and the reference's
+
+
+def test_run_langgraph_judges_a_saver_module_outside_the_checkout(
+    installed_for_savers: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "my_saver.py").write_text(SAVER_MODULE, encoding="utf-8")
+    document = json.loads(
+        _run(
+            [
+                installed_for_savers / "resume-check",
+                *("run", "langgraph", "--saver", "my_saver:make_saver", "--scenarios", "chain"),
+                *("--durability", "sync", "--kill-stride", "40", "--format", "json"),
+                *("--out", tmp_path / "out"),
+            ],
+            cwd=tmp_path,
+            env={"PYTHONPATH": str(tmp_path)},
+        )
+    )
+    cells = document["cells"]
+    assert cells and {c["finding"] for c in cells} == {"conforms"}, cells

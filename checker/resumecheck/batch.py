@@ -10,7 +10,7 @@ are TLC's library path, in search order, so a module overridden there wins for e
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,11 +38,13 @@ def write_batch(
     *,
     invariants: Sequence[str] = (),
     cut: bool = True,
+    tolerated: Iterable[str] = (),
 ) -> BatchFiles:
     """Writes the batch modules for `traces` (in order: trace i is TLA+ index i) into `folder`.
 
     With `cut` false, a state that breaks a property is still explored: only for showing the
-    state a violating event leads to, never for a verdict.
+    state a violating event leads to, never for a verdict. A `tolerated` property's breaks are
+    reported and not cut (the caller has checked the names against the contract).
     """
     namespaces = sorted({ns for trace in traces for ns in trace.ids.tables} | {"proc"})
     counts = ", ".join(
@@ -56,6 +58,7 @@ def write_batch(
         f"TraceLog == <<\n{body}\n>>\n"
         f"TraceIdCounts == [{counts}]\n"
         f"TraceCut == {'TRUE' if cut else 'FALSE'}\n"
+        f"TraceTolerated == {{{', '.join(_tla_names(tolerated))}}}\n"
         "====\n",
         encoding="utf-8",
     )
@@ -72,6 +75,16 @@ def write_batch(
     return BatchFiles(module, config)
 
 
+def _tla_names(names: Iterable[str]) -> list[str]:
+    """Property names as TLA+ strings; only identifiers ever reach the generated module."""
+    out = []
+    for name in sorted(set(names)):
+        if not name.isidentifier() or not name.isascii():
+            raise ValueError(f"not a property name: {name!r}")
+        out.append(f'"{name}"')
+    return out
+
+
 def run_batch(
     contract: Contract,
     encoded: list[EncodedTrace],
@@ -79,13 +92,16 @@ def run_batch(
     on_line: Callable[[str], None] | None,
     invariants: Sequence[str] = (),
     cut: bool = True,
+    tolerated: Iterable[str] = (),
 ) -> TLCResult:
     """One TLC run over `encoded` (see `write_batch`), in a temporary folder removed after."""
     schema = load_schema(contract.name)
     assert schema is not None
     folder = tempdirs.mkdtemp("batch-")
     try:
-        files = write_batch(folder, contract, schema, encoded, invariants=invariants, cut=cut)
+        files = write_batch(
+            folder, contract, schema, encoded, invariants=invariants, cut=cut, tolerated=tolerated
+        )
         # Two workers keep separate registers; each prints its own progress and the report
         # takes the maximum, so the verdict does not depend on the number of workers.
         return run_tlc(

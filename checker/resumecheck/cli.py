@@ -126,6 +126,14 @@ def cli() -> None:
     help="A conforming trace that stops before an end (returned done, parked or failed) "
     "or whose last line was cut off fails with exit code 1.",
 )
+@click.option(
+    "--tolerate",
+    "tolerate",
+    multiple=True,
+    metavar="PROP",
+    help="Set aside a property (e.g. CO): its breaks are listed, not failed, and judging goes "
+    "on to show what else the trace breaks. Repeatable.",
+)
 @progress_option
 @reported("check")
 def check(
@@ -138,6 +146,7 @@ def check(
     max_bytes: int,
     max_line_bytes: int,
     require_complete: bool,
+    tolerate: tuple[str, ...],
     invocation: Invocation,
 ) -> int:
     """Judge traces: conforms, violates (first bad event and the property it breaks), invalid.
@@ -170,6 +179,7 @@ def check(
         witness=witness,
         on_line=TLCProgress(shown),
         limits=Limits(max_bytes=max_bytes, max_line_bytes=max_line_bytes),
+        tolerate=frozenset(tolerate),
     )
     shown.clear()
     click.echo(TRACE_RENDERERS[fmt](verdicts, invocation), nl=False)

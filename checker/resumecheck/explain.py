@@ -25,7 +25,12 @@ from resumecheck.trace.schema import TraceSchema, load_schema
 from resumecheck.verdict import Status, Verdict, Witness, WitnessStep, one_line
 
 
-def add_expected(contract: Contract, traces: Sequence[RawTrace], verdicts: list[Verdict]) -> None:
+def add_expected(
+    contract: Contract,
+    traces: Sequence[RawTrace],
+    verdicts: list[Verdict],
+    tolerated: frozenset[str] = frozenset(),
+) -> None:
     """For traces with an event no action allows, asks the contract what its reference runtime
     would have done instead at that point: one more TLC run over all their matched prefixes."""
     stuck = [
@@ -38,7 +43,9 @@ def add_expected(contract: Contract, traces: Sequence[RawTrace], verdicts: list[
     schema = load_schema(contract.name)
     assert schema is not None
     prefixes = [encode_trace(schema, t.header or {}, t.events[: v.matched]) for t, v in stuck]
-    result = run_batch(contract, prefixes, on_line=None, invariants=("TraceExpected",))
+    result = run_batch(
+        contract, prefixes, on_line=None, invariants=("TraceExpected",), tolerated=tolerated
+    )
     if result.outcome is not Outcome.OK:
         return  # an area without TraceExpected: the verdict stands without the hint
     moves: dict[int, set[Value]] = defaultdict(set)
@@ -68,7 +75,14 @@ def _named_event(schema: TraceSchema, trace: EncodedTrace, move: Value) -> dict[
     return named
 
 
-def witness(contract: Contract, trace: RawTrace, matched: int, *, cut: bool) -> Witness | str:
+def witness(
+    contract: Contract,
+    trace: RawTrace,
+    matched: int,
+    *,
+    cut: bool,
+    tolerated: frozenset[str] = frozenset(),
+) -> Witness | str:
     """One behaviour of the contract that matches the first `matched` events, hidden state too;
     or why TLC gave none.
 
@@ -78,7 +92,9 @@ def witness(contract: Contract, trace: RawTrace, matched: int, *, cut: bool) -> 
     schema = load_schema(contract.name)
     assert schema is not None and trace.header is not None
     prefix = encode_trace(schema, trace.header, trace.events[:matched])
-    result = run_batch(contract, [prefix], on_line=None, invariants=("NotMatched",), cut=cut)
+    result = run_batch(
+        contract, [prefix], on_line=None, invariants=("NotMatched",), cut=cut, tolerated=tolerated
+    )
     if result.outcome is not Outcome.INVARIANT_VIOLATION or result.violated != "NotMatched":
         said = one_line(result.error_text)
         if result.outcome is Outcome.EVALUATION_ERROR:

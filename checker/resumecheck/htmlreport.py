@@ -25,7 +25,14 @@ from resumecheck.verdict import Status, Verdict
 # Who does an event, by contract: the first of these fields an event of the trace carries.
 LANE_FIELDS = ("proc", "instance", "attempt", "node")
 OTHER_LANE = "(no actor)"
-STEP, LANE_HEIGHT, LEFT, TOP = 34, 36, 110, 120
+# What an event is about, shown beside its kind: the first of these it carries (not its lane).
+SUBJECT_FIELDS = ("node", "checkpoint", "interrupt", "turn", "cmd", "instance", "attempt")
+STEP, LANE_HEIGHT, LEFT, TOP = 34, 36, 110, 160
+# A long trace gets narrower steps (down to MIN_STEP, where slanted labels still clear each
+# other) so that about FIT_WIDTH pixels hold it; AFTER_BAD - 1 events after the bad one are drawn.
+MIN_STEP, FIT_WIDTH, AFTER_BAD = 20, 1150, 4
+BAD, MATCHED, EXPECTED = "#b00020", "#3a6ea5", "#17692f"
+MAX_EXPECTED = 4  # moves drawn in the "expected instead" row; the panel lists them all
 
 PAGE = Template("""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>resume-check: $title</title>
@@ -33,7 +40,13 @@ PAGE = Template("""<!DOCTYPE html>
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}
 .conforms{color:#17692f}.violates{color:#b00020}.invalid,.error{color:#8a5a00}
-.timeline{overflow-x:auto;border:1px solid #ddd;margin:.5em 0 2em}
+.timeline{overflow-x:auto;border:1px solid #ddd;margin:.5em 0 .5em}
+.bad{border-left:5px solid #b00020;background:#fff5f6;padding:.2em 1em;margin:0 0 2.5em}
+.bad pre{white-space:pre-wrap;word-break:break-all;margin:.3em 0}
+.expected{color:#17692f}
+/* A link to one trace (#trace-N) shows that trace alone, at the top: a picture to share. */
+body:has(section:target)>:not(section:target){display:none}
+.back{display:none}section:target .back{display:inline}
 code{background:#f4f4f4;padding:0 .2em}
 </style></head><body>
 <h1>resume-check $command</h1>
@@ -54,7 +67,6 @@ def escape(value: object) -> str:
 
 
 def render_html(verdicts: Sequence[Verdict], run: Invocation) -> str:
-    rows = "\n".join(_row(v) for v in verdicts)
     spec = "".join(
         f"<p>spec {escape(contract)}: {escape(spec_files_text(files))}</p>"
         for contract, files in spec_files(verdicts).items()
@@ -62,6 +74,7 @@ def render_html(verdicts: Sequence[Verdict], run: Invocation) -> str:
     timelines = "\n".join(
         _timeline(v, number) for number, v in enumerate(verdicts) if v.status is Status.VIOLATES
     )
+    rows = "\n".join(_row(v, number) for number, v in enumerate(verdicts))
     return PAGE.substitute(
         title=escape(counts_line(verdicts)),
         command=escape(run.command),
@@ -82,10 +95,18 @@ def _what(v: Verdict) -> str:
     return v.reason if v.status is not Status.CONFORMS else ""
 
 
-def _row(v: Verdict) -> str:
+def anchor(number: int) -> str:
+    """The id of a violating trace's picture: the table links to it, a URL can point at it."""
+    return f"trace-{number + 1}"
+
+
+def _row(v: Verdict, number: int) -> str:
     status = v.status.value
+    name = f"<code>{escape(str(v.path))}</code>"
+    if v.status is Status.VIOLATES:
+        name = f'<a href="#{anchor(number)}">{name}</a>'
     return (
-        f"<tr><td><code>{escape(str(v.path))}</code></td><td>{escape(v.contract or '')}</td>"
+        f"<tr><td>{name}</td><td>{escape(v.contract or '')}</td>"
         f'<td class="{status}">{status}</td><td>{v.events}</td><td>{escape(_what(v))}</td></tr>'
     )
 
@@ -108,13 +129,30 @@ def _lane(event: dict[str, Any], field: str | None) -> str:
 
 
 def _timeline(v: Verdict, number: int) -> str:
-    """The SVG of one violating trace: lanes down, events left to right, the bad one marked."""
+    """One violating trace: an SVG with lanes down and events left to right (what each event is
+    about beside its kind), the bad event marked, the moves a correct runtime could have made
+    there drawn below it; then a panel with the bad event's fields, the property's meaning
+    from the spec, and those moves. Events after the bad one were never judged: a few are
+    drawn, pale, the rest only counted, so the bad event stays in view on a long trace."""
     events = read_trace(Path(v.path)).events
-    field, lanes = lanes_of(events)
-    width = LEFT + STEP * (len(events) + 1) + 60  # room for the last, slanted label
-    height = TOP + LANE_HEIGHT * len(lanes) + 40
     bad = v.event_index or 0
+    shown = events[: bad + AFTER_BAD]
+    field, lanes = lanes_of(shown)
     broken = ", ".join(v.properties) or "no action of the contract allows it"
+    expected = list(v.expected or [])
+    step = max(MIN_STEP, min(STEP, FIT_WIDTH // max(len(shown), 1)))
+    bad_x = LEFT + step * bad
+    callout = f"event {bad} ({_short(str(events[bad - 1].get('ev', '?')), 12)})" + (
+        f" breaks {broken}" if v.properties else f": {broken}"
+    )
+    # room for the last slanted label, the callout and the expected moves
+    width = max(
+        LEFT + step * (len(shown) + 1) + 60,
+        bad_x + 16 + _text_width(callout, 12),
+        bad_x + 30 + 12 * MAX_EXPECTED + _text_width("x" * 22, 11) if expected else 0,
+    )
+    rows = len(lanes) + (1 if expected else 0)
+    height = TOP + LANE_HEIGHT * rows + 40
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'role="img" aria-label="timeline of trace {number + 1}">'
@@ -122,42 +160,142 @@ def _timeline(v: Verdict, number: int) -> str:
     for row, name in enumerate(lanes):
         y = TOP + row * LANE_HEIGHT
         parts.append(
-            f'<text x="8" y="{y + 4}" font-size="12">{escape(_short(name, 14))}</text>'
+            f'<text x="8" y="{y + 4}" font-size="12">{escape(_short(name, 14))}'
+            f"<title>{escape(name)}</title></text>"
             f'<line x1="{LEFT - 8}" y1="{y}" x2="{width - 8}" y2="{y}" stroke="#ddd"/>'
         )
-    for index, event in enumerate(events, start=1):
-        x = LEFT + STEP * index
+    for index, event in enumerate(shown, start=1):
+        x = LEFT + step * index
         y = TOP + lanes.index(_lane(event, field)) * LANE_HEIGHT
-        kind = escape(_short(str(event.get("ev", "?")), 12))
-        tip = escape(f"event {index}: {json.dumps(event)}")
+        label = f"{index} {_short(str(event.get('ev', '?')), 12)}"
+        about = _subject(event, field)
+        if about:
+            label += f" {about}"
+        tip = f"event {index}: {json.dumps(event)}"
+        weight = ""
         if index == bad:
-            leftish = 2 * index <= len(events)  # the callout reads away from the nearer edge
-            style, radius = 'fill="#b00020" stroke="#600" stroke-width="2"', 9
+            style, radius = f'fill="{BAD}" stroke="#600" stroke-width="2"', 9
+            weight = f' font-weight="bold" fill="{BAD}"'
+            # the callout reads to the right of the line unless there is more room to its left
+            right = bad_x - 6 - _text_width(callout, 12) < 8 or 2 * index <= len(shown)
             parts.append(
                 f'<line x1="{x}" y1="{TOP - 18}" x2="{x}" y2="{height - 30}" '
-                'stroke="#b00020" stroke-dasharray="4 3"/>'
-                f'<text x="{x + 6 if leftish else x - 6}" y="{height - 12}" font-size="12" '
-                f'fill="#b00020" text-anchor="{"start" if leftish else "end"}">'
-                f"event {index} ({kind}) breaks {escape(broken)}</text>"
+                f'stroke="{BAD}" stroke-dasharray="4 3"/>'
+                f'<text x="{x + 6 if right else x - 6}" y="{height - 12}" font-size="12" '
+                f'fill="{BAD}" text-anchor="{"start" if right else "end"}">'
+                f"{escape(callout)}</text>"
             )
         elif index > bad:
             style, radius = 'fill="#fff" stroke="#aaa"', 5
         else:
-            style, radius = 'fill="#3a6ea5"', 6
+            style, radius = f'fill="{MATCHED}"', 6
         parts.append(
-            f'<g><title>{tip}</title><circle cx="{x}" cy="{y}" r="{radius}" {style}/>'
-            f'<text x="{x}" y="{TOP - 24}" font-size="10" transform="rotate(-50 {x} {TOP - 24})">'
-            f"{index} {kind}</text></g>"
+            f'<g><title>{escape(tip)}</title><circle cx="{x}" cy="{y}" r="{radius}" {style}/>'
+            f'<text x="{x}" y="{TOP - 24}" font-size="10"{weight} '
+            f'transform="rotate(-50 {x} {TOP - 24})">{escape(label)}</text></g>'
         )
+    if expected:
+        parts.append(_expected_row(expected, TOP + len(lanes) * LANE_HEIGHT, bad_x))
     parts.append("</svg>")
-    legend = (
-        f"lanes: {escape(field)}; " if field else ""
-    ) + f"{v.matched} event(s) match the contract, event {bad} does not"
-    return (
-        f"<h2>{escape(str(v.path))}: violates {escape(v.contract or '')}: {escape(broken)}</h2>"
-        f"<p>{legend}. Hover an event for its fields.</p>"
-        f'<div class="timeline">{"".join(parts)}</div>'
+    later = len(events) - len(shown)
+    legend = (f"lanes: {escape(field)}; " if field else "") + (
+        f"events 1 to {v.matched} match the contract (blue), event {bad} does not (red)"
+        + (f"; {later} later event(s), never judged, are left out" if later else "")
     )
+    return (
+        f'<section id="{anchor(number)}" class="trace"><h2>{escape(str(v.path))}: violates '
+        f"{escape(v.contract or '')}: {escape(broken)}</h2>"
+        f'<p>{legend}. Hover an event for its fields. <a class="back" href="#">All traces</a></p>'
+        f'<div class="timeline">{"".join(parts)}</div>'
+        f"{_bad_event_panel(v, events, field, broken, expected)}</section>"
+    )
+
+
+def _text_width(text: str, size: int) -> int:
+    """About how wide a line of text is in the page's sans-serif font, to leave room for it."""
+    return int(len(text) * size * 0.62)
+
+
+def _subject(event: dict[str, Any], lane_field: str | None) -> str:
+    """What an event is about, in a few characters: its node, checkpoint (with the parent it
+    names: `c1←c0`), interrupt, turn..., whichever it carries first; a number with its name."""
+    for name in SUBJECT_FIELDS:
+        value = event.get(name)
+        if name == lane_field or value is None or isinstance(value, (dict, list)):
+            continue
+        if isinstance(value, (int, float)):  # a bare number says nothing: "turn 1"
+            return f"{name} {value}"
+        text = _short(untrusted.text(value), 12) if name == "node" else _id(value)
+        parent = event.get("parent")
+        if name == "checkpoint" and isinstance(parent, (str, int)):
+            text += f"\u2190{_id(parent)}"
+        return text
+    return ""
+
+
+def _id(value: object) -> str:
+    """An identifier short enough for a label: a long one (a UUID) by its tail, which is the
+    part that differs between the checkpoints of one run."""
+    text = untrusted.text(value)
+    return text if len(text) <= 8 else "\u2026" + text[-5:]
+
+
+def _expected_row(expected: list[dict[str, Any]], y: int, x: int) -> str:
+    """A last row, under the bad event: the moves the contract's reference runtime could have
+    made there, as hollow green marks with their kind and actor."""
+    parts = [
+        f'<text x="8" y="{y + 4}" font-size="12" fill="{EXPECTED}">expected</text>'
+        f'<line x1="{LEFT - 8}" y1="{y}" x2="{x}" y2="{y}" stroke="{EXPECTED}" '
+        'stroke-dasharray="2 4"/>'
+    ]
+    for slot, move in enumerate(expected[:MAX_EXPECTED]):
+        cx = x + slot * 14
+        actor = next((str(move[f]) for f in LANE_FIELDS if move.get(f) is not None), "")
+        what = escape(_short(f"{move.get('ev', '?')} {actor}".strip(), 18))
+        parts.append(
+            f'<g><title>{escape(json.dumps(move))}</title><circle cx="{cx}" cy="{y}" r="6" '
+            f'fill="#fff" stroke="{EXPECTED}" stroke-width="2" stroke-dasharray="3 2"/></g>'
+        )
+        if slot == 0:
+            more = f" (+{len(expected) - 1})" if len(expected) > 1 else ""
+            parts.append(
+                f'<text x="{x + 14 * min(len(expected), MAX_EXPECTED) + 2}" y="{y + 4}" '
+                f'font-size="11" fill="{EXPECTED}">{what}{more}</text>'
+            )
+    return "".join(parts)
+
+
+def _bad_event_panel(
+    v: Verdict,
+    events: Sequence[dict[str, Any]],
+    field: str | None,
+    broken: str,
+    expected: list[dict[str, Any]],
+) -> str:
+    """The first non-conforming event in words: who did what, its fields, what it breaks."""
+    bad = v.event_index or 0
+    event = events[bad - 1] if 0 < bad <= len(events) else {}
+    actor = _lane(event, field)
+    who = f" by {escape(field)} {escape(actor)}" if field and actor != OTHER_LANE else ""
+    lines = [
+        f"<p><b>event {bad}</b> (line {v.line}){who}: <b>{escape(event.get('ev', '?'))}</b>"
+        + (f" breaks <b>{escape(broken)}</b>" if v.properties else f": {escape(broken)}")
+        + "</p>",
+        f"<pre>{escape(json.dumps(event, ensure_ascii=False))}</pre>",
+    ]
+    for prop in v.properties:
+        text = v.descriptions.get(prop)
+        if text:
+            lines.append(f"<p>{escape(' '.join(text.split()))}</p>")
+    if expected:
+        moves = "".join(f"<li><code>{escape(json.dumps(m))}</code></li>" for m in expected)
+        lines.append(
+            f'<p class="expected">what a correct runtime could have done instead:</p><ul '
+            f'class="expected">{moves}</ul>'
+        )
+    elif v.expected == [] and not v.properties:
+        lines.append('<p class="expected">the contract allows no move at this point</p>')
+    return f'<div class="bad">{"".join(lines)}</div>'
 
 
 def _short(text: str, limit: int) -> str:

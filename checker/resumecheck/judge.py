@@ -47,9 +47,16 @@ def judge(
     witness: bool = False,
     on_line: Progress | None = None,
     limits: Limits | None = None,
+    tolerate: frozenset[str] = frozenset(),
 ) -> list[Verdict]:
     """Judges every trace below `paths` (see `resumecheck.inputs`); one TLC run per contract
-    for the whole batch."""
+    for the whole batch.
+
+    A property in `tolerate` does not make a trace violate: TLC goes on past its breaks and
+    the verdict lists where they were, so what else a trace breaks shows (the LangGraph matrix
+    sets aside what the reference runtime breaks too). Each contract tolerates the names among
+    its own properties; a name that is a property of none of the contracts judged is refused.
+    """
     files = expand(paths).files
     if not files:
         raise no_traces(paths)
@@ -65,8 +72,15 @@ def judge(
             verdicts[position] = prepared
         else:
             groups[prepared.contract].append((position, prepared))
+    unknown = set(tolerate).difference(*(c.descriptions for c in groups)) if groups else set()
+    if unknown:
+        raise UsageError(
+            f"--tolerate {', '.join(sorted(map(escape.text, unknown)))}: not a property of "
+            + ", ".join(sorted(c.name for c in groups))
+        )
     for contract, members in groups.items():
-        judged = _judge_group(contract, [p for _, p in members], witness, on_line)
+        own = frozenset(tolerate) & frozenset(contract.descriptions)
+        judged = _judge_group(contract, [p for _, p in members], witness, on_line, own)
         for (position, _), verdict in zip(members, judged, strict=True):
             verdicts[position] = verdict
     return [verdicts[i] for i in range(len(files))]
@@ -128,20 +142,26 @@ def _event_line(raw: RawTrace, message: str) -> str:
 
 
 def _judge_group(
-    contract: Contract, traces: list[_Prepared], witness: bool, on_line: Progress | None
+    contract: Contract,
+    traces: list[_Prepared],
+    witness: bool,
+    on_line: Progress | None,
+    tolerated: frozenset[str],
 ) -> list[Verdict]:
     started = time.monotonic()
     modules = _ModuleLog(on_line)
-    verdicts = _judge_batch(contract, traces, modules)
+    verdicts = _judge_batch(contract, traces, modules, tolerated)
     if witness:
         for trace, verdict in zip(traces, verdicts, strict=True):
             if verdict.status is Status.CONFORMS:
-                verdict.witness = explain.witness(contract, trace.raw, verdict.matched, cut=True)
+                verdict.witness = explain.witness(
+                    contract, trace.raw, verdict.matched, cut=True, tolerated=tolerated
+                )
             elif verdict.status is Status.VIOLATES:
                 # Show the state the bad event leads to when it matched an action at all.
                 upto = verdict.matched + (1 if verdict.properties else 0)
                 verdict.witness = explain.witness(
-                    contract, trace.raw, upto, cut=not verdict.properties
+                    contract, trace.raw, upto, cut=not verdict.properties, tolerated=tolerated
                 )
     used = modules.spec_files(contract)
     share = (time.monotonic() - started) / len(traces)
@@ -180,7 +200,10 @@ class _ModuleLog:
 
 
 def _judge_batch(
-    contract: Contract, traces: list[_Prepared], on_line: Progress | None
+    contract: Contract,
+    traces: list[_Prepared],
+    on_line: Progress | None,
+    tolerated: frozenset[str] = frozenset(),
 ) -> list[Verdict]:
     """One TLC run for the batch; when TLC stops on an expression it cannot evaluate, finds
     the trace it stopped on.
@@ -203,13 +226,15 @@ def _judge_batch(
             todo[:0] = part.halves()
             continue
         members = [traces[i] for i in part.batch]
-        result = run_batch(contract, [t.encoded for t in members], on_line=on_line)
+        result = run_batch(
+            contract, [t.encoded for t in members], on_line=on_line, tolerated=tolerated
+        )
         runs -= 1
         if result.outcome is Outcome.SPEC_ERROR:
             raise SpecError(f"contract {contract.name} does not parse: {result.error_text}")
         if result.outcome is Outcome.OK:
             judged = _read_verdicts(contract, members, result)
-            explain.add_expected(contract, [t.raw for t in members], judged)
+            explain.add_expected(contract, [t.raw for t in members], judged, tolerated)
             verdicts.update(zip(part.batch, judged, strict=True))
             if part.sibling is not None:
                 part.sibling.fails = True
@@ -281,6 +306,7 @@ def _read_verdicts(contract: Contract, traces: list[_Prepared], result: TLCResul
     progress: dict[int, int] = defaultdict(int)
     broken: dict[tuple[int, int], set[str]] = defaultdict(set)
     accepted: dict[int, dict[str, Any]] = {}
+    tolerated: dict[int, dict[str, int]] = defaultdict(dict)
     for line in result.prints:
         value = parse_value(line)
         if not (isinstance(value, tuple) and value and isinstance(value[0], str)):
@@ -290,6 +316,10 @@ def _read_verdicts(contract: Contract, traces: list[_Prepared], result: TLCResul
             progress[args[0]] = max(progress[args[0]], args[1])
         elif tag == "rc-violation":
             broken[(args[0], args[1])] |= set(args[2])
+        elif tag == "rc-tolerated":
+            for prop in args[2]:
+                seen = tolerated[args[0]]
+                seen[prop] = min(seen.get(prop, args[1]), args[1])
         elif tag == "rc-accepted":
             accepted[args[0]] = plain(args[1])
     verdicts = []
@@ -298,9 +328,17 @@ def _read_verdicts(contract: Contract, traces: list[_Prepared], result: TLCResul
         matched = progress[number]
         if matched > total:
             raise TLCError(f"TLC reported {matched} matched events of {total}: a harness bug")
+        # Where some behaviour broke a tolerated property: within the prefix that matched.
+        kept = {p: i for p, i in sorted(tolerated[number].items()) if i <= matched}
         if matched == total and (number in accepted or total == 0):
             verdicts.append(
-                _verdict(trace, Status.CONFORMS, matched=total, summary=accepted.get(number, {}))
+                _verdict(
+                    trace,
+                    Status.CONFORMS,
+                    matched=total,
+                    summary=accepted.get(number, {}),
+                    tolerated=kept,
+                )
             )
             continue
         index = matched + 1
@@ -322,6 +360,7 @@ def _read_verdicts(contract: Contract, traces: list[_Prepared], result: TLCResul
                 properties=props,
                 descriptions={p: contract.describe(p) for p in props},
                 reason=reason,
+                tolerated=kept,
             )
         )
     return verdicts

@@ -159,6 +159,9 @@ def _lines_of(v: Verdict, run: Invocation) -> list[str]:
                 )
     else:
         out.append(f"{name}: {v.status.value}: {v.reason}")
+    if v.tolerated:
+        broke = ", ".join(f"{p} at event {i}" for p, i in v.tolerated.items())
+        out.append(f"  tolerated (--tolerate), broken but set aside: {broke}")
     if v.truncation is not None:
         fails = run.require_complete and v.status is Status.CONFORMS
         out.append(f"  note: {v.truncation}" + ("; --require-complete: fails" if fails else ""))

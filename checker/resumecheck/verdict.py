@@ -71,6 +71,9 @@ class Verdict:
     spec_files: tuple[Path, ...] = ()
     # This trace's share of the wall time TLC took for its contract's batch (JUnit's `time`).
     seconds: float = 0.0
+    # Under --tolerate: each tolerated property some behaviour broke, and the first event (of
+    # the matched prefix) where one did. It did not make the trace violate.
+    tolerated: dict[str, int] = field(default_factory=dict)
 
     @property
     def truncated(self) -> bool:
@@ -115,6 +118,8 @@ class Verdict:
             data["summary"] = self.summary
         if self.complete is not None:
             data["complete"] = self.complete
+        if self.tolerated:
+            data["tolerated"] = self.tolerated
         if self.witness is not None:
             data["witness"] = _witness_json(self.witness)
         return data

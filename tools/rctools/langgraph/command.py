@@ -12,11 +12,22 @@ import click
 from resumecheck.errors import UsageError
 
 from rctools import services
+from rctools.langgraph.app import (
+    DEFAULT_ANSWER,
+    DEFAULT_INPUT,
+    App,
+    AppError,
+    load_factory,
+    parse_json,
+)
+from rctools.langgraph.app import KINDS as APP_KINDS
 from rctools.langgraph.matrix import (
     DURABILITIES,
     MODES,
     RACE,
     REFERENCE,
+    Catalogue,
+    Expand,
     Matrix,
     Plan,
     describe,
@@ -30,6 +41,26 @@ NEEDS_SERVER = {"postgres": services.PG_URL_VAR, "redis": services.REDIS_URL_VAR
 
 
 @click.command(name="langgraph")
+@click.option(
+    "--app",
+    "app_spec",
+    metavar="MODULE:FACTORY",
+    help="Your graph: FACTORY(checkpointer) returns it compiled (MODULE dotted, on sys.path or "
+    "in the current folder, or a .py path). The matrix is then planned from its fault-free "
+    f"run; --scenarios picks among {', '.join(APP_KINDS)}.",
+)
+@click.option(
+    "--input",
+    "input_json",
+    metavar="JSON",
+    help="With --app: the graph's first input (default {}).",
+)
+@click.option(
+    "--answer",
+    "answer_json",
+    metavar="JSON",
+    help="With --app: the value every interrupt() is answered with (default true).",
+)
 @click.option("--backend", metavar="NAME", help=f"A bundled backend: {', '.join(BACKENDS)}.")
 @click.option(
     "--saver",
@@ -39,9 +70,9 @@ NEEDS_SERVER = {"postgres": services.PG_URL_VAR, "redis": services.REDIS_URL_VAR
 )
 @click.option(
     "--scenarios",
-    default=",".join(SCENARIOS),
-    show_default=True,
-    help="Comma-separated scenario apps (the matrix's and the shapes).",
+    default=None,
+    help="Comma-separated scenario apps (default: all of the matrix's and the shapes; with "
+    "--app: all of its kinds).",
 )
 @click.option(
     "--durability",
@@ -90,9 +121,12 @@ NEEDS_SERVER = {"postgres": services.PG_URL_VAR, "redis": services.REDIS_URL_VAR
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
 def command(
+    app_spec: str | None,
+    input_json: str | None,
+    answer_json: str | None,
     backend: str | None,
     saver: str | None,
-    scenarios: str,
+    scenarios: str | None,
     durability: str,
     kill_stride: int,
     kill_inside: bool,
@@ -111,6 +145,7 @@ def command(
     \b
     resume-check run langgraph --backend sqlite --out out/lg
     resume-check run langgraph --saver my_pkg.savers:make_saver --out out/mine
+    resume-check run langgraph --app my_app.graph:make_graph --out out/app
 
     Each cell is scenario x fault x durability. Faults: none; a SIGKILL of the worker
     process at each kill point (node start/end, saver call entry/exit, between the SQL
@@ -125,13 +160,12 @@ def command(
     Exit codes: 0 no saver finding, 1 a saver finding (--strict: or a runtime finding),
     2 a cell could not run or a trace could not be judged.
     """
-    if bool(backend) == bool(saver):
+    if (backend and saver) or not (backend or saver or app_spec):
         raise UsageError("give exactly one of --backend NAME or --saver MODULE:FACTORY")
-    name = backend or str(saver)
-    picked = tuple(s for s in scenarios.split(",") if s)
-    unknown = [s for s in picked if s not in SCENARIOS]
-    if unknown:
-        raise UsageError(f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
+    if not app_spec and (input_json is not None or answer_json is not None):
+        raise UsageError("--input and --answer go with --app MODULE:FACTORY")
+    name = backend or saver or REFERENCE
+    catalogue, expand, picked = _plan_for(app_spec, input_json, answer_json, scenarios)
     modes = tuple(d for d in durability.split(",") if d)
     if not modes or set(modes) - set(MODES):
         raise UsageError(f"--durability takes {', '.join(MODES)}")
@@ -152,7 +186,14 @@ def command(
     )
     try:
         matrix = run_matrix(
-            out, name, factory, plan, reference_factory, _ProgressBar() if show else None
+            out,
+            name,
+            factory,
+            plan,
+            reference_factory,
+            _ProgressBar() if show else None,
+            scenarios=catalogue,
+            expand=expand,
         )
     finally:
         if started:
@@ -167,6 +208,42 @@ def command(
         return 2
     suspect = any(matrix.findings(k) for k in ("saver", "saver-error", "unattributed"))
     return 1 if suspect or (strict and matrix.findings("runtime")) else 0
+
+
+def _plan_for(
+    app_spec: str | None, input_json: str | None, answer_json: str | None, scenarios: str | None
+) -> tuple[Catalogue | None, Expand | None, tuple[str, ...]]:
+    """The built-in scenarios, or the app's: its catalogue, how its plan grows from its
+    fault-free run, and the scenarios to start with."""
+    if app_spec is None:
+        picked = tuple(s for s in (scenarios or ",".join(SCENARIOS)).split(",") if s)
+        unknown = [s for s in picked if s not in SCENARIOS]
+        if unknown:
+            raise UsageError(
+                f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}"
+            )
+        return None, None, picked
+    kinds = tuple(s for s in (scenarios or ",".join(APP_KINDS)).split(",") if s)
+    unknown = [k for k in kinds if k not in APP_KINDS]
+    if unknown:
+        raise UsageError(
+            f"with --app, --scenarios takes {', '.join(APP_KINDS)}; not {', '.join(unknown)}"
+        )
+    try:
+        if answer_json is not None and parse_json("--answer", answer_json, None) is None:
+            raise AppError(
+                "--answer null is no answer: LangGraph reads Command(resume=None) as none"
+            )
+        app = App(
+            app_spec,
+            load_factory(app_spec),
+            input=parse_json("--input", input_json, DEFAULT_INPUT),
+            answer=parse_json("--answer", answer_json, DEFAULT_ANSWER),
+            kinds=kinds,
+        )
+    except AppError as exc:
+        raise UsageError(str(exc)) from None
+    return app.catalogue(), app.expand, ("app",)
 
 
 def _servers_for(name: str) -> list[str]:

@@ -41,6 +41,8 @@ class CellRun:
     # where the reference saver is killed for this cell (killpoints.for_reference)
     reference_point: KillPoint | None = None
     invocations: int = 0
+    parks: int = 0  # invocations of the first thread that left it parked at an interrupt
+    checkpoints: int = 0  # checkpoints of the first thread's top chain at the end
     failure: str | None = None
     notes: list[str] = field(default_factory=list)
     # every kill point the cell passed (label -> times) and, per write call, the line events
@@ -62,7 +64,7 @@ def header(scenario: Scenario, fault: str, durability: str, backend: str) -> dic
         durability=durability,
         backend=backend,
         scenario=f"{scenario.name} ({fault}, durability={durability}): {scenario.description}",
-        thread=worker.THREAD,
+        thread=", ".join(scenario.threads),
     )
 
 
@@ -130,7 +132,17 @@ def overlaps(calls: Path) -> int:
 def _in_one_process(cell: worker.Cell, scenario: Scenario, result: CellRun) -> CellRun:
     job = worker.Invocation(kind="session", proc="-", nonce="-")
     report = _wait(cell, job, _spawn(cell, job, lambda: _play_here(cell, scenario, result)))
-    for name in ("hooks", "invocations", "failure", "notes", "points", "lines", "durations"):
+    for name in (
+        "hooks",
+        "invocations",
+        "parks",
+        "checkpoints",
+        "failure",
+        "notes",
+        "points",
+        "lines",
+        "durations",
+    ):
         if name in report:
             setattr(result, name, report[name])
     return result
@@ -142,6 +154,8 @@ def _play_here(cell: worker.Cell, scenario: Scenario, result: CellRun) -> dict[s
     return {
         "hooks": result.hooks,
         "invocations": result.invocations,
+        "parks": result.parks,
+        "checkpoints": result.checkpoints,
         "failure": result.failure,
         "notes": result.notes,
         "points": result.points,
@@ -151,6 +165,10 @@ def _play_here(cell: worker.Cell, scenario: Scenario, result: CellRun) -> dict[s
 
 
 class _Session:
+    """Plays a scenario's script on each of its threads in turn (step by step, so threads
+    that share one saver interleave); a kill happens once in the cell, and the killed
+    thread is resumed before the script goes on."""
+
     def __init__(
         self,
         cell: worker.Cell,
@@ -166,38 +184,60 @@ class _Session:
         self.saver = saver
         self.seen = result.points  # kill points passed so far, per label, in the whole cell
         self.procs = 0
-        self.first_park: dict[str, Any] | None = None
+        self.thread = scenario.threads[0]
+        self.first_park: dict[str, dict[str, Any]] = {}
+        self.budget = MAX_INVOCATIONS * len(scenario.threads)
+
+    def _stop(self) -> bool:
+        return bool(self.result.failure) or self.result.invocations >= self.budget
 
     def play(self) -> None:
         """Plays the scenario's script; after a kill, the thread is resumed first."""
-        report: dict[str, Any] = {"done": False}
+        reports: dict[str, dict[str, Any]] = {t: {"done": False} for t in self.scenario.threads}
         for step in self.scenario.script:
-            if self.result.failure or self.result.invocations >= MAX_INVOCATIONS:
-                break
-            kind = step[0]
-            if kind == "start":
-                report = self.invoke("start")
-            elif kind == "auto":
-                report = self.until_done(report)
-            elif kind == "concurrent" and report.get("parked"):
-                self.invoke_many("resume", int(step[1]), report["parked"][0])
-                report = {"done": False}
-            elif kind == "pinned" and self.first_park:
-                report = self.invoke("pinned", parked=self.first_park)
-            elif kind == "fork":
-                report = self.invoke("fork", target=step[1])
-            elif kind == "update":
-                report = self.invoke("update", target=step[1], as_node=step[2], values=step[3])
-            if report.get("killed") and kind != "auto":
-                report = self.until_done(report, stop_parked=True)
-        if not report.get("done") and not self.result.failure:
+            for thread in self.scenario.threads:
+                if self._stop():
+                    break
+                self.thread = thread
+                reports[thread] = self.step(step, reports[thread])
+        first = reports[self.scenario.threads[0]]
+        self.result.checkpoints = int(first.get("checkpoints") or 0)
+        if not all(r.get("done") for r in reports.values()) and not self.result.failure:
             self.result.notes.append("the thread did not finish")
+
+    def step(self, step: tuple[Any, ...], report: dict[str, Any]) -> dict[str, Any]:
+        kind = step[0]
+        if kind == "start":
+            report = self.invoke("start")
+        elif kind == "auto":
+            report = self.until_done(report)
+        elif kind == "answer" and report.get("parked"):
+            report = self.invoke("resume", parked=report["parked"][0])
+        elif kind == "answers":  # answer until the thread parks for the n-th time
+            while report.get("parked") and self.result.parks < int(step[1]) and not self._stop():
+                report = self.invoke("resume", parked=report["parked"][0])
+                if report.get("killed"):
+                    break
+        elif kind == "none":
+            report = self.invoke("none")
+        elif kind == "concurrent" and report.get("parked"):
+            self.invoke_many("resume", int(step[1]), report["parked"][0])
+            report = {"done": False}
+        elif kind == "pinned" and self.thread in self.first_park:
+            report = self.invoke("pinned", parked=self.first_park[self.thread])
+        elif kind == "fork":
+            report = self.invoke("fork", target=step[1])
+        elif kind == "update":
+            report = self.invoke("update", target=step[1], as_node=step[2], values=step[3])
+        if report.get("killed") and kind != "auto":
+            report = self.until_done(report, stop_parked=True)
+        return report
 
     def until_done(self, report: dict[str, Any], stop_parked: bool = False) -> dict[str, Any]:
         """Resumes until the thread is done (`stop_parked`: until it waits for an answer
         again, which the script gives)."""
         while not (report.get("done") and not report.get("parked")):
-            if self.result.failure or self.result.invocations >= MAX_INVOCATIONS:
+            if self._stop():
                 break
             if stop_parked and report.get("parked") and not report.get("killed"):
                 break
@@ -232,6 +272,8 @@ class _Session:
             kill_line=point.line if point is not None else 0,
             kill_delay=point.delay if point is not None else 0.0,
             measure=self.kill_at is None and point is None,
+            thread=self.thread,
+            answer=self.scenario.answer,
             **extra,
         )
 
@@ -287,8 +329,10 @@ class _Session:
             self.result.durations.setdefault(call, []).extend(float(t) for t in spans)
         if report.get("failure"):
             self.result.failure = f"{job.proc}: {report['failure']}"
-        if report.get("parked") and self.first_park is None:
-            self.first_park = report["parked"][0]
+        if report.get("parked"):
+            self.first_park.setdefault(job.thread, report["parked"][0])
+            if job.thread == self.scenario.threads[0] and report.get("ran"):
+                self.result.parks += 1
         return report
 
 

@@ -189,6 +189,8 @@ class KillSwitch:
         # cannot write in order yet, and a kill would leave the trace without them.
         self.paused: Callable[[], bool] = lambda: False
         self.muted = False  # the driver's own reads are no kill points
+        # called once, at the first task start: concurrent processes meet there
+        self.rendezvous: Callable[[], None] | None = None
 
     @contextlib.contextmanager
     def mute(self) -> Iterator[None]:
@@ -201,6 +203,9 @@ class KillSwitch:
     # -- points ------------------------------------------------------------------------
 
     def point(self, label: str) -> None:
+        if self.rendezvous is not None and label.startswith("start "):
+            meet, self.rendezvous = self.rendezvous, None
+            meet()
         if self.muted:
             return
         with self._lock:

@@ -10,7 +10,7 @@ Whose fault is it: a cell that fails with the saver under test but passes with t
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from rctools.langgraph import killpoints
 from rctools.langgraph.driver import CellRun, run_cell
 from rctools.langgraph.killpoints import KillPoint
 from rctools.langgraph.scenarios import ALL as SCENARIOS
+from rctools.langgraph.scenarios import Scenario
 from rctools.langgraph_backends import Factory
 
 REFERENCE = "sqlite"
@@ -140,6 +141,10 @@ class Plan:
 
 
 Progress = Callable[[int, int, str], None]
+Catalogue = Mapping[str, Scenario]
+# From a scenario's fault-free run, more scenarios to run in the same durability (an app's
+# plan: one cell per interrupt it parked at, per checkpoint of its thread).
+Expand = Callable[[Scenario, CellRun], list[Scenario]]
 
 
 def run_matrix(
@@ -149,14 +154,21 @@ def run_matrix(
     plan: Plan,
     reference: Factory | None,
     on_progress: Progress | None = None,
+    *,
+    scenarios: Catalogue | None = None,
+    expand: Expand | None = None,
 ) -> Matrix:
-    """Records every cell under out/, then judges all traces in one TLC run."""
+    """Records every cell under out/, then judges all traces in one TLC run. `scenarios`:
+    the apps the plan names (default: the built-in ones); `expand`: more scenarios derived
+    from each fault-free run (they are added to the catalogue and run after it)."""
     matrix = Matrix(backend)
     cells: dict[CellKey, Cell] = {}
-    expected = [_clean_cells(plan)]  # grows as each clean run counts its kill points
+    catalogue = dict(SCENARIOS if scenarios is None else scenarios)
+    expected = [_clean_cells(plan, catalogue)]  # grows as clean runs count kill points
     progress = _Counter(expected, on_progress)
     tested = folder_name(backend)
-    for key, run in _record(out / "cells" / tested, plan, backend, factory, expected):
+    recorded = _record(out / "cells" / tested, plan, backend, factory, expected, catalogue, expand)
+    for key, run in recorded:
         side = Side(_keep(run, out / "traces" / tested, key))
         cells[key] = Cell(key, side, is_reference=backend == REFERENCE)
         progress(f"{backend} {key.slug}")
@@ -165,21 +177,25 @@ def run_matrix(
         folder = out / "cells" / f"reference-{REFERENCE}"
         for key in sorted(cells):  # exactly the cells the saver under test ran, killed at
             # the same moment (the n-th time the same kind of point was reached)
-            run = _one(folder, key, REFERENCE, reference, False, _reference_point(cells[key]))
+            run = _one(
+                folder, key, REFERENCE, reference, False, _reference_point(cells[key]), catalogue
+            )
             cells[key].reference = Side(_keep(run, out / "traces" / f"reference-{REFERENCE}", key))
             progress(f"reference {key.slug}")
     matrix.cells = [cells[k] for k in sorted(cells)]
     progress("judging every trace in one TLC run")
     _judge(matrix.cells)
     if reference is not None:
-        _confirm(out, matrix, reference, progress)
+        _confirm(out, matrix, reference, progress, catalogue)
     return matrix
 
 
 REFERENCE_RETRIES = 3
 
 
-def _confirm(out: Path, matrix: Matrix, reference: Factory, progress: _Counter) -> None:
+def _confirm(
+    out: Path, matrix: Matrix, reference: Factory, progress: _Counter, catalogue: Catalogue
+) -> None:
     """Runs the reference again where only the saver under test failed.
 
     Some LangGraph behaviour shows only when a background save wins a race against the
@@ -192,7 +208,9 @@ def _confirm(out: Path, matrix: Matrix, reference: Factory, progress: _Counter) 
         retries: list[Cell] = []
         folder = out / "cells" / f"reference-{REFERENCE}-again-{attempt}"
         for cell in suspects:
-            run = _one(folder, cell.key, REFERENCE, reference, False, _reference_point(cell))
+            run = _one(
+                folder, cell.key, REFERENCE, reference, False, _reference_point(cell), catalogue
+            )
             kept = _keep(run, out / "traces" / f"reference-{REFERENCE}-again-{attempt}", cell.key)
             retries.append(Cell(cell.key, Side(kept)))
             progress(f"reference again {cell.key.slug}")
@@ -232,17 +250,22 @@ def _same_property_elsewhere(matrix: Matrix, suspects: list[Cell]) -> None:
                 break
 
 
-def _runs_in(plan: Plan, name: str, durability: str) -> bool:
+def _runs_in(plan: Plan, scenario: Scenario, durability: str) -> bool:
     """A scenario runs in every mode, but a shape recorded in one mode (exit) only in it,
     and a multi-process scenario not on a saver that lives in one process."""
-    fixed = SCENARIOS[name].durability
+    fixed = scenario.durability
     if fixed is not None and fixed != durability:
         return False
-    return not (plan.in_process and name in MULTI_PROCESS)
+    return not (plan.in_process and _several(scenario))
 
 
-def _clean_cells(plan: Plan) -> int:
-    return sum(_runs_in(plan, s, d) for s in plan.scenarios for d in plan.durabilities)
+def _several(scenario: Scenario) -> bool:
+    """Whether several processes of the scenario run at once (they can race)."""
+    return scenario.name in MULTI_PROCESS or any(s[0] == "concurrent" for s in scenario.script)
+
+
+def _clean_cells(plan: Plan, catalogue: Catalogue) -> int:
+    return sum(_runs_in(plan, catalogue[s], d) for s in plan.scenarios for d in plan.durabilities)
 
 
 def folder_name(backend: str) -> str:
@@ -271,21 +294,35 @@ class _Counter:
 
 
 def _record(
-    folder: Path, plan: Plan, backend: str, factory: Factory, expected: list[int]
+    folder: Path,
+    plan: Plan,
+    backend: str,
+    factory: Factory,
+    expected: list[int],
+    catalogue: dict[str, Scenario],
+    expand: Expand | None,
 ) -> Iterator[tuple[CellKey, CellRun]]:
     in_process = plan.in_process
     for durability in plan.durabilities:
-        for name in plan.scenarios:
-            if not _runs_in(plan, name, durability):
+        queue = list(plan.scenarios)
+        while queue:
+            name = queue.pop(0)
+            scenario = catalogue[name]
+            if not _runs_in(plan, scenario, durability):
                 continue
             key = CellKey(name, "none", durability)
-            clean = _one(folder, key, backend, factory, in_process)
+            clean = _one(folder, key, backend, factory, in_process, None, catalogue)
             yield key, clean
-            if plan.races and not in_process and name in MULTI_PROCESS:
+            if expand is not None and not clean.failure:
+                more = [s for s in expand(scenario, clean) if _runs_in(plan, s, durability)]
+                catalogue.update((s.name, s) for s in more)
+                queue[:0] = [s.name for s in more]
+                expected[0] += len(more)
+            if plan.races and not in_process and _several(scenario):
                 expected[0] += 1
                 key = CellKey(name, RACE, durability)
-                yield key, _one(folder, key, backend, factory, False)
-            if in_process or name not in KILLED:
+                yield key, _one(folder, key, backend, factory, False, None, catalogue)
+            if in_process or not (name in KILLED or scenario.killed):
                 continue
             points = killpoints.plan(
                 clean.points,
@@ -298,7 +335,7 @@ def _record(
             expected[0] += len(points)
             for point in points:
                 key = CellKey(name, point.fault, durability)
-                yield key, _one(folder, key, backend, factory, False, point)
+                yield key, _one(folder, key, backend, factory, False, point, catalogue)
 
 
 def _one(
@@ -308,12 +345,13 @@ def _one(
     factory: Factory,
     in_process: bool,
     kill_point: tuple[str, int] | KillPoint | None = None,
+    catalogue: Catalogue | None = None,
 ) -> CellRun:
     cell_dir = folder / key.slug
     shutil.rmtree(cell_dir, ignore_errors=True)
     return run_cell(
         cell_dir,
-        SCENARIOS[key.scenario],
+        (SCENARIOS if catalogue is None else catalogue)[key.scenario],
         key.durability,
         factory,
         backend,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langgraph._internal._config import recast_checkpoint_ns
-from langgraph._internal._constants import NS_END, NS_SEP, NULL_TASK_ID, RESUME
+from langgraph._internal._constants import INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, RESUME
 from langgraph.pregel._algo import prepare_next_tasks, task_path_str
 from langgraph.pregel._checkpoint import channels_from_checkpoint
 from langgraph.pregel._task_status import read_task_statuses
@@ -41,6 +41,7 @@ __all__ = [
     "collapse",
     "digest",
     "graph_for",
+    "is_replay_load",
     "is_run_start",
     "resume_list",
     "schedule",
@@ -77,7 +78,9 @@ def digest(checkpoint: dict[str, Any] | None, serde: Any) -> str | None:
     """A hash of channel values, channel versions and versions seen. Values are hashed in
     the saver's own serialization (`serde.dumps_typed`), so what was handed to `put` and what
     a load deserialized hash alike (sets in a fixed order); ids, timestamps and the
-    `updated_channels` hint are not content."""
+    `updated_channels` hint are not content, and neither is `versions_seen["__interrupt__"]`:
+    it only gates `interrupt_before/after`, and time travel marks it on the fork copy ("proceed
+    past previous checkpoint"), so a fork's content equals its source's without it."""
     if checkpoint is None:
         return None
     h = hashlib.sha256()
@@ -86,7 +89,8 @@ def digest(checkpoint: dict[str, Any] | None, serde: Any) -> str | None:
         h.update(f"v {name} {kind} {len(data)}\n".encode())
         h.update(data)
     h.update(json.dumps(checkpoint.get("channel_versions") or {}, sort_keys=True).encode())
-    h.update(json.dumps(checkpoint.get("versions_seen") or {}, sort_keys=True).encode())
+    seen = {k: v for k, v in (checkpoint.get("versions_seen") or {}).items() if k != INTERRUPT}
+    h.update(json.dumps(seen, sort_keys=True).encode())
     return h.hexdigest()[:20]
 
 
@@ -224,6 +228,7 @@ def answered_address(own_ns: str, index: int) -> str:
 # -- who reads ----------------------------------------------------------------------
 
 _LOOP = os.path.join("langgraph", "pregel", "_loop.py")
+_REPLAY = os.path.join("langgraph", "_internal", "_replay.py")
 _READS = frozenset({"checkpoint_superseded", "acheckpoint_superseded"})
 
 
@@ -242,3 +247,15 @@ def is_run_start(depth: int = 2, limit: int = 16) -> bool:
             return code.co_name in ("__enter__", "__aenter__")
         frame = frame.f_back
     return False
+
+
+def is_replay_load(depth: int = 2) -> bool:
+    """Whether the saver's `list` is called by a subgraph's loop starting a run while its
+    parent replays (time travel): LangGraph's `ReplayState.get_checkpoint` then loads the
+    subgraph's checkpoint with `list(before=..., limit=1)` instead of `get_tuple`."""
+    frame = sys._getframe(depth)
+    return (
+        frame is not None
+        and frame.f_code.co_filename.endswith(_REPLAY)
+        and frame.f_code.co_name in ("get_checkpoint", "aget_checkpoint")
+    )

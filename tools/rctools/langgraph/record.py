@@ -1,5 +1,9 @@
 """Record an unmodified LangGraph app into a ResumeCore trace (format v2).
 
+The public helper is `record_run(factory, input, answers=..., out=...)`: one run of your
+graph, answered until it is done, recorded on SqliteSaver (or your saver). `Recording` is
+what it is built on, for a run driven by hand:
+
     rec = Recording(Path("run.jsonl"), proc="w1", durability="sync")
     rec.header(app_builder, scenario="my agent")       # once per trace
     app = rec.attach(app_builder, SqliteSaver(conn))   # a StateGraph or a compiled graph
@@ -17,11 +21,14 @@ append to one trace file share it: one `os.write` per line on an `O_APPEND` desc
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import StateGraph
+from langgraph.pregel import Pregel
 from langgraph.types import Command
 
 from rctools.langgraph.callbacks import RecorderCallbacks
@@ -36,9 +43,30 @@ from rctools.langgraph.tracefile import TraceFile
 GUARANTEES = {"effects": {"default": "at-least-once"}, "fencing": "none"}
 
 
+def on_saver(app: Any, saver: Any) -> Any:
+    """The compiled app with checkpointer `saver`. `app` is a StateGraph (compiled with it),
+    a compiled graph (copied with it, e.g. `create_react_agent(...)`) or a factory
+    `FACTORY(checkpointer)` that returns the compiled graph (called with it; its result is
+    copied with `saver` if the factory compiled with another)."""
+    if isinstance(app, StateGraph):
+        return app.compile(checkpointer=saver)
+    if isinstance(app, Pregel):
+        return app.copy({"checkpointer": saver})
+    if callable(app):
+        compiled = app(saver)
+        if not isinstance(compiled, Pregel):
+            raise TypeError(
+                f"the app factory returned {type(compiled).__name__}, not a compiled graph"
+            )
+        if compiled.checkpointer is not saver:
+            compiled = compiled.copy({"checkpointer": saver})
+        return compiled
+    raise TypeError(f"not a LangGraph app: {type(app).__name__}")
+
+
 def nodes_of(app: Any) -> list[str]:
     """Every node of the graph and of its subgraphs, the input node `__start__` included."""
-    compiled = app.compile() if isinstance(app, StateGraph) else app
+    compiled = on_saver(app, InMemorySaver()) if not isinstance(app, Pregel) else app
     names = list(compiled.nodes)
     for _, sub in compiled.get_subgraphs(recurse=True):
         names += [n for n in getattr(sub, "nodes", {}) if n not in names]
@@ -94,12 +122,9 @@ class Recording:
 
     def attach(self, app: Any, saver: Any) -> Any:
         """The app with its checkpointer recorded: a StateGraph is compiled with it, a
-        compiled graph is copied with it."""
+        compiled graph is copied with it, a factory is called with it (`on_saver`)."""
         wrapped = RecordingSaver(saver, self.recorder, self.lock)
-        if isinstance(app, StateGraph):
-            compiled = app.compile(checkpointer=wrapped)
-        else:
-            compiled = app.copy({"checkpointer": wrapped})
+        compiled = on_saver(app, wrapped)
         self.recorder.graph = compiled
         return compiled
 
@@ -170,3 +195,55 @@ class Recording:
 
     def close(self) -> None:
         self.file.close()
+
+
+def record_run(
+    app: Any,
+    input: Any,
+    *,
+    out: Path,
+    answers: Iterable[Any] = (),
+    saver: Any = None,
+    durability: str = "sync",
+    thread: str = "t1",
+    scenario: str = "one run of my graph",
+) -> Path:
+    """Records one run of your graph into the trace `out` (a fresh file) and returns it.
+
+    `app` is `FACTORY(checkpointer)` returning your compiled graph (or a StateGraph, or a
+    compiled graph). The run is `invoke(input)`, then, while the thread is parked at an
+    interrupt, `invoke(Command(resume=a))` with the next of `answers` (several interrupts at
+    once each get it, through a map resume); it ends done, or parked when the answers run
+    out. `saver` is a sync `BaseCheckpointSaver` (default: LangGraph's
+    SqliteSaver on `out` with the suffix `.sqlite`, created afresh). Judge the trace with
+    `resumecheck.judge.judge([path], spec_paths=default_spec_paths())`."""
+    out = Path(out)
+    out.unlink(missing_ok=True)
+    own: Any = None
+    if saver is None:
+        import sqlite3
+
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        db = out.with_suffix(".sqlite")
+        db.unlink(missing_ok=True)
+        own = sqlite3.connect(db, check_same_thread=False)
+        saver = SqliteSaver(own)
+    recording = Recording(out, "w1", durability=durability)
+    try:
+        recording.header(app, backend=type(saver).__name__, scenario=scenario, thread=thread)
+        graph = recording.attach(app, saver)
+        config: dict[str, Any] = {"configurable": {"thread_id": thread}}
+        recording.invoke(graph, input, config)
+        for answer in answers:
+            waiting = [i.id for task in graph.get_state(config).tasks for i in task.interrupts]
+            if not waiting:
+                break
+            # several interrupts at once (parallel tasks that ask) take a map resume
+            resume = {i: answer for i in waiting} if len(waiting) > 1 else answer
+            recording.invoke(graph, Command(resume=resume), config)
+    finally:
+        recording.close()
+        if own is not None:
+            own.close()
+    return out

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,7 @@ class AddressBook:
         self._offset = 0
         self.by_id: dict[str, str] = {}
         self.answers: dict[tuple[str, str, str, str], str] = {}
+        self.given: dict[str, str] = {}  # interrupt address -> the value last answered to it
 
     def note(self, event: dict[str, Any]) -> None:
         addresses = [event.get("interrupt")]
@@ -66,6 +68,7 @@ class AddressBook:
         if event.get("ev") == "resume":
             key = (event["thread"], event.get("ns", ""), event["checkpoint"], event["value"])
             self.answers[key] = event["interrupt"]
+            self.given[event["interrupt"]] = event["value"]
 
     def refresh(self) -> None:
         """Reads the lines other processes appended since the last look."""
@@ -89,6 +92,20 @@ class AddressBook:
         if interrupt_id not in self.by_id:
             self.refresh()
         return self.by_id.get(interrupt_id)
+
+    def answered(self, own_ns: str, upto: int | None) -> list[dict[str, str]]:
+        """The answers the trace gave to the first `upto` interrupt() calls of the task whose
+        namespace is `own_ns` (None: as many as were answered), in order; [] if one is
+        missing."""
+        self.refresh()
+        out: list[dict[str, str]] = []
+        for i in range(1, (upto if upto is not None else 64) + 1):
+            address = observe.answered_address(own_ns, i)
+            value = self.given.get(address)
+            if value is None:
+                return out if upto is None else []
+            out.append({"interrupt": address, "value": value})
+        return out
 
     def answer(self, chain: Chain, checkpoint: str, value: str) -> str | None:
         key = (chain[0], chain[1], checkpoint, value)
@@ -180,6 +197,9 @@ class Recorder:
         self._paths: dict[tuple[Chain, str], str] = {}
         self._ended: set[tuple[Chain, str | None, str]] = set()  # (chain, checkpoint, task)
         self._resumed: set[tuple[Chain, str, str]] = set()  # answers written (chain, ck, value)
+        # answers stored only with the task writes that receive them, per (chain, checkpoint)
+        self._carried: dict[tuple[Chain, str], Counter[str]] = {}
+        self._answered: set[tuple[Chain, str, str, str]] = set()  # (chain, ck, interrupt, value)
         self._expect: Any = None  # the resume value this invocation was given
         self._thread = ""  # the thread of the current invocation
 
@@ -336,6 +356,8 @@ class Recorder:
                 "writes": seen.writes,
                 "answers": seen.answers,
             }
+            if run_start and chain[1]:
+                fields["nested"] = True  # a subgraph's loop, inside a task of its parent
 
             def write() -> None:
                 self._write("load" if run_start else "read", fields)
@@ -363,6 +385,15 @@ class Recorder:
 
             self._submit(None, write, "load")
 
+    def replay_load(self, config: dict[str, Any], tup: Any) -> None:
+        """A subgraph's run starts while its parent replays: LangGraph loaded the subgraph's
+        last checkpoint before the replay point (`list(before=..., limit=1)`); a load that
+        asked for the checkpoint it got, or for the latest when it got none."""
+        conf = dict(config.get("configurable", {}))
+        if tup is not None:
+            conf["checkpoint_id"] = tup.checkpoint["id"]
+        self.read({**config, "configurable": conf}, tup, True)
+
     def _answers_from_input(self, chain: Chain, seen: Observed) -> None:
         """The answers an invocation is given that LangGraph does not hand to the saver as
         they are written: a map `Command(resume={id: value})` (delivered through the config,
@@ -376,10 +407,36 @@ class Recorder:
                 to = self.book.address(iid) or next(
                     (a for a in seen.pending if a.startswith(f"{iid}#")), None
                 )
-                if to is not None:
-                    self._resume(chain, seen.checkpoint, to, answer)
-        elif self.exit and len(seen.pending) == 1:
-            self._resume(chain, seen.checkpoint, seen.pending[0], value)
+                if to is not None and self._resume(chain, seen.checkpoint, to, answer):
+                    self._carried.setdefault((chain, seen.checkpoint), Counter())[
+                        observe.value_id(answer)
+                    ] += 1
+        elif (
+            self.exit
+            and len(seen.pending) == 1
+            and self._resume(chain, seen.checkpoint, seen.pending[0], value)
+        ):
+            self._carried[(chain, seen.checkpoint)] = Counter([observe.value_id(value)])
+
+    def _carried_stored(self, resumed: tuple[Any, ...]) -> None:
+        """A map answer, or an answer in exit durability, is stored only inside the task
+        write that received it (its own `__resume__` list): once the saver acknowledged that
+        write, the answer is stored -- the `put_writes` of a checkpoint's answers is written
+        once every answer given on it was received by an acknowledged write."""
+        for value in resumed:
+            vid = observe.value_id(value)
+            for (chain, cid), waiting in list(self._carried.items()):
+                if waiting[vid] <= 0:
+                    continue
+                waiting[vid] -= 1
+                if +waiting:
+                    break
+                del self._carried[(chain, cid)]
+                self._write(
+                    "put_writes",
+                    {**self._where(chain), "checkpoint": cid, "task": None, "kind": "resume"},
+                )
+                break
 
     @staticmethod
     def _is_interrupt_id(key: Any) -> bool:
@@ -389,15 +446,19 @@ class Recorder:
         """This invocation was given `Command(resume=value)`."""
         self._expect = value
 
-    def _resume(self, chain: Chain, checkpoint: str, to: str, value: Any) -> None:
+    def _resume(self, chain: Chain, checkpoint: str, to: str, value: Any) -> bool:
+        """Writes the answer `value` to interrupt `to` (once); whether it was written now.
+        Equal values to different interrupts (a map resume) are different answers."""
         vid = observe.value_id(value)
-        if (chain, checkpoint, vid) in self._resumed:
-            return
+        if (chain, checkpoint, to, vid) in self._answered:
+            return False
+        self._answered.add((chain, checkpoint, to, vid))
         self._resumed.add((chain, checkpoint, vid))
         self._write(
             "resume",
             {**self._where(chain), "checkpoint": checkpoint, "interrupt": to, "value": vid},
         )
+        return True
 
     # -- checkpoints -------------------------------------------------------------------
 
@@ -566,12 +627,20 @@ class Recorder:
         return out
 
     def _start_input_task(self, chain: Chain, checkpoint: str) -> None:
-        """The input task (`__start__`) runs without callbacks; in exit durability its
-        writes reach no saver either. It ran when the loop made the next checkpoint."""
+        """The input task (`__start__`) runs without callbacks (unless a router or `Send`
+        leaves START) and is not in the `tasks` stream; in exit durability its writes reach
+        no saver either. It ran when the loop made the next checkpoint."""
         for task, node in self._chunk_tasks.get(checkpoint, ()):
-            if node == START and (chain, task) not in self._attempts:
-                if task in self._results.get(checkpoint, set()):
-                    continue
+            if node != START or task in self._results.get(checkpoint, set()):
+                continue
+            seen = self._attempts.get((chain, task))
+            if seen is not None and not seen.ended:
+                # it had callbacks (a router or `Send` leaves START); the `tasks` stream
+                # does not report the input task: it ended when the next checkpoint was made
+                seen.checkpoint = checkpoint
+                self._queue_end(seen, "ok", None, ())
+                continue
+            if seen is None:
                 path = task_path_str(("__pregel_pull", node))
                 attempt = Attempt(chain, task, node, path, self._steps.get(checkpoint, -1) + 1)
                 attempt.checkpoint = checkpoint
@@ -598,14 +667,20 @@ class Recorder:
         self._submit(ready, write, f"task_start {attempt.node} step {attempt.step}")
 
     def _queue_end(
-        self, attempt: Attempt, outcome: str, interrupt: str | None, resumed: tuple[Any, ...]
+        self,
+        attempt: Attempt,
+        outcome: str,
+        interrupt: str | None,
+        resumed: tuple[Any, ...],
+        answers: list[dict[str, str]] | None = None,
     ) -> None:
         attempt.ended = True
         own = observe.task_ns(attempt.chain[1], attempt.node, attempt.task)
-        answers = [
-            {"interrupt": observe.answered_address(own, i), "value": observe.value_id(v)}
-            for i, v in enumerate(resumed, 1)
-        ]
+        if answers is None:
+            answers = [
+                {"interrupt": observe.answered_address(own, i), "value": observe.value_id(v)}
+                for i, v in enumerate(resumed, 1)
+            ]
 
         def write() -> None:
             fields: dict[str, Any] = {
@@ -644,7 +719,17 @@ class Recorder:
             attempt = Attempt(chain, task, node, path, step)
             self._attempts[(chain, task)] = attempt
             self._paths[(chain, task)] = path
-            self._queue_start(attempt, lambda: self._step_ready(chain, step))
+            if node == START and self.durability == "sync":
+                # The input task has callbacks only when a router or `Send` leaves START; it
+                # is placed as when it has none: after its checkpoint's `put` (LangGraph does
+                # not await the input checkpoint before the first step; its body is the
+                # input mapping and the routing)
+                self._queue_start(
+                    attempt,
+                    lambda: self._step_ready(chain, step) and self._run(chain).cur in self._stored,
+                )
+            else:
+                self._queue_start(attempt, lambda: self._step_ready(chain, step))
             return attempt
 
     def task_finished(self, attempt: Attempt, outcome: str, error: BaseException | None) -> None:
@@ -666,19 +751,23 @@ class Recorder:
             if attempt is None or attempt.ended:
                 return
             interrupts = payload.get("interrupts") or ()
-            interrupt = None
+            interrupt = mine = None
+            own = observe.task_ns(chain[1], attempt.node, attempt.task)
             if interrupts:
                 outcome = "interrupt"
                 iid = str(interrupts[-1].get("id"))
-                own = observe.task_ns(chain[1], attempt.node, attempt.task)
-                interrupt = (
-                    observe.address_of(iid, own, None) or self.book.address(iid) or f"{iid}#1"
-                )
+                mine = observe.address_of(iid, own, None)
+                interrupt = mine or self.book.address(iid) or f"{iid}#1"
             elif payload.get("error") is not None:
                 outcome = "error"
             else:
                 outcome = "ok"
-            self._queue_end(attempt, outcome, interrupt, ())
+            # Its own `__resume__` list stays in memory: the answers it received are those
+            # the trace gave to its interrupt() calls before the one it parks at (LangGraph
+            # numbers a task's calls, and call k gets the k-th answer), or all of them.
+            upto = int(mine.rpartition("#")[2]) - 1 if mine else None
+            answers = self.book.answered(own, upto) if outcome == "ok" or mine else []
+            self._queue_end(attempt, outcome, interrupt, (), answers)
 
     def _end_from_callback(self, attempt: Attempt) -> None:
         outcome, error = attempt.end or ("error", None)
@@ -749,7 +838,7 @@ class Recorder:
                 self._queue_end(attempt, seen.kind, interrupt, seen.resumed)
             else:
                 ended = None
-        kind = seen.kind
+        kind, resumed = seen.kind, seen.resumed
 
         def acknowledged() -> None:
             fields = {**self._where(chain), "checkpoint": cid, "task": task_id, "kind": kind}
@@ -760,6 +849,7 @@ class Recorder:
                 self._write("put_writes", dict(fields))
                 if kind == "ok":
                     self._results.setdefault(cid, set()).add(task_id)
+                self._carried_stored(resumed)
 
             def ready() -> bool:
                 return cid in self._known and (ended is None or ended.started)
@@ -848,6 +938,7 @@ class Recorder:
             self._attempts.clear()
             self._chunk_tasks.clear()
             self._ended.clear()
+            self._carried.clear()
             self._expect = None
 
 

@@ -29,7 +29,7 @@ from langgraph.checkpoint.base import (
 )
 
 from rctools.langgraph.killpoints import hook_statements
-from rctools.langgraph.observe import is_run_start
+from rctools.langgraph.observe import is_replay_load, is_run_start
 from rctools.langgraph.recorder import Recorder
 
 
@@ -208,7 +208,15 @@ class RecordingSaver(BaseCheckpointSaver):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
-        return self.inner.list(config, filter=filter, before=before, limit=limit)
+        if not is_replay_load():
+            return self.inner.list(config, filter=filter, before=before, limit=limit)
+        # a subgraph's run starting under a replaying parent loads through `list`
+        self._sync()
+        with self.lock.reading(self.recorder):
+            with self.recorder.kill.call("get_tuple"):
+                found = list(self.inner.list(config, filter=filter, before=before, limit=limit))
+            self.recorder.replay_load(config, found[0] if found else None)
+        return iter(found)
 
     def put(
         self,
@@ -265,7 +273,21 @@ class RecordingSaver(BaseCheckpointSaver):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        async for item in self.inner.alist(config, filter=filter, before=before, limit=limit):
+        if not is_replay_load():
+            async for item in self.inner.alist(config, filter=filter, before=before, limit=limit):
+                yield item
+            return
+        # a subgraph's run starting under a replaying parent loads through `alist`
+        async with self.lock.held_async():
+            with self.recorder.kill.call("get_tuple", inside=False):
+                found = [
+                    item
+                    async for item in self.inner.alist(
+                        config, filter=filter, before=before, limit=limit
+                    )
+                ]
+            self.recorder.replay_load(config, found[0] if found else None)
+        for item in found:
             yield item
 
     async def aput(

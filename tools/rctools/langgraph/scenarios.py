@@ -344,6 +344,40 @@ def _react() -> Any:
     return create_react_agent(model, [lookup, charge])
 
 
+def _react_approval() -> StateGraph:
+    """A ReAct loop built by hand: agent (a scripted chat model) -> approve (a human
+    approves each tool call: `interrupt()`) -> tools (LangGraph's `ToolNode`) -> agent,
+    until the model answers in text (`tools_condition`)."""
+    from langgraph.graph import MessagesState
+    from langgraph.prebuilt import ToolNode, tools_condition
+
+    model = ScriptedChatModel(
+        script=[
+            [("lookup", {"topic": "acme plan"})],
+            [("charge", {"account": "acme", "cents": 4200})],
+            "Charged acme 42.00 for its plan.",
+        ]
+    ).bind_tools([lookup, charge])
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    def approve(state: MessagesState) -> dict[str, Any]:
+        call = state["messages"][-1].tool_calls[0]
+        interrupt({"approve": call["name"], "args": call["args"]})
+        return {}
+
+    g = StateGraph(MessagesState)
+    g.add_node("agent", agent)
+    g.add_node("approve", approve)
+    g.add_node("tools", ToolNode([lookup, charge]))
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", tools_condition, {"tools": "approve", END: END})
+    g.add_edge("approve", "tools")
+    g.add_edge("tools", "agent")
+    return g
+
+
 class Doc(TypedDict):
     text: str
     log: Annotated[list[str], operator.add]
@@ -428,6 +462,12 @@ class Scenario:
     script: tuple[tuple[Any, ...], ...] = (("start",), ("auto",))
     # the durability a shape is recorded in (None: the matrix's modes)
     durability: str | None = None
+    # the threads the script is played on, step by step in turn, on one saver
+    threads: tuple[str, ...] = ("t1",)
+    # the value every interrupt is answered with (None: one unique to each process)
+    answer: Any = None
+    # SIGKILLed at every kill point by the matrix (besides the matrix's own list)
+    killed: bool = False
 
 
 def _messages(text: str) -> Callable[[], Any]:
@@ -484,6 +524,28 @@ SCENARIOS: dict[str, Scenario] = {
             script=(("start",), ("concurrent", 3), ("auto",)),
         ),
         Scenario(
+            "invoke-none",
+            "review asks twice; answered once it parks at its second question, and "
+            "invoke(None) on the parked thread re-delivers the consumed answer to it",
+            _asking(2),
+            script=(("start",), ("answer",), ("none",), ("auto",)),
+        ),
+        Scenario(
+            "threads",
+            "review asks once, on threads t1, t10 and t1:a (ids that share prefixes) of one "
+            "saver, played step by step in turn",
+            _asking(1),
+            threads=("t1", "t10", "t1:a"),
+        ),
+        Scenario(
+            "threads-subgraph",
+            "the subgraph that asks, on threads t1, t10 and t1:a of one saver: three "
+            "threads, each with a subgraph namespace of its own",
+            _subgraph(asks=True),
+            make_input=lambda: {"text": "release notes", "log": []},
+            threads=("t1", "t10", "t1:a"),
+        ),
+        Scenario(
             "update-older",
             "a chain run to the end, then update_state on the checkpoint before B "
             "(as A): a new branch, which runs B and C again",
@@ -529,6 +591,13 @@ SHAPES: dict[str, Scenario] = {
             "react",
             "create_react_agent with a scripted chat model: lookup, charge, answer",
             _react,
+            make_input=_messages("charge acme for its plan"),
+        ),
+        Scenario(
+            "react-approval",
+            "a ReAct loop by hand: agent (scripted model) -> approve (interrupt) -> "
+            "ToolNode -> agent; each tool call waits for a human",
+            _react_approval,
             make_input=_messages("charge acme for its plan"),
         ),
         Scenario(

@@ -59,6 +59,9 @@ CELLS: tuple[ShapeCell, ...] = (
     ShapeCell("subgraph-interrupt", "sync", ("end check", 1)),
     # the agent's tool call ran, its write not saved
     ShapeCell("react", "sync", ("end tools", 1)),
+    # the approved tool call ran inside the hand-built loop, its write not saved: the tool
+    # node runs again, the approval is not asked again (its answer is stored)
+    ShapeCell("react-approval", "sync", ("end tools", 1)),
     # exit durability saves nothing before the invocation returns: the input is sent again
     ShapeCell("exit", "exit", ("end tools", 2)),
 )

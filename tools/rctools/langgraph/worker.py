@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import StateGraph
 from langgraph.types import Command
 
-from rctools.langgraph.record import Recording
+from rctools.langgraph.record import Recording, on_saver
 from rctools.langgraph.recorder import KillSwitch
 from rctools.langgraph.scenarios import WORLD_VAR
 from rctools.langgraph_backends import BackendError, aopen_saver, api_of, open_saver
@@ -37,8 +36,10 @@ class Invocation:
     continue an unfinished run), `continue` (after a kill: `invoke(None)` unless parked),
     `resume` (answer the given interrupt), `fork` (time travel from the checkpoint before
     node `target`), `pinned` (answer the given interrupt on its own, older checkpoint),
-    `update` (`update_state(values, as_node)` on the checkpoint `target` names: `latest` or
-    `before:NODE`)."""
+    `update` (`update_state(values, as_node)` on the checkpoint `target` names: `latest`,
+    `before:NODE` or `at:I`, the I-th checkpoint of the thread, oldest first), `none`
+    (`invoke(None)` whatever the thread's state: on a parked thread too). `fork` names its
+    checkpoint as `update` does (a bare node name: `before:NODE`)."""
 
     kind: str
     proc: str
@@ -54,6 +55,12 @@ class Invocation:
     measure: bool = False  # count each write call's line events (a fault-free cell)
     recover: bool = False  # the previous process was killed: run even a finished thread
     barrier: int = 0  # wait until this many processes of the cell are about to invoke
+    thread: str = THREAD
+    answer: Any = None  # the resume value (None: one unique to this process)
+
+    @property
+    def base(self) -> dict[str, Any]:
+        return {"configurable": {"thread_id": self.thread}}
 
 
 @dataclass(frozen=True)
@@ -69,9 +76,12 @@ class Cell:
     serialize: bool = True  # False: saver calls of different processes may race
 
 
-def answer(parked: dict[str, Any], nonce: str) -> dict[str, str]:
-    """A resume value unique to this process, so the trace can tell two answers apart."""
-    return {"answer": f"ok {parked['node']}", "nonce": nonce}
+def answer(parked: dict[str, Any], job: Invocation) -> Any:
+    """The job's resume value, else one unique to this process, so the trace can tell two
+    answers apart."""
+    if job.answer is not None:
+        return job.answer
+    return {"answer": f"ok {parked['node']}", "nonce": job.nonce}
 
 
 def run(
@@ -95,12 +105,7 @@ def run(
 
 def _quiet(build: Callable[[], Any], saver: BaseCheckpointSaver) -> Any:
     """The app on the bare saver: the driver's own reads stay out of the trace."""
-    app = build()
-    return (
-        app.compile(checkpointer=saver)
-        if isinstance(app, StateGraph)
-        else app.copy({"checkpointer": saver})
-    )
+    return on_saver(build(), saver)
 
 
 def _prepare(
@@ -121,49 +126,79 @@ def _prepare(
         lock=cell.folder / "saver.lock",
         serialize=cell.serialize,
     )
+    if job.barrier >= 2:
+        # and again once each has loaded and starts its first task: a quick resume would
+        # otherwise be over before the other process loads, and nothing would overlap
+        recording.recorder.kill.rendezvous = lambda: _meet(cell, job, "barrier-started")
     return recording, recording.attach(cell.build(), saver), _quiet(cell.build, saver)
-
-
-BASE = {"configurable": {"thread_id": THREAD}}
 
 
 def _plan(cell: Cell, job: Invocation, state: Any, history: list[Any]) -> tuple[Any, Any] | None:
     """The input and config of this invocation, or None when there is nothing to do."""
+    base = job.base
     if job.kind == "start":
-        return cell.make_input(), BASE
+        return cell.make_input(), base
     if job.kind == "fork":
-        before = [s for s in history if s.next == (job.target,)]
-        return (None, before[-1].config) if before else None
+        target = job.target if ":" in job.target else f"before:{job.target}"
+        config = _target(target, state, history)
+        return (None, config) if config is not None else None
+    if job.kind == "none":
+        return None, base
     parked = job.parked or next(iter(parked_of(state)), None)
     if job.kind == "continue":
         # after a kill: run on from what was saved (even a finished thread: the invocation
         # loads it and returns), unless it waits for an answer, which the script gives
-        return None if parked or state.created_at is None else (None, BASE)
+        return None if parked or state.created_at is None else (None, base)
+    waiting = parked_of(state)
+    if job.kind in ("resume", "auto") and len(waiting) > 1:
+        # several interrupts at once (parallel tasks that ask): LangGraph takes only a map
+        # resume then, one answer per interrupt id
+        return Command(resume={p["interrupt"]: answer(p, job) for p in waiting}), base
     if job.kind in ("resume", "pinned", "auto") and parked:
-        value = answer(parked, job.nonce)
+        value = answer(parked, job)
         if job.kind == "pinned":
-            pinned = {"configurable": {"thread_id": THREAD, "checkpoint_id": parked["checkpoint"]}}
+            pinned = {
+                "configurable": {"thread_id": job.thread, "checkpoint_id": parked["checkpoint"]}
+            }
             return Command(resume=value), pinned
-        return Command(resume=value), BASE
+        return Command(resume=value), base
     if state.next or state.tasks or (job.recover and state.created_at is not None):
-        return None, BASE
+        return None, base
     return None
 
 
-def _update_target(job: Invocation, state: Any, history: list[Any]) -> Any:
-    if job.target == "latest":
+def _target(target: str, state: Any, history: list[Any]) -> Any:
+    """The config of the checkpoint `target` names: `latest`, `before:NODE` (the last one
+    that schedules just NODE) or `at:I` (the I-th of the thread's top chain, oldest first)."""
+    if target == "latest":
         return state.config
-    node = job.target.partition(":")[2]
-    before = [s for s in history if s.next == (node,)]
+    kind, _, what = target.partition(":")
+    if kind == "at":
+        oldest_first = history[::-1]
+        index = int(what)
+        return oldest_first[index].config if 0 <= index < len(oldest_first) else None
+    before = [s for s in history if s.next == (what,)]
     return before[-1].config if before else None
 
 
-def _meet(cell: Cell, job: Invocation) -> None:
+def _as_node(job: Invocation, target: Any, history: list[Any]) -> str | None:
+    """The node an edit is made as: the job's, else the one node the checkpoint before the
+    target scheduled (the edit then reads as that node's result), else LangGraph infers it."""
+    if job.as_node:
+        return job.as_node
+    by_id = {s.config["configurable"]["checkpoint_id"]: s for s in history}
+    here = by_id.get(target["configurable"].get("checkpoint_id"))
+    parent = (here.parent_config or {}).get("configurable", {}) if here is not None else {}
+    before = by_id.get(parent.get("checkpoint_id"))
+    return before.next[0] if before is not None and len(before.next) == 1 else None
+
+
+def _meet(cell: Cell, job: Invocation, at: str = "barrier") -> None:
     """Waits (at most 10 s) until `job.barrier` processes reached this point: concurrent
     resumes that really overlap."""
     if job.barrier < 2:
         return
-    folder = cell.folder / "barrier"
+    folder = cell.folder / at
     folder.mkdir(exist_ok=True)
     (folder / job.proc).touch()
     deadline = time.monotonic() + 10
@@ -178,6 +213,7 @@ def parked_of(state: Any) -> list[dict[str, Any]]:
             found.append(
                 {
                     "checkpoint": state.config["configurable"]["checkpoint_id"],
+                    "thread": state.config["configurable"]["thread_id"],
                     "node": task.name,
                     "interrupt": intr.id,
                 }
@@ -208,13 +244,13 @@ def _run_sync(
     recording, app, quiet = _prepare(cell, job, kill_fd, saver)
     mute = recording.recorder.kill.mute
     with mute():  # the driver's checks are `read` events (judged for CV), not kill points
-        state = app.get_state(BASE)
-    history = list(quiet.get_state_history(BASE))
+        state = app.get_state(job.base)
+    history = list(quiet.get_state_history(job.base))
     error, ran = None, False
     if job.kind == "update":
-        target = _update_target(job, state, history)
+        target = _target(job.target, state, history)
         if target is not None:
-            app.update_state(target, job.values, as_node=job.as_node)
+            app.update_state(target, job.values, as_node=_as_node(job, target, history))
         ran = target is not None
     elif (plan := _plan(cell, job, state, history)) is not None:
         payload, config = plan
@@ -225,7 +261,8 @@ def _run_sync(
         except Exception as exc:  # a node error ends the invocation; the trace shows it
             error = f"{type(exc).__name__}: {exc}"
     with mute():
-        report = _report(app.get_state(BASE), error, recording, ran)
+        report = _report(app.get_state(job.base), error, recording, ran)
+    report["checkpoints"] = sum(1 for _ in quiet.get_state_history(job.base))
     recording.close()
     return report
 
@@ -235,13 +272,13 @@ async def _run_async(cell: Cell, job: Invocation, kill_fd: int | None) -> dict[s
         recording, app, quiet = _prepare(cell, job, kill_fd, real)
         mute = recording.recorder.kill.mute
         with mute():
-            state = await app.aget_state(BASE)
-        history = [s async for s in quiet.aget_state_history(BASE)]
+            state = await app.aget_state(job.base)
+        history = [s async for s in quiet.aget_state_history(job.base)]
         error, ran = None, False
         if job.kind == "update":
-            target = _update_target(job, state, history)
+            target = _target(job.target, state, history)
             if target is not None:
-                await app.aupdate_state(target, job.values, as_node=job.as_node)
+                await app.aupdate_state(target, job.values, as_node=_as_node(job, target, history))
             ran = target is not None
         elif (plan := _plan(cell, job, state, history)) is not None:
             payload, config = plan
@@ -252,6 +289,7 @@ async def _run_async(cell: Cell, job: Invocation, kill_fd: int | None) -> dict[s
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
         with mute():
-            report = _report(await app.aget_state(BASE), error, recording, ran)
+            report = _report(await app.aget_state(job.base), error, recording, ran)
+        report["checkpoints"] = len([s async for s in quiet.aget_state_history(job.base)])
         recording.close()
         return report

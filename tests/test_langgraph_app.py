@@ -1,0 +1,267 @@
+"""Your own graph: `resume-check run langgraph --app MODULE:FACTORY` and `record_run`, on
+apps the project has never seen (tests/fixtures/apps, written as a user writes them: plain
+`interrupt()`, no project import), on real LangGraph, real SQLite files and real SIGKILLs.
+
+The matrix plans an app from its fault-free run (its interrupts, its checkpoints): every
+fault-free run of the app itself must conform, every killed cell must be judged, no cell may
+be invalid or fail to run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT, invoke, run_cli
+
+pytestmark = pytest.mark.slow
+
+APPS = ROOT / "tests" / "fixtures" / "apps"
+DOCS = ROOT / "docs" / "langgraph.md"
+
+
+def _app_matrix(tmp_path: Path, app: str, *options: str) -> tuple[int, dict[str, Any]]:
+    run = run_cli(
+        "run", "langgraph", "--app", app, *options, "--format", "json", "--no-progress",
+        "--out", tmp_path,
+    )  # fmt: skip
+    run.assert_no_traceback()
+    assert run.returncode in (0, 1), run
+    return run.returncode, run.json()
+
+
+def _cells(document: dict[str, Any], scenario: str | None = None) -> list[dict[str, Any]]:
+    return [c for c in document["cells"] if scenario is None or c["scenario"] == scenario]
+
+
+# (app, options, interrupts its fault-free run parks at)
+APPS_SEEN_NEVER = [
+    # a ReAct loop: scripted chat model, ToolNode with a real tool, a human approval inside
+    (f"{APPS / 'support_agent.py'}:make_graph", ["--input", '{"messages": []}'], 2),
+    # a router, no interrupt: the plan has no concurrent or invoke(None) cells
+    (f"{APPS / 'triage.py'}:build", ["--input", '{"text": "my card was charged twice"}'], 0),
+    # Send map-reduce, then a review that asks
+    (f"{APPS / 'research.py'}:make_graph", ["--input", '{"question": "why are skies blue"}'], 1),
+    # a compiled subgraph whose node calls interrupt(), answered with a string
+    (f"{APPS / 'publishing.py'}:make_graph", ["--answer", '"ada"'], 1),
+    # parallel Send tasks that each ask: several interrupts at once, a map resume
+    (f"{APPS / 'parallel_review.py'}:make_graph", [], 1),
+]
+
+
+@pytest.mark.parametrize(
+    ("app", "options", "parks"), APPS_SEEN_NEVER, ids=[a[0].split("/")[-1] for a in APPS_SEEN_NEVER]
+)
+def test_an_app_never_seen_goes_through_the_whole_matrix(
+    tmp_path: Path, app: str, options: list[str], parks: int
+) -> None:
+    code, document = _app_matrix(tmp_path, app, *options, "--kill-stride", "10")
+    assert code == 0  # on the reference saver itself nothing is the saver's
+    clean = [c for c in _cells(document, "app") if c["fault"] == "none"]
+    assert sorted(c["durability"] for c in clean) == ["async", "exit", "sync"]
+    for cell in clean:
+        assert cell["tested"]["status"] == "conforms", cell
+    kills = [c for c in document["cells"] if c["fault"] != "none"]
+    assert kills and {c["scenario"] for c in kills} == {"app"}
+    for cell in document["cells"]:
+        assert cell["tested"]["status"] in ("conforms", "violates"), cell
+    for cell in kills:
+        trace = Path(cell["tested"]["trace"]).read_text(encoding="utf-8")
+        assert '"ev": "crash"' in trace or '"ev": "load"' in trace
+    names = {c["scenario"] for c in document["cells"]}
+    for k in range(1, parks + 1):
+        assert {f"app-concurrent-{k}", f"app-invoke-none-{k}"} <= names
+    assert not any(n.startswith("app-concurrent") for n in names if parks == 0)
+    assert "app-fork-0" in names
+
+
+def test_the_plan_follows_the_fault_free_run(tmp_path: Path) -> None:
+    """One fork per checkpoint of the thread but the latest, one cell per interrupt."""
+    _, document = _app_matrix(
+        tmp_path, f"{APPS / 'research.py'}:make_graph", "--durability", "sync",
+        "--scenarios", "fork,concurrent,invoke-none,update-older",
+    )  # fmt: skip
+    names = sorted(c["scenario"] for c in document["cells"])
+    clean = next(c for c in document["cells"] if c["scenario"] == "app")
+    checkpoints = _checkpoints_of(Path(clean["tested"]["trace"]))
+    forks = [n for n in names if n.startswith("app-fork-")]
+    assert len(forks) == checkpoints - 1
+    assert "app-update-older" in names
+    assert [n for n in names if "concurrent" in n or "invoke-none" in n] == [
+        "app-concurrent-1",
+        "app-invoke-none-1",
+    ]
+    fork = next(c for c in document["cells"] if c["scenario"] == "app-fork-1")
+    events = _events(Path(fork["tested"]["trace"]))
+    assert sum(e["ev"] == "fork" for e in events) == 1
+    update = next(c for c in document["cells"] if c["scenario"] == "app-update-older")
+    assert sum(e["ev"] == "update" for e in _events(Path(update["tested"]["trace"]))) == 1
+
+
+def _events(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+
+
+def _checkpoints_of(trace: Path) -> int:
+    """The top chain's checkpoints stored by the fault-free run."""
+    events = _events(trace)
+    top = {e["checkpoint"] for e in events if e["ev"] in ("step", "fork") and not e.get("ns")}
+    return len(top & {e["checkpoint"] for e in events if e["ev"] == "put"})
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("spec", "options", "message"),
+    [
+        ("nowhere/app.py:make", [], "no such file"),
+        (f"{APPS / 'triage.py'}:nothing", [], "has no callable 'nothing'"),
+        (f"{APPS / 'triage.py'}", [], "takes MODULE:FACTORY"),
+        ("not_a_module_anywhere:make", [], "importing 'not_a_module_anywhere' failed"),
+        (f"{APPS / 'triage.py'}:build", ["--answer", "{yes"], "--answer takes a JSON value"),
+        (f"{APPS / 'triage.py'}:build", ["--input", "[1,"], "--input takes a JSON value"),
+        (f"{APPS / 'triage.py'}:build", ["--answer", "null"], "--answer null is no answer"),
+        (f"{APPS / 'triage.py'}:build", ["--scenarios", "chain"], "with --app, --scenarios"),
+        (f"{APPS / 'triage.py'}:build", ["--backend", "sqlite", "--saver", "x:y"], "exactly one"),
+    ],
+)
+def test_a_bad_app_option_is_a_clear_error_and_exit_2(
+    tmp_path: Path, spec: str, options: list[str], message: str
+) -> None:
+    run = invoke("run", "langgraph", "--app", spec, *options, "--out", tmp_path / "out")
+    run.assert_no_traceback()
+    assert run.returncode == 2, run
+    assert message in run.stderr, run
+
+
+def test_an_app_that_is_not_a_compiled_graph_is_a_clear_error(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        "uncompiled.py",
+        """
+        from langgraph.graph import StateGraph, START, END
+        from typing import TypedDict
+
+        class S(TypedDict):
+            x: int
+
+        def make(checkpointer):
+            g = StateGraph(S)
+            g.add_node("a", lambda s: {"x": 1})
+            g.add_edge(START, "a")
+            g.add_edge("a", END)
+            return g  # forgot to compile
+
+        def broken(checkpointer):
+            raise RuntimeError("no model key configured")
+        """,
+    )
+    for attr, message in (("make", "not a compiled graph"), ("broken", "no model key")):
+        run = run_cli("run", "langgraph", "--app", f"uncompiled:{attr}", "--out", tmp_path / "o",
+                      cwd=tmp_path)  # fmt: skip
+        run.assert_no_traceback()
+        assert run.returncode == 2, run
+        assert message in run.stderr, run
+
+
+def test_input_and_answer_need_an_app(tmp_path: Path) -> None:
+    run = invoke("run", "langgraph", "--backend", "sqlite", "--answer", "1", "--out", tmp_path)
+    assert run.returncode == 2 and "go with --app" in run.stderr, run
+
+
+def test_a_dotted_module_in_the_current_folder_is_an_app(tmp_path: Path) -> None:
+    """MODULE may be a dotted name importable from the current folder (a package of the
+    user's project), not only a file path."""
+    package = tmp_path / "myproj"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "graph.py").write_text((APPS / "triage.py").read_text("utf-8"), encoding="utf-8")
+    run = run_cli(
+        "run", "langgraph", "--app", "myproj.graph:build", "--durability", "sync",
+        "--scenarios", "fork", "--format", "json", "--no-progress", "--out", tmp_path / "out",
+        cwd=tmp_path,
+    )  # fmt: skip
+    run.assert_no_traceback()
+    assert run.returncode == 0, run
+    clean = next(c for c in run.json()["cells"] if c["scenario"] == "app")
+    assert clean["tested"]["status"] == "conforms"
+
+
+def _doc_example() -> str:
+    """The record_run example of docs/langgraph.md (the block after its marker)."""
+    text = DOCS.read_text(encoding="utf-8")
+    found = re.search(r"<!-- example: record_run -->\s*```python\n(.*?)```", text, re.DOTALL)
+    assert found, "docs/langgraph.md lost its record_run example"
+    return found.group(1)
+
+
+def test_the_docs_record_run_example_runs_and_conforms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The example in docs/langgraph.md, executed as written (in a fresh folder, with the
+    fixture apps importable as the user's own module): it asserts its own verdict."""
+    code = _doc_example()
+    assert len(code.strip().splitlines()) <= 20
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(APPS))
+    namespace: dict[str, Any] = {"__name__": "docs_example"}
+    exec(compile(code, str(DOCS), "exec"), namespace)
+    assert Path(namespace["trace"]).is_file()
+
+
+def test_record_run_answers_several_interrupts_at_once_with_a_map_resume(tmp_path: Path) -> None:
+    """Parallel tasks that each ask: the answers go through one map resume, each is written
+    as an answer to its own interrupt (equal values, different interrupts), and counts as
+    stored once the task that received it has its write acknowledged."""
+    import sys
+
+    from rctools.langgraph import record_run
+    from resumecheck.contract import default_spec_paths
+    from resumecheck.judge import judge
+
+    sys.path.insert(0, str(APPS))
+    try:
+        from parallel_review import make_graph
+    finally:
+        sys.path.remove(str(APPS))
+    trace = record_run(make_graph, {"reviewers": ["ana", "bo", "cy"]}, answers=["yes"],
+                       out=tmp_path / "run.jsonl")  # fmt: skip
+    [verdict] = judge([trace], spec_paths=default_spec_paths())
+    assert verdict.status.value == "conforms", verdict.reason
+    events = _events(trace)
+    resumes = [e for e in events if e["ev"] == "resume"]
+    assert len(resumes) == 3 and len({e["interrupt"] for e in resumes}) == 3
+    assert len({e["value"] for e in resumes}) == 1
+    assert any(e["ev"] == "put_writes" and e["task"] is None for e in events)
+
+
+def test_an_app_on_a_broken_saver_is_a_saver_finding_and_on_a_correct_one_is_not(
+    tmp_path: Path,
+) -> None:
+    """With --saver, every cell of the app's plan runs on that saver and on the reference: a
+    saver that returns the parent of the latest checkpoint breaks the app's resume (CV) where
+    SqliteSaver does not; LangGraph's own saver behind the same factory contract has none."""
+    env = {"PYTHONPATH": str(ROOT / "tests" / "fixtures")}
+    found = {}
+    for saver in ("parent_as_latest", "correct_sqlite"):
+        run = run_cli(
+            "run", "langgraph", "--app", f"{APPS / 'research.py'}:make_graph",
+            "--saver", f"broken_savers:{saver}", "--durability", "sync", "--scenarios", "fork",
+            "--format", "json", "--no-progress", "--out", tmp_path / saver, env=env,
+        )  # fmt: skip
+        run.assert_no_traceback()
+        found[saver] = (run.returncode, run.json())
+    code, document = found["parent_as_latest"]
+    assert code == 1
+    saver_cells = [c for c in document["cells"] if c["finding"] == "saver"]
+    assert saver_cells and all("CV" in c["tested"]["properties"] for c in saver_cells)
+    code, document = found["correct_sqlite"]
+    assert code == 0 and document["counts"]["saver"] == 0

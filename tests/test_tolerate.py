@@ -1,0 +1,67 @@
+"""`--tolerate PROP`: a known break is set aside, and judging goes on to what else a trace breaks.
+
+The LangGraph matrix relies on this to attribute properties to a saver: a property the
+reference runtime breaks in a scenario is tolerated, so a different break by the tested saver in
+the same cell still shows. TLA+ decides all of it (TraceValidation's `TraceTolerated`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import TRACES, invoke
+
+CO_TRACE = TRACES / "core" / "co-answer-of-other-task.jsonl"  # CO at event 16, then stops
+PC_TRACE = TRACES / "core" / "pc-done-without-schedule.jsonl"
+
+
+def _verdict(*args: str | Path) -> tuple[int, dict]:
+    run = invoke("--format", "json", "--no-progress", *args)
+    run.assert_no_traceback()
+    return run.returncode, run.json()["traces"][0]
+
+
+def test_a_tolerated_break_is_listed_and_does_not_fail() -> None:
+    code, plain = _verdict(CO_TRACE)
+    assert (code, plain["status"], plain["properties"]) == (1, "violates", ["CO"])
+    code, tolerant = _verdict("--tolerate", "CO", CO_TRACE)
+    assert (code, tolerant["status"], tolerant["tolerated"]) == (0, "conforms", {"CO": 16})
+    assert tolerant["matched"] == tolerant["events"]
+
+
+def test_tolerating_one_property_does_not_hide_another(tmp_path: Path) -> None:
+    code, v = _verdict("--tolerate", "CO", PC_TRACE)
+    assert (code, v["status"], v["properties"]) == (1, "violates", ["PC"])
+    # After the CO break, a reader is handed content the store never held: CV, found only
+    # because judging went on past the tolerated CO.
+    lines = CO_TRACE.read_text(encoding="utf-8").splitlines()
+    lines += [
+        json.dumps({"ev": "crash", "proc": "w2"}),
+        json.dumps(
+            {
+                "ev": "load",
+                "proc": "w3",
+                "thread": "t1",
+                "asked": None,
+                "checkpoint": "c0",
+                "parent": None,
+                "digest": "not-what-was-put",
+                "writes": [],
+                "answers": [],
+            }
+        ),
+    ]
+    trace = tmp_path / "co-then-cv.jsonl"
+    trace.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, v = _verdict("--tolerate", "CO", trace)
+    assert (code, v["status"], v["properties"], v["event_index"]) == (1, "violates", ["CV"], 18)
+    assert v["tolerated"] == {"CO": 16}
+
+
+def test_a_name_that_is_no_property_is_refused_before_reaching_tla() -> None:
+    for name in ("XX", 'CO"} \\/ TRUE \\/ {"', "co"):
+        run = invoke("--no-progress", "--tolerate", name, CO_TRACE)
+        run.assert_no_traceback()
+        assert run.returncode == 2, (name, run.stdout, run.stderr)
+        assert "not a property of ResumeCore" in run.stderr + run.stdout

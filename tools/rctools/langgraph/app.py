@@ -1,0 +1,188 @@
+"""Your own graph through the matrix: `resume-check run langgraph --app MODULE:FACTORY`.
+
+`FACTORY(checkpointer)` returns the user's compiled graph, built the way the app builds it
+(plain `interrupt()`, `Command(resume=...)`, nothing from this project). The matrix runs it as
+the scenario `app` -- fault-free, then SIGKILLed at every kill point -- and, from what that
+fault-free run did (how often it parked at an interrupt, how many checkpoints its thread has),
+derives the rest of the plan, so it works for graphs it has never seen:
+
+- `app-concurrent-K`: two processes resume the K-th interrupt at once;
+- `app-invoke-none-K`: at the K-th interrupt, `invoke(None)` on the parked thread, then on;
+- `app-fork-I`: run to the end, then time travel from the I-th checkpoint (oldest first);
+- `app-update-older`: run to the end, then `update_state(None)` on an older checkpoint (as
+  the node that ran before it), and on from the new branch.
+
+Every interrupt is answered with the same JSON value (`--answer`, default `true`: an approval);
+the first invocation gets `--input` (default `{}`).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import importlib.util
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.pregel import Pregel
+
+from rctools.langgraph.scenarios import Scenario
+
+DEFAULT_INPUT: Any = {}
+DEFAULT_ANSWER: Any = True
+# What `--scenarios` selects for an app: the run itself and each kind of derived cell.
+KINDS = ("app", "concurrent", "invoke-none", "fork", "update-older")
+
+
+class AppError(Exception):
+    """The app cannot be loaded or built; the message says why (a usage error, exit 2)."""
+
+
+def _module(name: str) -> Any:
+    """A dotted module on sys.path or in the current folder, or a .py file by path."""
+    if name.endswith(".py") or "/" in name:
+        path = Path(name).resolve()
+        if not path.is_file():
+            raise AppError(f"--app: no such file {name!r}")
+        # the app's own folder first, so that it can import its siblings
+        sys.path.insert(0, str(path.parent))
+        unique = f"_resume_check_app_{abs(hash(str(path)))}"
+        spec = importlib.util.spec_from_file_location(unique, path)
+        if spec is None or spec.loader is None:
+            raise AppError(f"--app: {name!r} is not a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[unique] = module
+        spec.loader.exec_module(module)
+        return module
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    return importlib.import_module(name)
+
+
+def load_factory(spec: str) -> Callable[[Any], Any]:
+    """`MODULE:FACTORY` -> the factory, checked by building the graph once on an in-memory
+    saver (so a broken app is a clear error before any cell runs)."""
+    module_name, sep, attr = spec.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise AppError(f"--app takes MODULE:FACTORY (a dotted module or a .py path), not {spec!r}")
+    try:
+        module = _module(module_name)
+    except AppError:
+        raise
+    except Exception as exc:  # the user's module: anything can go wrong in it
+        raise AppError(
+            f"--app: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+        ) from None
+    factory = getattr(module, attr, None)
+    if not callable(factory):
+        raise AppError(f"--app: {module_name!r} has no callable {attr!r}")
+    try:
+        graph = factory(InMemorySaver())
+    except Exception as exc:
+        raise AppError(f"--app: {attr}(checkpointer) raised {type(exc).__name__}: {exc}") from None
+    if not isinstance(graph, Pregel):
+        raise AppError(
+            f"--app: {attr}(checkpointer) returned {type(graph).__name__}, not a compiled "
+            "graph (return builder.compile(checkpointer=checkpointer))"
+        )
+    return factory
+
+
+def parse_json(option: str, text: str | None, default: Any) -> Any:
+    """A JSON option's value; a clear error when it is not JSON."""
+    if text is None:
+        return copy.deepcopy(default)
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise AppError(f"{option} takes a JSON value: {exc}") from None
+
+
+@dataclass(frozen=True)
+class App:
+    """A user's graph and what the matrix feeds it."""
+
+    spec: str  # MODULE:FACTORY, for people
+    factory: Callable[[Any], Any]
+    input: Any = field(default_factory=dict)
+    answer: Any = DEFAULT_ANSWER
+    kinds: tuple[str, ...] = KINDS
+
+    def scenario(
+        self, name: str, description: str, script: tuple[tuple[Any, ...], ...]
+    ) -> Scenario:
+        given = self.input
+
+        return Scenario(
+            name,
+            f"{self.spec}: {description}",
+            # a factory is an app `Recording.attach` calls with the recorded checkpointer
+            build=lambda: self.factory,
+            make_input=lambda: copy.deepcopy(given),
+            script=script,
+            answer=self.answer,
+            killed=name == "app" and "app" in self.kinds,
+        )
+
+    def catalogue(self) -> dict[str, Scenario]:
+        """The scenario known before anything ran: the app, answered until it is done (run,
+        and SIGKILLed at every point, even when `--scenarios` leaves it out: the rest of the
+        plan is derived from it)."""
+        return {
+            "app": self.scenario(
+                "app", "the input, then every interrupt answered", (("start",), ("auto",))
+            )
+        }
+
+    def expand(self, scenario: Scenario, clean: Any) -> list[Scenario]:
+        """The matrix's `expand`: only the app's own fault-free run derives cells."""
+        return self.derive(clean) if scenario.name == "app" else []
+
+    def derive(self, clean: Any) -> list[Scenario]:
+        """The cells the app's fault-free run (a `CellRun`) calls for: one per interrupt
+        it parked at, one fork per checkpoint of its thread but the latest, one edit of an
+        older checkpoint."""
+        out: list[Scenario] = []
+        parks = int(clean.parks)
+        checkpoints = int(clean.checkpoints)
+        for k in range(1, parks + 1):
+            if "concurrent" in self.kinds:
+                out.append(
+                    self.scenario(
+                        f"app-concurrent-{k}",
+                        f"two processes resume interrupt {k} at once",
+                        (("start",), ("answers", k), ("concurrent", 2), ("auto",)),
+                    )
+                )
+            if "invoke-none" in self.kinds:
+                out.append(
+                    self.scenario(
+                        f"app-invoke-none-{k}",
+                        f"parked at interrupt {k}, invoke(None), then answered on",
+                        (("start",), ("answers", k), ("none",), ("auto",)),
+                    )
+                )
+        if "fork" in self.kinds:
+            for i in range(max(checkpoints - 1, 0)):
+                out.append(
+                    self.scenario(
+                        f"app-fork-{i}",
+                        f"run to the end, then time travel from checkpoint {i} (oldest first)",
+                        (("start",), ("auto",), ("fork", f"at:{i}"), ("auto",)),
+                    )
+                )
+        older = max(2, (checkpoints - 1) // 2)
+        if "update-older" in self.kinds and older < checkpoints - 1:
+            out.append(
+                self.scenario(
+                    "app-update-older",
+                    f"run to the end, then update_state on checkpoint {older} (a new branch)",
+                    (("start",), ("auto",), ("update", f"at:{older}", "", None), ("auto",)),
+                )
+            )
+        return out

@@ -1,0 +1,348 @@
+"""pytest plugin: the resume-check matrix on your checkpointer, one pytest test per cell.
+
+Registered as the `resume_check` pytest11 entry point, so installing resume-check enables it.
+A saver author marks a test with the factory and the part of the matrix to run:
+
+    @pytest.mark.resume_check(saver=make_saver, scenarios=["chain"], kill_stride=4)
+    def test_resume(resume_check_cell):
+        pass
+
+Every cell (scenario x fault x durability) becomes one test, `test_resume[chain.kill-end-A_1.sync]`:
+a saver finding fails it with the property, the event and the trace file; a runtime finding
+(LangGraph breaks the cell on the reference saver too) is an xfail unless
+`--resume-check-strict`. The body runs first and may look at the cell; the verdict is enforced
+after it, so an empty body still fails a broken cell.
+
+Why the matrix runs at collection: which kill cells exist is known only after the clean run of
+each scenario on *your* saver has counted its kill points, and pytest needs the list of tests
+before it runs any. So one matrix is recorded and judged (one TLC run) per marker's settings
+while pytest collects, and each test reports its cell. `--collect-only` records nothing.
+
+This module is imported by every pytest run in an environment that has resume-check, so it
+imports nothing heavy until a test asks for a cell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+MARKER = "resume_check"
+FIXTURE = "resume_check_cell"
+PLAIN_INTERVAL = 10.0
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("resume-check", "resume-check: the LangGraph checkpointer matrix")
+    group.addoption(
+        "--resume-check-saver",
+        metavar="MODULE:FACTORY",
+        help="the saver factory for tests whose resume_check marker names none",
+    )
+    group.addoption(
+        "--resume-check-scenarios",
+        metavar="A,B",
+        help="comma-separated scenarios, instead of the marker's (default: every scenario)",
+    )
+    group.addoption(
+        "--resume-check-durability",
+        metavar="MODES",
+        help="comma-separated durability modes: sync, async, exit (default: all three)",
+    )
+    group.addoption(
+        "--resume-check-kill-stride",
+        metavar="N",
+        type=int,
+        help="SIGKILL at every N-th kill point, instead of the marker's (default: 1, every one)",
+    )
+    group.addoption(
+        "--resume-check-no-reference",
+        action="store_true",
+        help="do not run cells on the reference saver: every failing cell then fails its test",
+    )
+    group.addoption(
+        "--resume-check-strict",
+        action="store_true",
+        help="fail runtime findings too (cells LangGraph fails on the reference saver)",
+    )
+    group.addoption(
+        "--resume-check-out",
+        metavar="DIR",
+        help="folder for the traces (default: .pytest_cache/d/resume-check, or a temporary one)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(saver, name=None, scenarios=None, durability=None, kill_stride=1, "
+        "reference=True, in_process=False, strict=False): run the resume-check LangGraph "
+        f"matrix on the saver factory, one test per cell, for tests using the {FIXTURE} "
+        "fixture",
+    )
+    config.stash[_RUNS] = {}
+
+
+@dataclass(frozen=True)
+class CellCase:
+    """What one generated test checks: a finished cell, or why there is none."""
+
+    name: str
+    strict: bool
+    outcome: Any = None  # rctools.saver_cells.CellOutcome
+    error: str | None = None
+
+    def check(self) -> None:
+        """Fails (or xfails) the running test as the cell's finding says."""
+        from rctools.saver_cells import Action, action, explain
+
+        if self.error is not None:
+            pytest.fail(f"resume-check: {self.error}", pytrace=False)
+        if self.outcome is None:
+            pytest.skip("resume-check: no cell recorded (--collect-only, or not selected)")
+        what = action(self.outcome, self.strict)
+        if what is Action.FAIL:
+            pytest.fail(explain(self.outcome, self.name), pytrace=False)
+        if what is Action.REPORT:
+            pytest.xfail(explain(self.outcome, self.name))
+
+    @property
+    def cell(self) -> Any:
+        """The matrix cell (`rctools.langgraph.matrix.Cell`): key, finding, both sides'
+        runs and verdicts, for a test body that wants to look further."""
+        return None if self.outcome is None else self.outcome.cell
+
+    @property
+    def trace(self) -> Path | None:
+        """The trace file of the saver under test."""
+        return None if self.outcome is None else Path(self.outcome.cell.tested.run.trace)
+
+
+_RUNS = pytest.StashKey[dict[tuple[Any, ...], list[Any]]]()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if FIXTURE not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker(MARKER)
+    config = metafunc.config
+    try:
+        settings, strict = _settings(marker, config)
+    except _Misconfigured as exc:
+        pytest.fail(f"{metafunc.definition.nodeid}: {exc}", pytrace=False)
+    name = settings.name
+    if config.option.collectonly or not _named_by_args(metafunc):
+        cases = [CellCase(name, strict)]
+        ids = ["not-recorded"]
+    else:
+        cases, ids = _cases(config, settings, strict)
+    metafunc.parametrize(FIXTURE, cases, ids=ids, indirect=True)
+
+
+@pytest.fixture
+def resume_check_cell(request: pytest.FixtureRequest) -> CellCase:
+    """One cell of the resume-check matrix (parametrized by the resume_check marker)."""
+    if not hasattr(request, "param"):
+        pytest.fail(
+            f"{FIXTURE} needs @pytest.mark.{MARKER}(saver=...) on the test, or "
+            "--resume-check-saver MODULE:FACTORY",
+            pytrace=False,
+        )
+    case: CellCase = request.param
+    return case
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
+    """Runs the body, then enforces the cell's verdict; with no cell to look at (the matrix
+    could not run, or nothing was recorded) the body does not run."""
+    case = pyfuncitem.funcargs.get(FIXTURE)
+    if isinstance(case, CellCase) and case.outcome is None:
+        case.check()
+    result = yield
+    if isinstance(case, CellCase):
+        case.check()
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A cell's test takes no time of its own (its cell was recorded during collection), so
+    its report carries the cell's recording time: what JUnit's `time` should show."""
+    report = yield
+    case = getattr(item, "callspec", None) and item.callspec.params.get(FIXTURE)
+    if isinstance(case, CellCase) and case.outcome is not None and report.when == "call":
+        report.duration = case.outcome.seconds
+        # JUnit writes the item's properties with the teardown report
+        item.user_properties.append(("resume_check_trace", str(case.trace)))
+        item.user_properties.append(("resume_check_finding", case.outcome.finding))
+    return report
+
+
+def _named_by_args(metafunc: pytest.Metafunc) -> bool:
+    """Whether the command line can select this test: a node id naming another function of
+    the module (`test_x.py::test_other`) leaves it out, so its matrix is not recorded.
+    (`-k` is applied only after collection, when the matrix has been recorded.)"""
+    names = {metafunc.definition.originalname}
+    if metafunc.cls is not None:
+        names.add(metafunc.cls.__name__)
+    for arg in metafunc.config.args:
+        parts = [part.split("[", 1)[0] for part in str(arg).split("::")[1:]]
+        if not parts or names & set(parts):
+            return True
+    return False
+
+
+class _Misconfigured(Exception):
+    """A marker or option that makes no sense; reported as a collection error."""
+
+
+def _settings(marker: pytest.Mark | None, config: pytest.Config) -> tuple[Any, bool]:
+    """The marker's arguments with the command line's options over them."""
+    from rctools.saver_cells import (
+        CellError,
+        Saver,
+        Settings,
+        as_factory,
+        check_settings,
+        resolve_factory,
+    )
+
+    kwargs = dict(marker.kwargs) if marker else {}
+    if marker and marker.args:
+        kwargs.setdefault("saver", marker.args[0])
+    allowed = {
+        "saver",
+        "name",
+        "scenarios",
+        "durability",
+        "kill_stride",
+        "reference",
+        "in_process",
+        "strict",
+    }
+    unknown = sorted(set(kwargs) - allowed)
+    if unknown:
+        raise _Misconfigured(f"{MARKER} marker: unknown argument(s) {', '.join(unknown)}")
+    saver = kwargs.get("saver") or config.getoption("--resume-check-saver")
+    if not saver:
+        raise _Misconfigured(
+            f"no saver: give @pytest.mark.{MARKER}(saver=factory) or --resume-check-saver"
+        )
+    try:
+        given = Saver(resolve_factory(saver)) if isinstance(saver, str) else as_factory(saver)
+    except CellError as exc:
+        raise _Misconfigured(str(exc)) from None
+    from rctools.langgraph.matrix import DURABILITIES
+    from rctools.langgraph.scenarios import ALL as SCENARIOS
+
+    scenarios = _names(config.getoption("--resume-check-scenarios")) or _names(
+        kwargs.get("scenarios")
+    )
+    durability = _names(config.getoption("--resume-check-durability")) or _names(
+        kwargs.get("durability")
+    )
+    stride = config.getoption("--resume-check-kill-stride") or kwargs.get("kill_stride", 1)
+    settings = Settings(
+        factory=given.factory,
+        name=str(kwargs.get("name") or given.name or _name_of(saver)),
+        scenarios=scenarios or tuple(SCENARIOS),
+        durabilities=durability or DURABILITIES,
+        kill_stride=int(stride),
+        reference=bool(kwargs.get("reference", True))
+        and not config.getoption("--resume-check-no-reference"),
+        in_process=bool(kwargs.get("in_process", False)),
+        lifespan=given.lifespan,
+    )
+    try:
+        check_settings(settings)
+    except CellError as exc:
+        raise _Misconfigured(str(exc)) from None
+    strict = bool(kwargs.get("strict", False)) or bool(config.getoption("--resume-check-strict"))
+    return settings, strict
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if not value:
+        return ()
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return tuple(str(item).strip() for item in items if str(item).strip())
+
+
+def _name_of(saver: Any) -> str:
+    if isinstance(saver, str):
+        return saver
+    module = getattr(saver, "__module__", None) or "factory"
+    return f"{module}:{getattr(saver, '__qualname__', type(saver).__name__)}"
+
+
+def _cases(config: pytest.Config, settings: Any, strict: bool) -> tuple[list[CellCase], list[str]]:
+    """The matrix of these settings, recorded once per session however many tests use it."""
+    from rctools.saver_cells import CellError, run_cells
+
+    runs = config.stash[_RUNS]
+    key = (settings,)
+    if key not in runs:
+        out = _out_folder(config, settings)
+        say = _Say(config)
+        say(f"resume-check: recording the matrix of {settings.name} into {out}")
+        started = time.monotonic()
+        try:
+            runs[key] = run_cells(settings, out, say.progress)
+            say(f"resume-check: {settings.name}: done in {time.monotonic() - started:.0f} s")
+        except CellError as exc:
+            runs[key] = [str(exc)]
+            say(f"resume-check: {settings.name}: could not run: {exc}")
+    found = runs[key]
+    if found and isinstance(found[0], str):
+        return [CellCase(settings.name, strict, error=found[0])], ["matrix"]
+    return [CellCase(settings.name, strict, outcome) for outcome in found], [
+        outcome.slug for outcome in found
+    ]
+
+
+def _out_folder(config: pytest.Config, settings: Any) -> Path:
+    """One folder per settings: --resume-check-out, the pytest cache, or a temporary one.
+    Named after the saver, with a digest of the plan so two markers never share one."""
+    from rctools.langgraph.matrix import folder_name
+
+    given = config.getoption("--resume-check-out")
+    if given:
+        base = Path(given)
+    elif getattr(config, "cache", None) is not None:
+        base = Path(config.cache.mkdir("resume-check"))
+    else:
+        base = Path(tempfile.mkdtemp(prefix="resume-check-"))
+    plan = repr(replace(settings, factory=None)).encode()
+    return base.resolve() / f"{folder_name(settings.name)}-{hashlib.sha1(plan).hexdigest()[:8]}"
+
+
+class _Say:
+    """Lines on the terminal while the matrix records (pytest captures stderr during
+    collection): a start line, a plain progress line every PLAIN_INTERVAL seconds, an end."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.reporter = config.pluginmanager.get_plugin("terminalreporter")
+        self.capture = config.pluginmanager.get_plugin("capturemanager")
+        self.shown = time.monotonic()
+
+    def __call__(self, text: str) -> None:
+        if self.reporter is None:
+            return
+        if self.capture is None:
+            self.reporter.write_line(text)
+            return
+        with self.capture.global_and_fixture_disabled():  # collection runs captured
+            self.reporter.write_line(text)
+
+    def progress(self, done: int, total: int, what: str) -> None:
+        now = time.monotonic()
+        if now - self.shown >= PLAIN_INTERVAL:
+            self.shown = now
+            self(f"resume-check: {done}/{total} {what}")

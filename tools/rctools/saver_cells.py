@@ -1,0 +1,275 @@
+"""The LangGraph matrix as one outcome per cell, for a test runner (the pytest plugin).
+
+A thin adapter over `rctools.langgraph.matrix.run_matrix`: it runs the matrix exactly as
+`resume-check run langgraph --saver` does (every cell on the saver under test and on the
+reference, judged in one TLC run), times each cell's recording, and turns each cell's finding
+into what a test should do with it: pass, fail, or report a runtime finding LangGraph itself
+has without failing. Nothing here judges a trace: the verdicts are TLC's, the attribution
+(saver or runtime) is the matrix's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import inspect
+import json
+import os
+import shutil
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from resumecheck.errors import ResumeCheckError
+
+STORE_VAR = "RESUME_CHECK_STORE"
+DEFAULT_STRIDE = 1
+
+
+class CellError(Exception):
+    """The matrix could not be run at all (bad settings, missing reference saver, no Java)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What to run: a saver factory and the part of the matrix to run it on."""
+
+    factory: Callable[[], Any]
+    name: str
+    scenarios: tuple[str, ...]
+    durabilities: tuple[str, ...]
+    kill_stride: int = DEFAULT_STRIDE
+    reference: bool = True
+    in_process: bool = False
+    lifespan: Callable[[], AsyncIterator[None]] | None = None
+
+
+class Action(enum.Enum):
+    """What a test does with a cell."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    REPORT = "report"  # a runtime finding: shown, not failed (unless strict)
+
+
+@dataclass(frozen=True)
+class CellOutcome:
+    """One cell of a finished matrix, with the seconds its recording took (both savers)."""
+
+    cell: Any  # rctools.langgraph.matrix.Cell; typed loosely so importing this is cheap
+    seconds: float
+
+    @property
+    def slug(self) -> str:
+        return str(self.cell.key.slug)
+
+    @property
+    def finding(self) -> str:
+        return str(self.cell.finding)
+
+
+def resolve_factory(spec: str) -> Callable[[], Any]:
+    """A `MODULE:FACTORY` string or a bundled backend name as a factory."""
+    from rctools.langgraph_backends import BackendError, resolve
+
+    try:
+        return resolve(spec)
+    except BackendError as exc:
+        raise CellError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class Saver:
+    """A saver as the matrix takes it: a factory, the name it carries, and a lifespan to run
+    around the whole matrix (a `@checkpointer_test` registration's, e.g. creating a database)."""
+
+    factory: Callable[[], Any]
+    name: str | None = None
+    lifespan: Callable[[], AsyncIterator[None]] | None = None
+
+
+def as_factory(saver: Any) -> Saver:
+    """A saver as a saver author already has it, as a factory of the factory contract: a
+    factory; a generator or async generator function yielding a saver (the style of
+    `langgraph-checkpoint-conformance`); or what its `@checkpointer_test` registers (whose
+    `create()` opens a fresh saver, whose `name` names it and whose `lifespan` runs once)."""
+    if callable(getattr(saver, "create", None)) and callable(getattr(saver, "factory", None)):
+        name = str(getattr(saver, "name", "")) or None
+        return Saver(saver.create, name, getattr(saver, "lifespan", None))
+    if inspect.isasyncgenfunction(saver):
+        return Saver(contextlib.asynccontextmanager(saver))
+    if inspect.isgeneratorfunction(saver):
+        return Saver(contextlib.contextmanager(saver))
+    if not callable(saver):
+        raise CellError(f"saver={saver!r} is neither a factory nor a registered checkpointer")
+    return Saver(saver)
+
+
+def check_settings(settings: Settings) -> None:
+    """Names the first thing wrong with the settings, before anything runs."""
+    from rctools.langgraph.matrix import MODES
+    from rctools.langgraph.scenarios import ALL as SCENARIOS
+
+    unknown = [s for s in settings.scenarios if s not in SCENARIOS]
+    if unknown:
+        raise CellError(f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
+    if not settings.scenarios:
+        raise CellError("no scenario chosen")
+    modes = set(settings.durabilities)
+    if not modes or modes - set(MODES):
+        raise CellError(f"durability takes {', '.join(MODES)}, not {settings.durabilities}")
+    if settings.kill_stride < 1:
+        raise CellError(f"kill_stride must be 1 or more, not {settings.kill_stride}")
+
+
+def run_cells(
+    settings: Settings, out: Path, on_progress: Callable[[int, int, str], None] | None = None
+) -> list[CellOutcome]:
+    """Records and judges every cell of the settings under `out` (emptied first).
+
+    The matrix sets $RESUME_CHECK_STORE for each cell's processes; it is put back afterwards so
+    the rest of the test session does not inherit the last cell's folder."""
+    from rctools.langgraph.matrix import REFERENCE, Plan, run_matrix
+
+    check_settings(settings)
+    _check_toolchain()
+    reference = None
+    if settings.reference and settings.name != REFERENCE:
+        reference = resolve_factory(REFERENCE)
+    plan = Plan(
+        settings.scenarios, settings.durabilities, settings.kill_stride, settings.in_process
+    )
+    clock = _CellClock(on_progress)
+    shutil.rmtree(out, ignore_errors=True)
+    before = os.environ.get(STORE_VAR)
+    try:
+        with _lifespan(settings.lifespan):
+            matrix = run_matrix(out, settings.name, settings.factory, plan, reference, clock)
+    except ResumeCheckError as exc:
+        raise CellError(f"{type(exc).__name__}: {exc}") from None
+    finally:
+        if before is None:
+            os.environ.pop(STORE_VAR, None)
+        else:
+            os.environ[STORE_VAR] = before
+    return [CellOutcome(cell, clock.seconds.get(cell.key.slug, 0.0)) for cell in matrix.cells]
+
+
+@contextlib.contextmanager
+def _lifespan(lifespan: Callable[[], AsyncIterator[None]] | None) -> Iterator[None]:
+    """Runs an async-generator lifespan around the matrix, on a loop of its own (the matrix's
+    workers are forked processes that open their own savers)."""
+    if lifespan is None:
+        yield
+        return
+    loop = asyncio.new_event_loop()
+    try:
+        steps = lifespan()
+        try:
+            loop.run_until_complete(anext(steps))
+        except Exception as exc:
+            raise CellError(f"the checkpointer's lifespan failed to start: {exc!r}") from None
+        try:
+            yield
+        finally:
+            with contextlib.suppress(StopAsyncIteration):
+                loop.run_until_complete(anext(steps))
+    finally:
+        loop.close()
+
+
+def _check_toolchain() -> None:
+    """Java, the TLC jar and the contracts, looked for before minutes of recording rather than
+    when the first trace is judged."""
+    from resumecheck.contract import default_spec_paths
+    from resumecheck.tlc.locate import find_jar, find_java
+
+    try:
+        find_java()
+        find_jar()
+        default_spec_paths()
+    except ResumeCheckError as exc:
+        raise CellError(f"{type(exc).__name__}: {exc}") from None
+
+
+class _CellClock:
+    """Times each cell from the matrix's progress calls: each call comes when a cell (of
+    either saver) has been recorded, its message ending in the cell's slug."""
+
+    def __init__(self, forward: Callable[[int, int, str], None] | None) -> None:
+        self.forward = forward
+        self.seconds: dict[str, float] = {}
+        self._last = time.monotonic()
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        now = time.monotonic()
+        slug = what.rsplit(" ", 1)[-1]
+        if slug.count(".") >= 2:  # scenario.fault.durability, not "judging every trace ..."
+            self.seconds[slug] = self.seconds.get(slug, 0.0) + now - self._last
+        self._last = now
+        if self.forward:
+            self.forward(done, total, what)
+
+
+def action(outcome: CellOutcome, strict: bool = False) -> Action:
+    """A saver finding, a saver error, an unattributed failure and a cell that could not run
+    fail; a runtime finding (the reference fails too: LangGraph's own) is reported, and fails
+    only when `strict`."""
+    finding = outcome.finding
+    if finding == "conforms":
+        return Action.PASS
+    if finding == "runtime":
+        return Action.FAIL if strict else Action.REPORT
+    return Action.FAIL
+
+
+HEADLINES = {
+    "saver": "saver finding: fails with {name}, passes with the reference saver",
+    "saver-error": "saver error: {name} raised where the reference saver ran the cell",
+    "runtime": "runtime finding: fails on the reference saver too (LangGraph itself)",
+    "unattributed": "finding not attributed (the reference saver was not run)",
+    "failed": "the cell could not run or be judged",
+}
+
+
+def explain(outcome: CellOutcome, name: str) -> str:
+    """The failure message of a cell: what broke, where, which trace file to open."""
+    from rctools.langgraph.matrix import describe
+
+    cell = outcome.cell
+    headline = HEADLINES[outcome.finding].format(name=name)
+    # The first line is what pytest's short summary and JUnit's message show: property first.
+    lines = [f"{describe(cell.tested)} in cell {outcome.slug}: {headline}"]
+    lines += _side_lines("saver under test", cell.tested)
+    if cell.reference is not None:
+        lines += _side_lines("reference saver", cell.reference)
+    if cell.reference_elsewhere:
+        lines.append(
+            f"  the reference breaks the same property at {cell.reference_elsewhere} of this "
+            "scenario"
+        )
+    lines.append(f"  judge it again: resume-check {cell.tested.run.trace}")
+    return "\n".join(lines)
+
+
+def _side_lines(title: str, side: Any) -> list[str]:
+    from rctools.langgraph.matrix import describe
+
+    lines = [f"  {title}: {describe(side)}"]
+    verdict = side.verdict
+    if verdict is not None and verdict.event:
+        lines.append(f"    event {verdict.event_index} (line {verdict.line}): {verdict.event}")
+        for prop in verdict.properties:
+            text = verdict.descriptions.get(prop)
+            if text:  # the spec's comment, which names the property itself
+                lines.append(f"    {' '.join(text.split())}")
+        if not verdict.properties and verdict.expected:
+            moves = "; ".join(json.dumps(m) for m in verdict.expected[:3])
+            lines.append(f"    a correct runtime would have done: {moves}")
+    if side.run.killed_at:
+        lines.append(f"    killed at: {side.run.killed_at}")
+    lines.append(f"    trace: {side.run.trace}")
+    return lines
