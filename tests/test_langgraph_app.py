@@ -65,7 +65,7 @@ def test_an_app_never_seen_goes_through_the_whole_matrix(
     assert sorted(c["durability"] for c in clean) == ["async", "exit", "sync"]
     for cell in clean:
         assert cell["tested"]["status"] == "conforms", cell
-    kills = [c for c in document["cells"] if c["fault"] != "none"]
+    kills = [c for c in document["cells"] if c["fault"].startswith("kill")]
     assert kills and {c["scenario"] for c in kills} == {"app"}
     for cell in document["cells"]:
         assert cell["tested"]["status"] in ("conforms", "violates"), cell
@@ -91,7 +91,8 @@ def test_the_plan_follows_the_fault_free_run(tmp_path: Path) -> None:
     forks = [n for n in names if n.startswith("app-fork-")]
     assert len(forks) == checkpoints - 1
     assert "app-update-older" in names
-    assert [n for n in names if "concurrent" in n or "invoke-none" in n] == [
+    # (a concurrent scenario has two cells: `none` and `race`, its calls not serialized)
+    assert [n for n in sorted(set(names)) if "concurrent" in n or "invoke-none" in n] == [
         "app-concurrent-1",
         "app-invoke-none-1",
     ]

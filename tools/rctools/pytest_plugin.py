@@ -7,7 +7,7 @@ A saver author marks a test with the factory and the part of the matrix to run:
     def test_resume(resume_check_cell):
         pass
 
-Every cell (scenario x fault x durability) becomes one test, `test_resume[chain.kill@5.sync]`:
+Every cell (scenario x fault x durability) becomes one test, `test_resume[chain.kill-end-A_1.sync]`:
 a saver finding fails it with the property, the event and the trace file; a runtime finding
 (LangGraph breaks the cell on the reference saver too) is an xfail unless
 `--resume-check-strict`. The body runs first and may look at the cell; the verdict is enforced

@@ -91,7 +91,22 @@ NEEDS_SERVER = {
     default=1,
     show_default=True,
     type=click.IntRange(1),
-    help="SIGKILL at every N-th point (saver call entry/exit, node start/end).",
+    help="SIGKILL at every N-th kill point (node start/end, saver call entry/exit, inside "
+    "write calls), of the sorted list the fault-free run gives.",
+)
+@click.option(
+    "--kill-inside/--no-kill-inside",
+    default=True,
+    show_default=True,
+    help="Kill points inside write calls too: before each SQL statement of a sqlite3 "
+    "connection the saver holds, and one seeded instant per call.",
+)
+@click.option(
+    "--seed",
+    default=0,
+    show_default=True,
+    type=int,
+    help="Seed of the instants inside write calls: the same seed, the same cells.",
 )
 @click.option(
     "--reference/--no-reference",
@@ -119,6 +134,8 @@ def command(
     scenarios: str | None,
     durability: str,
     kill_stride: int,
+    kill_inside: bool,
+    seed: int,
     reference: bool,
     strict: bool,
     fmt: str,
@@ -136,10 +153,12 @@ def command(
     resume-check run langgraph --saver my_pkg.savers:make_saver --out out/mine
     resume-check run langgraph --app my_app.graph:make_graph --out out/app
 
-    Each cell is scenario x fault x durability. Faults: none, and a SIGKILL of the worker
-    process at each saver call and node start/end (then a fresh process resumes); the
-    scenarios add node errors, interrupts, retries, time travel, a checkpoint resumed twice
-    and 2 or 3 processes resuming one interrupt at once.
+    Each cell is scenario x fault x durability. Faults: none; a SIGKILL of the worker
+    process at each kill point (node start/end, saver call entry/exit, between the SQL
+    statements of a write call, a seeded instant inside it; then a fresh process resumes);
+    and race, concurrent processes whose saver calls are not serialized. The scenarios add
+    node errors, interrupts, retries, time travel, a checkpoint resumed twice and 2 or 3
+    processes resuming one interrupt at once.
 
     \b
     A property your saver breaks that no reference run of the scenario breaks is a saver
@@ -171,7 +190,14 @@ def command(
         + (f" and on the reference ({REFERENCE})" if reference_factory else "")
         + f" into {out}"
     )
-    plan = Plan(picked, modes, kill_stride, in_process=name == "memory")
+    plan = Plan(
+        picked,
+        modes,
+        kill_stride,
+        in_process=name == "memory",
+        kill_inside=kill_inside,
+        seed=seed,
+    )
     try:
         matrix = run_matrix(
             out,

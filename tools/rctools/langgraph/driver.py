@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rctools.langgraph import record, worker
+from rctools.langgraph.killpoints import KillPoint, for_reference
 from rctools.langgraph.scenarios import Scenario
 from rctools.langgraph.tracefile import TraceFile
 from rctools.langgraph_backends import open_saver
@@ -34,13 +35,27 @@ class CellRun:
 
     trace: Path
     hooks: int = 0
-    killed_at: str | None = None
-    kill_point: tuple[str, int] | None = None  # (label, occurrence in the whole cell)
+    killed_at: str | None = None  # "w1: put_writes A entry": the process and where it died
+    kill_point: tuple[str, int] | None = None  # (label, occurrence in the whole cell) it died at
+    asked: KillPoint | None = None  # the kill point the cell was asked to kill at
+    # where the reference saver is killed for this cell (killpoints.for_reference)
+    reference_point: KillPoint | None = None
     invocations: int = 0
     parks: int = 0  # invocations of the first thread that left it parked at an interrupt
     checkpoints: int = 0  # checkpoints of the first thread's top chain at the end
     failure: str | None = None
     notes: list[str] = field(default_factory=list)
+    # every kill point the cell passed (label -> times) and, per write call, the line events
+    # of each occurrence: what `killpoints.plan` makes the kill cells of
+    points: dict[str, int] = field(default_factory=dict)
+    lines: dict[str, list[int]] = field(default_factory=dict)
+    durations: dict[str, list[float]] = field(default_factory=dict)
+    overlaps: int = 0  # unserialized cells: pairs of write calls of two processes that overlapped
+
+    @property
+    def kill_reached(self) -> bool | None:
+        """None: no kill was asked; else whether the worker died at (or after) the point."""
+        return None if self.asked is None else self.killed_at is not None
 
 
 def header(scenario: Scenario, fault: str, durability: str, backend: str) -> dict[str, Any]:
@@ -62,12 +77,16 @@ def run_cell(
     fault: str = "none",
     kill_at: int | None = None,
     in_process: bool = False,
-    kill_point: tuple[str, int] | None = None,
+    kill_point: tuple[str, int] | KillPoint | None = None,
+    *,
+    serialize: bool = True,
 ) -> CellRun:
     """Records the cell into folder/trace.jsonl; the saver keeps its data in folder/store.
 
     `in_process`: every invocation runs in one worker process that keeps one saver (a saver
-    that lives in memory has nothing to hand to a second process)."""
+    that lives in memory has nothing to hand to a second process). `kill_point`: the
+    (label, occurrence) to kill at (`killpoints`). `serialize=False`: saver calls of
+    different processes are not serialized, so they can race."""
     folder.mkdir(parents=True, exist_ok=True)
     store = folder / "store"
     store.mkdir(exist_ok=True)
@@ -80,19 +99,50 @@ def run_cell(
         build=scenario.build,
         make_input=scenario.make_input,
         factory=factory,
+        serialize=serialize,
     )
     TraceFile(trace, "-").header(header(scenario, fault, durability, backend))
     result = CellRun(trace)
+    if isinstance(kill_point, tuple):
+        kill_point = KillPoint(*kill_point)
+    result.asked = kill_point
     if in_process:
         return _in_one_process(cell, scenario, result)
     _Session(cell, scenario, result, kill_at, kill_point=kill_point).play()
+    if kill_point is not None and result.killed_at is None:
+        result.notes.append(f"kill point {kill_point.label} #{kill_point.occurrence} not reached")
+    if not serialize:
+        result.overlaps = overlaps(folder / "calls.jsonl")
     return result
+
+
+def overlaps(calls: Path) -> int:
+    """Pairs of write calls of two different processes whose intervals overlapped."""
+    if not calls.is_file():
+        return 0
+    spans = [json.loads(line) for line in calls.read_text(encoding="utf-8").splitlines() if line]
+    return sum(
+        1
+        for i, a in enumerate(spans)
+        for b in spans[i + 1 :]
+        if a["proc"] != b["proc"] and a["start"] < b["end"] and b["start"] < a["end"]
+    )
 
 
 def _in_one_process(cell: worker.Cell, scenario: Scenario, result: CellRun) -> CellRun:
     job = worker.Invocation(kind="session", proc="-", nonce="-")
     report = _wait(cell, job, _spawn(cell, job, lambda: _play_here(cell, scenario, result)))
-    for name in ("hooks", "invocations", "parks", "checkpoints", "failure", "notes"):
+    for name in (
+        "hooks",
+        "invocations",
+        "parks",
+        "checkpoints",
+        "failure",
+        "notes",
+        "points",
+        "lines",
+        "durations",
+    ):
         if name in report:
             setattr(result, name, report[name])
     return result
@@ -108,6 +158,9 @@ def _play_here(cell: worker.Cell, scenario: Scenario, result: CellRun) -> dict[s
         "checkpoints": result.checkpoints,
         "failure": result.failure,
         "notes": result.notes,
+        "points": result.points,
+        "lines": result.lines,
+        "durations": result.durations,
     }
 
 
@@ -123,13 +176,13 @@ class _Session:
         result: CellRun,
         kill_at: int | None,
         saver: Any = None,
-        kill_point: tuple[str, int] | None = None,
+        kill_point: KillPoint | None = None,
     ) -> None:
         self.cell, self.scenario, self.result = cell, scenario, result
         self.kill_at = kill_at
         self.kill_point = kill_point
         self.saver = saver
-        self.seen: dict[str, int] = {}  # kill points passed so far, per label
+        self.seen = result.points  # kill points passed so far, per label, in the whole cell
         self.procs = 0
         self.thread = scenario.threads[0]
         self.first_park: dict[str, dict[str, Any]] = {}
@@ -204,10 +257,11 @@ class _Session:
         if self.result.killed_at is None and self.kill_at is not None:
             remaining = self.kill_at - self.result.hooks
             remaining = remaining if remaining > 0 else None
-        if self.result.killed_at is None and self.kill_point is not None:
-            name, nth = self.kill_point
-            left = nth - self.seen.get(name, 0)
-            label = (name, left) if left > 0 else None
+        point = self.kill_point
+        if self.result.killed_at is None and point is not None:
+            # occurrences are counted over the whole cell; a process counts its own
+            left = point.occurrence - self.seen.get(point.counted_as, 0)
+            label = (point.label, left) if left > 0 else None
         return worker.Invocation(
             kind=kind,
             proc=f"w{self.procs}",
@@ -215,6 +269,9 @@ class _Session:
             parked=parked,
             kill_at=remaining,
             kill_label=label,
+            kill_line=point.line if point is not None else 0,
+            kill_delay=point.delay if point is not None else 0.0,
+            measure=self.kill_at is None and point is None,
             thread=self.thread,
             answer=self.scenario.answer,
             **extra,
@@ -241,16 +298,35 @@ class _Session:
         for job, child in started:
             self._account(job, _wait(self.cell, job, child))
 
+    def _killed(self, job: worker.Invocation, killed: dict[str, Any]) -> None:
+        """Where the worker died, numbered over the whole cell (its report counts within
+        the process)."""
+        landed, _, nth = str(killed["landed"]).rpartition("#")
+        occurrence = self.seen.get(KillPoint(landed, 1).counted_as, 0) + int(nth or 1)
+        self.result.killed_at = f"{job.proc}: {landed}"
+        self.result.kill_point = (landed, occurrence)
+        if killed.get("deferred_from"):
+            self.result.notes.append(
+                f"kill point {killed['deferred_from']} passed while events were held; "
+                f"killed at the next point, {landed}"
+            )
+        call = killed.get("call")
+        in_call = None
+        if call:
+            in_call = (str(call[0]), self.seen.get(f"{call[0]} entry", 0) + int(call[1]))
+        self.result.reference_point = for_reference(KillPoint(landed, occurrence), in_call)
+
     def _account(self, job: worker.Invocation, report: dict[str, Any]) -> dict[str, Any]:
         self.result.invocations += 1
         self.result.hooks += int(report.get("hooks", 0))
         if report.get("killed"):
-            name, _, nth = str(report["killed"]).partition("\t")
-            occurrence = self.seen.get(name, 0) + int(nth or 1)
-            self.result.killed_at = f"{job.proc}: {name}"
-            self.result.kill_point = (name, occurrence)
+            self._killed(job, report["killed"])
         for name, count in (report.get("points") or {}).items():
             self.seen[name] = self.seen.get(name, 0) + int(count)
+        for call, counts in (report.get("lines") or {}).items():
+            self.result.lines.setdefault(call, []).extend(int(n) for n in counts)
+        for call, spans in (report.get("durations") or {}).items():
+            self.result.durations.setdefault(call, []).extend(float(t) for t in spans)
         if report.get("failure"):
             self.result.failure = f"{job.proc}: {report['failure']}"
         if report.get("parked"):
@@ -322,10 +398,11 @@ def _wait(cell: worker.Cell, job: worker.Invocation, child: _Child) -> dict[str,
                 break
             for key, _ in selector.select(timeout):
                 if key.data == "kills":
-                    point = os.read(child.kills, 4096).decode().strip()
-                    if not point:
+                    said = os.read(child.kills, 4096).decode().strip()
+                    if not said:
                         selector.unregister(child.kills)
                         continue
+                    point = json.loads(said.splitlines()[0])
                     os.kill(child.pid, signal.SIGKILL)
                     os.waitpid(child.pid, 0)
                     if _has_events(cell.trace, job.proc):  # else it died before doing anything

@@ -20,6 +20,7 @@ from typing import Any
 from resumecheck.contract import default_spec_paths
 from resumecheck.verdict import Status, Verdict
 
+from rctools.langgraph import killpoints
 from rctools.langgraph.attribution import (
     NO_TOLERANCE,
     RUNNER_CHECKS,
@@ -34,6 +35,7 @@ from rctools.langgraph.attribution import (
 )
 from rctools.langgraph.driver import CellRun, run_cell
 from rctools.langgraph.final import FinalState, read_final
+from rctools.langgraph.killpoints import KillPoint
 from rctools.langgraph.scenarios import ALL as SCENARIOS
 from rctools.langgraph.scenarios import Scenario
 from rctools.langgraph_backends import Factory
@@ -57,19 +59,32 @@ KILLED = (
 MULTI_PROCESS = ("concurrent-2", "concurrent-3")
 
 
+RACE = "race"  # the fault of a cell whose processes' saver calls are not serialized
+
+
 @dataclass(frozen=True, order=True)
 class CellKey:
     scenario: str
-    fault: str  # "none" or "kill@N": SIGKILL at the N-th recorder point
+    # "none"; "kill:LABEL#N", SIGKILL at the N-th time the cell reaches kill point LABEL
+    # (killpoints.py); "race", concurrent processes whose saver calls are not serialized;
+    # "kill@N" (older callers): at the N-th point the cell reaches
+    fault: str
     durability: str
 
     @property
     def slug(self) -> str:
-        return f"{self.scenario}.{self.fault}.{self.durability}"
+        # a file name without shell or URL specials: kill:put @0.250#3 -> kill-put-at0.250_3
+        fault = self.fault.replace("@", "at").replace("#", "_")
+        fault = "".join(c if c.isalnum() or c in "-_." else "-" for c in fault)
+        return f"{self.scenario}.{fault}.{self.durability}"
 
     @property
     def kill_at(self) -> int | None:
         return int(self.fault.split("@", 1)[1]) if self.fault.startswith("kill@") else None
+
+    @property
+    def kill_point(self) -> KillPoint | None:
+        return KillPoint.parse(self.fault)
 
 
 @dataclass
@@ -151,6 +166,12 @@ class Plan:
     durabilities: tuple[str, ...] = DURABILITIES
     kill_stride: int = 1  # kill at every n-th point (1: every point)
     in_process: bool = False  # a saver that lives in one process's memory
+    # kill points inside write calls too: before each SQL statement after the first, and
+    # one seeded instant per call (killpoints.py)
+    kill_inside: bool = True
+    seed: int = 0  # of the seeded instants: the same seed, the same cells
+    # the multi-process scenarios once more with saver calls not serialized (fault "race")
+    races: bool = True
 
 
 Progress = Callable[[int, int, str], None]
@@ -194,13 +215,7 @@ def run_matrix(
         for key in sorted(cells):  # exactly the cells the saver under test ran, killed at
             # the same moment (the n-th time the same kind of point was reached)
             side = _one(
-                folder,
-                key,
-                REFERENCE,
-                reference,
-                False,
-                cells[key].tested.run.kill_point,
-                catalogue,
+                folder, key, REFERENCE, reference, False, _reference_point(cells[key]), catalogue
             )
             _keep(side.run, out / "traces" / f"reference-{REFERENCE}", key)
             cells[key].reference = side
@@ -299,7 +314,7 @@ def _confirm(
         folder = out / "cells" / f"reference-{REFERENCE}-again-{attempt}"
         for cell in suspects:
             side = _one(
-                folder, cell.key, REFERENCE, reference, False, cell.tested.run.kill_point, catalogue
+                folder, cell.key, REFERENCE, reference, False, _reference_point(cell), catalogue
             )
             _keep(side.run, out / "traces" / f"reference-{REFERENCE}-again-{attempt}", cell.key)
             cell.again.append(side)
@@ -309,14 +324,25 @@ def _confirm(
         suspects = [c for c in suspects if set(c.checks) - {VALID, RUNS}]
 
 
+def _reference_point(cell: Cell) -> KillPoint | None:
+    """Where the reference is killed: where the saver under test died (a point inside its
+    call mapped to that call's end), or the point it was asked for when it never got there."""
+    run = cell.tested.run
+    return run.reference_point or run.asked
+
+
 def _runs_in(plan: Plan, scenario: Scenario, durability: str) -> bool:
     """A scenario runs in every mode, but a shape recorded in one mode (exit) only in it,
     and a multi-process scenario not on a saver that lives in one process."""
     fixed = scenario.durability
     if fixed is not None and fixed != durability:
         return False
-    several = scenario.name in MULTI_PROCESS or any(s[0] == "concurrent" for s in scenario.script)
-    return not (plan.in_process and several)
+    return not (plan.in_process and _several(scenario))
+
+
+def _several(scenario: Scenario) -> bool:
+    """Whether several processes of the scenario run at once (they can race)."""
+    return scenario.name in MULTI_PROCESS or any(s[0] == "concurrent" for s in scenario.script)
 
 
 def _clean_cells(plan: Plan, catalogue: Catalogue) -> int:
@@ -376,13 +402,24 @@ def _record(
                 catalogue.update((s.name, s) for s in more)
                 queue[:0] = [s.name for s in more]
                 expected[0] += len(more)
+            if plan.races and not in_process and _several(scenario):
+                expected[0] += 1
+                key = CellKey(name, RACE, durability)
+                yield key, _one(folder, key, backend, factory, False, None, catalogue)
             if in_process or not (name in KILLED or scenario.killed):
                 continue
-            points = range(1, clean.run.hooks + 1, max(plan.kill_stride, 1))
+            points = killpoints.plan(
+                clean.points,
+                clean.lines,
+                clean.durations,
+                stride=plan.kill_stride,
+                seed=plan.seed,
+                inside=plan.kill_inside,
+            )
             expected[0] += len(points)
             for point in points:
-                key = CellKey(name, f"kill@{point}", durability)
-                yield key, _one(folder, key, backend, factory, False, None, catalogue)
+                key = CellKey(name, point.fault, durability)
+                yield key, _one(folder, key, backend, factory, False, point, catalogue)
 
 
 def _one(
@@ -391,7 +428,7 @@ def _one(
     backend: str,
     factory: Factory,
     in_process: bool,
-    kill_point: tuple[str, int] | None = None,
+    kill_point: tuple[str, int] | KillPoint | None = None,
     catalogue: Catalogue | None = None,
 ) -> Side:
     """Records one cell on one saver, then has a fresh process read back how it ended."""
@@ -408,7 +445,8 @@ def _one(
         fault=key.fault,
         kill_at=None if kill_point else key.kill_at,
         in_process=in_process,
-        kill_point=kill_point,
+        kill_point=kill_point or key.kill_point,
+        serialize=key.fault != RACE,
     )
     end = None
     if not in_process and not run.failure:
@@ -458,6 +496,8 @@ def side_json(s: Side) -> dict[str, Any]:
         "event_index": v.event_index if v else None,
         "killed_at": s.run.killed_at,
         "kill_point": list(s.run.kill_point) if s.run.kill_point else None,
+        "kill_reached": s.run.kill_reached,
+        "overlapping_calls": s.run.overlaps,
         "invocations": s.run.invocations,
         "notes": s.run.notes,
         "end": s.end.to_json() if s.end else None,

@@ -104,12 +104,13 @@ class Recording:
         durability: str = "sync",
         kill: KillSwitch | None = None,
         lock: Path | None = None,
+        serialize: bool = True,
     ) -> None:
         self.path = trace
         self.file = TraceFile(trace, proc)
         self.durability = durability
         self.recorder = Recorder(self.file, durability=durability, kill=kill)
-        self.lock = SaverLock(lock)
+        self.lock = SaverLock(lock, serialize=serialize)
         self.callbacks = RecorderCallbacks(self.recorder)
 
     def header(self, app: Any, *, backend: str, scenario: str, thread: str) -> None:

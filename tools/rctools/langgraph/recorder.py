@@ -24,13 +24,10 @@ at no kill point: a SIGKILL there would leave the trace without something that h
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import threading
-import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,60 +37,11 @@ from langgraph.pregel._algo import task_path_str
 from langgraph.pregel._task_status import read_task_statuses
 
 from rctools.langgraph import observe
+from rctools.langgraph.killpoints import KillSwitch
 from rctools.langgraph.observe import Chain
 from rctools.langgraph.tracefile import TraceFile
 
 START = "__start__"
-
-
-class KillSwitch:
-    """Counts the points where a SIGKILL may land; at the chosen one it tells the parent
-    process through a pipe and waits to be killed. Points: each saver call's entry and exit,
-    each node's start and end, except while the recorder holds back events. A point is chosen
-    by its number in this process (`at`) or as the n-th occurrence of a label (`label`,
-    `occurrence`), which finds the same moment in a run on another saver."""
-
-    def __init__(
-        self,
-        at: int | None = None,
-        pipe_fd: int | None = None,
-        label: str | None = None,
-        occurrence: int | None = None,
-    ) -> None:
-        self.at, self.pipe_fd = at, pipe_fd
-        self.label, self.occurrence = label, occurrence
-        self.count = 0
-        self.seen: dict[str, int] = {}
-        self._lock = threading.Lock()
-        # While it returns True the process is at no kill point: the recorder holds events it
-        # cannot write in order yet, and a kill would leave the trace without them.
-        self.paused: Callable[[], bool] = lambda: False
-        self.muted = False  # the driver's own reads are no kill points
-        # called once, at the first task start: concurrent processes meet there
-        self.rendezvous: Callable[[], None] | None = None
-
-    @contextlib.contextmanager
-    def mute(self) -> Iterator[None]:
-        self.muted = True
-        try:
-            yield
-        finally:
-            self.muted = False
-
-    def point(self, label: str) -> None:
-        if self.rendezvous is not None and label.startswith("start "):
-            meet, self.rendezvous = self.rendezvous, None
-            meet()
-        if self.muted or self.paused():
-            return
-        with self._lock:
-            self.count += 1
-            nth = self.seen[label] = self.seen.get(label, 0) + 1
-            hit = self.count == self.at or (label == self.label and nth == self.occurrence)
-        if hit and self.pipe_fd is not None:
-            os.write(self.pipe_fd, f"{label}\t{nth}\n".encode())
-            while True:  # the parent sends SIGKILL
-                time.sleep(60)
 
 
 class AddressBook:
@@ -254,6 +202,28 @@ class Recorder:
         self._answered: set[tuple[Chain, str, str, str]] = set()  # (chain, ck, interrupt, value)
         self._expect: Any = None  # the resume value this invocation was given
         self._thread = ""  # the thread of the current invocation
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock every line of this process is written under."""
+        return self._lock
+
+    def made_before_call(self, submit: Callable[[], Any], timeout: float) -> Any:
+        """Runs `submit` (`putting`, `writes_called`: a write is made) and waits, at most
+        `timeout` s, until the events it submitted are written (they can be held behind
+        what they follow). A saver whose calls run unserialized needs it: a process that
+        reads the store while the call runs must find the write already made in the trace.
+        In exit durability a run's `put` is announced only by the stream after it returns,
+        so that one is not waited for."""
+        with self._lock:
+            before = {id(h) for h in self._held}
+            result = submit()
+            mine = [h for h in self._held if id(h) not in before and h.what != "exit put"]
+            if mine:
+                self._written.wait_for(
+                    lambda: not any(h is x for h in mine for x in self._held), timeout
+                )
+        return result
 
     # -- writing -----------------------------------------------------------------------
 

@@ -13,7 +13,14 @@ from xml.etree import ElementTree as ET
 from resumecheck.errors import CONFORMS, ENVIRONMENT, VIOLATES
 from resumecheck.report import Invocation, _testsuite, _testsuites, _xml, _xml_line, _xml_text
 
-from rctools.langgraph.matrix import REFERENCE, Cell, Matrix, describe, describe_checks
+from rctools.langgraph.matrix import (
+    RACE,
+    REFERENCE,
+    Cell,
+    Matrix,
+    describe,
+    describe_checks,
+)
 
 # Findings that make the run answer "no": the saver under test broke something.
 SAVER_KINDS = ("saver", "saver-error", "unattributed")
@@ -42,8 +49,11 @@ def render_text(matrix: Matrix, out: Path) -> str:
         rows.setdefault((cell.key.scenario, cell.key.durability), []).append(cell)
     for (scenario, mode), cells in rows.items():
         clean = next((c for c in cells if c.key.fault == "none"), None)
-        kills = [c for c in cells if c.key.fault != "none"]
+        kills = [c for c in cells if c.key.fault not in ("none", RACE)]
         first = describe(clean.tested) if clean else "-"
+        race = next((c for c in cells if c.key.fault == RACE), None)
+        if race is not None:  # the same scenario with saver calls not serialized
+            first = f"{first}; race: {describe(race.tested)}"
         after = (
             f"{sum(c.finding == 'conforms' for c in kills)}/{len(kills)} conform" if kills else "-"
         )

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+# The events that say the saver acknowledged a write.
+ACKNOWLEDGEMENTS = ("put", "put_writes")
 
 
 class TraceFile:
@@ -24,6 +29,10 @@ class TraceFile:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._lock = threading.Lock()
         self._seq = 0
+        # When saver calls are not serialized (`SaverLock(serialize=False)`), the lock an
+        # acknowledgement is written under, so that no read of another process is in
+        # progress between its call and its line (docs/langgraph.md, racing calls).
+        self.order: Callable[[], contextlib.AbstractContextManager[None]] | None = None
 
     def header(self, header: dict[str, Any]) -> None:
         self._write(header)
@@ -33,7 +42,11 @@ class TraceFile:
         with self._lock:
             line = {"seq": self._seq, "ev": ev, "proc": self.proc, **fields}
             self._seq += 1
-            self._write(line)
+            if self.order is not None and ev in ACKNOWLEDGEMENTS:
+                with self.order():
+                    self._write(line)
+            else:
+                self._write(line)
 
     def _write(self, obj: dict[str, Any]) -> None:
         os.write(self._fd, (json.dumps(obj, separators=(", ", ": ")) + "\n").encode())

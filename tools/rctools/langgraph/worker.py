@@ -50,6 +50,9 @@ class Invocation:
     values: Any = None
     kill_at: int | None = None
     kill_label: tuple[str, int] | None = None  # (label, occurrence in this process)
+    kill_line: int = 0  # a seeded instant: the line event of the call to kill at
+    kill_delay: float = 0.0  # or (an async call) the seconds after its entry
+    measure: bool = False  # count each write call's line events (a fault-free cell)
     recover: bool = False  # the previous process was killed: run even a finished thread
     barrier: int = 0  # wait until this many processes of the cell are about to invoke
     thread: str = THREAD
@@ -70,6 +73,7 @@ class Cell:
     build: Callable[[], Any]
     make_input: Callable[[], Any]
     factory: SaverFactory
+    serialize: bool = True  # False: saver calls of different processes may race
 
 
 def answer(parked: dict[str, Any], job: Invocation) -> Any:
@@ -111,8 +115,16 @@ def _prepare(
         cell.trace,
         job.proc,
         durability=cell.durability,
-        kill=KillSwitch(job.kill_at, kill_fd, *(job.kill_label or (None, None))),
+        kill=KillSwitch(
+            job.kill_at,
+            kill_fd,
+            *(job.kill_label or (None, None)),
+            job.kill_line,
+            delay=job.kill_delay,
+            measure=job.measure,
+        ),
         lock=cell.folder / "saver.lock",
+        serialize=cell.serialize,
     )
     if job.barrier >= 2:
         # and again once each has loaded and starts its first task: a quick resume would
@@ -221,6 +233,8 @@ def _report(state: Any, error: str | None, recording: Recording, ran: bool) -> d
         "parked": parked_of(state),
         "hooks": kill.count,
         "points": kill.seen,
+        "lines": kill.lines,
+        "durations": kill.durations,
     }
 
 

@@ -1,0 +1,150 @@
+"""Faults where bugs hide, end to end: real LangGraph, real SQLite, real SIGKILLs.
+
+- a kill *inside* a saver call (before one of its SQL statements, or at a seeded instant)
+  catches a saver that commits one call in two steps, which no kill at a call's entry or
+  exit can;
+- cells whose processes' saver calls are not serialized really race (their write calls
+  overlap in time) and are judged;
+- the cells of a matrix and their kill points are the same on every run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT, Run, run_cli
+
+pytestmark = pytest.mark.slow
+
+ENV = {"PYTHONPATH": str(ROOT / "tests" / "fixtures")}
+
+
+def _matrix(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Run:
+    run = run_cli(
+        "run", "langgraph", *args, "--format", "json", "--out", tmp_path, "--no-progress", env=env
+    )
+    run.assert_no_traceback()
+    return run
+
+
+def _inside(fault: str) -> bool:
+    return " sql " in fault or " @" in fault
+
+
+def test_a_checkpoint_committed_in_two_statements_is_caught_by_a_kill_between_them(
+    tmp_path: Path,
+) -> None:
+    """`parent_linked_later` inserts a checkpoint, then links it to its parent: killed
+    between the two statements, the store holds a checkpoint without its parent, which the
+    resume loads as the latest -- CV, the saver's (the reference, killed at the end of the
+    same call, conforms). No kill at a call's entry or exit can land there."""
+    run = _matrix(
+        tmp_path,
+        "--saver",
+        "split_savers:parent_linked_later",
+        "--scenarios",
+        "chain",
+        "--durability",
+        "sync",
+        env=ENV,
+    )
+    assert run.returncode == 1, run
+    cells = run.json()["cells"]
+    caught = [c for c in cells if c["finding"] == "saver"]
+    assert caught, "no kill cell caught the split put"
+    assert {p for c in caught for p in c["tested"]["properties"]} == {"CV"}
+    assert all(_inside(c["fault"]) for c in caught), [c["fault"] for c in caught]
+    assert any(c["fault"].startswith("kill:put sql 2 UPDATE#") for c in caught)
+    at_the_edges = [c for c in cells if c["fault"] != "none" and not _inside(c["fault"])]
+    assert at_the_edges and all(c["finding"] == "conforms" for c in at_the_edges)
+    for cell in caught:
+        assert cell["reference"]["status"] == "conforms"
+        assert cell["reference"]["killed_at"].endswith(": put exit")
+
+
+def _nodes_started_after_the_crash(trace: Path) -> set[str]:
+    lines = [json.loads(line) for line in trace.read_text().splitlines()[1:]]
+    crash = next(i for i, e in enumerate(lines) if e["ev"] == "crash")
+    return {e["node"] for e in lines[crash:] if e["ev"] == "task_start"}
+
+
+def test_writes_stored_one_row_per_transaction_are_torn_by_a_kill_between_rows(
+    tmp_path: Path,
+) -> None:
+    """SqliteSaver on an autocommit connection stores A's state update and the edge that
+    triggers B in two transactions. Killed between them, the resume finds A done and nothing
+    scheduled after it: B and C never run. The kill lands between the rows, the trace shows
+    it; the contract cannot name it (a write's content is not in the trace: the report says
+    what the spec would need), the comparison with the reference's end state does."""
+    run = _matrix(
+        tmp_path,
+        "--saver",
+        "split_savers:writes_one_by_one",
+        "--scenarios",
+        "chain",
+        "--durability",
+        "sync",
+        "--no-reference",
+        env=ENV,
+    )
+    cells = {c["fault"]: c for c in run.json()["cells"]}
+    torn = cells["kill:put_writes A sql 2 INSERT#1"]
+    assert torn["tested"]["killed_at"] == "w1: put_writes A sql 2 INSERT"
+    assert _nodes_started_after_the_crash(Path(torn["tested"]["trace"])) == set()
+    whole = cells["kill:put_writes A exit#1"]  # killed after both rows: B and C run
+    assert _nodes_started_after_the_crash(Path(whole["tested"]["trace"])) == {"B", "C"}
+
+
+def test_unserialized_resumers_race_and_the_race_is_judged(tmp_path: Path) -> None:
+    """In a `race` cell the recorder does not serialize saver calls: two resumers'
+    `put_writes` overlap in time (each takes 50 ms in this saver), and the trace is judged
+    like any other -- the unfenced resume is LangGraph's CO/EO/PC, nothing is invalid."""
+    run = _matrix(
+        tmp_path,
+        "--saver",
+        "split_savers:slow_writes",
+        "--scenarios",
+        "concurrent-2",
+        "--durability",
+        "sync",
+        env=ENV,
+    )
+    cells = {c["fault"]: c for c in run.json()["cells"]}
+    race = cells["race"]
+    assert race["tested"]["overlapping_calls"] > 0
+    assert cells["none"]["tested"]["overlapping_calls"] == 0  # serialized: nothing overlaps
+    assert race["tested"]["status"] == "violates"
+    assert set(race["tested"]["properties"]) <= {"CO", "EO", "PC"}
+    assert race["finding"] == "runtime"  # the reference races the same way
+    cells_dir = Path(race["tested"]["trace"]).parents[2] / "cells"
+    log = next(cells_dir.glob("split_savers-slow_writes/concurrent-2.race.sync/calls.jsonl"))
+    writes = [
+        json.loads(line)
+        for line in log.read_text().splitlines()
+        if json.loads(line)["call"].startswith("put_writes")
+    ]
+    assert any(
+        a["proc"] != b["proc"] and a["start"] < b["end"] and b["start"] < a["end"]
+        for a in writes
+        for b in writes
+    ), "no two processes' put_writes overlapped"
+
+
+def _cells(run: Run) -> list[tuple[Any, ...]]:
+    return [(c["scenario"], c["fault"], c["durability"]) for c in run.json()["cells"]]
+
+
+def test_two_runs_of_a_matrix_give_the_same_cells(tmp_path: Path) -> None:
+    """Async durability moved kill points from run to run when they were numbered in the
+    order reached; named by label and occurrence from the fault-free run, they do not."""
+    args = ("--backend", "sqlite", "--scenarios", "chain", "--durability", "async")
+    one = _matrix(tmp_path / "one", *args, "--no-reference")
+    two = _matrix(tmp_path / "two", *args, "--no-reference")
+    assert _cells(one) == _cells(two)
+    assert len(_cells(one)) > 30
+    unreached = [c for c in one.json()["cells"] if c["tested"]["kill_reached"] is False]
+    for cell in unreached:  # a point not reached is said so
+        assert any("not reached" in note for note in cell["tested"]["notes"])
