@@ -409,9 +409,9 @@ def _record(
             if in_process or not (name in KILLED or scenario.killed):
                 continue
             points = killpoints.plan(
-                clean.points,
-                clean.lines,
-                clean.durations,
+                clean.run.points,
+                clean.run.lines,
+                clean.run.durations,
                 stride=plan.kill_stride,
                 seed=plan.seed,
                 inside=plan.kill_inside,
