@@ -111,6 +111,34 @@ def event_constructors(schema: TraceSchema) -> str:
     return "\n".join(lines)
 
 
+def vocabulary(schema: TraceSchema) -> str:
+    """`TraceVocabulary`: every field name and string of the schema, first in the module.
+
+    TLC orders strings and record fields by when it first met them. Naming them all before
+    any trace makes that order the schema's, whether the traces reach TLC as this module or
+    through the Java override (which meets them after SANY): both explore in one order."""
+    fields: set[str] = set()
+    words: set[str] = set()
+    todo: list[Any] = [schema.document]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            for name, prop in node.get("properties", {}).items():
+                if isinstance(prop, dict) and prop.get("x-tla") != "skip" and _IDENT.match(name):
+                    fields.add(name)
+            for key in ("const", "enum"):
+                found = node.get(key)
+                for word in found if isinstance(found, list) else [found]:
+                    if isinstance(word, str) and _SAFE_STRING.match(word):
+                        words.add(word)
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    record = ", ".join(f"{name} |-> 0" for name in sorted(fields))
+    strings = ", ".join(tla_string(word) for word in sorted(words))
+    return f"TraceVocabulary == <<[{record}], {{{strings}}}>>"
+
+
 def tla_string(text: str) -> str:
     """A TLA+ string literal for text from the schema's own vocabulary."""
     if not _SAFE_STRING.match(text):
