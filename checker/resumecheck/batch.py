@@ -34,6 +34,57 @@ from resumecheck.trace.schema import TraceSchema, load_schema
 
 TLC_WORKERS = 2
 
+DEFAULT_MAX_HEAP = "2g"
+"""TLC's heap per run unless told (--max-heap): with the JVM's own overhead and the checker's
+Python process beside it, a batch of any size is judged on a 4 GB machine."""
+# What one TLC run takes, measured with the override (bench/results.md, docs/scale.md):
+# ~100 MiB before the first trace, then at most ~1.6 KiB of heap per event of the batch (1,000
+# traces, 98,476 events, ran in -Xmx160m). Twice that per event, so that longer histories
+# (a state's size grows with its history) stay inside the cap.
+_HEAP_BASE = 128 << 20
+_HEAP_PER_EVENT = 3 << 10
+
+
+def parse_heap(text: str) -> int:
+    """`2g`, `512m`, `1500000k` (as java's -Xmx takes them) in bytes; at least 256 MiB."""
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    word = text.strip().lower()
+    number, unit = (word[:-1], units[word[-1]]) if word[-1:] in units else (word, 1)
+    if not number.isdigit():
+        raise ValueError(f"not a heap size: {text!r} (e.g. 2g, 512m)")
+    size = int(number) * unit
+    if size < 256 << 20:
+        raise ValueError(f"heap {text!r} is below 256m, too small for TLC and one contract")
+    return size
+
+
+def events_per_run(heap: int) -> int:
+    """The most events one TLC run is given, so that it stays under `heap` bytes."""
+    return max(1, (heap - _HEAP_BASE) // _HEAP_PER_EVENT)
+
+
+def shards(sizes: Sequence[int], budget: int, parts: int = 1) -> list[range]:
+    """Consecutive index ranges of a batch whose traces have `sizes` events: each within
+    `budget` events (a longer trace alone), and at least `parts` of them when there are that
+    many traces, of about equal events, so that `parts` TLC runs share the work."""
+    total = sum(sizes)
+    count = max(1, min(len(sizes), parts), -(-total // budget) if total else 1)
+    target = min(budget, -(-total // count)) if total else budget
+    out: list[range] = []
+    start, held = 0, 0
+    for index, size in enumerate(sizes):
+        if index > start and held + size > budget:
+            out.append(range(start, index))
+            start, held = index, 0
+        held += size
+        if held >= target:
+            out.append(range(start, index + 1))
+            start, held = index + 1, 0
+    if start < len(sizes) or not out:
+        out.append(range(start, len(sizes)))
+    return out
+
+
 DataPath = Literal["java", "module"]
 
 # TLC's message 2168: an operator override was loaded (tlc2.output.EC).
@@ -128,10 +179,14 @@ def run_batch(
     cut: bool = True,
     tolerated: Iterable[str] = (),
     data: DataPath | None = None,
+    heap: int | None = None,
+    workers: int | None = None,
 ) -> TLCResult:
     """One TLC run over `encoded` (see `write_batch`), in a temporary folder removed after.
 
-    `data` None: the Java override when it is available (`data_path`)."""
+    `data` None: the Java override when it is available (`data_path`). `heap` caps TLC's
+    heap (bytes, java's -Xmx); `workers` is TLC's -workers (default 2, 1 when an invariant is
+    added: a witness or diagnosis run wants one worker's order)."""
     schema = load_schema(contract.name)
     assert schema is not None
     chosen, classes = data_path() if data is None else (data, _classes_for(data))
@@ -153,8 +208,9 @@ def run_batch(
             files.module,
             files.config,
             library_paths=contract.search,
-            workers=1 if invariants else TLC_WORKERS,
+            workers=workers or (1 if invariants else TLC_WORKERS),
             on_line=on_line,
+            heap=heap,
             classpath=() if classes is None else (classes,),
             properties={} if files.data is None else {override.PROPERTY: str(files.data)},
         )

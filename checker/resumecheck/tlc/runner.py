@@ -43,16 +43,19 @@ def _command(
     extra_args: Sequence[str],
     classpath: Sequence[Path] = (),
     properties: Mapping[str, str] | None = None,
+    heap: int | None = None,
 ) -> list[str]:
     # TLC asks for the throughput collector; without it every run opens with warning 2401.
     # The client compiler only: a TLC run here lasts seconds, and the optimizing compiler's
     # threads cost more CPU than they win back (bench/results.md: a 10,000-event trace and a
     # batch of 1,000 traces both take about a fifth less CPU). $RESUME_CHECK_JAVA_OPTS comes
     # after, so `-XX:TieredStopAtLevel=4` there brings it back.
+    # A heap cap (--max-heap) before $RESUME_CHECK_JAVA_OPTS, whose -Xmx wins.
     command = [
         java,
         "-XX:+UseParallelGC",
         "-XX:TieredStopAtLevel=1",
+        *([f"-Xmx{max(1, heap >> 20)}m"] if heap else []),
         *shlex.split(os.environ.get(JAVA_OPTS_ENV, "")),
     ]
     # TLC unpacks its standard modules (TLC.tla, Naturals.tla, ...) into java.io.tmpdir and
@@ -93,6 +96,7 @@ def run_tlc(
     on_line: Callable[[str], None] | None = None,
     classpath: Sequence[Path] = (),
     properties: Mapping[str, str] | None = None,
+    heap: int | None = None,
 ) -> TLCResult:
     """Model-check ``module_path`` with ``config_path`` and return TLC's verdict.
 
@@ -101,7 +105,7 @@ def run_tlc(
     never land in the user's tree). ``on_line`` sees each raw stdout line as it arrives, for
     progress display. ``$RESUME_CHECK_JAVA_OPTS`` adds JVM options (e.g. ``-Xss16m -Xmx4g``).
     ``classpath`` folders go before the jar (module overrides), ``properties`` become ``-D``
-    system properties.
+    system properties, ``heap`` (bytes) the JVM's ``-Xmx``.
 
     Raises :class:`ToolchainError` when java or the jar is missing or unusable,
     :class:`UsageError` when the module or config file does not exist, and :class:`TLCError`
@@ -127,6 +131,7 @@ def run_tlc(
             extra_args=extra_args,
             classpath=classpath,
             properties=properties,
+            heap=heap,
         )
         return _run(command, module.parent, jar, timeout=timeout, on_line=on_line)
     finally:
