@@ -65,21 +65,34 @@ def events_per_run(heap: int) -> int:
 
 def shards(sizes: Sequence[int], budget: int, parts: int = 1) -> list[range]:
     """Consecutive index ranges of a batch whose traces have `sizes` events: each within
-    `budget` events (a longer trace alone), and at least `parts` of them when there are that
-    many traces, of about equal events, so that `parts` TLC runs share the work."""
+    `budget` events (a longer trace alone), and about `parts` of them (one per trace when
+    there are no more traces than that), of about equal events, so that `parts` TLC runs
+    share the work."""
     total = sum(sizes)
     count = max(1, min(len(sizes), parts), -(-total // budget) if total else 1)
-    target = min(budget, -(-total // count)) if total else budget
+    if count >= len(sizes):
+        return [range(i, i + 1) for i in range(len(sizes))] or [range(0)]
     out: list[range] = []
-    start, held = 0, 0
+    start, held, left = 0, 0, total
+
+    def target() -> int:
+        # What each shard still to come should hold for `count` shards in all.
+        wanted = max(1, count - len(out))
+        return min(budget, max(1, -(-left // wanted)))
+
+    goal = target()
     for index, size in enumerate(sizes):
-        if index > start and held + size > budget:
+        # A shard ends before a trace that would take it past its goal (or the budget) ...
+        if index > start and held + size > goal:
             out.append(range(start, index))
-            start, held = index, 0
+            start, held, goal = index, 0, target()
         held += size
-        if held >= target:
+        left -= size
+        # ... or at the goal.
+        if held >= goal and index + 1 < len(sizes):
             out.append(range(start, index + 1))
             start, held = index + 1, 0
+            goal = target()
     if start < len(sizes) or not out:
         out.append(range(start, len(sizes)))
     return out
