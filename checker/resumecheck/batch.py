@@ -229,16 +229,22 @@ def run_batch(
         )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    # Overrides load once SANY is done; a contract that does not parse is reported as such.
-    parsed = result.outcome is not Outcome.SPEC_ERROR or "SANY finished." in result.stdout
-    if files.data is not None and parsed:
-        loaded = any(m.code == _OVERRIDE_LOADED and "TraceLog" in m.text for m in result.messages)
-        if not loaded:
+    if files.data is not None and not _override_loaded(result):
+        # A contract that does not parse is reported as such; anything else without the
+        # override loaded (the placeholder TraceLog failing, the override failing) is ours.
+        contract_error = (
+            result.outcome is Outcome.SPEC_ERROR and "module TraceData" not in result.error_text
+        )
+        if not contract_error:
             raise TLCError(
                 "TLC did not load resume-check's trace data override (set "
                 f"{override.DATA_ENV}=module to do without it): {result.error_text.strip()}"
             )
     return result
+
+
+def _override_loaded(result: TLCResult) -> bool:
+    return any(m.code == _OVERRIDE_LOADED and "TraceLog" in m.text for m in result.messages)
 
 
 def data_path() -> tuple[DataPath, Path | None]:
