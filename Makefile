@@ -12,6 +12,8 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,runtimes]'
+	@# TLC's trace data override, compiled with the JDK's javac (without one: a note, no error)
+	$(BIN)/python -m resumecheck.tlc.override
 	@touch $(STAMP)
 
 ## Model-check every MC configuration and show that every mutant is rejected for its property.

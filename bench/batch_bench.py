@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import multiprocessing
 import os
 import platform
 import shutil
@@ -75,6 +76,10 @@ class Row:
     path: Path
     traces: list[Trace]
     samples: list[Sample] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    options: tuple[str, ...] = ()
+    command: tuple[str, ...] = ()
+    """Another command instead of judging `path` (the `spec` row)."""
 
     @property
     def events(self) -> int:
@@ -106,10 +111,10 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument(
         "--sizes",
-        default="1,100,1000",
+        default="1,100,1000,10000",
         type=_sizes,
-        help="batch sizes, comma-separated (default: 1,100,1000; --sizes 1,100 drops the "
-        "1,000-trace batch, the slowest row)",
+        help="batch sizes, comma-separated (default: 1,100,1000,10000; --sizes 1,100 drops "
+        "the slow rows)",
     )
     parser.add_argument("--repeats", type=int, default=3, help="rounds (medians of them)")
     parser.add_argument(
@@ -123,6 +128,22 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         type=int,
         default=4,
         help="traces judged one process each per round (default 4; 0: none)",
+    )
+    parser.add_argument(
+        "--before-sizes",
+        default="1,100,1000",
+        type=_sizes,
+        help="batch sizes also judged the way before the Java override, through the generated "
+        "module (default: 1,100,1000; an empty list: none)",
+    )
+    parser.add_argument(
+        "--jobs-size", type=int, default=1000, help="the batch also judged with --jobs 2 (0: none)"
+    )
+    parser.add_argument(
+        "--no-spec",
+        dest="spec",
+        action="store_false",
+        help="do not time `resume-check spec` (by default once per round)",
     )
     parser.add_argument("--seed", type=int, default=1, help="corpus seed (default: 1)")
     parser.add_argument("--out", type=Path, help="write the results as Markdown here")
@@ -140,13 +161,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 def _sizes(text: str) -> list[int]:
     """`1,100,1000` -> [1, 100, 1000]."""
     try:
-        return sorted({int(part) for part in text.split(",") if part.strip()})
+        return sorted({int(part) for part in text.split(",") if part.strip() and part != "-"})
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a list of integers: {text!r}") from None
 
 
 def _bench(args: argparse.Namespace) -> int:
     cli = _find_cli()
+    _start_spawner()
     machine = _machine()
     started = datetime.datetime.now(datetime.UTC)
     temp = args.workdir is None
@@ -221,6 +243,19 @@ def _rows(workdir: Path, args: argparse.Namespace) -> list[Row]:
     """The inputs, written one folder each (the CLI judges a folder), schema-checked."""
     corpus = [generate(i, args.seed) for i in range(max(args.sizes))]
     rows = [Row(f"batch-{n}", workdir / f"batch-{n:05d}", corpus[:n]) for n in args.sizes]
+    module = {"RESUME_CHECK_TRACE_DATA": "module"}
+    rows += [
+        Row(f"module-{n}", workdir / f"batch-{n:05d}", corpus[:n], env=module)
+        for n in args.before_sizes
+        if n in args.sizes
+    ]
+    if args.jobs_size in args.sizes:
+        n = args.jobs_size
+        rows.append(
+            Row(f"jobs2-{n}", workdir / f"batch-{n:05d}", corpus[:n], options=("--jobs", "2"))
+        )
+    if args.spec:
+        rows.append(Row("spec", workdir, [], command=("spec", "--format", "json", "--no-progress")))
     if args.long_events:
         long = generate_long(args.seed, args.long_events)
         rows.append(Row("long", workdir / "long", [long]))
@@ -236,6 +271,8 @@ def _rows(workdir: Path, args: argparse.Namespace) -> list[Row]:
         raise BenchError("the installed resumecheck ships no ResumeCore schema")
     checked: set[str] = set()
     for row in rows:
+        if row.env or row.options or row.command:
+            continue  # the same folder as another row
         shutil.rmtree(row.path, ignore_errors=True)  # a kept --workdir may hold an older corpus
         row.path.mkdir(parents=True)
         for trace in row.traces:
@@ -257,24 +294,51 @@ def _schema_check(schema: Any, trace: Trace) -> None:
 def _run(cli: Path, row: Row) -> Sample:
     """One `resume-check --format json ROW` call, waited for with os.wait4 so that its
     resource usage covers the CLI and every process it waited for (the JVM); raises if any
-    verdict is wrong."""
-    command = [str(cli), "--format", "json", "--no-progress", str(row.path)]
+    verdict is wrong.
+
+    The call is started from a fresh child of a small fork server, not from this process:
+    Linux counts the RSS a process had when it called exec in the new program's peak RSS,
+    and this process holds the whole corpus (half a gigabyte at 10,000 traces)."""
+    command = [str(cli), "--format", "json", "--no-progress", *row.options, str(row.path)]
+    if row.command:
+        command = [str(cli), *row.command]
+    assert _SPAWNER is not None
+    code, stdout, stderr, wall, cpu, rss = _SPAWNER.apply(_spawn, (command, row.env))
+    _verify(row, code, stdout, stderr)
+    return Sample(wall, cpu, rss)
+
+
+_SPAWNER: Any = None
+
+
+def _start_spawner() -> None:
+    """The fork server and its one-task workers, started while this process is still small."""
+    global _SPAWNER
+    context = multiprocessing.get_context("forkserver")
+    _SPAWNER = context.Pool(1, maxtasksperchild=1)
+    _SPAWNER.apply(int, (0,))  # starts the server and a worker now
+
+
+def _spawn(command: list[str], env: dict[str, str]) -> tuple[int, str, str, float, float, int]:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        child = subprocess.Popen(command, stdout=out, stderr=err)
+        child = subprocess.Popen(command, stdout=out, stderr=err, env={**os.environ, **env})
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start
-        child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         stdout = out.read().decode("utf-8", "replace")
         stderr = err.read().decode("utf-8", "replace")
-    _verify(row, child.returncode, stdout, stderr)
-    return Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
+    code = os.waitstatus_to_exitcode(status)
+    return code, stdout, stderr, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
 def _verify(row: Row, code: int, stdout: str, stderr: str) -> None:
     """Every trace got exactly the verdict it was generated for, and the exit code agrees."""
+    if row.command:
+        if code != 0:
+            raise BenchError(f"{row.key}: exit code {code}: {stderr.strip()[-2000:]}")
+        return
     try:
         document: dict[str, Any] = json.loads(stdout)
     except json.JSONDecodeError:
@@ -341,6 +405,7 @@ def _report(
     """The results as Markdown: the tables first, then what they were measured on and how."""
     by_key = {r.key: r for r in rows}
     batches = [r for r in rows if r.key.startswith("batch-")]
+    # (the module- and jobs2- rows are reported in the before/after section)
     singles = [r for r in rows if r.key.startswith("single-")]
     one = by_key.get("batch-1")
     lines = [
@@ -381,6 +446,7 @@ def _report(
             + (f"; each further trace adds {', '.join(extra)}" if extra else "")
             + " (medians of per-round differences).",
         ]
+    lines += _before_after_section(by_key)
     lines += _long_section(by_key, args)
     lines += _singles_section(batches, singles)
     before, after = loads
@@ -419,6 +485,49 @@ def _report(
         "",
     ]
     return "\n".join(lines)
+
+
+def _before_after_section(by_key: dict[str, Row]) -> list[str]:
+    """The Java override against the generated module, --jobs 2 against one TLC run, and
+    `resume-check spec`: each pair side by side in every round."""
+    lines = [
+        "",
+        "## Before and after, side by side",
+        "",
+        "| input | before | CPU-s | wall s | peak RSS | after | CPU-s | wall s | peak RSS "
+        "| CPU ratio after/before |",
+        "|---|---|---:|---:|---:|---|---:|---:|---:|---:|",
+    ]
+    pairs = [
+        (f"module-{key[6:]}", key, "generated module", "Java override")
+        for key in by_key
+        if key.startswith("batch-") and f"module-{key[6:]}" in by_key
+    ]
+    pairs += [
+        (f"batch-{key[6:]}", key, "one TLC run (2 workers)", "--jobs 2 (1 worker each)")
+        for key in by_key
+        if key.startswith("jobs2-") and f"batch-{key[6:]}" in by_key
+    ]
+    for old_key, new_key, old_name, new_name in pairs:
+        old, new = by_key[old_key], by_key[new_key]
+        ratio = statistics.median(
+            _per_round({"o": old, "n": new}, lambda s: s["n"].cpu / s["o"].cpu)
+        )
+        lines.append(
+            f"| {len(new.traces)} traces, {new.events} events | {old_name} | {old.spread('cpu')} "
+            f"| {old.spread('wall')} | {_mib(old.median('rss_kib'))} | {new_name} "
+            f"| {new.spread('cpu')} | {new.spread('wall')} | {_mib(new.median('rss_kib'))} "
+            f"| {ratio:.2f} |"
+        )
+    spec = by_key.get("spec")
+    if spec is not None:
+        lines += [
+            "",
+            f"`resume-check spec` (every MC configuration and mutant, --jobs 2): "
+            f"{spec.spread('wall')} s wall, {spec.spread('cpu')} CPU-s, peak RSS "
+            f"{_mib(spec.median('rss_kib'))}.",
+        ]
+    return lines
 
 
 def _marginal(size: int) -> Any:

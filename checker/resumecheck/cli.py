@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from resumecheck import __version__, escape, tempdirs
+from resumecheck.batch import DEFAULT_MAX_HEAP, parse_heap
 from resumecheck.contract import SPEC_PATH_ENV, bundled_spec_dir, default_spec_paths
 from resumecheck.errors import (
     ENVIRONMENT,
@@ -134,6 +135,23 @@ def cli() -> None:
     help="Set aside a property (e.g. CO): its breaks are listed, not failed, and judging goes "
     "on to show what else the trace breaks. Repeatable.",
 )
+@click.option(
+    "--max-heap",
+    "max_heap",
+    default=DEFAULT_MAX_HEAP,
+    show_default=True,
+    metavar="SIZE",
+    help="TLC's heap per run (java -Xmx, e.g. 3g); a larger batch is split into shards "
+    "that each fit (docs/scale.md).",
+)
+@click.option(
+    "--jobs",
+    "jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="TLC runs at once: the batch is sharded across that many local processes.",
+)
 @progress_option
 @reported("check")
 def check(
@@ -147,6 +165,8 @@ def check(
     max_line_bytes: int,
     require_complete: bool,
     tolerate: tuple[str, ...],
+    max_heap: str,
+    jobs: int,
     invocation: Invocation,
 ) -> int:
     """Judge traces: conforms, violates (first bad event and the property it breaks), invalid.
@@ -169,6 +189,10 @@ def check(
         )
     if not inputs.files:
         raise no_traces(paths)
+    try:
+        heap = parse_heap(max_heap)
+    except ValueError as exc:
+        raise UsageError(f"--max-heap: {exc}") from None
     invocation.require_complete = require_complete
     invocation.skipped = inputs.skipped
     shown = Progress(progress)
@@ -180,6 +204,8 @@ def check(
         on_line=TLCProgress(shown),
         limits=Limits(max_bytes=max_bytes, max_line_bytes=max_line_bytes),
         tolerate=frozenset(tolerate),
+        max_heap=heap,
+        jobs=jobs,
     )
     shown.clear()
     click.echo(TRACE_RENDERERS[fmt](verdicts, invocation), nl=False)

@@ -7,15 +7,17 @@ What a report adds to a verdict (witness, expected moves) is `resumecheck.explai
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from resumecheck import escape, explain
-from resumecheck.batch import run_batch
+from resumecheck.batch import DEFAULT_MAX_HEAP, events_per_run, parse_heap, run_batch, shards
 from resumecheck.contract import Contract, find_contract
 from resumecheck.errors import SpecError, TLCError, UsageError
 from resumecheck.inputs import expand, no_traces
@@ -48,9 +50,15 @@ def judge(
     on_line: Progress | None = None,
     limits: Limits | None = None,
     tolerate: frozenset[str] = frozenset(),
+    max_heap: int | None = None,
+    jobs: int = 1,
 ) -> list[Verdict]:
     """Judges every trace below `paths` (see `resumecheck.inputs`); one TLC run per contract
-    for the whole batch.
+    for the whole batch, or per shard of it: a batch larger than one TLC run can hold under
+    `max_heap` bytes (default `DEFAULT_MAX_HEAP`) is split into consecutive shards, and with
+    `jobs` > 1 into at least `jobs` shards judged by that many TLC runs at once (one TLC
+    worker each). A trace's verdict does not depend on which shard it is in: each trace is its
+    own behaviours, from its own initial state.
 
     A property in `tolerate` does not make a trace violate: TLC goes on past its breaks and
     the verdict lists where they were, so what else a trace breaks shows (the LangGraph matrix
@@ -78,9 +86,10 @@ def judge(
             f"--tolerate {', '.join(sorted(map(escape.text, unknown)))}: not a property of "
             + ", ".join(sorted(c.name for c in groups))
         )
+    plan = _Plan(max_heap or parse_heap(DEFAULT_MAX_HEAP), max(1, jobs))
     for contract, members in groups.items():
         own = frozenset(tolerate) & frozenset(contract.descriptions)
-        judged = _judge_group(contract, [p for _, p in members], witness, on_line, own)
+        judged = _judge_group(contract, [p for _, p in members], witness, on_line, own, plan)
         for (position, _), verdict in zip(members, judged, strict=True):
             verdicts[position] = verdict
     return [verdicts[i] for i in range(len(files))]
@@ -141,16 +150,41 @@ def _event_line(raw: RawTrace, message: str) -> str:
     return message
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """How a contract's batch is run: TLC's heap per run and how many runs at once."""
+
+    heap: int
+    jobs: int
+
+
 def _judge_group(
     contract: Contract,
     traces: list[_Prepared],
     witness: bool,
     on_line: Progress | None,
     tolerated: frozenset[str],
+    plan: _Plan | None = None,
 ) -> list[Verdict]:
     started = time.monotonic()
     modules = _ModuleLog(on_line)
-    verdicts = _judge_batch(contract, traces, modules, tolerated)
+    plan = plan or _Plan(parse_heap(DEFAULT_MAX_HEAP), 1)
+    parts = shards(
+        [max(1, len(t.raw.events)) for t in traces], events_per_run(plan.heap), plan.jobs
+    )
+    workers = 1 if plan.jobs > 1 else None
+
+    def one(part: range) -> list[Verdict]:
+        return _judge_batch(
+            contract, traces[part.start : part.stop], modules, tolerated, plan.heap, workers
+        )
+
+    if plan.jobs > 1 and len(parts) > 1:
+        with ThreadPoolExecutor(max_workers=plan.jobs) as pool:
+            judged = list(pool.map(one, parts))
+    else:
+        judged = [one(part) for part in parts]
+    verdicts = [verdict for part in judged for verdict in part]
     if witness:
         for trace, verdict in zip(traces, verdicts, strict=True):
             if verdict.status is Status.CONFORMS:
@@ -183,12 +217,14 @@ class _ModuleLog:
     def __init__(self, on_line: Progress | None) -> None:
         self.on_line = on_line
         self.parsed: list[Path] = []
+        self.lock = threading.Lock()  # shards' TLC runs may report at once (--jobs)
 
     def __call__(self, line: str) -> None:
-        if line.startswith(self.PREFIX):
-            self.parsed.append(Path(line[len(self.PREFIX) :].strip()))
-        if self.on_line is not None:
-            self.on_line(line)
+        with self.lock:
+            if line.startswith(self.PREFIX):
+                self.parsed.append(Path(line[len(self.PREFIX) :].strip()))
+            if self.on_line is not None:
+                self.on_line(line)
 
     def spec_files(self, contract: Contract) -> tuple[Path, ...]:
         """The contract's own files TLC used: the configuration and every parsed module from a
@@ -204,6 +240,8 @@ def _judge_batch(
     traces: list[_Prepared],
     on_line: Progress | None,
     tolerated: frozenset[str] = frozenset(),
+    heap: int | None = None,
+    workers: int | None = None,
 ) -> list[Verdict]:
     """One TLC run for the batch; when TLC stops on an expression it cannot evaluate, finds
     the trace it stopped on.
@@ -227,7 +265,12 @@ def _judge_batch(
             continue
         members = [traces[i] for i in part.batch]
         result = run_batch(
-            contract, [t.encoded for t in members], on_line=on_line, tolerated=tolerated
+            contract,
+            [t.encoded for t in members],
+            on_line=on_line,
+            tolerated=tolerated,
+            heap=heap,
+            workers=workers,
         )
         runs -= 1
         if result.outcome is Outcome.SPEC_ERROR:

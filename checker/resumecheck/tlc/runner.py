@@ -17,7 +17,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from resumecheck import tempdirs
@@ -41,16 +41,21 @@ def _command(
     workers: int,
     check_deadlock: bool,
     extra_args: Sequence[str],
+    classpath: Sequence[Path] = (),
+    properties: Mapping[str, str] | None = None,
+    heap: int | None = None,
 ) -> list[str]:
     # TLC asks for the throughput collector; without it every run opens with warning 2401.
     # The client compiler only: a TLC run here lasts seconds, and the optimizing compiler's
     # threads cost more CPU than they win back (bench/results.md: a 10,000-event trace and a
     # batch of 1,000 traces both take about a fifth less CPU). $RESUME_CHECK_JAVA_OPTS comes
     # after, so `-XX:TieredStopAtLevel=4` there brings it back.
+    # A heap cap (--max-heap) before $RESUME_CHECK_JAVA_OPTS, whose -Xmx wins.
     command = [
         java,
         "-XX:+UseParallelGC",
         "-XX:TieredStopAtLevel=1",
+        *([f"-Xmx{max(1, heap >> 20)}m"] if heap else []),
         *shlex.split(os.environ.get(JAVA_OPTS_ENV, "")),
     ]
     # TLC unpacks its standard modules (TLC.tla, Naturals.tla, ...) into java.io.tmpdir and
@@ -62,7 +67,10 @@ def _command(
     if library_paths:
         folders = os.pathsep.join(str(Path(folder).resolve()) for folder in library_paths)
         command.append(f"-DTLA-Library={folders}")
-    command += ["-cp", str(jar), "tlc2.TLC", "-tool", "-workers", str(workers)]
+    command += [f"-D{name}={value}" for name, value in sorted((properties or {}).items())]
+    # Extra classes (TLC's module overrides) come first, so that they win over the jar's.
+    search = os.pathsep.join([*(str(Path(p).resolve()) for p in classpath), str(jar)])
+    command += ["-cp", search, "tlc2.TLC", "-tool", "-workers", str(workers)]
     command += ["-metadir", metadir]
     if not check_deadlock:
         command.append("-deadlock")  # TLC's flag *disables* deadlock checking
@@ -86,6 +94,9 @@ def run_tlc(
     extra_args: Sequence[str] = (),
     timeout: float | None = None,
     on_line: Callable[[str], None] | None = None,
+    classpath: Sequence[Path] = (),
+    properties: Mapping[str, str] | None = None,
+    heap: int | None = None,
 ) -> TLCResult:
     """Model-check ``module_path`` with ``config_path`` and return TLC's verdict.
 
@@ -93,6 +104,8 @@ def run_tlc(
     ``library_paths`` as extra module folders and a throw-away ``-metadir`` (TLC's state files
     never land in the user's tree). ``on_line`` sees each raw stdout line as it arrives, for
     progress display. ``$RESUME_CHECK_JAVA_OPTS`` adds JVM options (e.g. ``-Xss16m -Xmx4g``).
+    ``classpath`` folders go before the jar (module overrides), ``properties`` become ``-D``
+    system properties, ``heap`` (bytes) the JVM's ``-Xmx``.
 
     Raises :class:`ToolchainError` when java or the jar is missing or unusable,
     :class:`UsageError` when the module or config file does not exist, and :class:`TLCError`
@@ -116,6 +129,9 @@ def run_tlc(
             workers=workers,
             check_deadlock=check_deadlock,
             extra_args=extra_args,
+            classpath=classpath,
+            properties=properties,
+            heap=heap,
         )
         return _run(command, module.parent, jar, timeout=timeout, on_line=on_line)
     finally:

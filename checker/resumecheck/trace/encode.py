@@ -111,6 +111,34 @@ def event_constructors(schema: TraceSchema) -> str:
     return "\n".join(lines)
 
 
+def vocabulary(schema: TraceSchema) -> str:
+    """`TraceVocabulary`: every field name and string of the schema, first in the module.
+
+    TLC orders strings and record fields by when it first met them. Naming them all before
+    any trace makes that order the schema's, whether the traces reach TLC as this module or
+    through the Java override (which meets them after SANY): both explore in one order."""
+    fields: set[str] = set()
+    words: set[str] = set()
+    todo: list[Any] = [schema.document]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            for name, prop in node.get("properties", {}).items():
+                if isinstance(prop, dict) and prop.get("x-tla") != "skip" and _IDENT.match(name):
+                    fields.add(name)
+            for key in ("const", "enum"):
+                found = node.get(key)
+                for word in found if isinstance(found, list) else [found]:
+                    if isinstance(word, str) and _SAFE_STRING.match(word):
+                        words.add(word)
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    record = ", ".join(f"{name} |-> 0" for name in sorted(fields))
+    strings = ", ".join(tla_string(word) for word in sorted(words))
+    return f"TraceVocabulary == <<[{record}], {{{strings}}}>>"
+
+
 def tla_string(text: str) -> str:
     """A TLA+ string literal for text from the schema's own vocabulary."""
     if not _SAFE_STRING.match(text):
@@ -145,11 +173,22 @@ class _Encoder:
         raise SchemaDesignError(f"{where}: no safe TLA+ encoding for schema {target!r}")
 
     def event(self, event: dict[str, Any], where: str) -> str:
-        kind = event["ev"]
-        props = self.schema.defs[f"ev_{kind}"]["properties"]
-        args = [self._field(props, event, name, where) for name in event_fields(self.schema, kind)]
-        name = constructor_name(kind)
-        return f"{name}({', '.join(args)})" if args else name
+        head, plan = _event_plan(self.schema, event["ev"])
+        args = []
+        for name, default, namespace, scope in plan:
+            if name in event:
+                item = event[name]
+            elif default is _MISSING:
+                raise SchemaDesignError(f"{where}: optional field {name!r} has no default")
+            else:
+                item = default
+            if scope is not None or namespace is None:
+                props = self.schema.defs[f"ev_{event['ev']}"]["properties"]
+                args.append(self._field(props, event, name, where))
+            else:
+                # An identifier: the common case, without the generic walk.
+                args.append(str(self.ids.number(namespace, _key(item), f"{where}.{name}")))
+        return f"{head}({', '.join(args)})" if args else head
 
     def _field(self, props: dict[str, Any], value: dict[str, Any], name: str, where: str) -> str:
         prop = props[name]
@@ -218,6 +257,31 @@ class _Encoder:
         if target.get("x-tla") == "tuple":
             return "<<" + ", ".join(items) + ">>"
         return "{" + ", ".join(items) + "}"
+
+
+_MISSING = object()
+_PLANS: dict[tuple[int, str], tuple[str, list[tuple[Any, ...]]]] = {}
+
+
+def _event_plan(schema: TraceSchema, kind: str) -> tuple[str, list[tuple[Any, ...]]]:
+    """Per event kind, what `event` needs of the schema, looked up once: the constructor and,
+    per field in argument order, its schema node, resolved node, default (or _MISSING), the
+    namespace of a plain identifier (None otherwise) and the fields scoping it (or None).
+    The schemas are loaded once per process (`load_schema` caches them), so their ids last.
+    """
+    key = (id(schema), kind)
+    plan = _PLANS.get(key)
+    if plan is None:
+        props = schema.defs[f"ev_{kind}"]["properties"]
+        fields = []
+        for name in event_fields(schema, kind):
+            prop = props[name]
+            target = schema.resolve(prop)
+            default = prop.get("default", target.get("default", _MISSING))
+            namespace = target.get("x-intern")
+            fields.append((name, default, namespace, target.get("x-intern-with")))
+        plan = _PLANS[key] = (constructor_name(kind), fields)
+    return plan
 
 
 @dataclass(frozen=True)
