@@ -170,12 +170,13 @@ def test_junit_has_one_testcase_per_cell_with_time_timestamp_and_file(
 ) -> None:
     cells = [
         Cell(CellKey("s", "none", "sync"), _side(co_then_cv), _side(CO_TRACE)),
-        Cell(CellKey("s", "kill@1", "sync"), _side(CONFORMS), _side(CONFORMS)),
+        Cell(CellKey("s", "kill:A start#1", "sync"), _side(CONFORMS), _side(CONFORMS)),
     ]
     matrix = _matrix(cells, judgments)
     root = ET.fromstring(render_junit(matrix, Invocation("run langgraph")))
     cases = root.findall(".//testcase")
-    assert [c.get("name") for c in cases] == ["s.none.sync", "s.kill@1.sync"]
+    # a cell's file-name slug: the kill label without shell or URL specials
+    assert [c.get("name") for c in cases] == ["s.none.sync", "s.kill-A-start_1.sync"]
     assert all(c.get("time") == "1.500" and c.get("timestamp") for c in cases)
     assert cases[0].get("file") == str(co_then_cv)
     failure = cases[0].find("failure")

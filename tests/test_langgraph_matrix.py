@@ -16,6 +16,7 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 from conftest import ROOT, Run, run_cli
+from rctools.langgraph.matrix import CellKey
 
 pytestmark = pytest.mark.slow
 
@@ -241,8 +242,8 @@ def test_junit_has_a_testcase_per_cell_and_progress_is_plain_lines_off_a_termina
     assert run.returncode == 0, run
     cases = ET.fromstring(run.stdout).findall(".//testcase")
     cells = json.loads((tmp_path / "summary.json").read_text())["cells"]
-    assert [c.get("name") for c in cases] == [
-        f"{c['scenario']}.{c['fault']}.{c['durability']}" for c in cells
+    assert [c.get("name") for c in cases] == [  # the cell's file-name slug
+        CellKey(c["scenario"], c["fault"], c["durability"]).slug for c in cells
     ]
     assert all(c.get("time") and c.get("timestamp") and c.get("file") for c in cases)
     assert "\r" not in run.stderr and "recording the matrix on sqlite" in run.stderr
