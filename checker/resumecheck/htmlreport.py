@@ -17,6 +17,7 @@ from string import Template
 from typing import Any
 
 from resumecheck import escape as untrusted
+from resumecheck.checkpointgraph import checkpoint_graph
 from resumecheck.errors import ResumeCheckError
 from resumecheck.report import Invocation, counts_line, exit_code, spec_files, spec_files_text
 from resumecheck.trace.reader import read_trace
@@ -134,7 +135,8 @@ def _timeline(v: Verdict, number: int) -> str:
     there drawn below it; then a panel with the bad event's fields, the property's meaning
     from the spec, and those moves. Events after the bad one were never judged: a few are
     drawn, pale, the rest only counted, so the bad event stays in view on a long trace."""
-    events = read_trace(Path(v.path)).events
+    trace = read_trace(Path(v.path))
+    events = trace.events
     bad = v.event_index or 0
     shown = events[: bad + AFTER_BAD]
     field, lanes = lanes_of(shown)
@@ -207,8 +209,16 @@ def _timeline(v: Verdict, number: int) -> str:
         f"{escape(v.contract or '')}: {escape(broken)}</h2>"
         f'<p>{legend}. Hover an event for its fields. <a class="back" href="#">All traces</a></p>'
         f'<div class="timeline">{"".join(parts)}</div>'
+        f"{checkpoint_graph(events, bad, _graph_nodes(trace.header))}"
         f"{_bad_event_panel(v, events, field, broken, expected)}</section>"
     )
+
+
+def _graph_nodes(header: dict[str, Any] | None) -> list[str]:
+    """The workflow's nodes as the header declares them (`graph.nodes`), if it does."""
+    graph = (header or {}).get("graph")
+    nodes = graph.get("nodes") if isinstance(graph, dict) else None
+    return [str(n) for n in nodes if isinstance(n, (str, int))] if isinstance(nodes, list) else []
 
 
 def _text_width(text: str, size: int) -> int:
