@@ -78,7 +78,9 @@ def test_the_dom_holds_the_picture_of_every_violating_trace(
     assert set(sections) == set(violations), sorted(set(sections) ^ set(violations))
     for name, verdict in violations.items():
         body = sections[name]
-        assert body.count("<svg") == 1, name
+        # the timeline, and the checkpoints the trace made when it made any before the bad event
+        assert body.count('aria-label="timeline of trace') == 1, name
+        assert body.count("<svg") == 1 + body.count('aria-label="checkpoints and their'), name
         marked = re.search(r"<g><title>(event \d+): [^<]*</title><circle [^>]*r=\"9\"", body)
         assert marked and marked.group(1) == f"event {verdict['event_index']}", name
         assert f'href="#{name}"' in dom  # the table links to it
