@@ -147,6 +147,27 @@ def sqlite() -> contextlib.AbstractContextManager[BaseCheckpointSaver]:
     return SqliteSaver.from_conn_string(str(store_dir() / "checkpoints.sqlite"))
 
 
+# How much slower the reference's writes are in its last retries (see `sqlite_slowed`).
+SLOWED_WRITES_SECONDS = 0.05
+
+
+def sqlite_slowed() -> contextlib.AbstractContextManager[BaseCheckpointSaver]:
+    """LangGraph's SqliteSaver whose `put_writes` first waits 50 ms: the reference as a slower
+    store. Some LangGraph races (a sibling's write still in flight when a node error ends the
+    invocation) are won by a fast local SQLite and lost by a slower saver; retrying the
+    reference on a slowed store lets it lose them too, so they are not blamed on the saver."""
+    import time
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    class SlowedSqliteSaver(SqliteSaver):
+        def put_writes(self, *args: Any, **kwargs: Any) -> None:
+            time.sleep(SLOWED_WRITES_SECONDS)
+            super().put_writes(*args, **kwargs)
+
+    return SlowedSqliteSaver.from_conn_string(str(store_dir() / "checkpoints.sqlite"))
+
+
 def sqlite_async() -> contextlib.AbstractAsyncContextManager[BaseCheckpointSaver]:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
