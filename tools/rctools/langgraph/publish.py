@@ -22,7 +22,7 @@ from typing import Any
 
 from rctools.langgraph.tables import matrix_table
 
-KILLS_KEPT = 3  # conforming SIGKILL cells kept per scenario
+KILLS_KEPT = 1  # conforming SIGKILL cells kept per scenario
 SUMMARY_FIELDS = ("tool", "version", "command", "suite", "backend", "reference", "counts")
 
 
