@@ -95,14 +95,18 @@ def test_every_crash_run_really_crashed_and_restored(correct: Any) -> None:
             assert kinds.index("restore") == kinds.index("crash") + 1
 
 
-def _decisions(out: Path, summary: dict[str, Any], policy: str) -> dict[int, list[str]]:
+def _clean_events(out: Path, summary: dict[str, Any], policy: str) -> list[dict[str, Any]]:
     (clean,) = [
         r
         for r in summary["runs"]
         if r["policy"] == policy and r["crash"] == "none" and r["rewind"] == "none"
     ]
     lines = (out / "traces" / clean["trace"]).read_text(encoding="utf-8").splitlines()[1:]
-    events = [json.loads(line) for line in lines]
+    return [json.loads(line) for line in lines]
+
+
+def _decisions(out: Path, summary: dict[str, Any], policy: str) -> dict[int, list[str]]:
+    events = _clean_events(out, summary, policy)
     return {e["turn"]: e["capture"] for e in events if e["ev"] == "checkpoint"}
 
 
@@ -110,22 +114,35 @@ def test_effect_aware_skips_read_only_turns_and_captures_the_rest(correct: Any) 
     _, summary, out = correct
     decisions = _decisions(out, summary, "effect-aware")
     assert {t for t, capture in decisions.items() if not capture} == READ_ONLY_TURNS
-    assert decisions[2] == ["files"]  # the package install
-    assert decisions[4] == ["procs"]  # the background server
-    assert decisions[5] == ["files", "procs"]  # the server's log, and the server woken
-    assert decisions[6] == ["files"]  # the append; the server stayed blocked
-    assert decisions[7] == decisions[8] == ["procs"]  # queries: the server woken
+    # Files are decided from the kernel's file events: exact. The package install (2), the
+    # server's log (5) and the append (6); nothing else writes a file that stays.
+    assert {t for t, capture in decisions.items() if "files" in capture} == {2, 5, 6}
+    # Processes: the server started (4), woken by a hit (5) and by the queries (7, 8). Turn 6
+    # does not touch it, but a thawed server preempted on its way back to sleep on a loaded
+    # machine counts one involuntary switch, which the inspector takes as a change: a false
+    # alarm costs an image, never a lost state, so it is allowed there and only there.
+    procs = {t for t, capture in decisions.items() if "procs" in capture}
+    assert {4, 5, 7, 8} <= procs <= {4, 5, 6, 7, 8}
     assert all(
         capture == ["files", "procs"] for capture in _decisions(out, summary, "full").values()
     )
 
 
 def test_effect_aware_writes_fewer_checkpoint_bytes_than_full(correct: Any) -> None:
-    _, summary, _ = correct
+    _, summary, out = correct
     stats = {s["policy"]: s for s in summary["policies"]}
     assert stats["effect-aware"]["skipped_share"] == len(READ_ONLY_TURNS) / TURNS
     assert stats["full"]["skipped_share"] == 0
-    assert stats["effect-aware"]["checkpoint_bytes"] < stats["full"]["checkpoint_bytes"] * 0.75
+    assert stats["effect-aware"]["checkpoint_bytes"] < stats["full"]["checkpoint_bytes"]
+
+    def stored(policy: str, kind: str) -> tuple[int, int]:
+        jobs = [e for e in _clean_events(out, summary, policy) if e["ev"] == "job_done"]
+        return sum(1 for e in jobs if e[kind]), sum(e[f"{kind}_bytes"] for e in jobs)
+
+    # Files as deltas on three turns against the whole upper layer on every turn.
+    assert stored("effect-aware", "files")[1] < stored("full", "files")[1] * 0.5
+    # No process image where no process ran: turns 1 to 3, before the server starts.
+    assert stored("effect-aware", "procs")[0] <= stored("full", "procs")[0] - 3
 
 
 def test_baselines_are_caught_by_restore_consistency(baselines: Any) -> None:
