@@ -17,16 +17,11 @@ from Python's own idea of admissibility:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from rctools.recovery.engine import Engine, RunResult
-from rctools.recovery.generate import generate
 from rctools.recovery.matrix import Judged
-from rctools.recovery.policies import ALIGNED_LAYOUT, POLICIES
-from rctools.recovery.workloads import aligned
 
 RESTORE_PROPERTIES = ("RestoreSound", "BlockWhenNone", "PreserveCommitted")
 
@@ -98,36 +93,6 @@ class Row:
         }
 
 
-def record_audit(
-    workflows: int,
-    seed: int,
-    policies: Sequence[str],
-    out: Path,
-    *,
-    ledger: bool = True,
-    on_run: Callable[[str], None] | None = None,
-) -> list[RunResult]:
-    """Runs every policy on each of `workflows` generated workflows; traces go to
-    out/audit/<policy>/<workflow>.jsonl. A run's database is deleted once it is done."""
-    results = []
-    for workload in generate(workflows, seed):
-        for policy in policies:
-            if on_run:
-                on_run(f"{policy} / {workload.name}")
-            db = out / "state" / f"{policy}-{workload.name}.sqlite"
-            engine = Engine(
-                aligned(workload) if policy in ALIGNED_LAYOUT else workload,
-                policy,
-                POLICIES[policy],
-                out / "audit" / policy / f"{workload.name}.jsonl",
-                db,
-                ledger=ledger,
-            )
-            results.append(engine.run())
-            db.unlink(missing_ok=True)
-    return results
-
-
 def tabulate(judged: Sequence[Judged], policies: Sequence[str]) -> list[Row]:
     rows = {p: Row(p) for p in policies}
     for j in judged:
@@ -135,20 +100,18 @@ def tabulate(judged: Sequence[Judged], policies: Sequence[str]) -> list[Row]:
     return list(rows.values())
 
 
-def audit_document(
+def audit_figures(
     judged: Sequence[Judged], policies: Sequence[str], workflows: int, seed: int
 ) -> dict[str, Any]:
+    """summary.json's `figures.audit`: the generator's arguments, the domains, one row of
+    counts per policy."""
     rows = tabulate(judged, policies)
     domains = Counter(domain_of(j.run.workload) for j in judged if j.run.policy == policies[0])
     return {
-        "suite": "recovery",
-        "audit": {
-            "workflows": workflows,
-            "seed": seed,
-            "domains": dict(sorted(domains.items())),
-            "policies": [r.to_json() for r in rows],
-        },
-        "runs": [j.to_json() for j in judged],
+        "workflows": workflows,
+        "seed": seed,
+        "domains": dict(sorted(domains.items())),
+        "policies": [r.to_json() for r in rows],
     }
 
 

@@ -1,172 +1,182 @@
 """`resume-check run recovery`: restore policies on LangGraph workloads, judged by the spec.
 
-Every (policy, workload) pair runs once on real LangGraph with SqliteSaver: instance A fails
-after its consumers committed, the policy recovers, the run's trace is written. All traces are
-then judged in one batch; the table names the property each violating run broke.
+Every (policy, workload) pair is a cell run once on real LangGraph with SqliteSaver: instance A
+fails after its consumers committed, the policy recovers, the run's trace is written. The suite
+framework (rctools.suite) judges all traces in one batch and reports them; this module only
+says which cells there are, records one, and adds the per-policy figures (with --audit: the
+audit's counts, from the verdicts).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, ClassVar
 
 import click
-from resumecheck.errors import EnvironmentProblem, exit_codes_help
-from resumecheck.output import emit_suite, format_option, reported
-from resumecheck.progress import Progress, TLCProgress, progress_option
-from resumecheck.report import Invocation, exit_code
+from resumecheck.errors import UsageError
 
-from rctools.recovery.audit import audit_document, audit_table, record_audit
-from rctools.recovery.engine import Stuck
-from rctools.recovery.matrix import Judged, judge_runs, record
+from rctools.recovery.audit import audit_figures, audit_table
+from rctools.recovery.engine import RunResult, Stuck
+from rctools.recovery.generate import generate
+from rctools.recovery.matrix import Judged, measured, run_one
 from rctools.recovery.policies import POLICIES
-from rctools.recovery.workloads import WORKLOADS
+from rctools.recovery.workloads import WORKLOADS, Workload
+from rctools.suite.command import Figures, suite_command
+from rctools.suite.command import Judged as JudgedCells
+from rctools.suite.reports import Cell, CellReport
 
 
-class RunFailed(EnvironmentProblem):
-    """The runtime under test could not finish a run (not a verdict): exit code 3."""
+class RecoveryMatrix:
+    """The cells of one `run recovery`: every chosen policy on every workload (hand-written, or
+    with `audit` generated), each recorded in this process."""
+
+    DOCS = "docs/recovery.md"
+    DECLARED: ClassVar[dict[str, Any]] = {}  # a policy declares nothing; the contract judges
+
+    def __init__(
+        self, policies: Sequence[str], workloads: Sequence[Workload], *, ledger: bool, audit: Any
+    ) -> None:
+        self.policies = list(policies)
+        self.workloads = {w.name: w for w in workloads}
+        self.ledger = ledger
+        self.audit = audit  # (workflows, seed) with --audit, else None
+        self.runs: dict[str, RunResult] = {}
+
+    def cells(self) -> list[Cell]:
+        """`<policy>/<workload>`; the audit's cells are policy by policy within a workflow."""
+        if self.audit:
+            pairs = [(p, w) for w in self.workloads.values() for p in self.policies]
+        else:
+            pairs = [(p, w) for p in self.policies for w in self.workloads.values()]
+        return [
+            Cell(f"{p}/{w.name}", w.name, f"{p}: {w.description}", {"policy": p}) for p, w in pairs
+        ]
+
+    def runtime(self) -> dict[str, str]:
+        return {"name": "langgraph", "version": importlib.metadata.version("langgraph")}
+
+    def record_cell(self, cell: Cell, traces: Path, scratch: Path) -> CellReport:
+        """Runs the cell; a handoff that never came (Stuck) is a cell not recorded (exit 3)."""
+        report = CellReport(cell, f"{cell.name}.jsonl")
+        db = scratch / f"{cell.name}.sqlite"
+        workload = self.workloads[cell.scenario]
+        try:
+            run = run_one(
+                workload, cell.params["policy"], traces / report.trace, db, 0.0, self.ledger
+            )
+        except Stuck as exc:
+            report.problem = str(exc)
+            return report
+        finally:
+            db.unlink(missing_ok=True)
+        self.runs[cell.name] = run
+        report.notes = measured(run)
+        return report
+
+    def figures(self, judged: JudgedCells) -> Figures:
+        """Per policy: runs, conforming runs and successes (completed and conforming); with
+        --audit the audit's counts instead."""
+        pairs = [Judged(self.runs[r.cell.name], v) for r, v in judged if v is not None]
+        if self.audit:
+            workflows, seed = self.audit
+            return Figures(
+                {"audit": audit_figures(pairs, self.policies, workflows, seed)},
+                audit_table(pairs, self.policies, workflows, seed),
+            )
+        per: dict[str, dict[str, int]] = {}
+        for j in pairs:
+            row = per.setdefault(j.run.policy, {"runs": 0, "conform": 0, "success": 0})
+            row["runs"] += 1
+            row["conform"] += j.conforms
+            row["success"] += j.success
+        text = [f"{'policy':<11} {'runs':>5} {'conform':>7} {'success':>7}"]
+        text += [
+            f"{p:<11} {r['runs']:>5} {r['conform']:>7} {r['success']:>7}" for p, r in per.items()
+        ]
+        return Figures({"ledger": self.ledger, "policies": per}, "\n".join(text))
 
 
-@click.command(epilog=exit_codes_help())
-@click.option(
-    "--policy",
-    "policies",
-    multiple=True,
-    type=click.Choice(list(POLICIES)),
-    help="Restore policy (repeatable; default: all).",
-)
-@click.option(
-    "--workload",
-    "workloads",
-    multiple=True,
-    type=click.Choice(list(WORKLOADS)),
-    help="Workload (repeatable; default: all).",
-)
-@format_option()
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Folder for traces, run databases and summary.json.",
-)
-@click.option(
-    "--ledger/--no-ledger",
-    default=True,
-    show_default=True,
-    help="Whether the tool layer remembers irreversible intents; without it a rerun issues "
-    "them again (NoResurrectedEffect).",
-)
-@click.option(
-    "--audit",
-    is_flag=True,
-    help="Instead of the hand-written workloads, audit the policies on generated "
-    "commitment-sensitive workflows (five domains); every run is judged by the spec.",
-)
-@click.option(
-    "--workflows",
-    type=click.IntRange(min=1),
-    default=200,
-    show_default=True,
-    help="With --audit: how many workflows to generate.",
-)
-@click.option(
-    "--seed",
-    type=int,
-    default=0,
-    show_default=True,
-    help="With --audit: the generator's seed (the same seed, the same workflows).",
-)
-@progress_option
-@reported("run recovery")
-def command(
+def configure(
     policies: tuple[str, ...],
     workloads: tuple[str, ...],
-    fmt: str,
-    out: Path,
     ledger: bool,
     audit: bool,
     workflows: int,
     seed: int,
-    progress: bool | None,
-    invocation: Invocation,
-) -> int:
-    """Run restore policies on workloads where a failed instance's output was already acted on.
-
-    \b
-    Policies: retry (rerun the whole task), entry (restore the failed instance's entry),
-    native (LangGraph's checkpoint-aligned restore: fork the latest checkpoint before the
-    failure), resume (LangGraph's resume after an error: re-run the failed node), admissible
-    (the latest admissible checkpoint, or block).
-
-    \b
-    With --audit, every policy runs on --workflows generated workflows (five domains, seeded by
-    --seed) instead, and the report counts, from the spec's verdicts, the unsafe admitted
-    restores, the necessary blocks and the mislocalized failures of each policy.
-    """
-    shown = Progress(progress)
-    out.mkdir(parents=True, exist_ok=True)
+) -> RecoveryMatrix:
+    chosen = list(policies or POLICIES)
     if audit:
         if workloads:
-            raise click.UsageError("--workload selects hand-written workloads; --audit generates")
-        return run_audit(list(policies or POLICIES), workflows, seed, fmt, out, ledger, shown,
-                         invocation)  # fmt: skip
-    try:
-        runs = record(
-            list(policies or POLICIES),
-            list(workloads or WORKLOADS),
-            out,
-            ledger=ledger,
-            on_run=lambda what: shown.update(f"recovery: recording {what}"),
+            raise UsageError("--workload selects hand-written workloads; --audit generates")
+        return RecoveryMatrix(
+            chosen, generate(workflows, seed), ledger=ledger, audit=(workflows, seed)
         )
-    except Stuck as exc:
-        raise RunFailed(str(exc)) from exc
-    shown.note(f"recovery: judging {len(runs)} trace(s) against SemanticRecovery")
-    judged = judge_runs(runs, on_line=TLCProgress(shown))
-    shown.clear()
-    verdicts = [j.verdict for j in judged]
-    code = exit_code(verdicts)
-    document = {"suite": "recovery", "runs": [j.to_json() for j in judged]}
-    emit_suite(fmt, invocation, verdicts, document, table(judged, out), out=out, code=code)
-    return code
+    names = workloads or tuple(WORKLOADS)
+    return RecoveryMatrix(chosen, [WORKLOADS[n] for n in names], ledger=ledger, audit=None)
 
 
-def table(judged: list[Judged], out: Path) -> str:
-    """One line per run: policy, workload, how it ended, the verdict, the trace file."""
-    lines = [f"{'policy':<11} {'workload':<22} {'outcome':<10} {'verdict':<40} trace"]
-    for j in judged:
-        trace = j.run.trace.relative_to(out) if j.run.trace.is_relative_to(out) else j.run.trace
-        lines.append(
-            f"{j.run.policy:<11} {j.run.workload:<22} {j.run.outcome:<10} "
-            f"{j.verdict_text:<40} {trace}"
-        )
-    bad = sum(not j.conforms for j in judged)
-    lines.append(f"{len(judged)} run(s): {len(judged) - bad} conform, {bad} do not")
-    return "\n".join(lines)
+OPTIONS: list[Callable[[Any], Any]] = [
+    click.option(
+        "--policy",
+        "policies",
+        multiple=True,
+        type=click.Choice(list(POLICIES)),
+        help="Restore policy (repeatable; default: all).",
+    ),
+    click.option(
+        "--workload",
+        "workloads",
+        multiple=True,
+        type=click.Choice(list(WORKLOADS)),
+        help="Workload (repeatable; default: all).",
+    ),
+    click.option(
+        "--ledger/--no-ledger",
+        default=True,
+        show_default=True,
+        help="Whether the tool layer remembers irreversible intents; without it a rerun issues "
+        "them again (NoResurrectedEffect).",
+    ),
+    click.option(
+        "--audit",
+        is_flag=True,
+        help="Instead of the hand-written workloads, audit the policies on generated "
+        "commitment-sensitive workflows (five domains); every run is judged by the spec.",
+    ),
+    click.option(
+        "--workflows",
+        type=click.IntRange(min=1),
+        default=200,
+        show_default=True,
+        help="With --audit: how many workflows to generate.",
+    ),
+    click.option(
+        "--seed",
+        type=int,
+        default=0,
+        show_default=True,
+        help="With --audit: the generator's seed (the same seed, the same workflows).",
+    ),
+]
 
+command = suite_command(
+    "recovery",
+    None,
+    """Run restore policies on workloads where a failed instance's output was already acted on
+(SemanticRecovery).
 
-def run_audit(
-    policies: list[str],
-    workflows: int,
-    seed: int,
-    fmt: str,
-    out: Path,
-    ledger: bool,
-    shown: Progress,
-    invocation: Invocation,
-) -> int:
-    """`--audit`: every policy on `workflows` generated workflows, one TLC run to judge all."""
-    try:
-        runs = record_audit(
-            workflows, seed, policies, out, ledger=ledger,
-            on_run=lambda what: shown.update(f"recovery audit: recording {what}"),
-        )  # fmt: skip
-    except Stuck as exc:
-        raise RunFailed(str(exc)) from exc
-    shown.note(f"recovery audit: judging {len(runs)} trace(s) against SemanticRecovery")
-    judged = judge_runs(runs, on_line=TLCProgress(shown))
-    shown.clear()
-    verdicts = [j.verdict for j in judged]
-    code = exit_code(verdicts)
-    document = audit_document(judged, policies, workflows, seed)
-    text = audit_table(judged, policies, workflows, seed)
-    emit_suite(fmt, invocation, verdicts, document, text, out=out, code=code)
-    return code
+\b
+Policies: retry (rerun the whole task), entry (restore the failed instance's entry),
+native (LangGraph's checkpoint-aligned restore: fork the latest checkpoint before the
+failure), resume (LangGraph's resume after an error: re-run the failed node), admissible
+(the latest admissible checkpoint, or block).
+
+\b
+With --audit, every policy runs on --workflows generated workflows (five domains, seeded by
+--seed) instead, and the figures count, from the spec's verdicts, the unsafe admitted
+restores, the necessary blocks and the mislocalized failures of each policy.""",
+    options=OPTIONS,
+    configure=configure,
+)

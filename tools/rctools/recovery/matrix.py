@@ -17,7 +17,7 @@ from resumecheck.verdict import Status, Verdict
 
 from rctools.recovery.engine import Engine, RunResult
 from rctools.recovery.policies import ALIGNED_LAYOUT, POLICIES
-from rctools.recovery.workloads import WORKLOADS, aligned
+from rctools.recovery.workloads import WORKLOADS, Workload, aligned
 
 
 @dataclass
@@ -42,28 +42,25 @@ class Judged:
             return "violates " + (", ".join(self.verdict.properties) or "(no action matches)")
         return self.verdict.status.value
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "policy": self.run.policy,
-            "workload": self.run.workload,
-            "trace": str(self.run.trace),
-            "outcome": self.run.outcome,
-            "verdict": self.verdict.status.value,
-            "properties": self.verdict.properties,
-            "success": self.success,
-            "actions": self.run.actions,
-            "replayed": self.run.replayed,
-            "preserved": self.run.preserved,
-            "blocks": self.verdict.summary.get("blocks"),
-            "needless_blocks": self.verdict.summary.get("needless_blocks"),
-            "recovery_seconds": self.run.recovery_seconds,
-            "model_calls": self.run.model_calls,
-            "effects": self.run.effects,
-            "restores_through_langgraph": self.run.through_langgraph,
-            "failed": self.run.failed,
-            "localized": self.run.localized,
-            "candidates": list(self.run.candidates),
-        }
+
+def measured(run: RunResult) -> dict[str, Any]:
+    """What a run did, as the runtime measured it (not a verdict): a cell's notes in
+    summary.json."""
+    return {
+        "policy": run.policy,
+        "workload": run.workload,
+        "outcome": run.outcome,
+        "actions": run.actions,
+        "replayed": run.replayed,
+        "preserved": run.preserved,
+        "recovery_seconds": run.recovery_seconds,
+        "model_calls": run.model_calls,
+        "effects": run.effects,
+        "restores_through_langgraph": run.through_langgraph,
+        "failed": run.failed,
+        "localized": run.localized,
+        "candidates": list(run.candidates),
+    }
 
 
 def record(
@@ -86,18 +83,27 @@ def record(
                 suffix = f"-{attempt}" if repeat > 1 else ""
                 if on_run:
                     on_run(f"{policy} / {name}{suffix}")
-                workload = WORKLOADS[name]
-                engine = Engine(
-                    aligned(workload) if policy in ALIGNED_LAYOUT else workload,
-                    policy,
-                    POLICIES[policy],
-                    out / policy / f"{name}{suffix}.jsonl",
-                    out / "state" / f"{policy}-{name}{suffix}.sqlite",
-                    latency=latency,
-                    ledger=ledger,
-                )
-                results.append(engine.run())
+                trace = out / policy / f"{name}{suffix}.jsonl"
+                db = out / "state" / f"{policy}-{name}{suffix}.sqlite"
+                results.append(run_one(WORKLOADS[name], policy, trace, db, latency, ledger))
     return results
+
+
+def run_one(
+    workload: Workload, policy: str, trace: Path, db: Path, latency: float, ledger: bool
+) -> RunResult:
+    """One run of `workload` under `policy` (on its commit-aligned layout for a policy that
+    restores to commits), its trace written to `trace`, LangGraph's state in `db`."""
+    engine = Engine(
+        aligned(workload) if policy in ALIGNED_LAYOUT else workload,
+        policy,
+        POLICIES[policy],
+        trace,
+        db,
+        latency=latency,
+        ledger=ledger,
+    )
+    return engine.run()
 
 
 def judge_runs(

@@ -5,6 +5,13 @@
 is a suite's whole command module: `matrix` records (cells(), record_cell(), runtime(),
 DECLARED, DOCS) and `run_suite` selects, records and finishes.
 
+A suite with options of its own (a policy, a workload, a mode) passes them as `options` and a
+`configure(**values)` that returns the matrix for those values. A matrix may also provide
+`prepare()` (an environment check before any cell, after --list), `record_cells(cells, traces,
+scratch, jobs=, done=)` (when its cells are recorded together: a shared scheduler, a sender
+process) and `figures(judged)` (suite-specific figures over the judged cells: the `figures`
+field of summary.json and lines under the table). See docs/cli.md.
+
 `finish` judges every recorded trace with resume-check's `judge` (one TLC run for the batch),
 writes OUT/summary.json in one shape for every suite, prints the table (text) or the envelope
 (json) or JUnit, and returns the exit code: 0 all conform, 1 a finding, 2 bad input, 3 the
@@ -17,6 +24,7 @@ import fnmatch
 import importlib.util
 import shutil
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -46,6 +54,19 @@ class RecordingFailed(EnvironmentProblem):
     """The runtime under test could not finish a cell: no verdict, exit code 3."""
 
 
+@dataclass(frozen=True)
+class Figures:
+    """What a suite measured over its judged cells beyond the verdicts (costs, per-policy
+    rates): `data` is summary.json's `figures` field, `text` the lines under the table."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+
+# each recorded cell with the checker's verdict on its trace (None: it was not recorded)
+Judged = Sequence[tuple[CellReport, Verdict | None]]
+
+
 def suite_options(func: F) -> F:
     """--out, --format, --progress, --cells, --list, --stride, --jobs: the same on every
     runtime suite."""
@@ -57,7 +78,7 @@ def suite_options(func: F) -> F:
                 required=True,
                 help="Folder for traces/ and summary.json (traces/ is replaced).",
             ),
-            format_option(("text", "json", "junit")),
+            format_option(("text", "json", "junit", "html")),
             progress_option,
             click.option(
                 "--cells",
@@ -123,8 +144,10 @@ def finish(
     progress: Progress,
     runtime: dict[str, str],
     declared: dict[str, Any],
+    figures: Callable[[Judged], Figures] | None = None,
 ) -> int:
-    """Judges the cells' traces, writes summary.json, prints the report; returns the exit code."""
+    """Judges the cells' traces, writes summary.json, prints the report; returns the exit code.
+    `figures`, when the suite has them, turns the judged cells into its own figures."""
     traces = out / "traces"
     broken = [r for r in reports if r.problem]
     recorded = [r for r in reports if not r.problem]
@@ -170,6 +193,9 @@ def finish(
         "cells": rows,
         "findings": findings,
     }
+    extra = figures([(r, by_trace.get(r.trace)) for r in reports]) if figures else Figures()
+    if figures:
+        document["figures"] = extra.data
     width = max((len(r["cell"]) for r in rows), default=4)
     lines = [f"{'cell':<{width}}  verdict", f"{'-' * width}  -------"]
     lines += [f"{r['cell']:<{width}}  {r['verdict']}" for r in rows]
@@ -183,8 +209,10 @@ def finish(
             else "no findings"
         )
         + (f", {len(broken)} not recorded" if broken else ""),
-        f"traces in {traces}; summary in {out / 'summary.json'}",
     ]
+    if extra.text:
+        lines += ["", extra.text]
+    lines.append(f"traces in {traces}; summary in {out / 'summary.json'}")
     emit_suite(fmt, invocation, verdicts, document, "\n".join(lines), out=out, code=code)
     if broken:
         progress.note(f"{len(broken)} cell(s) could not be recorded: {broken[0].problem}")
@@ -203,30 +231,30 @@ def run_suite(
     jobs: int,
     stride: int = 1,
 ) -> int:
-    """The body of every runtime suite: select cells, record them (`matrix.record_cell`),
-    finish. `matrix` provides cells(), record_cell(cell, traces, scratch), runtime(),
-    DECLARED and DOCS."""
+    """The body of every suite: select cells, record them (`matrix.record_cell`, or
+    `matrix.record_cells` for the whole selection), finish. `matrix` provides cells(),
+    record_cell(cell, traces, scratch) or record_cells(...), runtime(), DECLARED and DOCS, and
+    optionally prepare() and figures(judged)."""
     import tempfile
-    from concurrent.futures import ThreadPoolExecutor
 
     chosen = select(matrix.cells(), cells)[::stride]
     if list_cells:
         click.echo(list_text(chosen))
         return 0
+    if hasattr(matrix, "prepare"):
+        matrix.prepare()
     traces = fresh_traces(out)
     shown = Progress(progress)
     done = 0
+
+    def recorded(report: CellReport) -> None:
+        nonlocal done
+        done += 1
+        shown.update(f"recorded {done}/{len(chosen)}: {report.cell.name}")
+
+    record_cells = getattr(matrix, "record_cells", None) or record_each(matrix.record_cell)
     with tempfile.TemporaryDirectory(prefix=f"rc-{suite}-") as scratch:
-
-        def one(cell: Cell) -> CellReport:
-            nonlocal done
-            report = matrix.record_cell(cell, traces, Path(scratch))
-            done += 1
-            shown.update(f"recorded {done}/{len(chosen)}: {cell.name}")
-            return report
-
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            reports = list(pool.map(one, chosen))
+        reports = record_cells(chosen, traces, Path(scratch), jobs=max(1, jobs), done=recorded)
     return finish(
         suite,
         invocation,
@@ -236,15 +264,64 @@ def run_suite(
         progress=shown,
         runtime=matrix.runtime(),
         declared=matrix.DECLARED | {"docs": matrix.DOCS},
+        figures=getattr(matrix, "figures", None),
     )
 
 
-def suite_command(suite: str, matrix: Any, help_text: str) -> click.Command:
-    """The `resume-check run SUITE` command: the shared options, the report of `run SUITE`,
-    and `run_suite` on `matrix`, so that every suite has the same options and output."""
+def record_each(
+    record_cell: Callable[[Cell, Path, Path], CellReport],
+) -> Callable[..., list[CellReport]]:
+    """The default `record_cells`: each cell on its own, `jobs` at once, in matrix order."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    @click.command(name=suite, help=help_text, epilog=exit_codes_help())
+    def record_cells(
+        cells: Sequence[Cell],
+        traces: Path,
+        scratch: Path,
+        *,
+        jobs: int,
+        done: Callable[[CellReport], None],
+    ) -> list[CellReport]:
+        def one(cell: Cell) -> CellReport:
+            report = record_cell(cell, traces, scratch)
+            done(report)
+            return report
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            return list(pool.map(one, cells))
+
+    return record_cells
+
+
+def suite_command(
+    suite: str,
+    matrix: Any,
+    help_text: str,
+    *,
+    options: Sequence[Callable[[F], F]] = (),
+    configure: Callable[..., Any] | None = None,
+    defaults: dict[str, Any] | None = None,
+) -> click.Command:
+    """The `resume-check run SUITE` command: the shared options, the report of `run SUITE`,
+    and `run_suite` on `matrix`, so that every suite has the same options and output.
+
+    `options` are the suite's own click options, after the shared ones; their values go to
+    `configure(**values)`, which returns the matrix to run (or raises UsageError).
+    `defaults` overrides a shared option's default (e.g. `{"jobs": 4}`)."""
+
+    def own_options(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    @click.command(
+        name=suite,
+        help=help_text,
+        epilog=exit_codes_help(),
+        context_settings={"default_map": defaults} if defaults else {},
+    )
     @suite_options
+    @own_options
     @reported(f"run {suite}")
     def command(
         out: Path,
@@ -255,9 +332,11 @@ def suite_command(suite: str, matrix: Any, help_text: str) -> click.Command:
         stride: int,
         jobs: int,
         invocation: Invocation,
+        **values: Any,
     ) -> int:
+        chosen = configure(**values) if configure else matrix
         return run_suite(
-            suite, matrix, invocation, fmt, out, progress, cells, list_cells, jobs, stride
+            suite, chosen, invocation, fmt, out, progress, cells, list_cells, jobs, stride
         )
 
     return command
