@@ -1,204 +1,290 @@
-"""`resume-check run revision`: record revision recovery on LangGraph, judge it, report it.
+"""`resume-check run revision`: record revision recovery on LangGraph; the suite framework
+judges it against DagRevision and reports it.
 
-One trace per (workload, revision point) under the chosen policy, all judged in one batch by
-the DagRevision contract. The table names the property a violating run broke; the JSON summary
-in --out also carries what each run cost (model calls, tokens, nodes recomputed).
-
-With --racing, instead: N executions (the workloads in turn, the nested-path `digest` among
-them) on worker threads, each revised several times by a separate sender process at instants
-drawn from the seed, racing the attempts and their commits; every trace is judged the same way.
+A cell is one run of a workload with the revision at one point, recovered by the chosen
+policy (with --crash also the runs killed by SIGKILL after the revision and in the recovery,
+then restarted). With --racing, a cell is one racing execution instead (the workloads in turn,
+the nested-path `digest` among them) on worker threads, revised several times by a separate
+sender process at instants drawn from the seed. Each cell's notes carry what it cost (model
+calls, tokens, nodes recomputed); the figures sum them up.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import click
-from resumecheck.contract import default_spec_paths
-from resumecheck.errors import EnvironmentProblem, exit_codes_help
-from resumecheck.judge import judge
-from resumecheck.output import emit_suite, format_option, reported
-from resumecheck.progress import Progress, TLCProgress, progress_option
-from resumecheck.report import Invocation, exit_code
-from resumecheck.verdict import Status, Verdict
+from resumecheck.errors import UsageError
 
-from rctools.revision.matrix import Run, record, record_racing
+from rctools.revision.crash import crash_points
+from rctools.revision.injection import Injection, injection_points
+from rctools.revision.matrix import Run, record_crashed, record_one, record_race
 from rctools.revision.policies import POLICIES
-from rctools.revision.racing import RaceOutcome
-from rctools.revision.workloads import RACING_WORKLOADS, WORKLOADS
+from rctools.revision.racing import RUNTIME, RaceOutcome
+from rctools.revision.sender import RevisionSender
+from rctools.revision.workloads import RACING_WORKLOADS, WORKLOADS, Workload
+from rctools.suite.command import Figures, Judged, suite_command
+from rctools.suite.reports import Cell, CellReport
 
 
-class RecordingFailed(EnvironmentProblem):
-    """The runtime under test could not finish a run: no verdict, exit code 3."""
+def words(injection: Injection) -> str:
+    if injection.point == "before":
+        return f"revision before {injection.node} starts"
+    if injection.point == "during":
+        return f"revision while {injection.node} runs"
+    return "revision after the run"
 
 
-@click.command(epilog=exit_codes_help())
-@click.option("--policy", type=click.Choice(POLICIES), required=True, help="Recovery policy.")
-@click.option(
-    "--workload",
-    "workloads",
-    multiple=True,
-    type=click.Choice(sorted(RACING_WORKLOADS)),
-    help="Workload to run (repeatable; default: all; `digest` only with --racing).",
-)
-@format_option()
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Folder for the traces and summary.json.",
-)
-@click.option(
-    "--crash/--no-crash",
-    default=False,
-    help="Also kill each run with SIGKILL after the revision and in the recovery, and restart.",
-)
-@click.option(
-    "--racing/--no-racing",
-    default=False,
-    help="Run in parallel on worker threads while another process sends revisions at random "
-    "(seeded) instants, several per execution, racing the commits.",
-)
-@click.option(
-    "--executions",
-    type=click.IntRange(1, 100_000),
-    default=300,
-    show_default=True,
-    help="With --racing: how many executions (the workloads in turn).",
-)
-@click.option(
-    "--seed",
-    type=int,
-    default=1,
-    show_default=True,
-    help="With --racing: the seed of the revision instants and choices.",
-)
-@click.option(
-    "--revisions",
-    type=click.IntRange(1, 50),
-    default=3,
-    show_default=True,
-    help="With --racing: accepted revisions per execution (refused ones come on top).",
-)
-@click.option(
-    "--width",
-    type=click.IntRange(1, 32),
-    default=3,
-    show_default=True,
-    help="With --racing: worker threads, i.e. attempts running at once.",
-)
-@progress_option
-@reported("run revision")
-def command(
+def notes(run: Run) -> dict[str, Any]:
+    """A cell's notes in summary.json: where the revision came and what the run cost."""
+    found: dict[str, Any] = {"workload": run.workload, "point": run.point, "policy": run.policy}
+    if run.outcome is not None:
+        found |= {
+            "model_calls": run.outcome.calls,
+            "tokens": run.outcome.tokens,
+            "recomputed": run.outcome.recomputed,
+        }
+    if isinstance(run.outcome, RaceOutcome):
+        found |= {
+            "revisions": run.outcome.revisions,
+            "refused": run.outcome.refused,
+            "kinds": run.outcome.kinds,
+            "max_parallel": run.outcome.max_parallel,
+            "rejected_at_commit": run.outcome.rejected,
+            "seconds": round(run.outcome.seconds, 4),
+        }
+    return found
+
+
+class RevisionMatrix:
+    """Every revision point of each workload under one policy, recorded in this process (a
+    crash cell in two child processes, the first killed by SIGKILL)."""
+
+    DOCS = "docs/revision.md"
+    DECLARED: ClassVar[dict[str, Any]] = {}  # a policy declares nothing; the contract judges
+
+    def __init__(self, policy: str, workloads: Sequence[Workload], *, crash: bool) -> None:
+        self.policy = policy
+        self.workloads = {w.name: w for w in workloads}
+        self.crash = crash
+
+    def cells(self) -> list[Cell]:
+        """`<workload>-<policy>-<point>` and `<workload>-<policy>-crash-<point>`."""
+        found = []
+        for w in self.workloads.values():
+            for injection in injection_points(w):
+                name = f"{w.name}-{self.policy}-{injection.label}"
+                what = f"{words(injection)}; {self.policy} recovers"
+                found.append(Cell(name, w.name, what, {"point": injection.label}))
+            for point in crash_points(self.policy) if self.crash else ():
+                name = f"{w.name}-{self.policy}-crash-{point}"
+                what = f"revision after the run, SIGKILL {point}; a new process recovers"
+                found.append(Cell(name, w.name, what, {"crash": point}))
+        return found
+
+    def runtime(self) -> dict[str, str]:
+        return {"name": "langgraph", "version": importlib.metadata.version("langgraph")}
+
+    def record_cell(self, cell: Cell, traces: Path, scratch: Path) -> CellReport:
+        """Records the cell; a run the runtime could not finish is a cell not recorded."""
+        workload = self.workloads[cell.scenario]
+        report = CellReport(cell, f"{cell.name}.jsonl")
+        try:
+            if "crash" in cell.params:
+                run = record_crashed(workload, self.policy, cell.params["crash"], traces, scratch)
+            else:
+                (injection,) = [
+                    i for i in injection_points(workload) if i.label == cell.params["point"]
+                ]
+                run = record_one(workload, self.policy, injection, traces, scratch)
+        except Exception as exc:  # the runtime under test failed: not a verdict
+            report.problem = f"recording failed: {exc!r}"
+            return report
+        report.notes = notes(run)
+        return report
+
+    def figures(self, judged: Judged) -> Figures:
+        """The policy and what its runs cost in all (runs split by a crash are not measured)."""
+        costed = [r.notes for r, _ in judged if "model_calls" in r.notes]
+        calls = sum(n["model_calls"] for n in costed)
+        tokens = sum(n["tokens"] for n in costed)
+        data: dict[str, Any] = {"policy": self.policy, "model_calls": calls, "tokens": tokens}
+        text = f"policy {self.policy}: {calls} model call(s), {tokens} token(s) in {len(costed)}"
+        return Figures(data, text + " measured run(s)")
+
+
+class RacingMatrix(RevisionMatrix):
+    """`executions` racing executions under one policy, the workloads in turn; one sender
+    process sends the revisions of all of them, so they are recorded one after another."""
+
+    def __init__(
+        self,
+        policy: str,
+        workloads: Sequence[Workload],
+        *,
+        executions: int,
+        seed: int,
+        revisions: int,
+        width: int,
+    ) -> None:
+        super().__init__(policy, workloads, crash=False)
+        self.executions, self.seed, self.revisions, self.width = executions, seed, revisions, width
+
+    def cells(self) -> list[Cell]:
+        """`<workload>-<policy>-race-<index>`."""
+        chosen = list(self.workloads.values())
+        found = []
+        for index in range(self.executions):
+            w = chosen[index % len(chosen)]
+            what = (
+                f"racing execution {index}: {self.revisions} revisions at seeded instants, "
+                f"{self.width} worker threads; {self.policy} recovers"
+            )
+            found.append(
+                Cell(f"{w.name}-{self.policy}-race-{index}", w.name, what, {"index": index})
+            )
+        return found
+
+    def runtime(self) -> dict[str, str]:
+        return dict(RUNTIME)
+
+    def record_cells(
+        self,
+        cells: Sequence[Cell],
+        traces: Path,
+        scratch: Path,
+        *,
+        jobs: int,
+        done: Callable[[CellReport], None],
+    ) -> list[CellReport]:
+        if jobs != 1:
+            raise UsageError("--racing records its executions one after another; --width sets "
+                             "how many attempts run at once")  # fmt: skip
+        reports = []
+        with RevisionSender() as sender:
+            for cell in cells:
+                report = CellReport(cell, f"{cell.name}.jsonl")
+                try:
+                    run = record_race(
+                        self.workloads[cell.scenario],
+                        self.policy,
+                        sender,
+                        traces,
+                        index=cell.params["index"],
+                        seed=self.seed,
+                        revisions=self.revisions,
+                        width=self.width,
+                    )
+                    report.notes = notes(run)
+                except Exception as exc:  # the runtime under test failed: not a verdict
+                    report.problem = f"recording failed: {exc!r}"
+                reports.append(report)
+                done(report)
+        return reports
+
+    def figures(self, judged: Judged) -> Figures:
+        """The batch's arguments and its revisions in all, beside the costs."""
+        base = super().figures(judged)
+        raced = [r.notes for r, _ in judged if "revisions" in r.notes]
+        data = base.data | {
+            "racing": {"executions": self.executions, "seed": self.seed, "width": self.width}
+        }
+        if not raced:
+            return Figures(data, base.text)
+        kinds = sorted({k for n in raced for k in n["kinds"]})
+        line = (
+            f"racing: {sum(n['revisions'] for n in raced)} accepted revision(s) "
+            f"(at least {min(n['revisions'] for n in raced)} per execution; kinds "
+            f"{', '.join(kinds)}), {sum(n['refused'] for n in raced)} refused, "
+            f"{sum(n['rejected_at_commit'] for n in raced)} attempt(s) rejected at commit, "
+            f"up to {max(n['max_parallel'] for n in raced)} model calls at once"
+        )
+        return Figures(data, f"{base.text}\n{line}")
+
+
+def configure(
     policy: str,
     workloads: tuple[str, ...],
-    fmt: str,
-    out: Path,
     crash: bool,
     racing: bool,
     executions: int,
     seed: int,
     revisions: int,
     width: int,
-    progress: bool | None,
-    invocation: Invocation,
-) -> int:
-    """Inject a revision at every point of each workload, recover by POLICY, judge the traces.
-
-    With --racing: N racing executions with several revisions each, every one judged."""
+) -> RevisionMatrix:
     names = workloads or sorted(RACING_WORKLOADS if racing else WORKLOADS)
     if not racing and "digest" in names:
-        raise click.UsageError("workload digest runs only with --racing")
+        raise UsageError("workload digest runs only with --racing")
     if racing and crash:
-        raise click.UsageError("--crash and --racing do not combine")
+        raise UsageError("--crash and --racing do not combine")
     chosen = [RACING_WORKLOADS[name] for name in names]
-    shown = Progress(progress)
-
-    def on_run(run: Run) -> None:
-        shown.update(f"recorded {run.workload} {run.policy} {run.point}")
-
-    try:
-        if racing:
-            runs = record_racing(
-                chosen,
-                policy,
-                out,
-                executions=executions,
-                seed=seed,
-                revisions=revisions,
-                width=width,
-                on_run=on_run,
-            )
-        else:
-            runs = record(chosen, policy, out, crash=crash, on_run=on_run)
-    except Exception as exc:  # the runtime under test failed: not a verdict
-        raise RecordingFailed(f"run revision: recording failed: {exc!r}") from exc
-    shown.note(f"judging {len(runs)} traces with DagRevision")
-    verdicts = judge(
-        [r.trace for r in runs], spec_paths=default_spec_paths(), on_line=TLCProgress(shown)
-    )
-    shown.clear()
-    by_path = {v.path.resolve(): v for v in verdicts}
-    rows = [_row(run, by_path[run.trace.resolve()]) for run in runs]
-    code = exit_code(verdicts)
-    summary: dict[str, Any] = {"suite": "revision", "policy": policy, "runs": rows}
     if racing:
-        summary["racing"] = {"executions": executions, "seed": seed, "width": width}
-    emit_suite(fmt, invocation, verdicts, summary, _table(rows), out=out, code=code)
-    return code
-
-
-def _row(run: Run, verdict: Verdict) -> dict[str, Any]:
-    if verdict.status is Status.VIOLATES:
-        what = ", ".join(verdict.properties) or "no action matches"
-        result = f"violates {what} at event {verdict.event_index}"
-    else:
-        result = verdict.status.value
-    return {
-        "workload": run.workload,
-        "point": run.point,
-        "policy": run.policy,
-        "verdict": verdict.status.value,
-        "properties": verdict.properties,
-        "result": result,
-        "model_calls": run.outcome.calls if run.outcome else None,
-        "tokens": run.outcome.tokens if run.outcome else None,
-        "recomputed": run.outcome.recomputed if run.outcome else None,
-        "trace": str(run.trace),
-        **(_racing(run.outcome) if isinstance(run.outcome, RaceOutcome) else {}),
-    }
-
-
-def _racing(outcome: RaceOutcome) -> dict[str, Any]:
-    return {
-        "revisions": outcome.revisions,
-        "refused": outcome.refused,
-        "kinds": outcome.kinds,
-        "max_parallel": outcome.max_parallel,
-        "rejected_at_commit": outcome.rejected,
-        "seconds": round(outcome.seconds, 4),
-    }
-
-
-def _table(rows: list[dict[str, Any]]) -> str:
-    lines = [f"{'workload':<10} {'revision':<20} {'policy':<9} {'calls':>5}  {'result':<44} trace"]
-    for r in rows:
-        lines.append(
-            f"{r['workload']:<10} {r['point']:<20} {r['policy']:<9} "
-            f"{'-' if r['model_calls'] is None else r['model_calls']:>5}  "
-            f"{r['result']:<44} {r['trace']}"
+        return RacingMatrix(
+            policy, chosen, executions=executions, seed=seed, revisions=revisions, width=width
         )
-    bad = sum(r["verdict"] != "conforms" for r in rows)
-    raced = [r for r in rows if "revisions" in r]
-    if raced:
-        kinds = sorted({k for r in raced for k in r["kinds"]})
-        lines.append(
-            f"racing: {sum(r['revisions'] for r in raced)} accepted revision(s) "
-            f"(at least {min(r['revisions'] for r in raced)} per execution; kinds "
-            f"{', '.join(kinds)}), {sum(r['refused'] for r in raced)} refused, "
-            f"{sum(r['rejected_at_commit'] for r in raced)} attempt(s) rejected at commit, "
-            f"up to {max(r['max_parallel'] for r in raced)} model calls at once"
-        )
-    lines.append(f"{len(rows)} run(s): {len(rows) - bad} conform, {bad} do not")
-    return "\n".join(lines) + "\n"
+    return RevisionMatrix(policy, chosen, crash=crash)
+
+
+OPTIONS: list[Callable[[Any], Any]] = [
+    click.option("--policy", type=click.Choice(POLICIES), required=True, help="Recovery policy."),
+    click.option(
+        "--workload",
+        "workloads",
+        multiple=True,
+        type=click.Choice(sorted(RACING_WORKLOADS)),
+        help="Workload to run (repeatable; default: all; `digest` only with --racing).",
+    ),
+    click.option(
+        "--crash/--no-crash",
+        default=False,
+        help="Also kill each run with SIGKILL after the revision and in the recovery, and restart.",
+    ),
+    click.option(
+        "--racing/--no-racing",
+        default=False,
+        help="Run in parallel on worker threads while another process sends revisions at random "
+        "(seeded) instants, several per execution, racing the commits.",
+    ),
+    click.option(
+        "--executions",
+        type=click.IntRange(1, 100_000),
+        default=300,
+        show_default=True,
+        help="With --racing: how many executions (the workloads in turn).",
+    ),
+    click.option(
+        "--seed",
+        type=int,
+        default=1,
+        show_default=True,
+        help="With --racing: the seed of the revision instants and choices.",
+    ),
+    click.option(
+        "--revisions",
+        type=click.IntRange(1, 50),
+        default=3,
+        show_default=True,
+        help="With --racing: accepted revisions per execution (refused ones come on top).",
+    ),
+    click.option(
+        "--width",
+        type=click.IntRange(1, 32),
+        default=3,
+        show_default=True,
+        help="With --racing: worker threads, i.e. attempts running at once.",
+    ),
+]
+
+command = suite_command(
+    "revision",
+    None,
+    """Inject a revision at every point of each workload, recover by POLICY, judge the traces
+(DagRevision).
+
+With --racing: N racing executions with several revisions each, every one judged.""",
+    options=OPTIONS,
+    configure=configure,
+)

@@ -1,4 +1,7 @@
-"""Record one trace per (workload, revision point) under one policy, or racing executions."""
+"""Record revision runs: one per (workload, revision point) under one policy, a run killed by
+SIGKILL at a crash point and restarted, or a racing execution. The command records them one
+cell at a time (`record_one`, `record_crashed`, `record_race`); the tests and the benchmark
+record whole batches (`record`, `record_racing`)."""
 
 from __future__ import annotations
 
@@ -43,14 +46,11 @@ def record(
     try:
         for workload in workloads:
             for injection in injection_points(workload):
-                runs.append(_one(workload, policy, injection, out, scratch))
+                runs.append(record_one(workload, policy, injection, out, scratch))
                 if on_run:
                     on_run(runs[-1])
             for point in crash_points(policy) if crash else ():
-                trace = record_crash(workload, policy, point, scratch)
-                moved = out / trace.name
-                shutil.move(trace, moved)
-                runs.append(Run(workload.name, f"crash-{point}", policy, moved, None))
+                runs.append(record_crashed(workload, policy, point, out, scratch))
                 if on_run:
                     on_run(runs[-1])
     finally:
@@ -58,7 +58,10 @@ def record(
     return runs
 
 
-def _one(workload: Workload, policy: str, injection: Injection, out: Path, scratch: Path) -> Run:
+def record_one(
+    workload: Workload, policy: str, injection: Injection, out: Path, scratch: Path
+) -> Run:
+    """One run with the revision at `injection`; out/<workload>-<policy>-<point>.jsonl."""
     name = f"{workload.name}-{policy}-{injection.label}"
     runtime = RevisionRuntime(workload, policy, injection, scratch / f"{name}.sqlite")
     outcome = runtime.run()
@@ -67,10 +70,46 @@ def _one(workload: Workload, policy: str, injection: Injection, out: Path, scrat
     return Run(workload.name, injection.label, policy, trace, outcome)
 
 
+def record_crashed(workload: Workload, policy: str, point: str, out: Path, scratch: Path) -> Run:
+    """A run killed by SIGKILL at `point` and restarted; out/<workload>-<policy>-crash-<point>."""
+    trace = record_crash(workload, policy, point, scratch)
+    moved = out / trace.name
+    shutil.move(trace, moved)
+    return Run(workload.name, f"crash-{point}", policy, moved, None)
+
+
 def execution_seed(seed: int, index: int) -> int:
     """The seed of racing execution `index` of a batch seeded `seed`: the same for every
     policy, so policies are compared on the same revision schedules."""
     return seed * 1_000_003 + index
+
+
+def record_race(
+    workload: Workload,
+    policy: str,
+    sender: RevisionSender,
+    out: Path,
+    *,
+    index: int,
+    seed: int,
+    revisions: int,
+    width: int,
+) -> Run:
+    """Racing execution `index` of a batch seeded `seed`, its revisions sent by `sender`;
+    out/<workload>-<policy>-race-<index>.jsonl."""
+    runtime = RacingRuntime(
+        workload,
+        policy,
+        sender,
+        seed=execution_seed(seed, index),
+        revisions=revisions,
+        width=width,
+    )
+    outcome = runtime.run()
+    point = f"race-{index}"
+    trace = out / f"{workload.name}-{policy}-{point}.jsonl"
+    runtime.write(trace)
+    return Run(workload.name, point, policy, trace, outcome)
 
 
 def record_racing(
@@ -91,15 +130,18 @@ def record_racing(
     with RevisionSender() as sender:
         for index in range(executions):
             workload = workloads[index % len(workloads)]
-            s = execution_seed(seed, index)
-            runtime = RacingRuntime(
-                workload, policy, sender, seed=s, revisions=revisions, width=width
+            runs.append(
+                record_race(
+                    workload,
+                    policy,
+                    sender,
+                    out,
+                    index=index,
+                    seed=seed,
+                    revisions=revisions,
+                    width=width,
+                )
             )
-            outcome = runtime.run()
-            point = f"race-{index}"
-            trace = out / f"{workload.name}-{policy}-{point}.jsonl"
-            runtime.write(trace)
-            runs.append(Run(workload.name, point, policy, trace, outcome))
             if on_run:
                 on_run(runs[-1])
     return runs

@@ -1,10 +1,12 @@
-"""`resume-check run sandbox`: record sandbox runs with a SIGKILL at every turn, then judge them.
+"""`resume-check run sandbox`: record sandbox runs with a SIGKILL at every turn; the suite
+framework judges them against SandboxCR and reports them.
 
-One trace per (workload, policy, crash point) plus a fault-free run each, a rollback run and a
-fork run into two rollouts; `--jobs` sandboxes run side by side on the host, their checkpoint
-jobs sharing `--checkpoint-slots`. All traces are judged in one batch against SandboxCR, and the
-table says per run whether it conforms or which property it broke, then per policy the recovery
-correctness, the rewinds judged correct, checkpoint bytes, share of turns skipped and time.
+A cell is one run of a (workload, policy): fault-free, SIGKILLed at a crash point of a turn, a
+rollback run, or a fork run into the workload's rollouts (one trace and one row per rollout).
+`--jobs` sandboxes run side by side on the host, their checkpoint jobs sharing
+`--checkpoint-slots`. The figures are per policy: the recovery correctness and the rewinds
+judged correct (from the verdicts), task success, checkpoint bytes, share of turns skipped and
+time (measure.py).
 """
 
 from __future__ import annotations
@@ -13,24 +15,32 @@ import functools
 import os
 import shutil
 import subprocess
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any, ClassVar
 
 import click
-from resumecheck import tempdirs
-from resumecheck.contract import default_spec_paths
-from resumecheck.errors import EnvironmentProblem, UsageError, exit_codes_help
-from resumecheck.judge import judge
-from resumecheck.output import emit_suite, format_option, reported
-from resumecheck.progress import Progress, TLCProgress, progress_option
-from resumecheck.report import Invocation, exit_code
+from resumecheck.errors import EnvironmentProblem, UsageError
 
 from rctools.sandbox import measure
 from rctools.sandbox.agent import CRASH_POINTS
 from rctools.sandbox.inspector import MODES as INSPECTORS
 from rctools.sandbox.policies import POLICIES
 from rctools.sandbox.processes import MODES, available
-from rctools.sandbox.recorder import RecordError, RunResult, matrix, record_all
+from rctools.sandbox.recorder import (
+    RUNTIME_VERSION,
+    RecordError,
+    RunResult,
+    RunSpec,
+    matrix,
+    record,
+)
+from rctools.sandbox.scheduler import Scheduler
 from rctools.sandbox.workloads import WORKLOADS
+from rctools.suite.command import Figures, Judged, suite_command
+from rctools.suite.reports import Cell, CellReport
 
 REQUIRED_TOOLS = ("unshare", "nsenter", "mount")
 
@@ -61,99 +71,101 @@ def missing_criu() -> str | None:
     return missing_privileges() or available()
 
 
-class RecordingFailed(EnvironmentProblem):
-    """A sandbox run could not be recorded: no verdict, exit code 3."""
+def what(spec: RunSpec) -> str:
+    crash = "no fault" if spec.crash is None else f"SIGKILL at {spec.crash_label}"
+    rewind = "" if spec.rewind_label == "none" else f", {spec.rewind_label}"
+    return f"{spec.workload} under {spec.policy}: {crash}{rewind}"
 
 
-@click.command(epilog=exit_codes_help())
-@click.option(
-    "--policy",
-    "policies",
-    multiple=True,
-    type=click.Choice([*sorted(POLICIES), "all"]),
-    default=("all",),
-    show_default=True,
-    help="Checkpoint policy; repeat for several.",
-)
-@click.option(
-    "--workload",
-    "workloads",
-    multiple=True,
-    type=click.Choice(sorted(WORKLOADS)),
-    default=("dev-task",),
-    show_default=True,
-    help="Scripted agent workload; repeat for several.",
-)
-@click.option(
-    "--crash-points",
-    default=",".join(CRASH_POINTS),
-    show_default=True,
-    help="Where in each turn to SIGKILL ('none': fault-free runs only).",
-)
-@click.option(
-    "--crash-turns",
-    default="all",
-    show_default=True,
-    help="Turns to SIGKILL in, e.g. '1,4,8'.",
-)
-@click.option(
-    "--latency", default=0.02, show_default=True, help="Model call stand-in, seconds per turn."
-)
-@click.option(
-    "--jobs", default=4, show_default=True, help="Sandboxes run side by side on the host."
-)
-@click.option(
-    "--checkpoint-slots",
-    default=1,
-    show_default=True,
-    help="Checkpoint jobs the host runs at once, for all sandboxes (0: no limit).",
-)
-@click.option(
-    "--processes",
-    type=click.Choice(MODES),
-    default="criu",
-    show_default=True,
-    help="Process images: criu dumps, or the re-spawn baseline (command lines only).",
-)
-@click.option(
-    "--inspector",
-    type=click.Choice(INSPECTORS),
-    default="fanotify",
-    show_default=True,
-    help="The inspector's file evidence: kernel events (fanotify) or a diff of the whole tree.",
-)
-@click.option(
-    "--rewinds/--no-rewinds",
-    default=True,
-    show_default=True,
-    help="Add each workload's rollback run and fork run (two rollouts).",
-)
-@format_option()
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
-@progress_option
-@reported("run sandbox")
-def command(
+class SandboxMatrix:
+    """The runs of one `run sandbox`, recorded `jobs` sandboxes at a time; their checkpoint
+    jobs share one scheduler, so the cells are recorded together (`record_cells`)."""
+
+    DOCS = "docs/sandbox.md"
+    DECLARED: ClassVar[dict[str, Any]] = {}  # a policy declares nothing; the contract judges
+
+    def __init__(self, specs: list[RunSpec], latency: float, slots: int, processes: str) -> None:
+        self.specs = {spec.name: spec for spec in specs}
+        self.latency, self.slots, self.processes = latency, slots, processes
+        self.results: dict[str, RunResult] = {}  # trace file name -> its run
+
+    def cells(self) -> list[Cell]:
+        """A spec's name (`<workload>--<policy>[--<rewind>]--<crash>`) is its cell's name."""
+        return [Cell(name, spec.workload, what(spec)) for name, spec in self.specs.items()]
+
+    def runtime(self) -> dict[str, str]:
+        return {"name": "rctools.sandbox", "version": RUNTIME_VERSION[self.processes]}
+
+    def prepare(self) -> None:
+        """Root, namespaces, overlayfs (and criu, unless process images are re-spawned)."""
+        problem = missing_privileges() or (missing_criu() if self.processes == "criu" else None)
+        if problem:
+            raise EnvironmentProblem(f"cannot run sandboxes here: {problem}")
+
+    def record_cells(
+        self,
+        cells: Sequence[Cell],
+        traces: Path,
+        scratch: Path,
+        *,
+        jobs: int,
+        done: Callable[[CellReport], None],
+    ) -> list[CellReport]:
+        """Each cell in a sandbox of its own; a fork cell reports one row per rollout
+        (`<cell>--<rollout>`); a run the agent could not finish is a cell not recorded."""
+        folder = Scheduler.prepare(scratch / "scheduler", self.slots) if self.slots else None
+
+        def one(cell: Cell) -> list[CellReport]:
+            spec = self.specs[cell.name]
+            try:
+                results = record(spec, traces, scratch, self.latency, 0, folder)
+            except RecordError as exc:
+                reports = [CellReport(cell, f"{cell.name}.jsonl", problem=str(exc))]
+            else:
+                reports = [self._report(cell, result) for result in results]
+            for report in reports:
+                done(report)
+            return reports
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            return [report for reports in pool.map(one, cells) for report in reports]
+
+    def _report(self, cell: Cell, result: RunResult) -> CellReport:
+        self.results[result.trace.name] = result
+        if result.rollout:
+            cell = Cell(f"{cell.name}--{result.rollout}", cell.scenario, f"{cell.what}, "
+                        f"rollout {result.rollout}")  # fmt: skip
+        notes = {
+            "workload": result.spec.workload,
+            "policy": result.spec.policy,
+            "crash": result.spec.crash_label,
+            "rewind": result.spec.rewind_label,
+            "rollout": result.rollout,
+            "seconds": round(result.seconds, 3),
+            "cpu_seconds": round(result.cpu_seconds, 3),
+        }
+        return CellReport(cell, result.trace.name, notes=notes)
+
+    def figures(self, judged: Judged) -> Figures:
+        """Per (workload, policy), from the verdicts and the fault-free runs: measure.py."""
+        pairs = [(self.results[r.trace], v) for r, v in judged if v is not None]
+        table = measure.stats([r for r, _ in pairs], [v for _, v in pairs])
+        return Figures({"policies": [asdict(s) for s in table]}, measure.render_stats(table))
+
+
+def configure(
     policies: tuple[str, ...],
     workloads: tuple[str, ...],
     crash_points: str,
     crash_turns: str,
     latency: float,
-    jobs: int,
     checkpoint_slots: int,
     processes: str,
     inspector: str,
     rewinds: bool,
-    fmt: str,
-    out: Path,
-    progress: bool | None,
-    invocation: Invocation,
-) -> int:
-    """Checkpoint policies of a real sandbox under SIGKILL at every turn (SandboxCR)."""
-    problem = missing_privileges() or (missing_criu() if processes == "criu" else None)
-    if problem:
-        raise EnvironmentProblem(f"cannot run sandboxes here: {problem}")
-    if checkpoint_slots < 0 or jobs < 1:
-        raise UsageError("--jobs must be at least 1 and --checkpoint-slots at least 0")
+) -> SandboxMatrix:
+    if checkpoint_slots < 0:
+        raise UsageError("--checkpoint-slots must be at least 0")
     points = [] if crash_points == "none" else [p.strip() for p in crash_points.split(",")]
     unknown = [p for p in points if p not in CRASH_POINTS]
     if unknown:
@@ -174,38 +186,76 @@ def command(
         rewinds=rewinds,
         inspector=inspector,
     )
-    traces = out / "traces"
-    if traces.exists():
-        shutil.rmtree(traces)
-    shown = Progress(progress)
-    done = 0
+    return SandboxMatrix(specs, latency, checkpoint_slots, processes)
 
-    def on_done(result: RunResult) -> None:
-        nonlocal done
-        done += 1
-        shown.update(f"recorded {done}: {result.trace.stem}")
 
-    scratch = tempdirs.mkdtemp("sandbox-")
-    try:
-        results = record_all(
-            specs, traces, scratch, latency, jobs=jobs, slots=checkpoint_slots, on_done=on_done
-        )
-    except RecordError as exc:
-        raise RecordingFailed(str(exc)) from exc
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    shown.note(f"judging {len(results)} traces against SandboxCR")
-    verdicts = judge([traces], spec_paths=default_spec_paths(), on_line=TLCProgress(shown))
-    shown.clear()
-    code = exit_code(verdicts)
-    text = "\n".join(
-        [
-            measure.render_rows(measure.rows(results, verdicts)),
-            "",
-            measure.render_stats(measure.stats(results, verdicts)),
-            f"\ntraces in {traces}; summary in {out / 'summary.json'}",
-        ]
-    )
-    document = measure.summary(results, verdicts)
-    emit_suite(fmt, invocation, verdicts, document, text, out=out, code=code)
-    return code
+OPTIONS: list[Callable[[Any], Any]] = [
+    click.option(
+        "--policy",
+        "policies",
+        multiple=True,
+        type=click.Choice([*sorted(POLICIES), "all"]),
+        default=("all",),
+        show_default=True,
+        help="Checkpoint policy; repeat for several.",
+    ),
+    click.option(
+        "--workload",
+        "workloads",
+        multiple=True,
+        type=click.Choice(sorted(WORKLOADS)),
+        default=("dev-task",),
+        show_default=True,
+        help="Scripted agent workload; repeat for several.",
+    ),
+    click.option(
+        "--crash-points",
+        default=",".join(CRASH_POINTS),
+        show_default=True,
+        help="Where in each turn to SIGKILL ('none': fault-free runs only).",
+    ),
+    click.option(
+        "--crash-turns",
+        default="all",
+        show_default=True,
+        help="Turns to SIGKILL in, e.g. '1,4,8'.",
+    ),
+    click.option(
+        "--latency", default=0.02, show_default=True, help="Model call stand-in, seconds per turn."
+    ),
+    click.option(
+        "--checkpoint-slots",
+        default=1,
+        show_default=True,
+        help="Checkpoint jobs the host runs at once, for all sandboxes (0: no limit).",
+    ),
+    click.option(
+        "--processes",
+        type=click.Choice(MODES),
+        default="criu",
+        show_default=True,
+        help="Process images: criu dumps, or the re-spawn baseline (command lines only).",
+    ),
+    click.option(
+        "--inspector",
+        type=click.Choice(INSPECTORS),
+        default="fanotify",
+        show_default=True,
+        help="The inspector's file evidence: kernel events (fanotify) or a diff of the whole tree.",
+    ),
+    click.option(
+        "--rewinds/--no-rewinds",
+        default=True,
+        show_default=True,
+        help="Add each workload's rollback run and fork run (two rollouts).",
+    ),
+]
+
+command = suite_command(
+    "sandbox",
+    None,
+    "Checkpoint policies of a real sandbox under SIGKILL at every turn (SandboxCR).",
+    options=OPTIONS,
+    configure=configure,
+    defaults={"jobs": 4},
+)

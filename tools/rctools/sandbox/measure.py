@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,19 +28,6 @@ from resumecheck.verdict import Status, Verdict
 from rctools.sandbox.recorder import RunResult
 
 BASELINE = "chat-only"
-
-
-@dataclass
-class Row:
-    """One run: what ran and what the contract said."""
-
-    workload: str
-    policy: str
-    crash: str
-    rewind: str
-    verdict: str  # "conforms", the broken properties, or the status
-    event: int | None
-    trace: str
 
 
 @dataclass
@@ -60,31 +47,6 @@ class PolicyStats:
     queued_seconds: float | None
     overhead: float | None
     violated: list[str]
-
-
-def verdict_word(verdict: Verdict) -> str:
-    if verdict.status is Status.VIOLATES:
-        return ", ".join(verdict.properties) or "no action matches"
-    return verdict.status.value
-
-
-def rows(results: list[RunResult], verdicts: list[Verdict]) -> list[Row]:
-    by_path = {v.path.resolve(): v for v in verdicts}
-    found = []
-    for result in results:
-        verdict = by_path[result.trace.resolve()]
-        found.append(
-            Row(
-                result.spec.workload,
-                result.spec.policy,
-                result.spec.crash_label,
-                result.spec.rewind_label + (f" ({result.rollout})" if result.rollout else ""),
-                verdict_word(verdict),
-                verdict.event_index,
-                result.trace.name,
-            )
-        )
-    return found
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
@@ -163,29 +125,8 @@ def stats(results: list[RunResult], verdicts: list[Verdict]) -> list[PolicyStats
     return table
 
 
-def summary(results: list[RunResult], verdicts: list[Verdict]) -> dict[str, Any]:
-    return {
-        "suite": "sandbox",
-        "contract": "SandboxCR",
-        "runs": [asdict(r) for r in rows(results, verdicts)],
-        "policies": [asdict(s) for s in stats(results, verdicts)],
-    }
-
-
 def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.0f} %"
-
-
-def render_rows(found: list[Row]) -> str:
-    head = f"{'workload':<14} {'policy':<13} {'SIGKILL':<20} {'rewind':<30} {'verdict':<28} trace"
-    lines = [head, "-" * len(head)]
-    for r in found:
-        where = f" @ event {r.event}" if r.event and r.verdict != "conforms" else ""
-        verdict = r.verdict + where
-        lines.append(
-            f"{r.workload:<14} {r.policy:<13} {r.crash:<20} {r.rewind:<30} {verdict:<28} {r.trace}"
-        )
-    return "\n".join(lines)
 
 
 def render_stats(table: list[PolicyStats]) -> str:
