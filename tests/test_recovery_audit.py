@@ -114,18 +114,19 @@ def audit(out: Path) -> Run:
 
 @pytest.fixture(scope="module")
 def rows(audit: Run) -> dict[str, dict[str, Any]]:
-    return {r["policy"]: r for r in audit.json()["audit"]["policies"]}
+    return {r["policy"]: r for r in audit.json()["figures"]["audit"]["policies"]}
 
 
 @pytest.mark.slow
 def test_every_run_of_the_audit_is_judged(audit: Run, rows: dict) -> None:
     assert audit.returncode == 1, audit  # entry and native violate the contract
     document = audit.json()
-    assert (document["audit"]["workflows"], document["audit"]["seed"]) == (WORKFLOWS, SEED)
-    assert len(document["audit"]["domains"]) == 5
-    runs = document["runs"]
+    figures = document["figures"]["audit"]
+    assert (figures["workflows"], figures["seed"]) == (WORKFLOWS, SEED)
+    assert len(figures["domains"]) == 5
+    runs = document["cells"]
     assert len(runs) == WORKFLOWS * len(POLICIES)
-    assert all(r["verdict"] in ("conforms", "violates") for r in runs)
+    assert all(r["status"] in ("conforms", "violates") for r in runs)
     assert {r["policy"]: r["runs"] for r in rows.values()} == dict.fromkeys(POLICIES, WORKFLOWS)
 
 
@@ -153,9 +154,10 @@ def test_entry_and_native_admit_unsafe_restores(rows: dict) -> None:
 @pytest.mark.slow
 def test_the_controller_localized_every_failure_itself(audit: Run, rows: dict) -> None:
     assert all(r["mislocalized"] == 0 for r in rows.values())
-    for run in audit.json()["runs"]:
+    for cell in audit.json()["cells"]:
+        run = cell["notes"]
         assert run["localized"] == run["failed"] is not None
-        _, events = read_trace_file(Path(run["trace"]))
+        _, events = read_trace_file(Path(cell["trace"]))
         fails = [e["instance"] for e in events if e["ev"] == "fail"]
         blamed = [e["instance"] for e in events if e["ev"] == "localize"]
         assert fails[:1] == blamed[:1] == [run["failed"]]
@@ -170,9 +172,11 @@ def test_the_audit_as_text(tmp_path: Path) -> None:
     run.assert_no_traceback()
     assert run.returncode == 0, run
     lines = run.stdout.splitlines()
-    assert lines[0].startswith("audit: 3 generated workflow(s), seed 0")
-    assert lines[1].split()[:4] == ["policy", "runs", "restores", "unsafe"]
-    assert lines[2].split()[:4] == ["admissible", "3", lines[2].split()[2], "0"]
+    start = next(i for i, line in enumerate(lines) if line.startswith("audit: "))
+    assert lines[start].startswith("audit: 3 generated workflow(s), seed 0")
+    assert lines[start + 1].split()[:4] == ["policy", "runs", "restores", "unsafe"]
+    row = lines[start + 2].split()
+    assert row[:4] == ["admissible", "3", row[2], "0"]
     assert (tmp_path / "summary.json").is_file()
 
 

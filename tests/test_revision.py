@@ -124,7 +124,8 @@ def test_command_names_the_broken_property_and_writes_a_summary(tmp_path: Path) 
     assert "NoStaleCommit" in done.stdout
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["exit_code"] == 1
-    assert {r["point"] for r in summary["runs"]} >= {"before-R", "during-J", "after"}
+    assert {c["notes"]["point"] for c in summary["cells"]} >= {"before-R", "during-J", "after"}
+    assert summary["figures"]["policy"] == "stale"
 
 
 def test_command_rejects_an_unknown_policy(tmp_path: Path) -> None:

@@ -134,11 +134,11 @@ def test_command_runs_racing_executions_and_reports_them(tmp_path: Path) -> None
     )  # fmt: skip
     done.assert_no_traceback()
     assert done.returncode == 0, done
-    assert "6 run(s): 6 conform" in done.stdout
+    assert "6 cells, 6 conform" in done.stdout
     assert "racing: 12 accepted revision(s)" in done.stdout
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["racing"] == {"executions": 6, "seed": 2, "width": 3}
-    assert all(r["revisions"] == 2 for r in summary["runs"])
+    assert summary["figures"]["racing"] == {"executions": 6, "seed": 2, "width": 3}
+    assert all(c["notes"]["revisions"] == 2 for c in summary["cells"])
 
 
 class ForgetsAttemptsInFlight(RacingRuntime):

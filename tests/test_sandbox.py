@@ -18,6 +18,7 @@ import pytest
 from conftest import Run, run_cli
 from rctools.sandbox.command import missing_privileges
 from rctools.sandbox.workloads import WORKLOADS
+from rctools.suite import testing
 
 pytestmark = [
     pytest.mark.slow,
@@ -34,6 +35,27 @@ READ_ONLY_TURNS = {1, 3}
 # Where the baselines are killed: before any effect, after the install (turn 2), while the
 # server (turn 4) is not yet in a restore point, after it, and at the end.
 BASELINE_TURNS = (1, 3, 4, 5, TURNS)
+
+
+def _runs(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each row of the summary as one run: its notes (workload, policy, crash, rewind), the
+    contract's verdict in a word (`conforms` or the broken properties), the event it named and
+    the trace's file name."""
+    found = []
+    for cell in summary["cells"]:
+        verdict = testing.verdict(summary, cell["cell"])
+        notes = cell["notes"]
+        rollout = f" ({notes['rollout']})" if notes["rollout"] else ""
+        found.append(
+            notes
+            | {
+                "rewind": notes["rewind"] + rollout,
+                "verdict": ", ".join(cell["properties"]) or cell["status"],
+                "event": verdict.get("event_index"),
+                "trace": Path(cell["trace"]).name,
+            }
+        )
+    return found
 
 
 def _run(tmp: Path, *args: str) -> tuple[Run, dict[str, Any]]:
@@ -64,7 +86,7 @@ def test_full_and_effect_aware_conform_at_every_crash_point(correct: Any) -> Non
     run, summary, _ = correct
     assert run.returncode == 0, run
     assert summary["exit_code"] == 0
-    runs = summary["runs"]
+    runs = _runs(summary)
     assert {r["verdict"] for r in runs} == {"conforms"}
     for policy in ("full", "effect-aware"):
         rewinds = {r["rewind"] for r in runs if r["policy"] == policy} - {"none"}
@@ -75,14 +97,14 @@ def test_full_and_effect_aware_conform_at_every_crash_point(correct: Any) -> Non
             for t in range(1, TURNS + 1)
             for p in ("command", "checkpoint", "response")
         }
-    stats = {s["policy"]: s for s in summary["policies"]}
+    stats = {s["policy"]: s for s in summary["figures"]["policies"]}
     assert stats["full"]["correctness"] == stats["effect-aware"]["correctness"] == 1.0
     assert stats["full"]["rewinds_correct"] == stats["full"]["rewind_runs"] == 3
 
 
 def test_every_crash_run_really_crashed_and_restored(correct: Any) -> None:
     _, summary, out = correct
-    for entry in summary["runs"]:
+    for entry in _runs(summary):
         lines = (out / "traces" / entry["trace"]).read_text(encoding="utf-8").splitlines()
         kinds = [json.loads(line)["ev"] for line in lines[1:]]
         rewind = entry["rewind"].split(" ")[0]
@@ -98,7 +120,7 @@ def test_every_crash_run_really_crashed_and_restored(correct: Any) -> None:
 def _clean_events(out: Path, summary: dict[str, Any], policy: str) -> list[dict[str, Any]]:
     (clean,) = [
         r
-        for r in summary["runs"]
+        for r in _runs(summary)
         if r["policy"] == policy and r["crash"] == "none" and r["rewind"] == "none"
     ]
     lines = (out / "traces" / clean["trace"]).read_text(encoding="utf-8").splitlines()[1:]
@@ -130,7 +152,7 @@ def test_effect_aware_skips_read_only_turns_and_captures_the_rest(correct: Any) 
 
 def test_effect_aware_writes_fewer_checkpoint_bytes_than_full(correct: Any) -> None:
     _, summary, out = correct
-    stats = {s["policy"]: s for s in summary["policies"]}
+    stats = {s["policy"]: s for s in summary["figures"]["policies"]}
     assert stats["effect-aware"]["skipped_share"] == len(READ_ONLY_TURNS) / TURNS
     assert stats["full"]["skipped_share"] == 0
     assert stats["effect-aware"]["checkpoint_bytes"] < stats["full"]["checkpoint_bytes"]
@@ -149,7 +171,7 @@ def test_baselines_are_caught_by_restore_consistency(baselines: Any) -> None:
     run, summary, _ = baselines
     assert run.returncode == 1, run
     assert summary["exit_code"] == 1
-    runs = summary["runs"]
+    runs = _runs(summary)
     verdicts = {(r["policy"], r["crash"]): r["verdict"] for r in runs if r["rewind"] == "none"}
     assert set(verdicts.values()) == {"conforms", "RestoreConsistency"}
     # Going back to turn 2 (rollback) or 5 (fork) without the process table: the rewind
@@ -179,7 +201,7 @@ def test_the_violation_is_the_restore_that_lost_the_server(baselines: Any) -> No
     _, summary, out = baselines
     (entry,) = [
         r
-        for r in summary["runs"]
+        for r in _runs(summary)
         if r["policy"] == "chat-files"
         and r["crash"] == f"turn {TURNS} checkpoint"
         and r["rewind"] == "none"
