@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
-from conftest import Run, read_trace_file, run_cli
+from conftest import ROOT, Run, read_trace_file, run_cli
 from rctools.suite import testing
 
 pytestmark = pytest.mark.slow
@@ -71,6 +72,9 @@ def test_the_matrix_runs_every_pair_and_exits_1(matrix: Run, out: Path, runs: di
     assert set(runs) == {(p, w) for p in POLICIES for w in WORKLOADS}
     assert json.loads((out / "summary.json").read_text(encoding="utf-8")) == matrix.json()
     assert all(r["verdict"] in ("conforms", "violates") for r in runs.values())
+    schema = json.loads((ROOT / "docs" / "report.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(matrix.json())
+    assert matrix.json()["figures"]["policies"]["admissible"]["runs"] == len(WORKLOADS)
 
 
 @pytest.mark.parametrize("policy", ["entry", "native", "resume"])

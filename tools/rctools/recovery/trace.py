@@ -1,13 +1,15 @@
-"""Write a SemanticRecovery trace as the run goes: one JSON object per line, flushed each time,
-so a run that dies still leaves every event before its death on disk."""
+"""A SemanticRecovery trace written as the run goes, through the suites' one crash-safe writer
+(rctools.suite.trace: one `os.write` per line), so a run that dies still leaves every event
+before its death on disk. The events written are also kept: the controller localizes a
+failure from them."""
 
 from __future__ import annotations
 
-import json
 import threading
-import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
+
+from rctools.suite.trace import TraceWriter as Lines
 
 
 class TraceWriter:
@@ -15,23 +17,16 @@ class TraceWriter:
 
     def __init__(self, path: Path, header: dict[str, Any]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
         self.path = path
-        self.handle: TextIO = path.open("w", encoding="utf-8")
         self.lock = threading.Lock()
-        self.seq = 0
         self.events: list[dict[str, Any]] = []
-        self._write(header)
+        self._lines = Lines(path, timestamps=True)
+        self._lines.header(header)
 
     def event(self, ev: str, **fields: Any) -> None:
-        with self.lock:
-            record = {"seq": self.seq, "ts": round(time.time(), 6), "ev": ev, **fields}
-            self.seq += 1
-            self.events.append(record)
-            self._write(record)
-
-    def _write(self, record: dict[str, Any]) -> None:
-        self.handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        self.handle.flush()
+        with self.lock:  # the kept events in the order of their lines
+            self.events.append(self._lines.event(ev, **fields))
 
     def close(self) -> None:
-        self.handle.close()
+        self._lines.close()

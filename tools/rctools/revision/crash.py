@@ -4,7 +4,7 @@ A child process runs the workload with the revision after the run and kills itse
 at the crash point: right after the revision is accepted (before any plan), or inside the first
 model call of the recovery. What survives is what was durable: the SQLite checkpoints, the
 input record and the committed attempts (a state file replaced atomically after every commit,
-plan and revision) and the trace so far (appended and synced event by event). The parent
+plan and revision) and the trace so far (appended event by event). The parent
 records the crash, and a second process restarts from the durable state, replans and finishes.
 """
 
@@ -23,6 +23,7 @@ from rctools.revision.injection import Injection
 from rctools.revision.recorder import Recorder
 from rctools.revision.runtime import Attempt, RevisionRuntime
 from rctools.revision.workloads import WORKLOADS, Workload
+from rctools.suite.trace import TraceWriter
 
 CRASH_POINTS = ("after-revision", "in-recovery")
 
@@ -33,24 +34,19 @@ def crash_points(policy: str) -> tuple[str, ...]:
 
 
 class SyncedRecorder(Recorder):
-    """Appends each event to the trace and syncs it, so a SIGKILL leaves a valid prefix."""
+    """Appends each event to the trace as it happens, through the suites' one writer (a line
+    per `os.write`, which a SIGKILL cannot undo), so a killed process leaves a valid prefix."""
 
     def __init__(self, head: dict[str, Any], path: Path) -> None:
         super().__init__(head)
-        self.path = path
         if not path.exists():
-            self._append(head)
-        self.seq = len(path.read_text(encoding="utf-8").splitlines()) - 1
+            first = TraceWriter(path)
+            first.header(head)
+            first.close()
+        self.lines = TraceWriter.continuing(path)
 
     def __call__(self, ev: str, **fields: Any) -> None:
-        self.seq += 1
-        self._append({"seq": self.seq, "ev": ev, **fields})
-
-    def _append(self, line: dict[str, Any]) -> None:
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(line) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        self.lines.event(ev, **fields)
 
 
 class DurableRuntime(RevisionRuntime):
@@ -137,7 +133,9 @@ def record_crash(workload: Workload, policy: str, crash: str, out: Path) -> Path
     first = _child(workload, policy, crash, folder, "first")
     if first.returncode != -signal.SIGKILL:
         raise RuntimeError(f"the run was not killed ({first.returncode}): {first.stderr[-500:]}")
-    SyncedRecorder({}, folder / "trace.jsonl")("crash")
+    harness = TraceWriter.continuing(folder / "trace.jsonl")
+    harness.event("crash")
+    harness.close()
     second = _child(workload, policy, crash, folder, "restart")
     if second.returncode != 0:
         raise RuntimeError(f"the restart failed ({second.returncode}): {second.stderr[-500:]}")

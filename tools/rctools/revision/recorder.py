@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from rctools.revision.workloads import Workload
+from rctools.suite.trace import TraceWriter
 
 
 def header(workload: Workload, policy: str, scenario: str, runtime_version: str) -> dict[str, Any]:
@@ -34,15 +34,20 @@ def header(workload: Workload, policy: str, scenario: str, runtime_version: str)
 
 
 class Recorder:
-    """Collects events in the order they happen and writes the trace in one go."""
+    """Collects the events of a run in this process in the order they happen; `write` puts
+    them into a trace through the suites' one writer once the run is over."""
 
     def __init__(self, head: dict[str, Any]) -> None:
         self.head = head
-        self.events: list[dict[str, Any]] = []
+        self.events: list[tuple[str, dict[str, Any]]] = []
 
     def __call__(self, ev: str, **fields: Any) -> None:
-        self.events.append({"seq": len(self.events) + 1, "ev": ev, **fields})
+        self.events.append((ev, fields))
 
     def write(self, path: Path) -> None:
-        lines = [json.dumps(self.head)] + [json.dumps(e) for e in self.events]
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        path.unlink(missing_ok=True)
+        lines = TraceWriter(path, first_seq=1)
+        lines.header(self.head)
+        for ev, fields in self.events:
+            lines.event(ev, **fields)
+        lines.close()

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import os
 import shutil
 import signal
@@ -46,26 +45,9 @@ from rctools.sandbox.scheduler import Scheduler
 from rctools.sandbox.store import Store
 from rctools.sandbox.tree import Manifest, manifest, tree_digest
 from rctools.sandbox.workloads import WORKLOADS, Workload
+from rctools.suite.trace import TraceWriter
 
 CRASH_POINTS = ("command", "checkpoint", "response")
-
-
-class TraceWriter:
-    """Appends events to the trace; one line per event, flushed at once so a SIGKILL loses
-    nothing that was emitted. Threads (checkpoint job, model call) share it."""
-
-    def __init__(self, path: Path) -> None:
-        self._lock = threading.Lock()
-        with path.open(encoding="utf-8") as fh:
-            self._seq = sum(1 for _ in fh) - 1
-        self._fh = path.open("a", encoding="utf-8")
-
-    def emit(self, ev: str, **fields: Any) -> None:
-        with self._lock:
-            self._seq += 1
-            event = {"ev": ev, "seq": self._seq, "ts": round(time.time(), 6), **fields}
-            self._fh.write(json.dumps(event) + "\n")
-            self._fh.flush()
 
 
 class Agent:
@@ -90,7 +72,8 @@ class Agent:
         self.base = run_dir / "base"
         self.upper, self.work = run_dir / "upper", run_dir / "work"
         self.store = Store(run_dir / "store")
-        self.trace = TraceWriter(run_dir / "trace.jsonl")
+        # one more process of the run: numbered on from what the earlier ones wrote
+        self.trace = TraceWriter.continuing(run_dir / "trace.jsonl", timestamps=True)
         self.sandbox = Sandbox(self.base, self.upper, self.work)
         self.pid_file = run_dir / "sandbox.pid"
         self.base_manifest: Manifest = manifest(self.base)
@@ -131,7 +114,7 @@ class Agent:
         self.store.publish(0, 0, 0)
         self.store.cache_response(0, self.workload.response(0))
         files, procs = self._observe()
-        self.trace.emit("start", files=files, procs=procs)
+        self.trace.event("start", files=files, procs=procs)
 
     def resume(self) -> None:
         """After a crash: back to the restore head; a cached response to it is kept."""
@@ -157,7 +140,7 @@ class Agent:
         table = self.store.restore_procs(point["procs_at"], self.sandbox, self.imager)
         self._await_processes(table_digest(table))
         files, procs = self._observe()
-        self.trace.emit(event, turn=turn, files=files, procs=procs, history=history)
+        self.trace.event(event, turn=turn, files=files, procs=procs, history=history)
         self.inspector = Inspector(
             self.store.upper_at(point["files_at"]), table_digest(table), self._watch()
         )
@@ -181,7 +164,7 @@ class Agent:
     def run(self) -> None:
         turn = self.sent
         response = self._response(turn)
-        self.trace.emit("release", turn=turn)
+        self.trace.event("release", turn=turn)
         while turn < len(self.workload.turns) and turn != self.stop_after:
             turn += 1
             self._commands(turn, response["commands"])
@@ -190,7 +173,7 @@ class Agent:
                 turn, self.rollback = self.rollback[1], None
                 self.rewind(turn, "rollback")
                 response = self._response(turn)
-                self.trace.emit("release", turn=turn)
+                self.trace.event("release", turn=turn)
         self.sandbox.kill()
 
     def _response(self, turn: int) -> dict[str, Any]:
@@ -204,17 +187,17 @@ class Agent:
         time.sleep(self.latency)  # the model stand-in: a recorded response after a delay
         response = self.workload.response(turn)
         self.store.cache_response(turn, response)
-        self.trace.emit("response", turn=turn)
+        self.trace.event("response", turn=turn)
         return response
 
     def _commands(self, turn: int, commands: list[str]) -> None:
         results = []
         for index, command in enumerate(commands, start=1):
-            self.trace.emit("cmd_start", turn=turn, cmd=index, command=command)
+            self.trace.event("cmd_start", turn=turn, cmd=index, command=command)
             result = self.sandbox.run(command)
             if index == 1:
                 self.maybe_crash(turn, "command")
-            self.trace.emit("cmd_end", turn=turn, cmd=index, out=result.digest, exit=result.exit)
+            self.trace.event("cmd_end", turn=turn, cmd=index, out=result.digest, exit=result.exit)
             results.append({"command": command, "exit": result.exit, "output": result.output})
         self.store.record_results(turn, results)
 
@@ -224,7 +207,7 @@ class Agent:
         table = self.sandbox.processes()
         files, procs = self._observe()
         changed = self.inspector.classify(upper, table, self.sandbox.wakeups())
-        self.trace.emit(
+        self.trace.event(
             "boundary",
             turn=turn,
             files=files,
@@ -234,7 +217,7 @@ class Agent:
             touched=len(self.inspector.since),
         )
         capture = self.policy.capture(changed)
-        self.trace.emit("checkpoint", turn=turn, capture=sorted(capture))
+        self.trace.event("checkpoint", turn=turn, capture=sorted(capture))
         previous = (self.latest["files"], self.inspector.last_upper)
         self.inspector.took(capture, upper, table)
         for kind in capture:
@@ -257,7 +240,7 @@ class Agent:
         if failed:
             raise failed[0]
         self.maybe_crash(turn, "response")
-        self.trace.emit("release", turn=turn)
+        self.trace.event("release", turn=turn)
         return model
 
     def _job(
@@ -295,7 +278,7 @@ class Agent:
         if "files" not in capture:
             crash()
         if capture:
-            self.trace.emit(
+            self.trace.event(
                 "job_done",
                 turn=turn,
                 files=written.get("files"),
@@ -307,7 +290,7 @@ class Agent:
                 seconds=round(held.seconds, 6),
             )
         self.store.publish(turn, self.latest["files"], self.latest["procs"])
-        self.trace.emit(
+        self.trace.event(
             "publish", turn=turn, files_at=self.latest["files"], procs_at=self.latest["procs"]
         )
 

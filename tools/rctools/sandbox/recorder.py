@@ -35,6 +35,7 @@ from pathlib import Path
 from rctools.sandbox.agent import CRASH_POINTS
 from rctools.sandbox.scheduler import Scheduler
 from rctools.sandbox.workloads import WORKLOADS
+from rctools.suite.trace import TraceWriter
 
 AGENT_TIMEOUT = 300.0
 RUNTIME_VERSION = {
@@ -181,8 +182,9 @@ def record(
         first, cpu = _agent([*argv, *extra])
         if first.returncode == -signal.SIGKILL and spec.crash:
             _kill_leftover(run_dir)
-            with trace.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps({"ev": "crash"}) + "\n")
+            harness = TraceWriter.continuing(trace)
+            harness.event("crash")
+            harness.close()
             second, more = _agent([*argv, "--resume"])
             cpu += more
             _expect_success(spec, second, "recovery")

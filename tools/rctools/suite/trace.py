@@ -16,6 +16,7 @@ import fcntl
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -62,24 +63,55 @@ def header(
 
 
 class TraceWriter:
-    """Appends events of one process (`proc`) to a cell's trace."""
+    """Appends events of one process (`proc`) to a cell's trace.
 
-    def __init__(self, path: Path, proc: str | int) -> None:
+    A contract whose events name no process (DagRevision, SemanticRecovery, SandboxCR) passes
+    `proc=None`: the events carry no `proc`. `timestamps` adds `ts` (wall-clock seconds, which
+    contracts ignore; a benchmark reads them), `first_seq` continues the numbering of a trace
+    an earlier process of the run wrote."""
+
+    def __init__(
+        self,
+        path: Path,
+        proc: str | int | None = None,
+        *,
+        timestamps: bool = False,
+        first_seq: int = 0,
+    ) -> None:
         self.path = Path(path)
         self.proc = proc
+        self.timestamps = timestamps
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._lock = threading.RLock()
-        self._seq = 0
+        self._seq = first_seq
+
+    @classmethod
+    def continuing(
+        cls, path: Path, proc: str | int | None = None, *, timestamps: bool = False
+    ) -> TraceWriter:
+        """A writer for the next process of a run whose trace exists (a restart after a
+        SIGKILL): its events are numbered on from the trace's line count."""
+        with open(path, "rb") as fh:
+            count = sum(1 for _ in fh)
+        return cls(path, proc, timestamps=timestamps, first_seq=count)
 
     def header(self, head: dict[str, Any]) -> None:
         """The first line; written once by the cell's driver before any process starts."""
         self._write(head)
 
-    def event(self, ev: str, **fields: Any) -> None:
+    def event(self, ev: str, **fields: Any) -> dict[str, Any]:
+        """Appends one event; returns it as written."""
         with self._lock:
-            line = {"seq": self._seq, "ev": ev, "proc": self.proc, **fields}
+            line: dict[str, Any] = {"seq": self._seq}
+            if self.timestamps:
+                line["ts"] = round(time.time(), 6)
+            line["ev"] = ev
+            if self.proc is not None:
+                line["proc"] = self.proc
+            line |= fields
             self._seq += 1
             self._write(line)
+            return line
 
     @contextlib.contextmanager
     def shared(self) -> Iterator[None]:
