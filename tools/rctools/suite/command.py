@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from resumecheck import tempdirs
 from resumecheck.contract import default_spec_paths
 from resumecheck.errors import EnvironmentProblem, UsageError, exit_codes_help
 from resumecheck.judge import judge
@@ -235,8 +236,6 @@ def run_suite(
     `matrix.record_cells` for the whole selection), finish. `matrix` provides cells(),
     record_cell(cell, traces, scratch) or record_cells(...), runtime(), DECLARED and DOCS, and
     optionally prepare() and figures(judged)."""
-    import tempfile
-
     chosen = select(matrix.cells(), cells)[::stride]
     if list_cells:
         click.echo(list_text(chosen))
@@ -253,8 +252,12 @@ def run_suite(
         shown.update(f"recorded {done}/{len(chosen)}: {report.cell.name}")
 
     record_cells = getattr(matrix, "record_cells", None) or record_each(matrix.record_cell)
-    with tempfile.TemporaryDirectory(prefix=f"rc-{suite}-") as scratch:
-        reports = record_cells(chosen, traces, Path(scratch), jobs=max(1, jobs), done=recorded)
+    # in resume-check's run folder: a run killed by SIGKILL leaves no sandbox layers behind
+    scratch = tempdirs.mkdtemp(f"{suite}-")
+    try:
+        reports = record_cells(chosen, traces, scratch, jobs=max(1, jobs), done=recorded)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return finish(
         suite,
         invocation,
