@@ -27,7 +27,7 @@ check-spec-large: setup
 ## The test suite, end to end with the real TLC (every marker: slow, services, corpus).
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
 
 ## The fast tier, under a minute: the CLI in-process on traces/revision, traces/sandbox and
 ## traces/recovery, reports against their schema, unit tests; no servers, no runtimes.
