@@ -156,7 +156,8 @@ class RunView:
 
 
 def _value(payloads: Any) -> Any:
-    items = list(payloads.payloads) if payloads is not None else []
+    # a Payloads message (activity results, signal input) or a repeated Payload (update args)
+    items = list(getattr(payloads, "payloads", payloads) or [])
     if not items:
         return None
     return default_converter().payload_converter.from_payload(items[0])

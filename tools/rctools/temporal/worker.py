@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -70,6 +71,8 @@ class Recorder:
         self.unacked: dict[tuple[str, int], str] = {}  # (run id, k) -> checkpoint made here
         self.started: set[str] = set()  # tasks this process started (a wait's task_start)
         self.at_end: set[str] = set()  # runs whose end this process's workflow code ran
+        self.answering = asyncio.Lock()  # a send and its logging, as one move in this process
+        self.refused: list[str] = []  # answers the server refused (the workflow had ended)
 
     def ev(self, ev: str, **fields: Any) -> None:
         self.trace.event(ev, **fields)
@@ -82,10 +85,11 @@ class Recorder:
     async def view(self, run_id: str | None = None) -> RunView:
         """The run (the latest run of the workflow id when not given) from its history."""
         assert self.client is not None
+        if run_id is None:  # the current run (a history names the first run of a reset)
+            run_id = (await self.client.get_workflow_handle(self.wf).describe()).run_id
         handle = self.client.get_workflow_handle(self.wf, run_id=run_id)
         history = await handle.fetch_history()
-        events = list(history.events)
-        view = read(self.wf, history.run_id, events)
+        view = read(self.wf, run_id, list(history.events))
         if view.base_run is not None:
             view.source = await self.view(view.base_run)
         return view
@@ -246,8 +250,10 @@ async def end_wait(run_id: str, k: int, task: str | None, message: dict[str, Any
             tasks=[{"task": task, "node": name, "path": name}],
         )
         r.ev("task_start", thread=r.wf, task=task, node=name, path=name)
-    resumed = [{"interrupt": message["interrupt"], "value": message["value"]}]
-    r.ev("task_end", thread=r.wf, task=task, outcome="ok", resumed=resumed)
+    # what this wait received, whichever wait its sender meant (`message["interrupt"]`)
+    resumed = [{"interrupt": task, "value": message["value"]}]
+    async with r.answering:  # a sender in this process has logged its answer first
+        r.ev("task_end", thread=r.wf, task=task, outcome="ok", resumed=resumed)
     made = ck(view.prefix, k, r.proc)
     r.ev("step", thread=r.wf, checkpoint=made, parent=parent)
     r.current = made
@@ -258,6 +264,7 @@ async def end_wait(run_id: str, k: int, task: str | None, message: dict[str, Any
 async def end_run(run_id: str, n: int) -> None:
     r = rec()
     view = await r.observe(run_id)
+    await r.sync(run_id, view.ckid(n))  # the workflow task came with the whole history
     r.ev("schedule", thread=r.wf, checkpoint=view.ckid(n), tasks=[])
     r.at_end.add(run_id)
     r.kill.hit("workflow.returning")
@@ -337,18 +344,32 @@ async def parked(
 
 
 async def send(r: Recorder, value: str, seen: tuple[str, str], how: str) -> None:
-    """An answer to the wait the sender saw (`seen`): a signal, or an update with an id."""
+    """An answer to the wait the sender saw (`seen`): a signal, or an update with an id.
+
+    The answer is logged once the server took it (`resume` + `put_writes`, under the trace's
+    lock and the process's own, so that no wait logs receiving it first); an answer the server
+    refuses (the workflow has ended) was never written, and is noted in the result only."""
+    from temporalio.service import RPCError
+
     assert r.client is not None
     interrupt, at = seen
-    r.ev("resume", thread=r.wf, checkpoint=at, interrupt=interrupt, value=value)
     r.kill.hit("answer.before-send")
     message = {"value": value, "interrupt": interrupt, "against": at, "by": r.proc}
     handle = r.client.get_workflow_handle(r.wf)
-    if how == "signal":
-        await handle.signal(Flow.answer, message)
-    else:
-        await handle.execute_update(Flow.answer_update, message, id=f"answer-{interrupt}")
-    r.acked("put_writes", thread=r.wf, checkpoint=at, task=None, kind="resume")
+    async with r.answering:
+        with r.trace.shared():
+            try:
+                if how == "signal":
+                    await handle.signal(Flow.answer, message)
+                else:
+                    await handle.execute_update(
+                        Flow.answer_update, message, id=f"answer-{interrupt}"
+                    )
+            except RPCError as exc:
+                r.refused.append(f"{value}: {exc}")
+                return
+            r.trace.event("resume", thread=r.wf, checkpoint=at, interrupt=interrupt, value=value)
+            r.trace.event("put_writes", thread=r.wf, checkpoint=at, task=None, kind="resume")
     r.kill.hit("answer.sent")
 
 
@@ -461,7 +482,7 @@ async def amain(job: dict[str, Any]) -> Any:
             # the result came from a run another process finished: this one observed the end
             await r.load(ended.run_id)
     r.ev("finish", outcome="done")
-    return result
+    return {"result": result, "refused": r.refused} if r.refused else result
 
 
 class _nothing:
@@ -476,7 +497,9 @@ def main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
     result = asyncio.run(amain(job))
     Path(job["result"]).write_text(json.dumps(result), encoding="utf-8")
-    return 0
+    # The SDK's native threads can abort the interpreter's shutdown (SIGABRT after the work is
+    # done): every trace line is already written with os.write, so leave at once.
+    os._exit(0)
 
 
 if __name__ == "__main__":
