@@ -74,6 +74,7 @@ class Answer:
     message: dict[str, Any]
     event_id: int
     consumed: bool = False
+    update_id: str | None = None  # an update's id (the server deduplicates by it)
 
 
 @dataclass
@@ -168,6 +169,20 @@ def read(wf: str, run_id: str, events: list[HistoryEvent]) -> RunView:
     caller, `views.py`, and attached as `source`)."""
     view = RunView(wf, run_id, plan="")
     scheduled: dict[int, str] = {}
+    last_worker = ""
+
+    def consume(event_id: int) -> None:
+        """The workflow code has seen everything up to here: a wait it stands at takes the
+        oldest unconsumed answer (the order the workflow's inbox has them in)."""
+        plan = PLANS[view.plan]
+        while view.count() < len(plan) and plan[view.count()][0] == "wait":
+            free = [a for a in view.answers if not a.consumed]
+            if not free:
+                break
+            free[0].consumed = True
+            _, topic = plan[view.count()]
+            view.ops.append(Op("wait", topic, free[0].message["value"], last_worker, event_id))
+
     for e in events:
         t = e.event_type
         if t == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
@@ -183,20 +198,20 @@ def read(wf: str, run_id: str, events: list[HistoryEvent]) -> RunView:
             a = e.workflow_execution_signaled_event_attributes
             view.answers.append(Answer(_value(a.input), e.event_id))
         elif t == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+            # written with the workflow task that accepted it, after its completed event
             a = e.workflow_execution_update_accepted_event_attributes
-            view.answers.append(Answer(_value(a.accepted_request.input.args), e.event_id))
+            view.answers.append(
+                Answer(
+                    _value(a.accepted_request.input.args),
+                    e.event_id,
+                    update_id=a.accepted_request.meta.update_id,
+                )
+            )
+            consume(e.event_id)
+            view.started_after = view.count()
         elif t == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-            # the workflow code has seen everything before: a wait it stands at takes the
-            # oldest unconsumed answer (the order the workflow's inbox has them in)
-            plan = PLANS[view.plan]
-            identity = e.workflow_task_completed_event_attributes.identity
-            while view.count() < len(plan) and plan[view.count()][0] == "wait":
-                free = [a for a in view.answers if not a.consumed]
-                if not free:
-                    break
-                free[0].consumed = True
-                _, topic = plan[view.count()]
-                view.ops.append(Op("wait", topic, free[0].message["value"], identity, e.event_id))
+            last_worker = e.workflow_task_completed_event_attributes.identity
+            consume(e.event_id)
             view.wft_done.append((e.event_id, view.count()))
             view.started_after = view.count()
         elif t == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED:

@@ -346,25 +346,37 @@ async def parked(
 async def send(r: Recorder, value: str, seen: tuple[str, str], how: str) -> None:
     """An answer to the wait the sender saw (`seen`): a signal, or an update with an id.
 
-    The answer is logged once the server took it (`resume` + `put_writes`, under the trace's
-    lock and the process's own, so that no wait logs receiving it first); an answer the server
-    refuses (the workflow has ended) was never written, and is noted in the result only."""
+    A signal is logged once the server took it (`resume` + `put_writes`, under the trace's
+    lock and the process's own, so that no wait logs receiving it first); a signal the server
+    refuses (the workflow has ended) was never written, and is noted in the result only. An
+    update is accepted by the workflow code itself, so it is logged as DBOS's `send` is:
+    `resume` before the call, `put_writes` once it returned."""
     from temporalio.service import RPCError
 
     assert r.client is not None
     interrupt, at = seen
-    r.kill.hit("answer.before-send")
     message = {"value": value, "interrupt": interrupt, "against": at, "by": r.proc}
     handle = r.client.get_workflow_handle(r.wf)
+    if how == "update":
+        update_id = f"answer-{interrupt}"
+        before = await r.view()
+        if any(a.update_id == update_id for a in before.answers):
+            # the server answers a repeated update id with the first call's outcome and writes
+            # nothing: this click wrote no answer
+            await handle.execute_update(Flow.answer_update, message, id=update_id)
+            r.refused.append(f"{value}: update {update_id} deduplicated by the server")
+            return
+        r.ev("resume", thread=r.wf, checkpoint=at, interrupt=interrupt, value=value)
+        r.kill.hit("answer.before-send")
+        await handle.execute_update(Flow.answer_update, message, id=update_id)
+        r.acked("put_writes", thread=r.wf, checkpoint=at, task=None, kind="resume")
+        r.kill.hit("answer.sent")
+        return
+    r.kill.hit("answer.before-send")
     async with r.answering:
         with r.trace.shared():
             try:
-                if how == "signal":
-                    await handle.signal(Flow.answer, message)
-                else:
-                    await handle.execute_update(
-                        Flow.answer_update, message, id=f"answer-{interrupt}"
-                    )
+                await handle.signal(Flow.answer, message)
             except RPCError as exc:
                 r.refused.append(f"{value}: {exc}")
                 return
