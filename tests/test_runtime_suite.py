@@ -13,7 +13,7 @@ from rctools.suite import testing
 
 pytestmark = pytest.mark.slow  # a CLI start per case
 
-SUITES = ("burr", "crewai", "dbos", "llamaindex", "pydantic-graph")
+SUITES = ("burr", "crewai", "dbos", "llamaindex", "pydantic-graph", "temporal")
 OPTIONS = ("--out", "--format", "--progress", "--cells", "--list", "--stride", "--jobs")
 
 # runs the CLI with one module made invisible to importlib, as on a machine without it

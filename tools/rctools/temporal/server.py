@@ -19,11 +19,14 @@ import subprocess
 import time
 from pathlib import Path
 
+from resumecheck.errors import EnvironmentProblem
+
 READY_TIMEOUT = 60.0
 
 
-class ServerError(Exception):
-    """The dev server could not be found or did not come up; the message says why."""
+class ServerError(EnvironmentProblem):
+    """The dev server could not be found or did not come up; the message says why (exit 3,
+    no verdict)."""
 
 
 def binary() -> Path:
