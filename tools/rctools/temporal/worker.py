@@ -17,6 +17,7 @@ time in this process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -458,8 +459,7 @@ async def amain(job: dict[str, Any]) -> Any:
         r.acked("put", checkpoint=ck(wf, 0), digest=view.digest(0))
         r.current = ck(wf, 0)
         if (job.get("kill_at") or "").startswith("wait.waiting"):
-            worker = make_worker(r)
-            async with worker:
+            async with make_worker(r):
                 await parked(r)  # the history shows the workflow waiting
                 r.kill.hit("wait.waiting")
     elif role == "rerun":
@@ -485,7 +485,7 @@ async def amain(job: dict[str, Any]) -> Any:
         handle = r.client.get_workflow_handle(wf, run_id=run_id)
     # a request handler (`answer`) and a reader (`result`) run no worker
     worker = make_worker(r) if role not in ("answer", "result") else None
-    async with worker if worker is not None else _nothing():
+    async with worker if worker is not None else contextlib.nullcontext():
         await answer_all(r)
         result = await handle.result(follow_runs=True)
         r.kill.hit("returned")
@@ -497,15 +497,7 @@ async def amain(job: dict[str, Any]) -> Any:
     return {"result": result, "refused": r.refused} if r.refused else result
 
 
-class _nothing:
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-
-def main(job_path: str) -> int:
+def main(job_path: str) -> None:
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
     result = asyncio.run(amain(job))
     Path(job["result"]).write_text(json.dumps(result), encoding="utf-8")
@@ -515,4 +507,4 @@ def main(job_path: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    main(sys.argv[1])
