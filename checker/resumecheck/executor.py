@@ -9,9 +9,10 @@ imported only here and only when asked for.
 ADDRESS is `tcp://HOST:PORT` (a running `dask scheduler`) or `local:N` (a `LocalCluster` of N
 worker processes of one thread each on 127.0.0.1, started and stopped with the run). Whatever
 goes wrong on the cluster's side ends in an `ExecutorError` (exit code 3) with what to fix,
-never in a hang: connecting is bounded by `CONNECT_SECONDS`, waiting for a worker by
-`$RESUME_CHECK_EXECUTOR_WAIT` (`WAIT_SECONDS` by default), and a shard whose worker died is
-retried by Dask on another worker (the scheduler's `allowed-failures`) and then reported.
+never in a hang: waiting for a worker is bounded by `$RESUME_CHECK_EXECUTOR_WAIT`
+(`WAIT_SECONDS` by default), connecting by that or `CONNECT_SECONDS`, whichever is less, and a
+shard whose worker died is retried by Dask on another worker (the scheduler's
+`allowed-failures`) and then reported.
 """
 
 from __future__ import annotations
@@ -72,9 +73,12 @@ def wait_seconds() -> float:
     """How long a run waits for a worker ($RESUME_CHECK_EXECUTOR_WAIT, default WAIT_SECONDS)."""
     text = os.environ.get(WAIT_ENV, "").strip()
     try:
-        return float(text) if text else WAIT_SECONDS
+        seconds = float(text) if text else WAIT_SECONDS
     except ValueError:
-        raise ExecutorError(f"${WAIT_ENV}={text!r} is not a number of seconds") from None
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise ExecutorError(f"${WAIT_ENV}={text!r} is not a positive number of seconds")
+    return seconds
 
 
 def _distributed() -> Any:
@@ -121,7 +125,7 @@ def connect(address: Address, note: Callable[[str], None]) -> Iterator[DaskExecu
                     client = distributed.Client(cluster, set_as_default=False)
                 else:
                     client = distributed.Client(
-                        address.text, timeout=CONNECT_SECONDS, set_as_default=False
+                        address.text, timeout=min(wait, CONNECT_SECONDS), set_as_default=False
                     )
             except (OSError, TimeoutError) as exc:
                 raise ExecutorError(
