@@ -2,15 +2,22 @@
 
     .venv/bin/python bench/executor_bench.py --out bench/executor-results.md
     .venv/bin/python bench/executor_bench.py --sizes 1,100 --repeats 1        (a quick look)
-    .venv/bin/python bench/executor_bench.py --executor tcp://127.0.0.1:8786   (a real cluster)
 
 Each row is ONE `resume-check --format json PATH` call (traces from bench/tracegen.py, seeded,
-5% violating), waited for with os.wait4: CPU is user+system seconds of the whole process tree,
-which for `--executor local:N` includes the LocalCluster's worker processes and the TLC runs
-they start (for a tcp:// cluster only the client: the workers' CPU is then the shards' own
-figures, read from the CLI's "executor: shard ... done" lines). The batch of 1 is the fixed cost
-of a call, so the difference between the batches is the cost per event, from which the report
-extrapolates to a million events, saying so.
+5% violating), waited for with os.wait4, in three modes:
+
+- `local`: no executor;
+- `local:2`: `--executor local:2`; CPU is the whole process tree, so it includes starting the
+  LocalCluster's two worker processes and the TLC runs they start;
+- `standing`: `--executor tcp://...` on a `dask scheduler` and `dask worker --nworkers 2
+  --nthreads 1` that this script starts once on 127.0.0.1, as a real cluster stands between
+  calls; CPU is the client's tree plus what the scheduler's and workers' processes (and the TLC
+  runs they waited for) spent during the call, from psutil.
+
+"shard CPU-s" is what the workers reported for the shards themselves (the CLI's "executor:
+shard ... done" lines). The batch of 1 is the fixed cost of a call, so the difference between
+the batches is the cost per event, from which the report extrapolates to a million events,
+saying so.
 
 Every executor report must equal the local run's (timings aside), and every local verdict must
 be what the generator intended; otherwise the benchmark stops with exit code 2 and writes
@@ -20,20 +27,24 @@ nothing: numbers about wrong answers are worthless.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
 import re
+import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil
 from tracegen import Trace, generate
 
 _SHARD = re.compile(r"^executor: shard \d+/\d+ of \w+ done on .*, ([\d.]+) CPU-s$", re.M)
@@ -63,7 +74,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--out", type=Path, help="write the report here (else stdout)")
     parser.add_argument("--sizes", default="1,1000", help="batch sizes, comma-separated")
-    parser.add_argument("--executor", default="local:2", help="the ADDRESS for --executor")
     parser.add_argument("--repeats", type=int, default=1, help="rounds of every row")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
@@ -71,19 +81,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli = Path(sys.executable).parent / "resume-check"
     load_before = os.getloadavg()
     try:
-        with tempfile.TemporaryDirectory(prefix="executor-bench-") as tmp:
+        with (
+            tempfile.TemporaryDirectory(prefix="executor-bench-") as tmp,
+            _standing_cluster(Path(tmp)) as (address, cluster_cpu),
+        ):
             corpus = [generate(i, args.seed) for i in range(max(sizes))]
             folders = {n: _write(Path(tmp) / f"batch-{n:05d}", corpus[:n]) for n in sizes}
-            rows = [
-                Row(mode, n, options)
-                for n in sizes
-                for mode, options in (("local", ()), (args.executor, ("--executor", args.executor)))
-            ]
+            modes = (
+                ("local", ()),
+                ("local:2", ("--executor", "local:2")),
+                ("standing", ("--executor", address)),
+            )
+            rows = [Row(mode, n, options) for n in sizes for mode, options in modes]
             for round_ in range(args.repeats):
                 order = rows[round_ % len(rows) :] + rows[: round_ % len(rows)]
                 local_reports: dict[int, dict[str, Any]] = {}
                 for row in sorted(order, key=lambda r: r.mode != "local"):
+                    outside = cluster_cpu() if row.mode == "standing" else 0.0
                     sample, report = _run(cli, row, folders[row.size])
+                    if row.mode == "standing":
+                        extra = cluster_cpu() - outside
+                        sample = Sample(sample.wall, sample.cpu + extra, sample.shard_cpu)
                     if row.mode == "local":
                         _verify(report, corpus[: row.size])
                         local_reports[row.size] = report
@@ -102,6 +120,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(text, end="")
     return 0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _standing_cluster(folder: Path) -> Iterator[tuple[str, Callable[[], float]]]:
+    """A scheduler and two one-thread workers on 127.0.0.1, and a function giving the CPU-s
+    their processes (and the TLC runs they waited for) have spent so far."""
+    import distributed
+
+    dask = Path(sys.executable).parent / "dask"
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    started = [
+        subprocess.Popen(
+            [str(dask), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+            start_new_session=True,
+            **quiet,
+        ),
+        subprocess.Popen(
+            [str(dask), "worker", address, "--nworkers", "2", "--nthreads", "1",
+             "--no-dashboard", "--host", "127.0.0.1", "--local-directory", str(folder)],
+            start_new_session=True,
+            **quiet,
+        ),
+    ]  # fmt: skip
+
+    def cpu() -> float:
+        total = 0.0
+        for process in started:
+            with contextlib.suppress(psutil.Error):
+                root = psutil.Process(process.pid)
+                for member in [root, *root.children(recursive=True)]:
+                    with contextlib.suppress(psutil.Error):
+                        t = member.cpu_times()
+                        total += t.user + t.system + t.children_user + t.children_system
+        return total
+
+    try:
+        with distributed.Client(address, timeout=60, set_as_default=False) as client:
+            client.wait_for_workers(2, timeout=120)
+        yield address, cpu
+    finally:
+        for process in started:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
 
 
 def _write(folder: Path, traces: list[Trace]) -> Path:
@@ -165,8 +234,9 @@ def _report(
         f"Written by `bench/executor_bench.py` at {now} on {cores} usable cores (load average "
         f"{before[0]:.1f} before, {after[0]:.1f} after: the machine is shared, so CPU-s is the "
         "figure to trust). Each row is one `resume-check --format json` call; CPU-s is user+"
-        "system of the whole process tree (for `local:N` the cluster's worker processes and "
-        "their TLC runs included); shard CPU-s is what the workers reported for the shards "
+        "system of the whole process tree (`local:2`: the LocalCluster it starts included; "
+        "`standing`: a scheduler and two one-thread workers started before, their CPU-s "
+        "during the call added); shard CPU-s is what the workers reported for the shards "
         f"themselves. Medians of {args.repeats} round(s). Every executor report equalled the "
         "local run's, and every local verdict was the one the generator intended.",
         "",
