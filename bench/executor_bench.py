@@ -109,11 +109,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         raise BenchError(f"{row.mode}, {row.size} traces: not the local report")
                     row.samples.append(sample)
                     print(f"[bench] {row.mode} {row.size}: {sample}", file=sys.stderr)
+            idle = _idle(cluster_cpu)
     except BenchError as exc:
         print(f"executor_bench: {exc}", file=sys.stderr)
         return 2
     events = {n: sum(len(t.events) for t in corpus[:n]) for n in sizes}
-    text = _report(rows, events, args, load_before, os.getloadavg())
+    text = _report(rows, events, args, load_before, os.getloadavg(), idle)
     if args.out:
         args.out.write_text(text, encoding="utf-8")
         print(f"[bench] wrote {args.out}", file=sys.stderr)
@@ -173,6 +174,13 @@ def _standing_cluster(folder: Path) -> Iterator[tuple[str, Callable[[], float]]]
             process.wait(timeout=30)
 
 
+def _idle(cluster_cpu: Callable[[], float], seconds: float = 20.0) -> float:
+    """CPU-s per second that the standing scheduler and workers spend doing nothing."""
+    before, start = cluster_cpu(), time.monotonic()
+    time.sleep(seconds)
+    return (cluster_cpu() - before) / (time.monotonic() - start)
+
+
 def _write(folder: Path, traces: list[Trace]) -> Path:
     folder.mkdir(parents=True)
     for trace in traces:
@@ -225,6 +233,7 @@ def _report(
     args: argparse.Namespace,
     before: tuple[float, float, float],
     after: tuple[float, float, float],
+    idle: float,
 ) -> str:
     cores = len(os.sched_getaffinity(0))
     now = datetime.datetime.now(datetime.UTC).isoformat(timespec="minutes")
@@ -269,6 +278,12 @@ def _report(
                 f"then {marginal:.0f} CPU-s and {(wall - wall_fixed) / extra * 1e6:.0f} s wall "
                 f"per million events (extrapolated linearly from {extra} events)."
             )
+    lines += [
+        "",
+        f"Idle, the standing scheduler and two workers spend {idle:.3f} CPU-s per second of "
+        "wall time (heartbeats, memory monitors), which a call's `standing` CPU-s includes "
+        "for as long as it lasts.",
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -161,7 +161,7 @@ class DaskExecutor:
         self.wait = wait
         self._files: dict[Contract, ContractFiles] = {}
         self._lock = threading.Lock()
-        self._failed: ExecutorError | None = None
+        self._failed: ResumeCheckError | None = None
 
     def slots(self) -> int:
         return max(1, sum(self.client.nthreads().values()))
@@ -186,12 +186,13 @@ class DaskExecutor:
         future = self.client.submit(judge_shard, job, key=key, pure=False)
         try:
             result = self._result(future, label)
-        except ExecutorError as exc:
+            if result.problem is not None:
+                raise result.problem.error(result.worker)
+        except ResumeCheckError as exc:
+            # The other shards' waits stop too: the run's answer is this error.
             with self._lock:
                 self._failed = self._failed or exc
             raise
-        if result.problem is not None:
-            raise result.problem.error(result.worker)
         for line in result.parsed:
             on_line(line)
         events = sum(len(t.raw.events) for t in traces)
