@@ -102,9 +102,10 @@ def connect(address: Address, note: Callable[[str], None]) -> Iterator[DaskExecu
     wait = wait_seconds()
     # Dask's own log lines (a worker lost, a connection retried) would bury the one message
     # that says what happened; it is ours to give.
-    logger = logging.getLogger("distributed")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
+    loggers = [logging.getLogger(name) for name in _dask_loggers()]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
     cluster = None
     client = None
     # A shard's traces travel in its task; Dask warns about tasks above 10 MB.
@@ -146,7 +147,16 @@ def connect(address: Address, note: Callable[[str], None]) -> Iterator[DaskExecu
         with contextlib.suppress(Exception):
             if cluster is not None:
                 cluster.close(timeout=CONNECT_SECONDS)
-        logger.setLevel(level)
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+def _dask_loggers() -> list[str]:
+    """Dask's loggers: each of its modules' has a level of its own, set by Dask's config."""
+    known = [
+        name for name in logging.root.manager.loggerDict if name.split(".")[0] == "distributed"
+    ]
+    return ["distributed", *known]
 
 
 class DaskExecutor:
@@ -164,7 +174,23 @@ class DaskExecutor:
         self._failed: ResumeCheckError | None = None
 
     def slots(self) -> int:
-        return max(1, sum(self.client.nthreads().values()))
+        return max(1, sum(self._ask(self.client.nthreads, "counting the workers").values()))
+
+    def _ask(self, call: Callable[[], Any], doing: str) -> Any:
+        """A call to the scheduler; an ExecutorError if the connection to it is gone."""
+        try:
+            # A client that lost the scheduler tries to reconnect for a while: waited for.
+            deadline = time.monotonic() + CONNECT_SECONDS
+            while self.client.status == "connecting" and time.monotonic() < deadline:
+                time.sleep(_POLL_SECONDS)
+            if self.client.status == "running":
+                return call()
+            problem = f"the client is {self.client.status}"
+        except Exception as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+        raise ExecutorError(
+            f"--executor {self.address.text}: lost the scheduler while {doing} ({problem})"
+        )
 
     def judge_part(
         self,
@@ -183,7 +209,9 @@ class DaskExecutor:
         job = ShardJob(__version__, files, traces, tolerated, heap, witness)
         label = f"shard {shard[0]}/{shard[1]} of {contract.name}"
         key = f"resume-check-{contract.name}-{shard[0]}of{shard[1]}-{uuid.uuid4().hex[:8]}"
-        future = self.client.submit(judge_shard, job, key=key, pure=False)
+        future = self._ask(
+            lambda: self.client.submit(judge_shard, job, key=key, pure=False), f"sending {label}"
+        )
         try:
             result = self._result(future, label)
             if result.problem is not None:
@@ -226,6 +254,7 @@ class DaskExecutor:
             except ResumeCheckError:
                 raise
             except Exception as exc:
+                self._ask(lambda: None, f"judging {label}")  # raises if the scheduler is gone
                 raise ExecutorError(
                     f"{where}: a worker could not judge {label} ({type(exc).__name__}: {exc}); "
                     f"each worker needs Java and resume-check {__version__} installed"
@@ -237,9 +266,7 @@ class DaskExecutor:
             if self._failed is not None:
                 future.cancel()
                 raise self._failed
-            if self.client.status != "running":
-                raise ExecutorError(f"{where}: lost the scheduler while judging {label}")
-            if self.client.nthreads():
+            if self._ask(self.client.nthreads, f"judging {label}"):
                 alone_since = None
                 continue
             alone_since = alone_since or time.monotonic()
