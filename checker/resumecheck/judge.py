@@ -92,10 +92,19 @@ def judge(
             + ", ".join(sorted(c.name for c in groups))
         )
     plan = _Plan(max_heap or parse_heap(DEFAULT_MAX_HEAP), max(1, jobs), executor)
-    for contract, members in groups.items():
+
+    def group(contract: Contract) -> list[Verdict]:
         own = frozenset(tolerate) & frozenset(contract.descriptions)
-        judged = _judge_group(contract, [p for _, p in members], witness, on_line, own, plan)
-        for (position, _), verdict in zip(members, judged, strict=True):
+        return _judge_group(contract, [p for _, p in groups[contract]], witness, on_line, own, plan)
+
+    # A cluster queues every contract's shards at once; here one contract's runs follow another's.
+    if executor is not None and len(groups) > 1:
+        with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+            judged = dict(zip(groups, pool.map(group, groups), strict=True))
+    else:
+        judged = {contract: group(contract) for contract in groups}
+    for contract, members in groups.items():
+        for (position, _), verdict in zip(members, judged[contract], strict=True):
             verdicts[position] = verdict
     return [verdicts[i] for i in range(len(files))]
 
