@@ -75,11 +75,13 @@ record-langgraph: setup
 
 ## What judging costs -- batches of 1, 100 and 1,000 traces, ONE 10,000-event trace against 100
 ## short ones, one process per trace; wall, CPU-s of the process tree, peak RSS; every verdict
-## checked -- then the recorder's overhead. Writes bench/results.md, bench/recorder-results.md.
+## checked -- then the recorder's overhead and --executor against a local run. Writes
+## bench/results.md, bench/recorder-results.md, bench/executor-results.md.
 bench: setup
 	$(BIN)/python bench/batch_bench.py --out bench/results.md
 	$(BIN)/python bench/recorder_bench.py --out bench/recorder-results.md
 	$(BIN)/python bench/final_read_bench.py --out bench/final-read-results.md
+	$(BIN)/python bench/executor_bench.py --out bench/executor-results.md
 
 ## Private PostgreSQL 15, redis-server, MariaDB and moto (DynamoDB) on 127.0.0.1 for the
 ## checkpointer backends (data in .services/; installs the Debian packages if missing). Prints

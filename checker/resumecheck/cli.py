@@ -7,6 +7,7 @@ one-line message and an exit code, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import threading
@@ -15,7 +16,7 @@ from typing import Any
 
 import click
 
-from resumecheck import __version__, escape, tempdirs
+from resumecheck import __version__, escape, executor, tempdirs
 from resumecheck.batch import DEFAULT_MAX_HEAP, parse_heap
 from resumecheck.contract import SPEC_PATH_ENV, bundled_spec_dir, default_spec_paths
 from resumecheck.errors import (
@@ -152,6 +153,13 @@ def cli() -> None:
     show_default=True,
     help="TLC runs at once: the batch is sharded across that many local processes.",
 )
+@click.option(
+    "--executor",
+    "executor_address",
+    metavar="ADDRESS",
+    help="Judge the shards on a Dask cluster: tcp://HOST:PORT of a scheduler, or local:N "
+    "for N local worker processes (needs resume-check[cluster]; docs/scale.md).",
+)
 @progress_option
 @reported("check")
 def check(
@@ -167,6 +175,7 @@ def check(
     tolerate: tuple[str, ...],
     max_heap: str,
     jobs: int,
+    executor_address: str | None,
     invocation: Invocation,
 ) -> int:
     """Judge traces: conforms, violates (first bad event and the property it breaks), invalid.
@@ -193,20 +202,29 @@ def check(
         heap = parse_heap(max_heap)
     except ValueError as exc:
         raise UsageError(f"--max-heap: {exc}") from None
+    try:
+        address = None if executor_address is None else executor.parse_address(executor_address)
+    except ValueError as exc:
+        raise UsageError(f"--executor {escape.text(str(exc))}") from None
     invocation.require_complete = require_complete
     invocation.skipped = inputs.skipped
     shown = Progress(progress)
-    verdicts = judge(
-        inputs.files,
-        spec_paths=default_spec_paths(spec_paths),
-        default_contract=default_contract,
-        witness=witness,
-        on_line=TLCProgress(shown),
-        limits=Limits(max_bytes=max_bytes, max_line_bytes=max_line_bytes),
-        tolerate=frozenset(tolerate),
-        max_heap=heap,
-        jobs=jobs,
-    )
+    with contextlib.ExitStack() as stack:
+        cluster = (
+            None if address is None else stack.enter_context(executor.connect(address, shown.note))
+        )
+        verdicts = judge(
+            inputs.files,
+            spec_paths=default_spec_paths(spec_paths),
+            default_contract=default_contract,
+            witness=witness,
+            on_line=TLCProgress(shown),
+            limits=Limits(max_bytes=max_bytes, max_line_bytes=max_line_bytes),
+            tolerate=frozenset(tolerate),
+            max_heap=heap,
+            jobs=jobs,
+            executor=cluster,
+        )
     shown.clear()
     click.echo(TRACE_RENDERERS[fmt](verdicts, invocation), nl=False)
     return exit_code(verdicts, require_complete=require_complete)

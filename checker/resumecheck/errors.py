@@ -63,6 +63,10 @@ class TLCError(EnvironmentProblem):
     """TLC failed in a way that is not a verdict (parse error, crash, timeout, odd output)."""
 
 
+class ExecutorError(EnvironmentProblem):
+    """The cluster of `--executor` could not judge: no scheduler, no workers, a worker died."""
+
+
 class InternalError(ResumeCheckError):
     """A bug in resume-check: reported as one, with exit code 3, never as the user's fault."""
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from resumecheck import escape, explain
 from resumecheck.batch import DEFAULT_MAX_HEAP, events_per_run, parse_heap, run_batch, shards
@@ -33,8 +33,9 @@ Progress = Callable[[str], None]
 
 
 @dataclass
-class _Prepared:
-    """A trace that passed validation, ready to go to TLC."""
+class Prepared:
+    """A trace that passed validation, ready to go to TLC (and, with an executor, data that
+    travels to a worker: it holds everything judging needs, no reference to a file)."""
 
     raw: RawTrace
     contract: Contract
@@ -52,6 +53,7 @@ def judge(
     tolerate: frozenset[str] = frozenset(),
     max_heap: int | None = None,
     jobs: int = 1,
+    executor: Executor | None = None,
 ) -> list[Verdict]:
     """Judges every trace below `paths` (see `resumecheck.inputs`); one TLC run per contract
     for the whole batch, or per shard of it: a batch larger than one TLC run can hold under
@@ -64,12 +66,15 @@ def judge(
     the verdict lists where they were, so what else a trace breaks shows (the LangGraph matrix
     sets aside what the reference runtime breaks too). Each contract tolerates the names among
     its own properties; a name that is a property of none of the contracts judged is refused.
+
+    With an `executor` the shards (at least one per slot of it) are judged where it runs them,
+    by the same `judge_part`; verdicts are the same as here.
     """
     files = expand(paths).files
     if not files:
         raise no_traces(paths)
     verdicts: dict[int, Verdict] = {}
-    groups: dict[Contract, list[tuple[int, _Prepared]]] = defaultdict(list)
+    groups: dict[Contract, list[tuple[int, Prepared]]] = defaultdict(list)
     # Read and validated in this process: since validation is compiled, a pool of workers
     # saves little (1000 traces: 0.75 s here, 0.65 s on two busy cores), not worth processes
     # that a SIGKILL of this one could leave behind.
@@ -86,18 +91,27 @@ def judge(
             f"--tolerate {', '.join(sorted(map(escape.text, unknown)))}: not a property of "
             + ", ".join(sorted(c.name for c in groups))
         )
-    plan = _Plan(max_heap or parse_heap(DEFAULT_MAX_HEAP), max(1, jobs))
-    for contract, members in groups.items():
+    plan = _Plan(max_heap or parse_heap(DEFAULT_MAX_HEAP), max(1, jobs), executor)
+
+    def group(contract: Contract) -> list[Verdict]:
         own = frozenset(tolerate) & frozenset(contract.descriptions)
-        judged = _judge_group(contract, [p for _, p in members], witness, on_line, own, plan)
-        for (position, _), verdict in zip(members, judged, strict=True):
+        return _judge_group(contract, [p for _, p in groups[contract]], witness, on_line, own, plan)
+
+    # A cluster queues every contract's shards at once; here one contract's runs follow another's.
+    if executor is not None and len(groups) > 1:
+        with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+            judged = dict(zip(groups, pool.map(group, groups), strict=True))
+    else:
+        judged = {contract: group(contract) for contract in groups}
+    for contract, members in groups.items():
+        for (position, _), verdict in zip(members, judged[contract], strict=True):
             verdicts[position] = verdict
     return [verdicts[i] for i in range(len(files))]
 
 
 def _prepare(
     path: Path, spec_paths: list[Path], default: str | None, limits: Limits
-) -> _Prepared | Verdict:
+) -> Prepared | Verdict:
     raw = read_trace(path, limits)
 
     def invalid(reason: str, contract: str | None = None) -> Verdict:
@@ -138,7 +152,7 @@ def _prepare(
         return invalid(str(exc), name)
     except EncodeError as exc:
         return invalid(_event_line(raw, str(exc)), name)
-    return _Prepared(raw, contract, encoded)
+    return Prepared(raw, contract, encoded)
 
 
 def _event_line(raw: RawTrace, message: str) -> str:
@@ -150,17 +164,40 @@ def _event_line(raw: RawTrace, message: str) -> str:
     return message
 
 
+class Executor(Protocol):
+    """Somewhere else that judges shards (`resumecheck.executor`: a Dask cluster)."""
+
+    def slots(self) -> int:
+        """How many shards it judges at once."""
+        ...
+
+    def judge_part(
+        self,
+        contract: Contract,
+        traces: list[Prepared],
+        on_line: Progress,
+        tolerated: frozenset[str],
+        heap: int,
+        witness: bool,
+        shard: tuple[int, int],
+    ) -> list[Verdict]:
+        """What `judge_part` gives for `traces` (shard `shard[0]` of `shard[1]`), TLC's
+        "Parsing file" lines passed to `on_line` with the paths of `contract`'s files."""
+        ...
+
+
 @dataclass(frozen=True)
 class _Plan:
-    """How a contract's batch is run: TLC's heap per run and how many runs at once."""
+    """How a contract's batch is run: TLC's heap per run, how many runs at once, and where."""
 
     heap: int
     jobs: int
+    executor: Executor | None = None
 
 
 def _judge_group(
     contract: Contract,
-    traces: list[_Prepared],
+    traces: list[Prepared],
     witness: bool,
     on_line: Progress | None,
     tolerated: frozenset[str],
@@ -169,34 +206,26 @@ def _judge_group(
     started = time.monotonic()
     modules = _ModuleLog(on_line)
     plan = plan or _Plan(parse_heap(DEFAULT_MAX_HEAP), 1)
-    parts = shards(
-        [max(1, len(t.raw.events)) for t in traces], events_per_run(plan.heap), plan.jobs
-    )
-    workers = 1 if plan.jobs > 1 else None
+    executor = plan.executor
+    jobs = plan.jobs if executor is None else max(plan.jobs, executor.slots())
+    parts = shards([max(1, len(t.raw.events)) for t in traces], events_per_run(plan.heap), jobs)
+    workers = 1 if jobs > 1 else None
 
-    def one(part: range) -> list[Verdict]:
-        return _judge_batch(
-            contract, traces[part.start : part.stop], modules, tolerated, plan.heap, workers
-        )
+    def one(index: int) -> list[Verdict]:
+        part = traces[parts[index].start : parts[index].stop]
+        if executor is not None:
+            shard = (index + 1, len(parts))
+            return executor.judge_part(
+                contract, part, modules, tolerated, plan.heap, witness, shard
+            )
+        return judge_part(contract, part, modules, tolerated, plan.heap, workers, witness)
 
-    if plan.jobs > 1 and len(parts) > 1:
-        with ThreadPoolExecutor(max_workers=plan.jobs) as pool:
-            judged = list(pool.map(one, parts))
+    if jobs > 1 and len(parts) > 1:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            judged = list(pool.map(one, range(len(parts))))
     else:
-        judged = [one(part) for part in parts]
+        judged = [one(index) for index in range(len(parts))]
     verdicts = [verdict for part in judged for verdict in part]
-    if witness:
-        for trace, verdict in zip(traces, verdicts, strict=True):
-            if verdict.status is Status.CONFORMS:
-                verdict.witness = explain.witness(
-                    contract, trace.raw, verdict.matched, cut=True, tolerated=tolerated
-                )
-            elif verdict.status is Status.VIOLATES:
-                # Show the state the bad event leads to when it matched an action at all.
-                upto = verdict.matched + (1 if verdict.properties else 0)
-                verdict.witness = explain.witness(
-                    contract, trace.raw, upto, cut=not verdict.properties, tolerated=tolerated
-                )
     used = modules.spec_files(contract)
     share = (time.monotonic() - started) / len(traces)
     for verdict in verdicts:
@@ -235,9 +264,36 @@ class _ModuleLog:
         return tuple(sorted(files, key=lambda p: (rank[p.parent], p.name)))
 
 
+def judge_part(
+    contract: Contract,
+    traces: list[Prepared],
+    on_line: Progress | None,
+    tolerated: frozenset[str],
+    heap: int | None,
+    workers: int | None,
+    witness: bool,
+) -> list[Verdict]:
+    """The verdicts of one shard, and with `witness` a witness for each: everything TLC is
+    asked for a shard, so that an executor's worker does all of it where it runs."""
+    verdicts = _judge_batch(contract, traces, on_line, tolerated, heap, workers)
+    if witness:
+        for trace, verdict in zip(traces, verdicts, strict=True):
+            if verdict.status is Status.CONFORMS:
+                verdict.witness = explain.witness(
+                    contract, trace.raw, verdict.matched, cut=True, tolerated=tolerated
+                )
+            elif verdict.status is Status.VIOLATES:
+                # Show the state the bad event leads to when it matched an action at all.
+                upto = verdict.matched + (1 if verdict.properties else 0)
+                verdict.witness = explain.witness(
+                    contract, trace.raw, upto, cut=not verdict.properties, tolerated=tolerated
+                )
+    return verdicts
+
+
 def _judge_batch(
     contract: Contract,
-    traces: list[_Prepared],
+    traces: list[Prepared],
     on_line: Progress | None,
     tolerated: frozenset[str] = frozenset(),
     heap: int | None = None,
@@ -334,7 +390,7 @@ def _matched(result: TLCResult) -> int:
     return max(depths, default=0)
 
 
-def _verdict(trace: _Prepared, status: Status, **fields: Any) -> Verdict:
+def _verdict(trace: Prepared, status: Status, **fields: Any) -> Verdict:
     return Verdict(
         trace.raw.path,
         status,
@@ -345,7 +401,7 @@ def _verdict(trace: _Prepared, status: Status, **fields: Any) -> Verdict:
     )
 
 
-def _read_verdicts(contract: Contract, traces: list[_Prepared], result: TLCResult) -> list[Verdict]:
+def _read_verdicts(contract: Contract, traces: list[Prepared], result: TLCResult) -> list[Verdict]:
     progress: dict[int, int] = defaultdict(int)
     broken: dict[tuple[int, int], set[str]] = defaultdict(set)
     accepted: dict[int, dict[str, Any]] = {}
