@@ -47,6 +47,10 @@ SUITES: dict[str, tuple[str, str]] = {
         "rctools.pydantic_graph.command:command",
         "pydantic-graph FileStatePersistence: SIGKILL at node boundaries, resumers (ResumeCore)",
     ),
+    "restate": (
+        "rctools.restate.command:command",
+        "Restate workflows on restate-server: SIGKILL of service and server, promises (ResumeCore)",
+    ),
     "sandbox": (
         "rctools.sandbox.command:command",
         "sandbox checkpoint policies, SIGKILL at every turn (SandboxCR)",
