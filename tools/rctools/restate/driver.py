@@ -231,7 +231,7 @@ class Driver:
         """Waits until the workflow waits for a promise; its task index and checkpoint."""
 
         def check() -> tuple[int, str] | None:
-            snap = snapshot(self.server.admin, self.key)
+            snap = snapshot(self.server.admin, self.key, notes=self.control)
             k = snap.parked()
             return (k, snap.ckid(k - 1)) if k is not None and k != other_than else None
 
@@ -247,23 +247,24 @@ class Driver:
         writer = TraceWriter(self.trace, proc)
         self.answerers.append(proc)
         if again:
-            snap = snapshot(self.server.admin, self.key)
+            snap = snapshot(self.server.admin, self.key, notes=self.control)
             k = next(
                 i + 1 for i, t in enumerate(snap.tasks) if t.kind == "promise" and t.name == promise
             )
             seen = (k, snap.ckid(k - 1))
         else:
             seen = self.parked()
+        # One move under the trace lock: the workflow, which takes the lock before it logs
+        # the answer it received, cannot log it before this handler logged sending it.
         with writer.shared():
-            snap = snapshot(self.server.admin, self.key)
+            snap = snapshot(self.server.admin, self.key, notes=self.control)
             writer.event("load", thread=self.key, asked=None, **snap.load_fields())
-        status, _ = self.server.call(
-            f"/{SERVICE}/{self.key}/approve", {"promise": promise, "value": value}
-        )
-        self.notes["answers"].append({"proc": proc, "value": value, "status": status})
-        if status == 200:
-            k, at = seen
-            with writer.shared():
+            status, _ = self.server.call(
+                f"/{SERVICE}/{self.key}/approve", {"promise": promise, "value": value}
+            )
+            self.notes["answers"].append({"proc": proc, "value": value, "status": status})
+            if status == 200:
+                k, at = seen
                 writer.event(
                     "resume",
                     thread=self.key,
@@ -295,7 +296,7 @@ class Driver:
         for proc in self.answerers:
             writer = TraceWriter(self.trace, proc)
             with writer.shared():
-                snap = snapshot(self.server.admin, self.key)
+                snap = snapshot(self.server.admin, self.key, notes=self.control)
                 writer.event("load", thread=self.key, asked=None, **snap.load_fields())
                 writer.event("finish", outcome="done")
             writer.close()

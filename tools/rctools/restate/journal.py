@@ -11,8 +11,10 @@ handler has consumed the value (a later command is in the journal) the value is 
 
 A `ctx.run` result is `<name>-done/<proc>`: the checkpoint it makes is `<key>@k/<proc>`, so a
 result a killed attempt made in memory and a retry makes again are two checkpoints, as they are
-for the contract; the name is read back from the journal, never assumed. A digest hashes the
-stored results.
+for the contract; the name is read back from the journal, never assumed. The journal does not
+say which attempt consumed a promise, so the consuming attempt notes its name in the cell's
+control folder (`consumed-<k>`) before it journals anything after the wait: the checkpoint
+after a promise is `<key>@k/promise:<proc>`. A digest hashes the stored results.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rctools.restate.server import query
@@ -51,6 +54,7 @@ class Snapshot:
     tasks: list[Task] = field(default_factory=list)
     commands: list[int] = field(default_factory=list)  # journal indexes of every command
     promises: dict[str, Any] = field(default_factory=dict)  # resolved promise -> value
+    notes: Path | None = None  # where consuming attempts note their names
 
     @property
     def exists(self) -> bool:
@@ -80,7 +84,9 @@ class Snapshot:
             return ck(self.key, 0)
         t = self.tasks[k - 1]
         if t.kind == "promise":
-            return ck(self.key, k, "promise")
+            noted = self.notes / f"consumed-{k}" if self.notes else None
+            by = noted.read_text() if noted and noted.exists() else "?"
+            return ck(self.key, k, f"promise:{by}")
         value = t.value
         if isinstance(value, str) and "/" in value:
             return ck(self.key, k, value.rsplit("/", 1)[1])
@@ -146,10 +152,12 @@ def _decode(raw: Any) -> Any:
     return raw
 
 
-def snapshot(admin: str, key: str, invocation: str | None = None) -> Snapshot:
+def snapshot(
+    admin: str, key: str, invocation: str | None = None, notes: Path | None = None
+) -> Snapshot:
     if invocation is None:
         invocation = invocation_of(admin, key)
-    snap = Snapshot(key, invocation)
+    snap = Snapshot(key, invocation, notes=notes)
     if invocation is None:
         return snap
     rows = query(

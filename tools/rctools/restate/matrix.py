@@ -190,18 +190,6 @@ def cells() -> list[Cell]:
             a("answer", proc="h1", value="approve"),
         ],
     )
-    add(
-        "approval-answer-while-down",
-        "approval",
-        "SIGKILL of the service while the workflow waits; the answer arrives while no service "
-        "runs; then a new one",
-        [
-            *ap,
-            a("kill", proc="w1"),
-            a("answer", proc="h1", value="approve"),
-            a("serve", proc="w2"),
-        ],
-    )
     for point, words in (
         ("promise.consumed", "after the workflow took the answer"),
         ("book.start", "as book starts"),
@@ -242,12 +230,12 @@ def cells() -> list[Cell]:
     add(
         "approval-reanswer-after-kill",
         "approval",
-        "SIGKILL of the service while it waits; answered; the restarted side answers again",
+        "SIGKILL of the service while it waits; a new one; answered, and answered again",
         [
             *ap,
             a("kill", proc="w1"),
-            a("answer", proc="h1", value="approve"),
             a("serve", proc="w2"),
+            a("answer", proc="h1", value="approve"),
             a("answer", proc="h2", value="approve", again=True),
         ],
     )
@@ -280,16 +268,31 @@ def cells() -> list[Cell]:
         ],
     )
     add(
-        "approval-server-kill-answered-while-down",
+        "approval-server-and-service-kill-waiting",
         "approval",
-        "SIGKILL of the service while it waits, the answer, then SIGKILL of restate-server; "
-        "both restarted",
+        "SIGKILL of the service, then of restate-server, while the workflow waits; both "
+        "restarted; then the answer",
         [
             *ap,
             a("kill", proc="w1"),
-            a("answer", proc="h1", value="approve"),
             a("kill-server", when="now"),
             a("serve", proc="w2"),
+            a("answer", proc="h1", value="approve"),
+        ],
+    )
+    add(
+        "approval-kill-quote-then-consumed",
+        "approval",
+        "SIGKILL in quote after its effect; the retry takes the answer and is SIGKILLed "
+        "right after; a third process",
+        [
+            a("serve", proc="w1", kill_at="quote.effect"),
+            a("submit"),
+            a("killed", proc="w1"),
+            a("serve", proc="w2", kill_at="promise.consumed"),
+            a("answer", proc="h1", value="approve"),
+            a("killed", proc="w2"),
+            a("serve", proc="w3"),
         ],
     )
     tw = [a("serve", proc="w1"), a("submit")]

@@ -123,7 +123,13 @@ def _http(method: str, url: str, body: Any = None, *, timeout: float = 30.0) -> 
 
 def query(admin: str, sql: str) -> list[dict[str, Any]]:
     """Restate's SQL introspection (the admin API's /query over sys_journal & co.)."""
-    status, body = _http("POST", f"{admin}/query", {"query": sql})
+    deadline = time.monotonic() + READY_TIMEOUT / 4
+    while True:
+        status, body = _http("POST", f"{admin}/query", {"query": sql})
+        # a restarted server answers /health before its partition serves queries (500)
+        if status < 500 or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     if status != 200 or not isinstance(body, dict):
         raise ServiceError(f"restate query failed: {status} {body}")
     rows: list[dict[str, Any]] = body.get("rows", [])

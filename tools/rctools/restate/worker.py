@@ -132,7 +132,9 @@ class Attempt:
         self.trace.event(ev, **fields)
 
     def snap(self) -> Any:
-        return snapshot(self.proc.job["admin"], self.key, self.invocation)
+        return snapshot(
+            self.proc.job["admin"], self.key, self.invocation, Path(self.proc.job["control"])
+        )
 
     def hit(self, label: str) -> None:
         self.proc.kill.hit(label)
@@ -213,16 +215,20 @@ class Attempt:
         return True
 
     def after_promise(self, k: int, value: Any) -> None:
+        """The wait returned the answer (runs in a thread: the trace lock the answering
+        request handler holds until it logged its answer must not block the event loop)."""
         task = f"{self.key}:{k}"
-        self.ev(
-            "task_end",
-            thread=self.key,
-            task=task,
-            outcome="ok",
-            resumed=[{"interrupt": task, "value": value}],
-        )
-        made = ck(self.key, k, "promise")
-        self.ev("step", thread=self.key, checkpoint=made, parent=self.cur)
+        with self.trace.shared():
+            self.ev(
+                "task_end",
+                thread=self.key,
+                task=task,
+                outcome="ok",
+                resumed=[{"interrupt": task, "value": value}],
+            )
+            (Path(self.proc.job["control"]) / f"consumed-{k}").write_text(self.name)
+            made = ck(self.key, k, f"promise:{self.name}")
+            self.ev("step", thread=self.key, checkpoint=made, parent=self.cur)
         self.deferred = (k, self.cur)
         self.cur = made
         self.hit("promise.consumed")
@@ -272,22 +278,24 @@ def build(proc: Process) -> Any:
 
     @wf.main()
     async def run(ctx: WorkflowContext, order: str) -> list[Any]:
-        att = proc.attempt(ctx.request().id)
+        # every recorder call that may wait for the trace lock runs off the event loop, which
+        # must keep serving `approve` while a request handler holds that lock
+        att = await asyncio.to_thread(proc.attempt, ctx.request().id)
         results: list[Any] = []
         for k, op in enumerate(ops, start=1):
             if op[0] == "run":
                 name, kind = op[1], op[2]
                 options: RunOptions[str] = RunOptions()
                 results.append(await ctx.run_typed(name, att.body, options, k, name, kind))
-                att.after_run(k, name)
+                await asyncio.to_thread(att.after_run, k, name)
                 continue
-            records = att.before_promise(k, op[1])
+            records = await asyncio.to_thread(att.before_promise, k, op[1])
             value = await ctx.promise(op[1], type_hint=str).value()
             if records:
                 await att.settle()
-                att.after_promise(k, value)
+                await asyncio.to_thread(att.after_promise, k, value)
             results.append(value)
-        att.returning()
+        await asyncio.to_thread(att.returning)
         return results
 
     @wf.handler()
