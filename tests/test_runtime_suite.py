@@ -13,7 +13,7 @@ from rctools.suite import testing
 
 pytestmark = pytest.mark.slow  # a CLI start per case
 
-SUITES = ("burr", "crewai", "dbos", "llamaindex", "pydantic-graph")
+SUITES = ("burr", "crewai", "dbos", "llamaindex", "pydantic-graph", "restate")
 OPTIONS = ("--out", "--format", "--progress", "--cells", "--list", "--stride", "--jobs")
 
 # runs the CLI with one module made invisible to importlib, as on a machine without it
@@ -39,7 +39,9 @@ def test_every_suite_has_the_same_options(suite: str) -> None:
     assert "text|json|junit" in done.stdout
 
 
-@pytest.mark.parametrize(("suite", "module"), [("crewai", "crewai"), ("llamaindex", "workflows")])
+@pytest.mark.parametrize(
+    ("suite", "module"), [("crewai", "crewai"), ("llamaindex", "workflows"), ("restate", "restate")]
+)
 def test_a_missing_runtime_is_named_with_exit_code_3(
     suite: str, module: str, tmp_path: Path
 ) -> None:
