@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rctools.services import ServiceError, _free_port, services_dir
+from rctools.services import ServiceError, _free_port, _locked, services_dir
 
 PACKAGE = "@restatedev/restate-server"
 VERSION = "1.7.12"
@@ -66,9 +66,23 @@ def install_dir() -> Path:
 def binary() -> Path:
     """The restate-server binary, installed with npm into `.services/restate/` if missing."""
     folder = install_dir()
-    found = folder / "node_modules/@restatedev/restate-server-linux-x64/bin/restate-server"
+    with _locked(folder):  # cells recorded at once (--jobs) install it once
+        return _install(folder)
+
+
+def _found(folder: Path) -> Path | None:
+    """The binary of this platform's optional dependency (`restate-server-linux-x64`, ...)."""
     stamp = folder / "node_modules/@restatedev/restate-server/package.json"
-    if found.exists() and stamp.exists() and json.loads(stamp.read_text())["version"] == VERSION:
+    if not stamp.exists() or json.loads(stamp.read_text())["version"] != VERSION:
+        return None
+    return next(
+        iter(folder.glob("node_modules/@restatedev/restate-server-*/bin/restate-server")), None
+    )
+
+
+def _install(folder: Path) -> Path:
+    found = _found(folder)
+    if found is not None:
         return found
     npm = shutil.which("npm")
     if npm is None:
@@ -93,9 +107,13 @@ def binary() -> Path:
         timeout=600,
         check=False,
     )
-    if done.returncode != 0 or not found.exists():
+    found = _found(folder)
+    if done.returncode != 0 or found is None:
         tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
-        raise ServiceError(f"npm install {PACKAGE}@{VERSION} failed: {' | '.join(tail)}")
+        raise ServiceError(
+            f"npm install {PACKAGE}@{VERSION} failed (or brought no binary for this platform): "
+            + " | ".join(tail)
+        )
     return found
 
 
