@@ -233,6 +233,11 @@ class Driver:
         def check() -> tuple[int, str] | None:
             snap = snapshot(self.server.admin, self.key, notes=self.control)
             k = snap.parked()
+            for noted in self.control.glob("awakeable-*"):
+                # an awakeable waited for and not yet resolved: nothing of it is journaled
+                kk = int(noted.read_text().split()[0])
+                if kk == snap.count() + 1 == len(snap.tasks) + 1:
+                    k = kk
             return (k, snap.ckid(k - 1)) if k is not None and k != other_than else None
 
         found: tuple[int, str] = self._until(check, "the workflow to wait for a promise")
@@ -246,7 +251,11 @@ class Driver:
         resolve Restate refuses (409: already completed) stores nothing."""
         writer = TraceWriter(self.trace, proc)
         self.answerers.append(proc)
-        if again:
+        if again and self.workflow == "awakeable":
+            k = int((self.control / f"awakeable-{promise}").read_text().split()[0])
+            snap = snapshot(self.server.admin, self.key, notes=self.control)
+            seen = (k, snap.ckid(k - 1))
+        elif again:
             snap = snapshot(self.server.admin, self.key, notes=self.control)
             k = next(
                 i + 1 for i, t in enumerate(snap.tasks) if t.kind == "promise" and t.name == promise
@@ -258,12 +267,22 @@ class Driver:
         # the answer it received, cannot log it before this handler logged sending it.
         with writer.shared():
             snap = snapshot(self.server.admin, self.key, notes=self.control)
-            writer.event("load", thread=self.key, asked=None, **snap.load_fields())
-            status, _ = self.server.call(
-                f"/{SERVICE}/{self.key}/approve", {"promise": promise, "value": value}
-            )
+            loaded = snap.load_fields()
+            writer.event("load", thread=self.key, asked=None, **loaded)
+            if again:
+                # a second click answers the same wait, against what the handler holds now
+                seen = (seen[0], loaded["checkpoint"])
+            noted = self.control / f"awakeable-{promise}"
+            if self.workflow == "awakeable":
+                # an awakeable is resolved through the ingress: no service has to run
+                aid = noted.read_text().split()[1]
+                status, _ = self.server.call(f"/restate/awakeables/{aid}/resolve", value)
+            else:
+                status, _ = self.server.call(
+                    f"/{SERVICE}/{self.key}/approve", {"promise": promise, "value": value}
+                )
             self.notes["answers"].append({"proc": proc, "value": value, "status": status})
-            if status == 200:
+            if status in (200, 202):
                 k, at = seen
                 writer.event(
                     "resume",

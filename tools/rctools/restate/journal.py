@@ -4,7 +4,8 @@ ResumeCore sees it, read through Restate's SQL introspection (`sys_journal`, `sy
 A workflow key is a thread. Its checkpoints are named `<key>@k`: `@0` is the invocation's
 `Input` entry (the workflow was submitted), `@k` the journal after its k-th completed task.
 A task is a `ctx.run` (a `Run` command; its completion notification carries the stored
-result) or the wait for a durable promise (a `GetPromise` command). The server completes a
+result), the wait for a durable promise (a `GetPromise` command) or for an awakeable (no
+command: its first `Signal` notification completes it). The server completes a
 `GetPromise` the moment the promise is resolved, whether or not a handler is running; until a
 handler has consumed the value (a later command is in the journal) the value is an answer on
 `@k-1`, not yet the task's stored result -- which is what the contract calls an answer.
@@ -38,13 +39,14 @@ def ck(key: str, k: int, maker: str | None = None) -> str:
 class Task:
     """One `Run` or `GetPromise` command of the journal and its completion, if any."""
 
-    kind: str  # "run" | "promise"
+    kind: str  # "run" | "promise" | "awakeable"
     name: str  # the run's name, or the promise's key
     index: int  # the command's journal index
     completion: int
     done: bool = False
     value: Any = None
     failed: bool = False
+    values: list[Any] = field(default_factory=list)  # an awakeable's: every resolve, in order
 
 
 @dataclass
@@ -83,10 +85,10 @@ class Snapshot:
         if k == 0:
             return ck(self.key, 0)
         t = self.tasks[k - 1]
-        if t.kind == "promise":
+        if t.kind != "run":
             noted = self.notes / f"consumed-{k}" if self.notes else None
             by = noted.read_text() if noted and noted.exists() else "?"
-            return ck(self.key, k, f"promise:{by}")
+            return ck(self.key, k, f"{t.kind}:{by}")
         value = t.value
         if isinstance(value, str) and "/" in value:
             return ck(self.key, k, value.rsplit("/", 1)[1])
@@ -107,7 +109,11 @@ class Snapshot:
         return None
 
     def answers(self, k: int) -> list[dict[str, Any]]:
-        """The answers stored on checkpoint k: a resolved promise whose wait is task k+1."""
+        """The answers stored on checkpoint k: a resolved promise whose wait is task k+1, or
+        every value an awakeable waited for as task k+1 was resolved with."""
+        if k < len(self.tasks) and self.tasks[k].kind == "awakeable":
+            values = list(dict.fromkeys(json.dumps(v) for v in self.tasks[k].values))
+            return [{"interrupt": f"{self.key}:{k + 1}", "value": json.loads(v)} for v in values]
         if k < len(self.tasks) and self.tasks[k].kind == "promise":
             name = self.tasks[k].name
             if name in self.promises:
@@ -166,6 +172,7 @@ def snapshot(
         f"where id = {_quote(invocation)} order by index",
     )
     by_completion: dict[int, Task] = {}
+    signals: dict[str, Task] = {}
     completions: dict[int, dict[str, Any]] = {}
     for row in rows:
         entry = json.loads(row["entry_json"]) if row.get("entry_json") else {}
@@ -181,6 +188,19 @@ def snapshot(
                 )
                 snap.tasks.append(task)
                 by_completion[task.completion] = task
+        elif "Signal" in entry.get("Notification", {}):
+            # an awakeable's resolve: no command marks the wait; the first signal completes it
+            # (the handler takes that one), every later one stays in the journal unread
+            signal = entry["Notification"]["Signal"]
+            index = str(signal.get("id", {}).get("Index", "?"))
+            result = signal.get("result", {})
+            value = _decode(result["Success"]) if "Success" in result else None
+            task = signals.get(index)
+            if task is None:
+                task = Task("awakeable", index, int(row["index"]), -1, True, value)
+                signals[index] = task
+                snap.tasks.append(task)
+            task.values.append(value)
         elif "Notification" in entry:
             completion = entry["Notification"].get("Completion", {})
             for body in completion.values():

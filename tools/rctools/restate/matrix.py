@@ -295,6 +295,50 @@ def cells() -> list[Cell]:
             a("serve", proc="w3"),
         ],
     )
+    aw = [a("serve", proc="w1"), a("submit")]
+    add(
+        "awakeable-live",
+        "awakeable",
+        "the workflow waits for an awakeable; a request handler resolves it through the ingress",
+        [*aw, a("answer", proc="h1", value="approve")],
+    )
+    add(
+        "awakeable-answer-while-down",
+        "awakeable",
+        "SIGKILL of the service while it waits; the awakeable is resolved while no service "
+        "runs; then a new one",
+        [*aw, a("kill", proc="w1"), a("answer", proc="h1", value="approve"), a("serve", proc="w2")],
+    )
+    # Answers while no service runs: their order against the workflow's own progress is
+    # fixed (a live second click could land before or after the workflow stored the first).
+    for name, second, words in (
+        ("double-answer", "approve", "twice with the same value"),
+        ("two-values", "reject", "twice, with two different values"),
+    ):
+        add(
+            f"awakeable-{name}-while-down",
+            "awakeable",
+            f"SIGKILL of the service while it waits; the awakeable is resolved {words} while "
+            "no service runs; then a new one",
+            [
+                *aw,
+                a("kill", proc="w1"),
+                a("answer", proc="h1", value="approve"),
+                a("answer", proc="h2", value=second, again=True),
+                a("serve", proc="w2"),
+            ],
+        )
+    add(
+        "awakeable-reanswer-after-done",
+        "awakeable",
+        "the awakeable is resolved again after the workflow completed",
+        [
+            *aw,
+            a("answer", proc="h1", value="approve"),
+            a("output"),
+            a("answer", proc="h2", value="approve", again=True),
+        ],
+    )
     tw = [a("serve", proc="w1"), a("submit")]
     add(
         "two-approvals-live",

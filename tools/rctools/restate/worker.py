@@ -51,6 +51,11 @@ WORKFLOWS: dict[str, list[tuple[str, ...]]] = {
         ("promise", "approval"),
         ("run", "book", "booking"),
     ],
+    "awakeable": [
+        ("run", "quote", "quote"),
+        ("awakeable", "approval"),
+        ("run", "book", "booking"),
+    ],
     "two-approvals": [
         ("run", "quote", "quote"),
         ("promise", "approval"),
@@ -63,7 +68,7 @@ VISIBLE_TIMEOUT = 20.0
 
 
 def nodes(workflow: str) -> list[str]:
-    return [op[1] if op[0] == "run" else f"promise:{op[1]}" for op in WORKFLOWS[workflow]]
+    return [op[1] if op[0] == "run" else f"{op[0]}:{op[1]}" for op in WORKFLOWS[workflow]]
 
 
 class Abandoned(Exception):
@@ -197,13 +202,13 @@ class Attempt:
             self.cur = snap.ckid(k)
         self.hit(f"{name}.recorded")
 
-    def before_promise(self, k: int, name: str) -> bool:
-        """Starts the wait for promise `name` (task k) unless it is replayed; returns whether
-        this attempt records it."""
+    def before_promise(self, k: int, name: str, kind: str = "promise") -> bool:
+        """Starts the wait for promise (or awakeable) `name` (task k) unless it is replayed;
+        returns whether this attempt records it."""
         if k <= self.loaded:
             return False
         self.flush()
-        node = f"promise:{name}"
+        node = f"{kind}:{name}"
         task = f"{self.key}:{k}"
         self.ev(
             "schedule",
@@ -214,7 +219,7 @@ class Attempt:
         self.ev("task_start", thread=self.key, task=task, node=node, path=node)
         return True
 
-    def after_promise(self, k: int, value: Any) -> None:
+    def after_promise(self, k: int, value: Any, kind: str = "promise") -> None:
         """The wait returned the answer (runs in a thread: the trace lock the answering
         request handler holds until it logged its answer must not block the event loop)."""
         task = f"{self.key}:{k}"
@@ -227,7 +232,7 @@ class Attempt:
                 resumed=[{"interrupt": task, "value": value}],
             )
             (Path(self.proc.job["control"]) / f"consumed-{k}").write_text(self.name)
-            made = ck(self.key, k, f"promise:{self.name}")
+            made = ck(self.key, k, f"{kind}:{self.name}")
             self.ev("step", thread=self.key, checkpoint=made, parent=self.cur)
         self.deferred = (k, self.cur)
         self.cur = made
@@ -289,11 +294,17 @@ def build(proc: Process) -> Any:
                 results.append(await ctx.run_typed(name, att.body, options, k, name, kind))
                 await asyncio.to_thread(att.after_run, k, name)
                 continue
-            records = await asyncio.to_thread(att.before_promise, k, op[1])
-            value = await ctx.promise(op[1], type_hint=str).value()
+            records = await asyncio.to_thread(att.before_promise, k, op[1], op[0])
+            if op[0] == "awakeable":
+                # the id is the same in every attempt; the request handler reads it here
+                aid, future = ctx.awakeable(type_hint=str)
+                (Path(proc.job["control"]) / f"awakeable-{op[1]}").write_text(f"{k} {aid}")
+                value = await future
+            else:
+                value = await ctx.promise(op[1], type_hint=str).value()
             if records:
                 await att.settle()
-                await asyncio.to_thread(att.after_promise, k, value)
+                await asyncio.to_thread(att.after_promise, k, value, op[0])
             results.append(value)
         await asyncio.to_thread(att.returning)
         return results
