@@ -25,7 +25,7 @@ if shutil.which("npm") is None:
 pytestmark = pytest.mark.slow
 
 # three cells keep the file under a minute of wall time (most of it Restate's retry backoff
-# and TLC); `resume-check run restate` records all 42
+# and TLC); `resume-check run restate` records all 47
 CELLS = (
     "linear-kill-charge-effect",
     "linear-server-kill-charge-recorded",
