@@ -6,8 +6,9 @@ script says: SIGKILL the service at a named point (a `ctx.run` body's start, aft
 after its result was journaled) and start a new one on the same port -- Restate retries the
 invocation and replays its journal, which is what its docs tell a user to rely on; SIGKILL
 restate-server itself and restart it on the same data directory; resolve the workflow's
-durable promise from a request handler, again, twice, with another value. Restate has no
-fork (no call copies a journal into a new invocation), so no cell forks.
+durable promise from a request handler, again, twice, with another value; resolve an
+awakeable, also while no service runs. Restate's fork (`restart-as-new` from a journal entry)
+is refused for workflows (422), so no cell forks.
 """
 
 from __future__ import annotations
