@@ -21,6 +21,7 @@ SUITES = (
     "pydantic-graph",
     "recovery",
     "revision",
+    "restate",
     "sandbox",
     "temporal",
 )
@@ -49,7 +50,9 @@ def test_every_suite_has_the_same_options(suite: str) -> None:
     assert "text|json|junit" in done.stdout
 
 
-@pytest.mark.parametrize(("suite", "module"), [("crewai", "crewai"), ("llamaindex", "workflows")])
+@pytest.mark.parametrize(
+    ("suite", "module"), [("crewai", "crewai"), ("llamaindex", "workflows"), ("restate", "restate")]
+)
 def test_a_missing_runtime_is_named_with_exit_code_3(
     suite: str, module: str, tmp_path: Path
 ) -> None:

@@ -51,6 +51,10 @@ SUITES: dict[str, tuple[str, str]] = {
         "rctools.temporal.command:command",
         "Temporal on its dev server: SIGKILL of worker and server, signals, resets (ResumeCore)",
     ),
+    "restate": (
+        "rctools.restate.command:command",
+        "Restate workflows on restate-server: SIGKILL of service and server, promises (ResumeCore)",
+    ),
     "sandbox": (
         "rctools.sandbox.command:command",
         "sandbox checkpoint policies, SIGKILL at every turn (SandboxCR)",

@@ -1,0 +1,1 @@
+"""Restate: workflows on a private restate-server, recorded from their journal."""
