@@ -10,6 +10,7 @@ refused (409), so the double click CO forbids never reaches the workflow.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -44,6 +45,12 @@ def test_every_cell_is_recorded_and_conforms(summary: dict) -> None:
     assert summary["declared"]["effects_default"] == "at-least-once"
     for row in summary["cells"]:
         assert row["status"] == "conforms" and row.get("complete") is True, row
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a network namespace needs root")
+def test_the_run_reached_loopback_only(summary: dict) -> None:
+    # restate-server's own call to GitHub at start must not leave the machine (rctools.netns)
+    assert summary["figures"]["network"] == "private (loopback only)"
 
 
 def test_the_killed_body_ran_again_and_only_it(summary: dict) -> None:

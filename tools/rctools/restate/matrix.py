@@ -20,11 +20,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from resumecheck.errors import EnvironmentProblem
+
+from rctools.netns import enter_private_loopback
 from rctools.restate.driver import CellFailed, Driver
-from rctools.restate.server import VERSION, install_dir
+from rctools.restate.server import VERSION, binary, install_dir
 from rctools.restate.worker import WORKFLOWS, nodes
 from rctools.services import ServiceError
-from rctools.suite.command import require
+from rctools.suite.command import Figures, Judged, require
 from rctools.suite.phases import effects_fired
 from rctools.suite.reports import Cell, CellReport
 from rctools.suite.trace import TraceWriter, header
@@ -376,6 +379,27 @@ def cells() -> list[Cell]:
         ],
     )
     return out
+
+
+# where this run's processes are: set by prepare(), reported in the summary's figures
+NETWORK: dict[str, str] = {}
+
+
+def prepare() -> None:
+    """Installs restate-server (npm needs the registry), then cuts the run off from all but
+    loopback: restate-server asks GitHub for its latest release at every start, and no
+    setting turns that off (rctools.netns). Called in the main thread before any cell."""
+    try:
+        binary()
+    except ServiceError as exc:
+        raise EnvironmentProblem(f"cannot install restate-server: {exc}") from exc
+    why = enter_private_loopback()
+    NETWORK["network"] = "private (loopback only)" if why is None else f"host: {why}"
+
+
+def figures(judged: Judged) -> Figures:
+    network = NETWORK.get("network", "host")
+    return Figures({"network": network}, f"network namespace of the servers: {network}")
 
 
 def runtime() -> dict[str, str]:
