@@ -219,6 +219,26 @@ def test_the_json_document_follows_the_report_schema(sqlite_matrix: Run) -> None
     assert len(document["traces"]) == document["details"]["counts"]["cells"]
 
 
+def test_the_summary_has_every_suites_shape_with_the_matrix_in_details(sqlite_matrix: Run) -> None:
+    """One row per matrix cell, on the trace of the saver under test, with its finding."""
+    document = sqlite_matrix.json()
+    assert document["runtime"]["name"] == "langgraph"
+    assert document["declared"]["durability"] == "sync,async"
+    matrix = document["details"]["cells"]
+    assert [r["cell"] for r in document["cells"]] == [
+        CellKey(c["scenario"], c["fault"], c["durability"]).slug for c in matrix
+    ]
+    for row, cell in zip(document["cells"], matrix, strict=True):
+        assert row["trace"] == cell["tested"]["trace"]
+        assert (row["status"], row["properties"]) == (
+            cell["tested"]["status"],
+            cell["tested"]["properties"],
+        )
+        assert row["notes"]["finding"] == cell["finding"]
+    broken = sorted(p for c in matrix for p in c["tested"]["properties"])
+    assert sum(document["findings"].values()) == len(broken)
+
+
 def test_junit_has_a_testcase_per_cell_and_progress_is_plain_lines_off_a_terminal(
     tmp_path: Path,
 ) -> None:
