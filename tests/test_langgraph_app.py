@@ -35,7 +35,9 @@ def _app_matrix(tmp_path: Path, app: str, *options: str) -> tuple[int, dict[str,
 
 
 def _cells(document: dict[str, Any], scenario: str | None = None) -> list[dict[str, Any]]:
-    return [c for c in document["cells"] if scenario is None or c["scenario"] == scenario]
+    return [
+        c for c in document["details"]["cells"] if scenario is None or c["scenario"] == scenario
+    ]
 
 
 # (app, options, interrupts its fault-free run parks at)
@@ -65,14 +67,14 @@ def test_an_app_never_seen_goes_through_the_whole_matrix(
     assert sorted(c["durability"] for c in clean) == ["async", "exit", "sync"]
     for cell in clean:
         assert cell["tested"]["status"] == "conforms", cell
-    kills = [c for c in document["cells"] if c["fault"].startswith("kill")]
+    kills = [c for c in document["details"]["cells"] if c["fault"].startswith("kill")]
     assert kills and {c["scenario"] for c in kills} == {"app"}
-    for cell in document["cells"]:
+    for cell in document["details"]["cells"]:
         assert cell["tested"]["status"] in ("conforms", "violates"), cell
     for cell in kills:
         trace = Path(cell["tested"]["trace"]).read_text(encoding="utf-8")
         assert '"ev": "crash"' in trace or '"ev": "load"' in trace
-    names = {c["scenario"] for c in document["cells"]}
+    names = {c["scenario"] for c in document["details"]["cells"]}
     for k in range(1, parks + 1):
         assert {f"app-concurrent-{k}", f"app-invoke-none-{k}"} <= names
     assert not any(n.startswith("app-concurrent") for n in names if parks == 0)
@@ -85,8 +87,8 @@ def test_the_plan_follows_the_fault_free_run(tmp_path: Path) -> None:
         tmp_path, f"{APPS / 'research.py'}:make_graph", "--durability", "sync",
         "--scenarios", "fork,concurrent,invoke-none,update-older",
     )  # fmt: skip
-    names = sorted(c["scenario"] for c in document["cells"])
-    clean = next(c for c in document["cells"] if c["scenario"] == "app")
+    names = sorted(c["scenario"] for c in document["details"]["cells"])
+    clean = next(c for c in document["details"]["cells"] if c["scenario"] == "app")
     checkpoints = _checkpoints_of(Path(clean["tested"]["trace"]))
     forks = [n for n in names if n.startswith("app-fork-")]
     assert len(forks) == checkpoints - 1
@@ -96,10 +98,10 @@ def test_the_plan_follows_the_fault_free_run(tmp_path: Path) -> None:
         "app-concurrent-1",
         "app-invoke-none-1",
     ]
-    fork = next(c for c in document["cells"] if c["scenario"] == "app-fork-1")
+    fork = next(c for c in document["details"]["cells"] if c["scenario"] == "app-fork-1")
     events = _events(Path(fork["tested"]["trace"]))
     assert sum(e["ev"] == "fork" for e in events) == 1
-    update = next(c for c in document["cells"] if c["scenario"] == "app-update-older")
+    update = next(c for c in document["details"]["cells"] if c["scenario"] == "app-update-older")
     assert sum(e["ev"] == "update" for e in _events(Path(update["tested"]["trace"]))) == 1
 
 
@@ -192,7 +194,7 @@ def test_a_dotted_module_in_the_current_folder_is_an_app(tmp_path: Path) -> None
     )  # fmt: skip
     run.assert_no_traceback()
     assert run.returncode == 0, run
-    clean = next(c for c in run.json()["cells"] if c["scenario"] == "app")
+    clean = next(c for c in run.json()["details"]["cells"] if c["scenario"] == "app")
     assert clean["tested"]["status"] == "conforms"
 
 
@@ -262,7 +264,7 @@ def test_an_app_on_a_broken_saver_is_a_saver_finding_and_on_a_correct_one_is_not
         found[saver] = (run.returncode, run.json())
     code, document = found["parent_as_latest"]
     assert code == 1
-    saver_cells = [c for c in document["cells"] if c["finding"] == "saver"]
+    saver_cells = [c for c in document["details"]["cells"] if c["finding"] == "saver"]
     assert saver_cells and all("CV" in c["tested"]["properties"] for c in saver_cells)
     code, document = found["correct_sqlite"]
-    assert code == 0 and document["counts"]["saver"] == 0
+    assert code == 0 and document["details"]["counts"]["saver"] == 0

@@ -52,7 +52,7 @@ def test_a_checkpoint_committed_in_two_statements_is_caught_by_a_kill_between_th
         env=ENV,
     )
     assert run.returncode == 1, run
-    cells = run.json()["cells"]
+    cells = run.json()["details"]["cells"]
     caught = [c for c in cells if c["finding"] == "saver"]
     assert all(_inside(c["fault"]) for c in caught), [c["fault"] for c in caught]
     # The fixture's autocommit connection also tears put_writes (caught by STATE, the end
@@ -93,7 +93,7 @@ def test_writes_stored_one_row_per_transaction_are_torn_by_a_kill_between_rows(
         "--no-reference",
         env=ENV,
     )
-    cells = {c["fault"]: c for c in run.json()["cells"]}
+    cells = {c["fault"]: c for c in run.json()["details"]["cells"]}
     torn = cells["kill:put_writes A sql 2 INSERT#1"]
     assert torn["tested"]["killed_at"] == "w1: put_writes A sql 2 INSERT"
     assert _nodes_started_after_the_crash(Path(torn["tested"]["trace"])) == set()
@@ -115,7 +115,7 @@ def test_unserialized_resumers_race_and_the_race_is_judged(tmp_path: Path) -> No
         "sync",
         env=ENV,
     )
-    cells = {c["fault"]: c for c in run.json()["cells"]}
+    cells = {c["fault"]: c for c in run.json()["details"]["cells"]}
     race = cells["race"]
     assert race["tested"]["overlapping_calls"] > 0
     assert cells["none"]["tested"]["overlapping_calls"] == 0  # serialized: nothing overlaps
@@ -137,7 +137,7 @@ def test_unserialized_resumers_race_and_the_race_is_judged(tmp_path: Path) -> No
 
 
 def _cells(run: Run) -> list[tuple[Any, ...]]:
-    return [(c["scenario"], c["fault"], c["durability"]) for c in run.json()["cells"]]
+    return [(c["scenario"], c["fault"], c["durability"]) for c in run.json()["details"]["cells"]]
 
 
 def test_two_runs_of_a_matrix_give_the_same_cells(tmp_path: Path) -> None:
@@ -148,6 +148,6 @@ def test_two_runs_of_a_matrix_give_the_same_cells(tmp_path: Path) -> None:
     two = _matrix(tmp_path / "two", *args, "--no-reference")
     assert _cells(one) == _cells(two)
     assert len(_cells(one)) > 30
-    unreached = [c for c in one.json()["cells"] if c["tested"]["kill_reached"] is False]
+    unreached = [c for c in one.json()["details"]["cells"] if c["tested"]["kill_reached"] is False]
     for cell in unreached:  # a point not reached is said so
         assert any("not reached" in note for note in cell["tested"]["notes"])

@@ -48,12 +48,12 @@ def sqlite_matrix(tmp_path_factory: pytest.TempPathFactory) -> Run:
 
 
 def _cells(run: Run) -> dict[tuple[str, str, str], dict[str, Any]]:
-    return {(c["scenario"], c["fault"], c["durability"]): c for c in run.json()["cells"]}
+    return {(c["scenario"], c["fault"], c["durability"]): c for c in run.json()["details"]["cells"]}
 
 
 def test_the_reference_saver_has_no_saver_finding_and_exit_0(sqlite_matrix: Run) -> None:
     assert sqlite_matrix.returncode == 0, sqlite_matrix
-    counts = sqlite_matrix.json()["counts"]
+    counts = sqlite_matrix.json()["details"]["counts"]
     assert counts["saver"] == 0 and counts["failed"] == 0
     assert counts["cells"] >= 60
 
@@ -100,7 +100,7 @@ def test_a_node_killed_after_its_effect_runs_again_and_the_verdict_says_at_least
     assert run.returncode == 0, run
     after_end = [
         c
-        for c in run.json()["cells"]
+        for c in run.json()["details"]["cells"]
         if (c["tested"]["killed_at"] or "").endswith((": end A", ": end B", ": end C"))
     ]
     assert after_end, "no kill landed right after a node's end"
@@ -153,7 +153,7 @@ def test_exit_durability_is_recorded_and_a_killed_chain_resumes(tmp_path: Path) 
         "--no-progress",
     )
     assert run.returncode == 0, run
-    cells = run.json()["cells"]
+    cells = run.json()["details"]["cells"]
     assert len(cells) >= 8
     assert {c["tested"]["verdict"] for c in cells} <= {"conforms", "conforms (at-least-once)"}
     puts = [
@@ -215,7 +215,28 @@ def test_the_json_document_follows_the_report_schema(sqlite_matrix: Run) -> None
     document = sqlite_matrix.json()
     jsonschema.validate(document, schema)
     assert document["command"] == "run langgraph" and document["suite"] == "langgraph"
-    assert len(document["traces"]) == document["counts"]["cells"]  # no reference: sqlite is it
+    # no reference: sqlite is it
+    assert len(document["traces"]) == document["details"]["counts"]["cells"]
+
+
+def test_the_summary_has_every_suites_shape_with_the_matrix_in_details(sqlite_matrix: Run) -> None:
+    """One row per matrix cell, on the trace of the saver under test, with its finding."""
+    document = sqlite_matrix.json()
+    assert document["runtime"]["name"] == "langgraph"
+    assert document["declared"]["durability"] == "sync,async"
+    matrix = document["details"]["cells"]
+    assert [r["cell"] for r in document["cells"]] == [
+        CellKey(c["scenario"], c["fault"], c["durability"]).slug for c in matrix
+    ]
+    for row, cell in zip(document["cells"], matrix, strict=True):
+        assert row["trace"] == cell["tested"]["trace"]
+        assert (row["status"], row["properties"]) == (
+            cell["tested"]["status"],
+            cell["tested"]["properties"],
+        )
+        assert row["notes"]["finding"] == cell["finding"]
+    broken = sorted(p for c in matrix for p in c["tested"]["properties"])
+    assert sum(document["findings"].values()) == len(broken)
 
 
 def test_junit_has_a_testcase_per_cell_and_progress_is_plain_lines_off_a_terminal(
@@ -241,7 +262,7 @@ def test_junit_has_a_testcase_per_cell_and_progress_is_plain_lines_off_a_termina
     run.assert_no_traceback()
     assert run.returncode == 0, run
     cases = ET.fromstring(run.stdout).findall(".//testcase")
-    cells = json.loads((tmp_path / "summary.json").read_text())["cells"]
+    cells = json.loads((tmp_path / "summary.json").read_text())["details"]["cells"]
     assert [c.get("name") for c in cases] == [  # the cell's file-name slug
         CellKey(c["scenario"], c["fault"], c["durability"]).slug for c in cells
     ]

@@ -102,9 +102,9 @@ def test_a_broken_saver_is_a_saver_finding_with_the_check_named(
     tmp_path: Path, broken: Broken
 ) -> None:
     document = _matrix(tmp_path, broken.factory, broken.scenarios, broken.stride)
-    assert document["exit_code"] == 1, document["counts"]
-    saver = [c for c in document["cells"] if c["finding"] in ("saver", "saver-error")]
-    assert saver, f"{broken.factory} was not caught: {document['counts']}"
+    assert document["exit_code"] == 1, document["details"]["counts"]
+    saver = [c for c in document["details"]["cells"] if c["finding"] in ("saver", "saver-error")]
+    assert saver, f"{broken.factory} was not caught: {document['details']['counts']}"
     assert all(c["checks"] for c in saver)
     named = {check for c in saver for check in c["checks"]}
     assert named & broken.caught_as, named
@@ -115,9 +115,11 @@ def test_a_correct_saver_never_seen_before_has_no_saver_finding(
     tmp_path: Path, factory: str
 ) -> None:
     document = _matrix(tmp_path, factory, "chain,two-interrupts,update-older,subgraph", 3)
-    counts = document["counts"]
+    counts = document["details"]["counts"]
     assert counts["saver"] == 0 and counts["saver-error"] == 0, [
-        (c["scenario"], c["fault"], c["checks"]) for c in document["cells"] if c["checks"]
+        (c["scenario"], c["fault"], c["checks"])
+        for c in document["details"]["cells"]
+        if c["checks"]
     ]
     assert counts["failed"] == 0
     assert document["exit_code"] == 0

@@ -42,9 +42,9 @@ def test_a_server_backed_saver_keeps_the_contract_where_langgraph_does(
     run.assert_no_traceback()
     assert run.returncode == 0, run
     document = run.json()
-    assert document["counts"]["saver"] == 0
-    assert document["counts"]["failed"] == 0
-    cells = {(c["scenario"], c["fault"]): c for c in document["cells"]}
+    assert document["details"]["counts"]["saver"] == 0
+    assert document["details"]["counts"]["failed"] == 0
+    cells = {(c["scenario"], c["fault"]): c for c in document["details"]["cells"]}
     assert cells[("chain", "none")]["finding"] == "conforms"
     concurrent = cells[("concurrent-2", "none")]
     assert concurrent["finding"] == "runtime"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from rctools.langgraph.tables import fill, load, main, matrix_table, tables
+from rctools.langgraph.tables import fill, load, main, matrix_of, matrix_table, tables
 
 DOCS = ROOT / "docs" / "langgraph.md"
 SUMMARIES = sorted((ROOT / "traces" / "langgraph").glob("*/summary.json"))
@@ -28,7 +28,7 @@ def test_the_docs_tables_are_the_scripts_output() -> None:
 @pytest.mark.parametrize("summary", SUMMARIES, ids=lambda p: p.parent.name)
 def test_each_backends_matrix_md_is_the_scripts_output(summary: Path) -> None:
     kept = len(load(summary.parent / "manifest.json"))
-    expected = matrix_table(load(summary), kept)
+    expected = matrix_table(matrix_of(summary), kept)
     assert (summary.parent / "MATRIX.md").read_text(encoding="utf-8") == expected
 
 
@@ -36,7 +36,7 @@ def test_a_changed_summary_changes_the_tables_and_an_unknown_table_is_an_error(
     tmp_path: Path,
 ) -> None:
     document = load(SUMMARIES[0])
-    first = document["cells"][0]
+    first = document["details"]["cells"][0]
     first["tested"]["status"], first["tested"]["verdict"] = "violates", "CV at event 3"
     first["tested"]["properties"] = ["CV"]
     changed = tmp_path / "summary.json"

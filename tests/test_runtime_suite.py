@@ -50,6 +50,21 @@ def test_every_suite_has_the_same_options(suite: str) -> None:
     assert "text|json|junit" in done.stdout
 
 
+def test_langgraph_has_the_shared_output_options() -> None:
+    """Its cells come from each fault-free run: --scenarios, --durability, --kill-stride select
+    them, so only the output options are shared."""
+    done = subprocess.run(
+        [str(testing.cli()), "run", "langgraph", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for option in OPTIONS[:3]:
+        assert option in done.stdout, option
+    assert "text|json|junit" in done.stdout
+
+
 @pytest.mark.parametrize(
     ("suite", "module"), [("crewai", "crewai"), ("llamaindex", "workflows"), ("restate", "restate")]
 )

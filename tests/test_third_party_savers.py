@@ -404,7 +404,7 @@ def _matrix(backend: str, scenarios: str, out: Path, *extra: str) -> dict[str, A
     )  # fmt: skip
     run.assert_no_traceback()
     document = run.json()
-    assert document["counts"]["failed"] == 0, run
+    assert document["details"]["counts"]["failed"] == 0, run
     return document
 
 
@@ -419,7 +419,7 @@ def test_a_few_matrix_cells_conform_on_the_saver(
     document = _matrix(
         backend, "chain,node-error", tmp_path, "--kill-stride", "6", "--no-reference"
     )
-    cells = document["cells"]
+    cells = document["details"]["cells"]
     assert len([c for c in cells if c["fault"] != "none"]) >= 4
     assert [c["tested"]["trace"] for c in cells if c["finding"] != "conforms"] == []
 
@@ -438,7 +438,7 @@ def test_dynamodb_checkpoint_returns_a_subgraph_checkpoint_as_the_thread_latest(
     document = _matrix(
         "dynamodb-checkpoint", "subgraph-interrupt", tmp_path, "--kill-stride", "1000"
     )
-    cell = next(c for c in document["cells"] if c["fault"] == "none")
+    cell = next(c for c in document["details"]["cells"] if c["fault"] == "none")
     assert cell["finding"] == "saver", cell
     assert cell["tested"]["properties"] == ["CV"], cell
     assert cell["reference"]["status"] == "conforms", cell

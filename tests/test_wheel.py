@@ -196,5 +196,5 @@ def test_run_langgraph_judges_a_saver_module_outside_the_checkout(
             env={"PYTHONPATH": str(tmp_path)},
         )
     )
-    cells = document["cells"]
+    cells = document["details"]["cells"]
     assert cells and {c["finding"] for c in cells} == {"conforms"}, cells

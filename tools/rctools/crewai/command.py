@@ -5,7 +5,7 @@ from rctools.suite.command import suite_command
 
 command = suite_command(
     "crewai",
-    matrix,
+    matrix.SUITE,
     """CrewAI Flows with class-level @persist on SQLite: SIGKILL at every method boundary
 and inside methods, resume by kickoff(inputs={"id": ...}), forks by
 restore_from_state_id, asynchronous human feedback answered and re-answered (ResumeCore).""",

@@ -8,28 +8,21 @@ the same workflow id; an answer is `DBOS.send`; a fork is `DBOS.fork_workflow`.
 
 from __future__ import annotations
 
-import importlib.metadata
-from pathlib import Path
 from typing import Any
 
 from rctools.dbos.worker import WORKFLOWS, nodes
+from rctools.suite.cells import CellTable, RuntimeSuite
+from rctools.suite.cells import worker as w
 from rctools.suite.command import require
-from rctools.suite.phases import record_phased_cell
-from rctools.suite.reports import Cell, CellReport
 
 require("dbos")
 
-DOCS = "docs/runtimes/dbos.md"
-# What DBOS documents (docs/runtimes/dbos.md cites the pages): a step's output is written to the
-# system database before the workflow continues (sync); a step interrupted before its output was
-# recorded runs again (at-least-once); no lease keeps two executors off one workflow (none).
-DECLARED = {"durability": "sync", "effects_default": "at-least-once", "fencing": "none"}
-
 LINEAR = [op[1] for op in WORKFLOWS["linear"]]
-
-
-def w(role: str, proc: str, **extra: Any) -> dict[str, Any]:
-    return {"role": role, "proc": proc, **extra}
+POINTS = (
+    ("start", "after it started, before its effect"),
+    ("effect", "after its effect, before it returned"),
+    ("recorded", "after DBOS recorded its output"),
+)
 
 
 def ans(
@@ -40,63 +33,47 @@ def ans(
     return {"topic": topic, "value": value, "again": again, "remember": remember}
 
 
-def cells() -> list[Cell]:
-    out: list[Cell] = []
-
-    def add(name: str, workflow: str, what: str, phases: list[list[dict[str, Any]]]) -> None:
-        out.append(Cell(name, workflow, what, {"workflow": workflow, "phases": phases}))
-
-    add("linear-clean", "linear", "four steps, no fault", [[w("run", "w1")]])
-    for step in LINEAR:
-        for point, words in (
-            ("start", "after it started, before its effect"),
-            ("effect", "after its effect, before it returned"),
-            ("recorded", "after DBOS recorded its output"),
-        ):
-            add(
-                f"linear-kill-{step}-{point}-recover",
-                "linear",
-                f"SIGKILL in {step} {words}; restart, DBOS.launch() recovers",
-                [[w("run", "w1", kill_at=f"{step}.{point}")], [w("recover", "w2")]],
-            )
+def table() -> CellTable:
+    t = CellTable()
+    add = t.add
+    t.clean("linear", "four steps, no fault")
+    t.kill_every_boundary(
+        "linear", LINEAR, "restart, DBOS.launch() recovers", POINTS, suffix="-recover"
+    )
     for step in ("charge", "ship"):
-        add(
+        t.kills(
             f"linear-kill-{step}-effect-rerun",
             "linear",
             f"SIGKILL in {step} after its effect; the caller starts the same workflow id again",
-            [[w("run", "w1", kill_at=f"{step}.effect")], [w("rerun", "w2")]],
+            f"{step}.effect",
+            role="rerun",
         )
-    add(
+    t.kills(
         "linear-kill-returning-recover",
         "linear",
         "SIGKILL after the last step, before the workflow returned; restart",
-        [[w("run", "w1", kill_at="workflow.returning")], [w("recover", "w2")]],
+        "workflow.returning",
     )
-    add(
+    t.kills(
         "linear-kill-returned-rerun",
         "linear",
         "SIGKILL after the workflow returned; the caller starts the same id again",
-        [[w("run", "w1", kill_at="returned")], [w("rerun", "w2")]],
+        "returned",
+        role="rerun",
     )
-    add(
+    t.kills(
         "linear-double-kill",
         "linear",
         "SIGKILL in charge after its effect; the recovery is SIGKILLed in mail; restart again",
-        [
-            [w("run", "w1", kill_at="charge.effect")],
-            [w("recover", "w2", kill_at="mail.effect")],
-            [w("recover", "w3")],
-        ],
+        "charge.effect",
+        "mail.effect",
     )
-    add(
+    t.kills(
         "linear-kill-same-step-twice",
         "linear",
         "SIGKILL in charge after its effect, and the recovery again there; restart again",
-        [
-            [w("run", "w1", kill_at="charge.effect")],
-            [w("recover", "w2", kill_at="charge.effect")],
-            [w("recover", "w3")],
-        ],
+        "charge.effect",
+        "charge.effect",
     )
     for step in ("charge", "mail"):
         add(
@@ -278,39 +255,24 @@ def cells() -> list[Cell]:
             [w("fork", "w2", fork_at=1, answers=[ans("reject")])],
         ],
     )
-    return out
+    return t
 
 
-def runtime() -> dict[str, str]:
-    return {"name": "dbos", "version": importlib.metadata.version("dbos")}
-
-
-def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
-    """Records one cell into traces/<cell>.jsonl; the SQLite database lives in scratch."""
-    wf = f"wf-{cell.name}"
-    meta = {
-        "runtime": "dbos",
-        "version": runtime()["version"],
-        "backend": "sqlite",
-        "nodes": nodes(cell.params["workflow"]),
-        **DECLARED,
-    }
-
-    def job(work: Path) -> dict[str, Any]:
-        return {
-            "db": str(work / "dbos.sqlite"),
-            "wf": wf,
-            "workflow": cell.params["workflow"],
-            "effects": str(work / "effects.jsonl"),
-        }
-
-    return record_phased_cell(
-        cell,
-        traces,
-        scratch,
-        worker="rctools.dbos.worker",
-        thread=wf,
-        meta=meta,
-        job=job,
-        timeout=90,
-    )
+SUITE = RuntimeSuite(
+    name="dbos",
+    distribution="dbos",
+    backend="sqlite",
+    docs="docs/runtimes/dbos.md",
+    # What DBOS documents (docs/runtimes/dbos.md cites the pages): a step's output is written to
+    # the system database before the workflow continues (sync); a step interrupted before its
+    # output was recorded runs again (at-least-once); no lease keeps two executors off one
+    # workflow (none).
+    declared={"durability": "sync", "effects_default": "at-least-once", "fencing": "none"},
+    worker="rctools.dbos.worker",
+    nodes=nodes,
+    table=table,
+    thread=("wf", "wf"),
+    store=("db", "dbos.sqlite"),
+    graph_key="workflow",
+    timeout=90,
+)

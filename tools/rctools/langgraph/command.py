@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 from resumecheck.errors import EnvironmentProblem, UsageError, exit_codes_help
-from resumecheck.output import TRACE_RENDERERS, emit_suite, format_option, reported
-from resumecheck.progress import Progress, TLCProgress, progress_option
+from resumecheck.output import reported
+from resumecheck.progress import Progress, TLCProgress
 from resumecheck.report import Invocation
 from resumecheck.tlc.locate import find_jar, find_java
 
@@ -30,11 +30,11 @@ from rctools.langgraph.matrix import (
     Expand,
     Plan,
     run_matrix,
-    to_json,
 )
-from rctools.langgraph.report import matrix_exit_code, render_junit, render_text
+from rctools.langgraph.report import finish_matrix
 from rctools.langgraph.scenarios import ALL as SCENARIOS
 from rctools.langgraph_backends import BACKENDS, BackendError, resolve
+from rctools.suite.command import fresh_traces, output_options
 
 # The server each backend family needs, by name prefix (valkey speaks to redis-server).
 NEEDS_SERVER = {
@@ -116,14 +116,7 @@ NEEDS_SERVER = {
     "runtime findings.",
 )
 @click.option("--strict", is_flag=True, help="Exit 1 on runtime findings too.")
-@format_option()
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Folder for traces (traces/<side>/<cell>.jsonl), cell work and summary.json.",
-)
-@progress_option
+@output_options
 @reported("run langgraph")
 def command(
     app_spec: str | None,
@@ -184,6 +177,7 @@ def command(
         raise UsageError(str(exc)) from None
     find_java(), find_jar()  # no Java, no verdict: say so before recording anything (exit 3)
     started = _servers_for(name)
+    fresh_traces(out)
     shown = Progress(progress)
     shown.note(
         f"recording the matrix on {name}"
@@ -216,25 +210,7 @@ def command(
     shown.note(
         f"{len(matrix.cells)} cells judged: {len(matrix.findings('saver'))} saver finding(s)"
     )
-    code = matrix_exit_code(matrix, strict)
-    document = {"suite": "langgraph", **to_json(matrix)}
-    tested = [c.tested.verdict for c in matrix.cells if c.tested.verdict is not None]
-    if fmt == "junit":
-        text = render_junit(matrix, invocation, strict)
-    elif fmt == "html":
-        text = TRACE_RENDERERS["html"](tested, invocation)
-    else:
-        text = render_text(matrix, out)
-    emit_suite(
-        "json" if fmt == "json" else "text",
-        invocation,
-        matrix.verdicts(),
-        document,
-        text,
-        out=out,
-        code=code,
-    )
-    return code
+    return finish_matrix(matrix, invocation, fmt, out, shown, strict=strict, modes=modes)
 
 
 def _plan_for(

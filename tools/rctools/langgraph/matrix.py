@@ -154,11 +154,6 @@ class Matrix:
     def findings(self, kind: str) -> list[Cell]:
         return [c for c in self.cells if c.finding == kind]
 
-    def verdicts(self) -> list[Verdict]:
-        """Every verdict of the run, the tested saver's first."""
-        sides = [c.tested for c in self.cells] + [r for c in self.cells for r in c.references]
-        return [s.verdict for s in sides if s.verdict is not None]
-
 
 @dataclass(frozen=True)
 class Plan:
@@ -510,7 +505,7 @@ def side_json(s: Side) -> dict[str, Any]:
 
 
 def to_json(matrix: Matrix) -> dict[str, Any]:
-    """The matrix as the JSON document's `langgraph` fields (docs/report.schema.json)."""
+    """The matrix as the summary's `details` (docs/report.schema.json, `$defs/langgraph`)."""
     counts = {kind: len(matrix.findings(kind)) for kind in KINDS}
     return {
         "backend": matrix.backend,

@@ -7,9 +7,10 @@ scenario and durability) and the first few conforming SIGKILL cells of each kill
 (KILLS_KEPT, spread over its durabilities): about 50 per backend that a reader can go through,
 where the whole matrix is hundreds. It writes the folder's manifest.json from the verdicts the
 run got (`"judged_by": "resume-check"`: written by the checker, not by hand), so the test suite
-re-judges every kept trace and must get the same verdict; the folder's summary.json (the whole
-matrix's cells, every trace named by its file name) that the tables are generated from; and
-MATRIX.md, the whole matrix's table (`rctools.langgraph.tables`).
+re-judges every kept trace and must get the same verdict; the folder's summary.json (the run's
+summary without the verdicts' full text: every cell's row and the matrix in `details`, every
+trace named by its file name) that the tables are generated from; and MATRIX.md, the whole
+matrix's table (`rctools.langgraph.tables`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from typing import Any
 from rctools.langgraph.tables import matrix_table
 
 KILLS_KEPT = 1  # conforming SIGKILL cells kept per scenario
-SUMMARY_FIELDS = ("tool", "version", "command", "suite", "backend", "reference", "counts")
+SUMMARY_FIELDS = ("tool", "version", "command", "suite", "runtime", "declared", "findings")
+DETAILS_FIELDS = ("backend", "reference", "counts")
 
 
 def _kill_index(cell: dict[str, Any]) -> int:
@@ -64,10 +66,10 @@ def entry(tested: dict[str, Any]) -> dict[str, Any]:
 
 
 def compact(document: dict[str, Any]) -> dict[str, Any]:
-    """The summary kept beside the corpus: the matrix's cells with each trace named by its
-    file name (the run's folder is not kept), without the verdicts' full text."""
+    """The summary kept beside the corpus: the rows and the matrix's cells with each trace
+    named by its file name (the run's folder is not kept), without the verdicts' full text."""
     cells = []
-    for cell in document["cells"]:
+    for cell in document["details"]["cells"]:
         sides = {}
         for name in ("tested", "reference"):
             side = cell.get(name)
@@ -76,21 +78,24 @@ def compact(document: dict[str, Any]) -> dict[str, Any]:
                 side["trace"] = Path(side["trace"]).name
             sides[name] = side
         cells.append({**cell, **sides, "again": []})
+    rows = [{**row, "trace": Path(row["trace"]).name} for row in document["cells"]]
+    details = {k: document["details"][k] for k in DETAILS_FIELDS}
     kept = {k: document[k] for k in SUMMARY_FIELDS if k in document}
-    return {**kept, "cells": cells}
+    return {**kept, "cells": rows, "details": {**details, "cells": cells}}
 
 
 def publish(summary: Path, folder: Path) -> int:
     document = json.loads(summary.read_text(encoding="utf-8"))
+    matrix = document["details"]
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.jsonl"):
         old.unlink()
     manifest: dict[str, dict[str, Any]] = {}
-    for cell in document["cells"]:
+    for cell in matrix["cells"]:
         tested = cell["tested"]
         if tested["status"] not in ("conforms", "violates"):
             print(f"{Path(tested['trace']).name}: not kept ({tested['verdict']})", file=sys.stderr)
-    for cell in curate(document["cells"]):
+    for cell in curate(matrix["cells"]):
         source = Path(cell["tested"]["trace"])
         shutil.copy(source, folder / source.name)
         manifest[source.name] = entry(cell["tested"])
@@ -100,7 +105,7 @@ def publish(summary: Path, folder: Path) -> int:
     (folder / "summary.json").write_text(
         json.dumps(compact(document), indent=1) + "\n", encoding="utf-8"
     )
-    (folder / "MATRIX.md").write_text(matrix_table(document, len(manifest)), encoding="utf-8")
+    (folder / "MATRIX.md").write_text(matrix_table(matrix, len(manifest)), encoding="utf-8")
     return len(manifest)
 
 

@@ -1,26 +1,38 @@
-"""The matrix for people (text) and for CI (JUnit, one testcase per cell); the exit code.
+"""How `run langgraph` ends: the suite framework's one finish step (`suite.command.finish`),
+fed with the matrix's own verdicts and attribution; the matrix for people (text) and for CI
+(JUnit, one testcase per cell); the exit code.
 
-JSON is `matrix.to_json` inside the shared envelope (`resumecheck.output.emit_suite`), HTML
-the shared page over the tested saver's verdicts. Rendering only: every decision (verdicts,
-whose fault) was made before, in `matrix` and `attribution`.
+summary.json has the shape of every suite's (one row per cell, on the saver under test), and
+`details` holds the matrix (`matrix.to_json`: the reference's sides, whose fault each break is,
+the runner checks). Rendering only: every decision (verdicts, whose fault) was made before, in
+`matrix` and `attribution`.
 """
 
 from __future__ import annotations
 
+import os
+from importlib.metadata import version
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 from resumecheck.errors import CONFORMS, ENVIRONMENT, VIOLATES
+from resumecheck.progress import Progress
 from resumecheck.report import Invocation, _testsuite, _testsuites, _xml, _xml_line, _xml_text
+from resumecheck.verdict import Verdict
 
 from rctools.langgraph.matrix import (
     RACE,
     REFERENCE,
     Cell,
+    CellKey,
     Matrix,
     describe,
     describe_checks,
+    to_json,
 )
+from rctools.langgraph.record import GUARANTEES
+from rctools.suite import reports
+from rctools.suite.command import finish
 
 # Findings that make the run answer "no": the saver under test broke something.
 SAVER_KINDS = ("saver", "saver-error", "unattributed")
@@ -32,6 +44,81 @@ def matrix_exit_code(matrix: Matrix, strict: bool = False) -> int:
     if any(matrix.findings(k) for k in SAVER_KINDS) or (strict and matrix.findings("runtime")):
         return VIOLATES
     return ENVIRONMENT if matrix.findings("failed") else CONFORMS
+
+
+def finish_matrix(
+    matrix: Matrix,
+    invocation: Invocation,
+    fmt: str,
+    out: Path,
+    progress: Progress,
+    *,
+    strict: bool,
+    modes: tuple[str, ...],
+) -> int:
+    """summary.json, the report in `fmt` and the exit code, by the framework's finish step: a
+    row per cell for the trace on the saver under test, the reference's verdicts beside, and
+    the matrix in `details`."""
+    traces = out / "traces"
+    rows: list[reports.CellReport] = []
+    verdicts: dict[str, Verdict] = {}
+    for cell in matrix.cells:
+        side = cell.tested
+        trace = Path(os.path.relpath(side.run.trace, traces)).as_posix()
+        notes: dict[str, object] = {"finding": cell.finding}
+        if cell.checks:
+            notes["checks"] = list(cell.checks)
+        problem = side.run.failure or (None if side.verdict else "not judged")
+        rows.append(
+            reports.CellReport(
+                reports.Cell(cell.key.slug, cell.key.scenario, fault_words(cell.key)),
+                trace,
+                problem=problem,
+                notes=notes,
+            )
+        )
+        if side.verdict is not None:
+            verdicts[trace] = side.verdict
+    references = [r.verdict for c in matrix.cells for r in c.references if r.verdict]
+    judged = reports.SuiteVerdicts(
+        verdicts,
+        references,
+        matrix_exit_code(matrix, strict),
+        to_json(matrix),
+        render_text(matrix, out),
+        render_junit(matrix, invocation, strict),
+    )
+    return finish(
+        "langgraph",
+        invocation,
+        fmt,
+        out,
+        rows,
+        progress=progress,
+        runtime={"name": "langgraph", "version": version("langgraph")},
+        declared={
+            "durability": ",".join(modes),
+            "effects_default": GUARANTEES["effects"]["default"],
+            "fencing": GUARANTEES["fencing"],
+            "docs": "docs/langgraph.md",
+        },
+        judged=judged,
+    )
+
+
+def fault_words(key: CellKey) -> str:
+    """A cell's fault and durability for people: `SIGKILL at put_writes A exit #2,
+    durability sync` (the 2nd time the cell reached that kill point)."""
+    point = key.kill_point
+    if key.fault == "none":
+        what = "no fault"
+    elif key.fault == RACE:
+        what = "processes at once, their saver calls not serialized"
+    elif point is not None:
+        what = f"SIGKILL at {point.label} #{point.occurrence}"
+    else:
+        what = f"SIGKILL at the {key.kill_at}th kill point"
+    return f"{what}, durability {key.durability}"
 
 
 def _why(cell: Cell) -> str:

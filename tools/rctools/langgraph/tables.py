@@ -1,5 +1,5 @@
 """The matrix tables of docs/langgraph.md and of each `traces/langgraph/<backend>/MATRIX.md`,
-generated from the matrix's `summary.json`, never typed.
+generated from the matrix in each run's `summary.json` (its `details`), never typed.
 
     python -m rctools.langgraph.tables traces/langgraph/*/summary.json          # print them
     python -m rctools.langgraph.tables --write docs/langgraph.md traces/langgraph/*/summary.json
@@ -28,13 +28,20 @@ def load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def matrix_of(path: Path) -> dict[str, Any]:
+    """The matrix a `run langgraph` summary holds in `details`."""
+    details: dict[str, Any] = load(path)["details"]
+    return details
+
+
 def _kept(summary: Path) -> int | None:
     manifest = summary.parent / "manifest.json"
     return len(load(manifest)) if manifest.is_file() else None
 
 
 def matrix_table(document: dict[str, Any], kept: int | None = None) -> str:
-    """One row per scenario and durability: the fault-free verdict, then the SIGKILL cells."""
+    """One row per scenario and durability: the fault-free verdict, then the SIGKILL cells
+    (`document`: the matrix, a summary's `details`)."""
     rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for cell in document["cells"]:
         rows.setdefault((cell["scenario"], cell["durability"]), []).append(cell)
@@ -68,7 +75,7 @@ def overview_table(summaries: list[Path]) -> str:
         "|---|---:|---:|---:|---:|---|---:|",
     ]
     for path in summaries:
-        document = load(path)
+        document = matrix_of(path)
         statuses = Counter(c["tested"]["status"] for c in document["cells"])
         props = Counter(p for c in document["cells"] for p in c["tested"]["properties"])
         broken = ", ".join(f"{p} {TIMES}{n}" for p, n in sorted(props.items())) or "-"
@@ -85,7 +92,7 @@ def tables(summaries: list[Path]) -> dict[str, str]:
     """Every table the summaries give, by block name."""
     found = {"overview": overview_table(summaries)}
     for path in summaries:
-        document = load(path)
+        document = matrix_of(path)
         found[f"matrix {document['backend']}"] = matrix_table(document, _kept(path))
     return found
 

@@ -5,7 +5,7 @@ from rctools.suite.command import suite_command
 
 command = suite_command(
     "pydantic-graph",
-    matrix,
+    matrix.SUITE,
     """pydantic-graph runs on FileStatePersistence: SIGKILL at every node boundary and inside
 nodes, recovery by iter_from_persistence, concurrent resumers (ResumeCore).""",
 )

@@ -38,9 +38,10 @@ from resumecheck.progress import Progress, TLCProgress, progress_option
 from resumecheck.report import Invocation, exit_code
 from resumecheck.verdict import Status, Verdict
 
-from rctools.suite.reports import Cell, CellReport
+from rctools.suite.reports import Cell, CellReport, SuiteVerdicts
 
 F = TypeVar("F", bound=Callable[..., Any])
+FORMATS = ("text", "json", "junit", "html")
 
 
 def require(*modules: str) -> None:
@@ -68,9 +69,8 @@ class Figures:
 Judged = Sequence[tuple[CellReport, Verdict | None]]
 
 
-def suite_options(func: F) -> F:
-    """--out, --format, --progress, --cells, --list, --stride, --jobs: the same on every
-    runtime suite."""
+def output_options(func: F) -> F:
+    """--out, --format, --progress: the same on every suite."""
     for option in reversed(
         [
             click.option(
@@ -79,8 +79,18 @@ def suite_options(func: F) -> F:
                 required=True,
                 help="Folder for traces/ and summary.json (traces/ is replaced).",
             ),
-            format_option(("text", "json", "junit", "html")),
+            format_option(FORMATS),
             progress_option,
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def selection_options(func: F) -> F:
+    """--cells, --list, --stride, --jobs: on every suite whose cells are known before it runs."""
+    for option in reversed(
+        [
             click.option(
                 "--cells",
                 "cells",
@@ -100,6 +110,12 @@ def suite_options(func: F) -> F:
     ):
         func = option(func)
     return func
+
+
+def suite_options(func: F) -> F:
+    """--out, --format, --progress, --cells, --list, --stride, --jobs: the same on every
+    runtime suite."""
+    return output_options(selection_options(func))
 
 
 def select(cells: Sequence[Cell], patterns: Sequence[str]) -> list[Cell]:
@@ -146,25 +162,23 @@ def finish(
     runtime: dict[str, str],
     declared: dict[str, Any],
     figures: Callable[[Judged], Figures] | None = None,
+    judged: SuiteVerdicts | None = None,
 ) -> int:
     """Judges the cells' traces, writes summary.json, prints the report; returns the exit code.
-    `figures`, when the suite has them, turns the judged cells into its own figures."""
+    `figures`, when the suite has them, turns the judged cells into its own figures.
+    `judged`: a suite that judged its own traces (`SuiteVerdicts`) gives its verdicts, exit
+    code, `details` and reports instead."""
     traces = out / "traces"
     broken = [r for r in reports if r.problem]
     recorded = [r for r in reports if not r.problem]
-    verdicts: list[Verdict] = []
-    if recorded:
-        progress.note(f"judging {len(recorded)} traces against ResumeCore")
-        verdicts = judge(
-            [traces / r.trace for r in recorded],
-            spec_paths=default_spec_paths(),
-            on_line=TLCProgress(progress),
-        )
-        progress.clear()
-    code = exit_code(verdicts)
-    if broken:
-        code = max(code, RecordingFailed.exit_code)
-    by_trace = dict(zip([r.trace for r in recorded], verdicts, strict=True))
+    if judged is not None:
+        by_trace = judged.verdicts
+        verdicts = [by_trace[r.trace] for r in reports if r.trace in by_trace] + judged.others
+        code = judged.code
+    else:
+        by_trace, verdicts, code = _judge(traces, recorded, progress)
+        if broken:
+            code = max(code, RecordingFailed.exit_code)
     rows = []
     for r in reports:
         v = by_trace.get(r.trace)
@@ -197,6 +211,8 @@ def finish(
     extra = figures([(r, by_trace.get(r.trace)) for r in reports]) if figures else Figures()
     if figures:
         document["figures"] = extra.data
+    if judged is not None:
+        document["details"] = judged.details
     width = max((len(r["cell"]) for r in rows), default=4)
     lines = [f"{'cell':<{width}}  verdict", f"{'-' * width}  -------"]
     lines += [f"{r['cell']:<{width}}  {r['verdict']}" for r in rows]
@@ -214,10 +230,30 @@ def finish(
     if extra.text:
         lines += ["", extra.text]
     lines.append(f"traces in {traces}; summary in {out / 'summary.json'}")
-    emit_suite(fmt, invocation, verdicts, document, "\n".join(lines), out=out, code=code)
+    text = "\n".join(lines)
+    if judged is not None and fmt in ("text", "junit"):  # the suite's own reports
+        fmt, text = "text", judged.text if fmt == "text" else judged.junit
+    emit_suite(fmt, invocation, verdicts, document, text, out=out, code=code)
     if broken:
         progress.note(f"{len(broken)} cell(s) could not be recorded: {broken[0].problem}")
     return code
+
+
+def _judge(
+    traces: Path, recorded: Sequence[CellReport], progress: Progress
+) -> tuple[dict[str, Verdict], list[Verdict], int]:
+    """Every recorded trace judged against ResumeCore in one TLC run."""
+    if not recorded:
+        return {}, [], exit_code([])
+    progress.note(f"judging {len(recorded)} traces against ResumeCore")
+    verdicts = judge(
+        [traces / r.trace for r in recorded],
+        spec_paths=default_spec_paths(),
+        on_line=TLCProgress(progress),
+    )
+    progress.clear()
+    by_trace = dict(zip([r.trace for r in recorded], verdicts, strict=True))
+    return by_trace, verdicts, exit_code(verdicts)
 
 
 def run_suite(

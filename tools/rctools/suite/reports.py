@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from resumecheck.verdict import Verdict
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -54,3 +56,18 @@ class CellReport:
             "problem": self.problem,
             "notes": self.notes,
         }
+
+
+@dataclass
+class SuiteVerdicts:
+    """What a suite that judges its own traces hands to `finish` in place of the traces to
+    judge. LangGraph's does: it judges with tolerances and reruns each cell on a reference
+    saver to tell whose fault a break is, so the verdicts, the exit code and the reports come
+    from that attribution, and `details` is the summary's field for what only it measures."""
+
+    verdicts: dict[str, Verdict]  # a CellReport's trace -> the verdict of that trace
+    others: list[Verdict]  # the run's other verdicts (the envelope's traces), e.g. a reference's
+    code: int  # the suite's exit code
+    details: dict[str, Any]  # summary.json's `details`
+    text: str  # the text report
+    junit: str  # the JUnit report
