@@ -42,9 +42,13 @@ Matched == l > Len(Events)
 
 ASSUME \A i \in DOMAIN Traces : TLCSet(i, 0)
 
-\* Keeps, per trace, the longest prefix some behaviour has matched.
-Progress ==
-    l - 1 > TLCGet(t) => (TLCSet(t, l - 1) /\ PrintT(<<"rc-progress", t, l - 1>>))
+\* Keeps, per trace tr, the longest prefix n some behaviour has matched.  When
+\* resume-check hands a batch over through its Java override, the override
+\* replaces this operator: it keeps the maxima itself and prints each trace's
+\* once, when TLC exits (the same largest n per trace, far fewer lines).
+TraceProgress(tr, n) == n > TLCGet(tr) => (TLCSet(tr, n) /\ PrintT(<<"rc-progress", tr, n>>))
+
+Progress == TraceProgress(t, l - 1)
 
 \* Consumes the current event.  `broken` is the set of properties the next
 \* state breaks; a state that breaks any but tolerated ones is reported and

@@ -379,6 +379,24 @@ def test_an_integer_written_as_a_float_is_invalid_in_every_contract() -> None:
     assert checked
 
 
+def test_the_compiled_check_alone_judges_integral_floats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A float without a fraction where the schema says number (`ts`) is valid, and where it
+    says integer (`seq`) is not, without asking jsonschema's interpreter for the verdict: it
+    is asked only for the message of an event found invalid."""
+    from resumecheck.trace import schema as schema_module
+
+    core = load_schema("ResumeCore")
+    assert core is not None
+    event = read_trace_file(sorted((ROOT / "traces" / "core").glob("ok-*.jsonl"))[0])[1][0]
+    asked: list[str] = []
+    real = schema_module._validator
+    monkeypatch.setattr(schema_module, "_validator", lambda c, n: asked.append(n) or real(c, n))
+    assert core.event_problem({**event, "ts": 1764000000.0}) is None
+    assert asked == []
+    assert "is not of type 'integer'" in (core.event_problem({**event, "seq": 3.0}) or "")
+    assert asked == [f"ev_{event['ev']}"]
+
+
 def test_hard_links_and_case_insensitive_suffixes(tmp_path: Path) -> None:
     (tmp_path / "a.jsonl").write_text("{}\n")
     os.link(tmp_path / "a.jsonl", tmp_path / "b.NDJSON")

@@ -19,6 +19,7 @@ from resumecheck.errors import TLCError
 from resumecheck.tlc import override
 from resumecheck.tlc.locate import find_jar, find_java
 from resumecheck.tlc.output import Outcome
+from resumecheck.tlc.values import parse_value
 from resumecheck.trace.encode import encode_trace
 from resumecheck.trace.schema import load_schema
 
@@ -58,18 +59,37 @@ def _core_batch() -> tuple[Any, list[Any]]:
 
 
 @needs_javac
-def test_both_paths_print_the_same_lines() -> None:
-    """Same values, same interning order: TLC prints the very same progress, violations and
-    acceptances (in the same order with one worker) either way."""
+def test_both_paths_print_the_same_answers() -> None:
+    """Same values, same interning order: TLC prints the very same violations and acceptances
+    (in the same order with one worker) either way, and the same longest matched prefix per
+    trace -- the override prints it once per trace, when TLC exits, instead of per event."""
     contract, encoded = _core_batch()
     results = [
         run_batch(contract, encoded, on_line=None, data=data, invariants=("Progress",))
         for data in ("java", "module")
     ]
     assert all(r.outcome is Outcome.OK for r in results)
-    assert results[0].prints == results[1].prints
-    tags = {line.split(",", 1)[0].replace(" ", "") for line in results[0].prints}
+    java, module = (_answers(r.prints) for r in results)
+    assert java == module
+    assert java[0] and java[1]  # progress and the other answers are both there
+    tags = {line.split(",", 1)[0].replace(" ", "") for line in results[1].prints}
     assert tags == {'<<"rc-progress"', '<<"rc-accepted"', '<<"rc-violation"'}
+    # One progress line per trace at exit, a few more while the run goes deeper.
+    lines = [p for p in results[0].prints if p.startswith('<<"rc-progress"')]
+    assert len(lines) < len([p for p in results[1].prints if p.startswith('<<"rc-progress"')])
+
+
+def _answers(prints: list[str]) -> tuple[dict[int, int], list[str]]:
+    """The longest prefix per trace that the progress lines report, and the other lines."""
+    best: dict[int, int] = {}
+    others = []
+    for line in prints:
+        value = parse_value(line)
+        if isinstance(value, tuple) and value[0] == "rc-progress":
+            best[value[1]] = max(best.get(value[1], 0), value[2])
+        else:
+            others.append(line)
+    return best, others
 
 
 @needs_javac

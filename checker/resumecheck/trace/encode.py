@@ -175,19 +175,26 @@ class _Encoder:
     def event(self, event: dict[str, Any], where: str) -> str:
         head, plan = _event_plan(self.schema, event["ev"])
         args = []
-        for name, default, namespace, scope in plan:
+        number = self.ids.number
+        for name, default, namespace, scope, fast in plan:
             if name in event:
                 item = event[name]
             elif default is _MISSING:
                 raise SchemaDesignError(f"{where}: optional field {name!r} has no default")
             else:
                 item = default
-            if scope is not None or namespace is None:
+            if namespace is not None and scope is None:
+                # An identifier: the common case, without the generic walk.
+                args.append(str(number(namespace, _key(item), f"{where}.{name}")))
+            elif fast is not None and (text := fast.get(_literal_key(item))) is not None:
+                args.append(text)  # an enum word or a boolean, encoded once per schema
+            elif scope is not None and all(f in event or d is not _MISSING for f, d in scope):
+                # A scoped identifier (a thread with its namespace), its scope read directly.
+                key = _Scoped((_key(item), *(_key(event.get(f, d)) for f, d in scope)))
+                args.append(str(number(namespace, key, f"{where}.{name}")))
+            else:
                 props = self.schema.defs[f"ev_{event['ev']}"]["properties"]
                 args.append(self._field(props, event, name, where))
-            else:
-                # An identifier: the common case, without the generic walk.
-                args.append(str(self.ids.number(namespace, _key(item), f"{where}.{name}")))
         return f"{head}({', '.join(args)})" if args else head
 
     def _field(self, props: dict[str, Any], value: dict[str, Any], name: str, where: str) -> str:
@@ -265,8 +272,9 @@ _PLANS: dict[tuple[int, str], tuple[str, list[tuple[Any, ...]]]] = {}
 
 def _event_plan(schema: TraceSchema, kind: str) -> tuple[str, list[tuple[Any, ...]]]:
     """Per event kind, what `event` needs of the schema, looked up once: the constructor and,
-    per field in argument order, its schema node, resolved node, default (or _MISSING), the
-    namespace of a plain identifier (None otherwise) and the fields scoping it (or None).
+    per field in argument order, its name, default (or _MISSING), the namespace of an
+    identifier (None otherwise), the fields scoping it with their defaults (or None), and for
+    an enum or a boolean the TLA+ text of each value it allows (or None).
     The schemas are loaded once per process (`load_schema` caches them), so their ids last.
     """
     key = (id(schema), kind)
@@ -279,9 +287,36 @@ def _event_plan(schema: TraceSchema, kind: str) -> tuple[str, list[tuple[Any, ..
             target = schema.resolve(prop)
             default = prop.get("default", target.get("default", _MISSING))
             namespace = target.get("x-intern")
-            fields.append((name, default, namespace, target.get("x-intern-with")))
+            scope = None
+            if namespace is not None and "x-intern-with" in target:
+                scope = tuple((f, _default(schema, props[f])) for f in target["x-intern-with"])
+            fields.append((name, default, namespace, scope, _literals(target)))
         plan = _PLANS[key] = (constructor_name(kind), fields)
     return plan
+
+
+def _default(schema: TraceSchema, prop: dict[str, Any]) -> Any:
+    return prop.get("default", schema.resolve(prop).get("default", _MISSING))
+
+
+def _literals(target: dict[str, Any]) -> dict[Any, str] | None:
+    """The TLA+ text of every value an enum of strings (or a boolean) allows, keyed by
+    `_literal_key`: what `_Encoder.value` would write for each, computed once."""
+    if "x-intern" in target:
+        return None
+    if "enum" in target or "const" in target:
+        allowed = [target["const"]] if "const" in target else target["enum"]
+        if all(isinstance(v, str) for v in allowed):
+            return {_literal_key(v): tla_string(v) for v in allowed}
+        return None
+    if target.get("type") == "boolean":
+        return {_literal_key(True): "TRUE", _literal_key(False): "FALSE"}
+    return None
+
+
+def _literal_key(value: Any) -> Any:
+    """Tells True from 1 and "a" from a list: only a hashable scalar of its own type matches."""
+    return (type(value), value) if isinstance(value, str | bool) else None
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,7 @@ def read_trace(path: Path, limits: Limits | None = None) -> RawTrace:
                 f"{limits.max_line_bytes} bytes per line (raise it with --max-line-bytes)"
             )
             return trace
-        parsed, why = _parse_line(chunk)
+        parsed, text, why = _parse_line(chunk)
         if why is not None:
             if number == len(chunks) and not complete and _is_cut(chunk):
                 trace.truncation = (
@@ -92,7 +92,7 @@ def read_trace(path: Path, limits: Limits | None = None) -> RawTrace:
             return trace
         trace.events.append(parsed)
         trace.lines.append(number)
-        trace.raw.append(chunk.decode("utf-8"))
+        trace.raw.append(text)
     if trace.header is None:
         trace.problem = "no complete header line"
     return trace
@@ -203,22 +203,24 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return value
 
 
-def _parse_line(chunk: bytes) -> tuple[dict[str, Any], None] | tuple[None, str]:
+def _parse_line(chunk: bytes) -> tuple[dict[str, Any], str, None] | tuple[None, str, str]:
+    """The object on a line and the line's text (decoded once: a batch has 10^5 lines), or
+    why it is not one."""
     try:
         text = chunk.decode("utf-8")
     except UnicodeDecodeError:
-        return None, "not UTF-8 text"
+        return None, "", "not UTF-8 text"
     try:
         value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_object)
     except _DuplicateKey as exc:
-        return None, str(exc)
+        return None, text, str(exc)
     except RecursionError:
-        return None, "not JSON (nested too deeply)"
+        return None, text, "not JSON (nested too deeply)"
     except ValueError as exc:  # JSONDecodeError, and ints longer than Python converts
-        return None, f"not JSON ({exc})"
+        return None, text, f"not JSON ({exc})"
     if not isinstance(value, dict):
-        return None, "not a JSON object"
-    return value, None
+        return None, text, "not a JSON object"
+    return value, text, None
 
 
 def _reject_constant(name: str) -> Any:

@@ -12,10 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 import fastjsonschema
 import jsonschema
+from fastjsonschema.draft04 import CodeGeneratorDraft04
+from fastjsonschema.draft07 import CodeGeneratorDraft07
+from fastjsonschema.ref_resolver import RefResolver
 
 _SCHEMA_FILE = re.compile(r"^([A-Za-z][A-Za-z0-9]*)\.(v[0-9]+)\.json$")
 
@@ -59,38 +62,41 @@ class TraceSchema:
 
 def _first_error(contract: str, name: str, instance: Any) -> str | None:
     """None when `instance` is valid. The compiled validator decides (it is an order of
-    magnitude faster than jsonschema's interpreter, which dominated reading a large batch);
-    jsonschema is asked for the message of an instance found invalid, and for the verdict on
-    one that holds a float without a fraction: the compiled check counts 1.0 as an integer, as
-    JSON Schema does, and resume-check does not (see `_strict`)."""
-    fallback = None
+    magnitude faster than jsonschema's interpreter, which dominated reading a large batch) with
+    the same integers as jsonschema's (see `_strict`); jsonschema is asked only for the message
+    of an instance found invalid."""
     try:
         _compiled(contract, name)(instance)
     except fastjsonschema.JsonSchemaValueException as fast:
         fallback = fast.message
-    if fallback is None and not _has_integral_float(instance):
+    else:
         return None
     error = jsonschema.exceptions.best_match(_validator(contract, name).iter_errors(instance))
     if error is None:
         # The interpreter accepts what the compiled check refused: the stricter answer stands.
-        return None if fallback is None else f"(top): {fallback}"
+        return f"(top): {fallback}"
     where = "/".join(str(part) for part in error.absolute_path)
     return f"{where or '(top)'}: {error.message}"
 
 
-def _has_integral_float(value: Any) -> bool:
-    """Whether a float like 1.0 is anywhere in `value` (walked without recursion: a field the
-    schema leaves free may nest as deep as the JSON parser allows)."""
-    todo = [value]
-    while todo:
-        item = todo.pop()
-        if isinstance(item, float) and item.is_integer():
-            return True
-        if isinstance(item, dict):
-            todo.extend(item.values())
-        elif isinstance(item, list):
-            todo.extend(item)
-    return False
+class _StrictIntegers(CodeGeneratorDraft07):
+    """Draft 7, with an integer written as one (1.0 is not an integer, as in `_strict`).
+
+    Draft 6 and later count 1.0 as an integer, and so does fastjsonschema's draft-7 code; its
+    draft-4 type check does not, and is the only part taken from draft 4. Before this, every
+    event holding a float without a fraction (a `ts` of 1764000000.0) went to jsonschema's
+    interpreter for a verdict, and every event was walked to find such floats."""
+
+    generate_type = CodeGeneratorDraft04.generate_type
+
+
+def _compile_strict(document: dict[str, Any]) -> Callable[[Any], Any]:
+    """`fastjsonschema.compile(document, use_default=False)` with `_StrictIntegers`."""
+    resolver = RefResolver.from_schema(document, handlers={}, store={})
+    generator = _StrictIntegers(document, resolver=resolver, use_default=False)
+    state = generator.global_state
+    exec(generator.func_code, state)  # what fastjsonschema.compile does with its own code
+    return cast(Callable[[Any], Any], state[resolver.get_scope_name()])
 
 
 @cache
@@ -126,7 +132,7 @@ def _compiled(contract: str, name: str) -> Callable[[Any], Any]:
     assert schema is not None
     document = {"$schema": "http://json-schema.org/draft-07/schema#"}
     document |= _inline(schema.defs[name], schema.defs)
-    return fastjsonschema.compile(document, use_default=False)
+    return _compile_strict(document)
 
 
 @cache
