@@ -363,6 +363,9 @@ class _Ck:
     put: bool = False  # the saver acknowledged it with its digest
     tasks: tuple[_Task, ...] | None = None  # its schedule, once decided
     writes: dict[str, _Write] = field(default_factory=dict)  # stored, per task
+    # writes the contract knows are stored: acknowledged by put_writes, or returned by a load
+    # (a write in flight at a crash may or may not have been kept until a load shows it)
+    known: set[str] = field(default_factory=set)
     fly: dict[str, _Write] = field(default_factory=dict)  # made, not acknowledged
     answers: dict[str, str] = field(default_factory=dict)  # stored: interrupt -> value
     fly_answers: dict[str, tuple[str, str]] = field(default_factory=dict)  # -> (value, by)
@@ -621,15 +624,26 @@ class _Sim:
             "answers": answers,
         }
 
+    @staticmethod
+    def _known_write(fields: dict[str, Any], got: _Ck) -> dict[str, Any] | None:
+        """A write the load must return (omitting it breaks CV): one known to be stored."""
+        return next((w for w in fields["writes"] if w["task"] in got.known), None)
+
     def _load(self, run: _Run, asked: _Ck | None = None) -> None:
         fields = self._load_fields(run.chain, asked)
         got = asked or self._latest(run.chain)
         bad = False
         if got is not None and got.put and self._armed("cv-content-differs"):
             fields["digest"], bad = "d-garbled", True
-        elif fields["writes"] and self._armed("cv-dropped-pending-write"):
-            fields["writes"], bad = fields["writes"][1:], True
+        elif (
+            got is not None
+            and (known := self._known_write(fields, got)) is not None
+            and self._armed("cv-dropped-pending-write")
+        ):
+            fields["writes"], bad = [w for w in fields["writes"] if w is not known], True
         self._emit("load", run.proc, run.chain, **fields)
+        if got is not None:
+            got.known |= {w["task"] for w in fields["writes"]}
         if bad:
             self._violated()
         run.cur = got
@@ -640,7 +654,11 @@ class _Sim:
         """get_state by an observer: the latest, or (time travel) an older checkpoint."""
         older = self._fork_sources()
         asked = self.rng.choice(older) if older and self.rng.random() < 0.3 else None
-        self._emit("read", "reader", self.main, **self._load_fields(self.main, asked))
+        fields = self._load_fields(self.main, asked)
+        self._emit("read", "reader", self.main, **fields)
+        got = asked or self._latest(self.main)
+        if got is not None:
+            got.known |= {w["task"] for w in fields["writes"]}
         self.features.add("read")
 
     def _make(
@@ -767,6 +785,7 @@ class _Sim:
             fields["interrupt"] = w.interrupt
         self._emit("put_writes", proc, ck.chain, **fields)
         ck.writes[task] = ck.fly.pop(task)
+        ck.known.add(task)
         self.inflight[proc].wrs.discard((ck.id, task))
 
     def _put_answers(self, proc: str, ck: _Ck) -> None:
