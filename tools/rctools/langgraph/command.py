@@ -29,12 +29,24 @@ from rctools.langgraph.matrix import (
     Catalogue,
     Expand,
     Plan,
+    plan_matrix,
     run_matrix,
 )
-from rctools.langgraph.report import finish_matrix
+from rctools.langgraph.report import fault_words, finish_matrix
 from rctools.langgraph.scenarios import ALL as SCENARIOS
 from rctools.langgraph_backends import BACKENDS, BackendError, resolve
-from rctools.suite.command import fresh_traces, output_options
+from rctools.suite import reports
+from rctools.suite.command import (
+    fresh_traces,
+    list_text,
+    output_options,
+    select,
+    selection_options,
+)
+
+# Backends whose cells do not each get data of their own: valkey's numbered databases wrap
+# around, so a cell can be handed the database of one still running. --jobs 1 only.
+SHARED_STORE = ("valkey",)
 
 # The server each backend family needs, by name prefix (valkey speaks to redis-server).
 NEEDS_SERVER = {
@@ -117,6 +129,7 @@ NEEDS_SERVER = {
 )
 @click.option("--strict", is_flag=True, help="Exit 1 on runtime findings too.")
 @output_options
+@selection_options
 @reported("run langgraph")
 def command(
     app_spec: str | None,
@@ -134,6 +147,10 @@ def command(
     fmt: str,
     out: Path,
     progress: bool | None,
+    cells: tuple[str, ...],
+    list_cells: bool,
+    stride: int,
+    jobs: int,
     invocation: Invocation,
 ) -> int:
     """Record real LangGraph runs on a checkpointer, with faults, and judge every trace.
@@ -160,12 +177,29 @@ def command(
     that raised from your saver (RUNS); what the reference breaks too is a runtime finding
     (LangGraph itself). Exit 1 on a saver finding (--strict: or a runtime finding), even when
     some cells could not run; 3 when cells could not run and nothing was found.
+
+    \b
+    A cell's name is SCENARIO.FAULT.DURABILITY, e.g. chain.kill-put-entry_2.sync (the trace
+    file's name and the summary's cells[].cell). The kill cells are known only once each
+    fault-free run has counted its kill points, so the fault-free runs of every --scenarios
+    and --durability are always recorded first (narrow those to plan less); --list prints
+    the cells then; --cells and --stride choose among them what is recorded and judged (a
+    fault-free run not chosen was recorded to plan only: it is not reported). --kill-stride
+    thins the kill points of each fault-free run before the cells are named; --stride keeps
+    every N-th of the chosen cells, whatever their fault. --jobs N records N cells at once,
+    each in a process of its own (a race cell alone, its processes race on purpose); every
+    bundled backend but valkey keeps each cell's data apart, a --saver must too.
     """
     if (backend and saver) or not (backend or saver or app_spec):
         raise UsageError("give exactly one of --backend NAME or --saver MODULE:FACTORY")
     if not app_spec and (input_json is not None or answer_json is not None):
         raise UsageError("--input and --answer go with --app MODULE:FACTORY")
     name = backend or saver or REFERENCE
+    jobs = max(1, jobs)
+    if jobs > 1 and name.startswith(SHARED_STORE):
+        raise UsageError(
+            f"--jobs above 1 is not safe on {name}: its cells can share a database; use --jobs 1"
+        )
     catalogue, expand, picked = _plan_for(app_spec, input_json, answer_json, scenarios)
     modes = tuple(d for d in durability.split(",") if d)
     if not modes or set(modes) - set(MODES):
@@ -175,15 +209,11 @@ def command(
         reference_factory = resolve(REFERENCE) if reference and name != REFERENCE else None
     except BackendError as exc:
         raise UsageError(str(exc)) from None
-    find_java(), find_jar()  # no Java, no verdict: say so before recording anything (exit 3)
+    if not list_cells:
+        find_java(), find_jar()  # no Java, no verdict: say so before recording anything (exit 3)
     started = _servers_for(name)
     fresh_traces(out)
     shown = Progress(progress)
-    shown.note(
-        f"recording the matrix on {name}"
-        + (f" and on the reference ({REFERENCE})" if reference_factory else "")
-        + f" into {out}"
-    )
     plan = Plan(
         picked,
         modes,
@@ -193,6 +223,29 @@ def command(
         seed=seed,
     )
     try:
+        shown.note(f"planning: the fault-free runs on {name} into {out}")
+        planned = plan_matrix(
+            out,
+            name,
+            factory,
+            plan,
+            lambda done, total, what: shown.update(f"{done}/{total} {what}"),
+            scenarios=catalogue,
+            expand=expand,
+            jobs=jobs,
+        )
+        shown.clear()
+        named = {key.slug: key for key in planned.keys}
+        listed = [reports.Cell(k.slug, k.scenario, fault_words(k)) for k in planned.keys]
+        chosen = select(listed, cells)[::stride]
+        if list_cells:
+            click.echo(list_text(chosen))
+            return 0
+        shown.note(
+            f"recording {len(chosen)} cells on {name}"
+            + (f" and on the reference ({REFERENCE})" if reference_factory else "")
+            + f" into {out}"
+        )
         matrix = run_matrix(
             out,
             name,
@@ -201,8 +254,9 @@ def command(
             reference_factory,
             lambda done, total, what: shown.update(f"{done}/{total} {what}"),
             on_line=TLCProgress(shown),
-            scenarios=catalogue,
-            expand=expand,
+            planned=planned,
+            chosen=[named[c.name] for c in chosen],
+            jobs=jobs,
         )
     finally:
         if started:

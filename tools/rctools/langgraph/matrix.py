@@ -9,15 +9,19 @@ Whose fault is it: a cell that fails with the saver under test but passes with t
 
 from __future__ import annotations
 
+import os
+import pickle
 import shutil
+import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from resumecheck.contract import default_spec_paths
+from resumecheck.errors import EnvironmentProblem
 from resumecheck.verdict import Status, Verdict
 
 from rctools.langgraph import killpoints
@@ -57,6 +61,10 @@ KILLED = (
 )
 # Scenarios that need several processes at once.
 MULTI_PROCESS = ("concurrent-2", "concurrent-3")
+
+
+class RecordingFailed(EnvironmentProblem):
+    """A cell's recording process raised or died: no matrix, exit code 3."""
 
 
 RACE = "race"  # the fault of a cell whose processes' saver calls are not serialized
@@ -176,6 +184,76 @@ Catalogue = Mapping[str, Scenario]
 Expand = Callable[[Scenario, CellRun], list[Scenario]]
 
 
+@dataclass
+class Planned:
+    """Every cell of a plan, known once each scenario's fault-free run has counted its kill
+    points: `keys` in matrix order, `clean` those fault-free runs (already recorded), `points`
+    where each kill cell is killed, `catalogue` the scenarios (with those `expand` derived)."""
+
+    keys: list[CellKey]
+    clean: dict[CellKey, Side]
+    points: dict[CellKey, KillPoint]
+    catalogue: dict[str, Scenario]
+
+
+def plan_matrix(
+    out: Path,
+    backend: str,
+    factory: Factory,
+    plan: Plan,
+    on_progress: Progress | None = None,
+    *,
+    scenarios: Catalogue | None = None,
+    expand: Expand | None = None,
+    jobs: int = 1,
+) -> Planned:
+    """Records every fault-free cell of the plan (`jobs` at once) and enumerates the cells they
+    lead to: the scenarios `expand` derives from a fault-free run, the race cell of a
+    multi-process scenario, then a SIGKILL at every `kill_stride`-th point the run counted.
+    The one place cells are enumerated; nothing but the fault-free runs is recorded here."""
+    catalogue = dict(SCENARIOS if scenarios is None else scenarios)
+    folder = out / "cells" / folder_name(backend)
+    expected = [_clean_cells(plan, catalogue)]  # grows as fault-free runs derive scenarios
+    progress = _Counter(expected, on_progress)
+    planned = Planned([], {}, {}, catalogue)
+    wave = [
+        CellKey(s, "none", d)
+        for d in plan.durabilities
+        for s in plan.scenarios
+        if _runs_in(plan, catalogue[s], d)
+    ]
+    while wave:
+        tasks = [_Task(folder, k, backend, factory, plan.in_process) for k in wave]
+        sides = _record_all(tasks, catalogue, jobs, lambda t: progress(f"{backend} {t.key.slug}"))
+        wave = []
+        for key, clean in zip([t.key for t in tasks], sides, strict=True):
+            planned.clean[key] = clean
+            planned.keys.append(key)
+            scenario = catalogue[key.scenario]
+            if expand is not None and not clean.run.failure:
+                more = [s for s in expand(scenario, clean.run) if _runs_in(plan, s, key.durability)]
+                catalogue.update((s.name, s) for s in more)
+                wave += [CellKey(s.name, "none", key.durability) for s in more]
+                expected[0] += len(more)
+            if plan.races and not plan.in_process and _several(scenario):
+                planned.keys.append(CellKey(key.scenario, RACE, key.durability))
+            if plan.in_process or not (key.scenario in KILLED or scenario.killed):
+                continue
+            for point in killpoints.plan(
+                clean.run.points,
+                clean.run.lines,
+                clean.run.durations,
+                stride=plan.kill_stride,
+                seed=plan.seed,
+                inside=plan.kill_inside,
+            ):
+                kill = CellKey(key.scenario, point.fault, key.durability)
+                planned.keys.append(kill)
+                planned.points[kill] = point
+    planned.keys.sort()
+    return planned
+
+
 def run_matrix(
     out: Path,
     backend: str,
@@ -187,41 +265,64 @@ def run_matrix(
     on_line: Callable[[str], None] | None = None,
     scenarios: Catalogue | None = None,
     expand: Expand | None = None,
+    planned: Planned | None = None,
+    chosen: Sequence[CellKey] | None = None,
+    jobs: int = 1,
 ) -> Matrix:
     """Records every cell under out/, judges all traces in one TLC run, then attributes each
     break to the saver or to LangGraph, property by property (attribution.py). `on_line`
     gets TLC's printed lines while it judges (for progress); `scenarios`: the apps the plan
     names (default: the built-in ones); `expand`: more scenarios derived from each fault-free
-    run (they are added to the catalogue and run after it)."""
+    run (they are added to the catalogue and run after it).
+
+    `planned`: the plan already made (`plan_matrix`, default: made here); `chosen`: only
+    these of its cells are recorded, judged and reported (default: all). A fault-free run
+    not chosen was recorded to plan, but is left out of the matrix. `jobs`: cells recorded at
+    once, each in a process of its own (race cells always alone: their processes race on
+    purpose, and other cells beside them would move the race)."""
+    if planned is None:
+        planned = plan_matrix(
+            out, backend, factory, plan, on_progress, scenarios=scenarios, expand=expand, jobs=jobs
+        )
+    catalogue = planned.catalogue
+    keys = list(planned.keys if chosen is None else chosen)
+    expected = [len(keys) - sum(k in planned.clean for k in keys)]
+    expected[0] += len(keys) if reference is not None else 0
+    progress = _Counter(expected, on_progress)
     matrix = Matrix(backend)
     cells: dict[CellKey, Cell] = {}
-    catalogue = dict(SCENARIOS if scenarios is None else scenarios)
-    expected = [_clean_cells(plan, catalogue)]  # grows as clean runs count kill points
-    progress = _Counter(expected, on_progress)
     tested = folder_name(backend)
-    recorded = _record(out / "cells" / tested, plan, backend, factory, expected, catalogue, expand)
-    for key, side in recorded:
+    folder = out / "cells" / tested
+    tasks = [
+        _Task(folder, k, backend, factory, False, planned.points.get(k))
+        for k in keys
+        if k not in planned.clean
+    ]
+    sides = _record_all(tasks, catalogue, jobs, lambda t: progress(f"{backend} {t.key.slug}"))
+    recorded = dict(zip([t.key for t in tasks], sides, strict=True))
+    for key in keys:
+        side = planned.clean.get(key) or recorded[key]
         _keep(side.run, out / "traces" / tested, key)
         cells[key] = Cell(key, side, is_reference=backend == REFERENCE)
-        progress(f"{backend} {key.slug}")
     if reference is not None:
-        expected[0] += len(cells)
         folder = out / "cells" / f"reference-{REFERENCE}"
-        for key in sorted(cells):  # exactly the cells the saver under test ran, killed at
-            # the same moment (the n-th time the same kind of point was reached)
-            side = _one(
-                folder, key, REFERENCE, reference, False, _reference_point(cells[key]), catalogue
-            )
-            _keep(side.run, out / "traces" / f"reference-{REFERENCE}", key)
-            cells[key].reference = side
-            progress(f"reference {key.slug}")
+        # exactly the cells the saver under test ran, killed at the same moment (the n-th
+        # time the same kind of point was reached)
+        tasks = [
+            _Task(folder, k, REFERENCE, reference, False, _reference_point(cells[k]))
+            for k in sorted(cells)
+        ]
+        sides = _record_all(tasks, catalogue, jobs, lambda t: progress(f"reference {t.key.slug}"))
+        for task, side in zip(tasks, sides, strict=True):
+            _keep(side.run, out / "traces" / f"reference-{REFERENCE}", task.key)
+            cells[task.key].reference = side
     matrix.cells = [cells[k] for k in sorted(cells)]
     progress("judging every trace in one TLC run")
     judgments = Judgments(default_spec_paths(), on_line)
     _judge(matrix.cells, judgments)
     _attribute(matrix, judgments)
     if reference is not None:
-        _confirm(out, matrix, reference, progress, judgments, catalogue)
+        _confirm(out, matrix, reference, progress, judgments, catalogue, jobs)
     return matrix
 
 
@@ -295,6 +396,7 @@ def _confirm(
     progress: _Counter,
     judgments: Judgments,
     catalogue: Catalogue,
+    jobs: int = 1,
 ) -> None:
     """Runs the reference again where only the saver under test failed.
 
@@ -310,13 +412,15 @@ def _confirm(
         # the last retries on the same saver made slower, where LangGraph loses the races a
         # fast store wins (only for the bundled reference: a --saver reference stays as it is)
         again = sqlite_slowed if attempt > 1 and reference is sqlite else reference
-        for cell in suspects:
-            side = _one(
-                folder, cell.key, REFERENCE, again, False, _reference_point(cell), catalogue
-            )
+        tasks = [
+            _Task(folder, c.key, REFERENCE, again, False, _reference_point(c)) for c in suspects
+        ]
+        sides = _record_all(
+            tasks, catalogue, jobs, lambda t: progress(f"reference again {t.key.slug}")
+        )
+        for cell, side in zip(suspects, sides, strict=True):
             _keep(side.run, out / "traces" / f"reference-{REFERENCE}-again-{attempt}", cell.key)
             cell.again.append(side)
-            progress(f"reference again {cell.key.slug}")
         _judge(suspects, judgments)
         _attribute(matrix, judgments)
         suspects = [c for c in suspects if set(c.checks) - {VALID, RUNS}]
@@ -372,52 +476,106 @@ class _Counter:
             self.on_progress(min(self.done, self.expected[0]), self.expected[0], what)
 
 
-def _record(
-    folder: Path,
-    plan: Plan,
-    backend: str,
-    factory: Factory,
-    expected: list[int],
-    catalogue: dict[str, Scenario],
-    expand: Expand | None,
-) -> Iterator[tuple[CellKey, Side]]:
-    """Every cell of the plan, recorded in order: the one place cells are enumerated (each
-    scenario's fault-free run, the scenarios `expand` derives from it, then a SIGKILL at every
-    `kill_stride`-th point it counted)."""
-    in_process = plan.in_process
-    for durability in plan.durabilities:
-        queue = list(plan.scenarios)
-        while queue:
-            name = queue.pop(0)
-            scenario = catalogue[name]
-            if not _runs_in(plan, scenario, durability):
-                continue
-            key = CellKey(name, "none", durability)
-            clean = _one(folder, key, backend, factory, in_process, None, catalogue)
-            yield key, clean
-            if expand is not None and not clean.run.failure:
-                more = [s for s in expand(scenario, clean.run) if _runs_in(plan, s, durability)]
-                catalogue.update((s.name, s) for s in more)
-                queue[:0] = [s.name for s in more]
-                expected[0] += len(more)
-            if plan.races and not in_process and _several(scenario):
-                expected[0] += 1
-                key = CellKey(name, RACE, durability)
-                yield key, _one(folder, key, backend, factory, False, None, catalogue)
-            if in_process or not (name in KILLED or scenario.killed):
-                continue
-            points = killpoints.plan(
-                clean.run.points,
-                clean.run.lines,
-                clean.run.durations,
-                stride=plan.kill_stride,
-                seed=plan.seed,
-                inside=plan.kill_inside,
-            )
-            expected[0] += len(points)
-            for point in points:
-                key = CellKey(name, point.fault, durability)
-                yield key, _one(folder, key, backend, factory, False, point, catalogue)
+@dataclass(frozen=True)
+class _Task:
+    """One cell to record on one saver: `_one`'s arguments."""
+
+    folder: Path
+    key: CellKey
+    backend: str
+    factory: Factory
+    in_process: bool
+    point: KillPoint | None = None
+
+
+def _record_all(
+    tasks: Sequence[_Task], catalogue: Catalogue, jobs: int, done: Callable[[_Task], None]
+) -> list[Side]:
+    """Records the tasks, `jobs` at once, and returns their sides in task order.
+
+    Each cell of a job runs in a process forked from this one: the driver keeps a cell's
+    store in $RESUME_CHECK_STORE and forks its workers, both process-wide, so threads could
+    not run two cells at once. This process stays single-threaded (forking is safe) and reads
+    each cell's side back from a pickle next to the cell's folder. A race cell runs alone."""
+    sides: list[Side | None] = [None] * len(tasks)
+    running: dict[int, tuple[int, Path]] = {}  # task index -> (pid, where its side is)
+    pending = list(range(len(tasks)))
+    try:
+        _schedule(tasks, catalogue, jobs, done, sides, running, pending)
+    finally:  # a cell that failed stops the matrix: the others still running are waited for
+        for pid, _ in running.values():
+            os.waitpid(pid, 0)
+    return [s for s in sides if s is not None]
+
+
+def _schedule(
+    tasks: Sequence[_Task],
+    catalogue: Catalogue,
+    jobs: int,
+    done: Callable[[_Task], None],
+    sides: list[Side | None],
+    running: dict[int, tuple[int, Path]],
+    pending: list[int],
+) -> None:
+    """`_record_all`'s loop: starts cells while fewer than `jobs` run, reaps those done."""
+    while pending or running:
+        alone = bool(pending) and (jobs == 1 or tasks[pending[0]].key.fault == RACE)
+        if alone and not running:
+            index = pending.pop(0)
+            sides[index] = _run(tasks[index], catalogue)
+            done(tasks[index])
+            continue
+        while pending and not alone and len(running) < jobs:
+            index = pending.pop(0)
+            running[index] = _fork(tasks[index], catalogue)
+            alone = bool(pending) and tasks[pending[0]].key.fault == RACE
+        for index, (pid, result) in list(running.items()):
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                del running[index]
+                sides[index] = _side_from(result, tasks[index])
+                done(tasks[index])
+        if running:
+            time.sleep(0.01)
+
+
+def _run(task: _Task, catalogue: Catalogue) -> Side:
+    return _one(
+        task.folder, task.key, task.backend, task.factory, task.in_process, task.point, catalogue
+    )
+
+
+def _fork(task: _Task, catalogue: Catalogue) -> tuple[int, Path]:
+    """Starts recording the cell in a child process; its side will be pickled to the path."""
+    result = task.folder / f"{task.key.slug}.side.pickle"
+    result.parent.mkdir(parents=True, exist_ok=True)
+    result.unlink(missing_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the cell's process: its own $RESUME_CHECK_STORE and workers
+        try:
+            payload: tuple[str, Any] = ("side", _run(task, catalogue))
+        except BaseException as exc:  # re-raised by the parent, as if recorded there
+            payload = ("error", f"{type(exc).__name__}: {exc}")
+        try:
+            result.write_bytes(pickle.dumps(payload))
+        finally:
+            os._exit(0)
+    return pid, result
+
+
+def _side_from(result: Path, task: _Task) -> Side:
+    """The side a cell's process pickled; a process that died without one is a tool failure."""
+    try:
+        kind, value = pickle.loads(result.read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError) as exc:
+        raise RecordingFailed(f"cell {task.key.slug}: its process left no result ({exc})") from None
+    finally:
+        result.unlink(missing_ok=True)
+    if kind == "error":
+        raise RecordingFailed(f"cell {task.key.slug}: {value}")
+    side: Side = value
+    return side
 
 
 def _one(
