@@ -1,0 +1,66 @@
+"""`run langgraph` takes every suite's selection options: the cells are named once the
+fault-free runs have counted their kill points, then --list prints them, --cells and --stride
+choose what is recorded and judged, and --jobs records cells at once without changing a
+verdict. Cheap: the chain on SQLite in one durability mode, a handful of kill cells."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import Run, run_cli
+
+pytestmark = pytest.mark.slow
+
+CHAIN = ("--backend", "sqlite", "--scenarios", "chain", "--durability", "sync", "--no-progress")
+
+
+def _run(out: Path, *extra: str) -> Run:
+    run = run_cli("run", "langgraph", *CHAIN, "--out", out, *extra)
+    run.assert_no_traceback()
+    return run
+
+
+def test_list_prints_every_cell_with_its_fault_and_judges_nothing(tmp_path: Path) -> None:
+    run = _run(tmp_path, "--list")
+    assert run.returncode == 0, run
+    lines = run.stdout.splitlines()
+    names = [line.split()[0] for line in lines]
+    assert "chain.none.sync" in names and "chain.kill-put-entry_1.sync" in names
+    assert all("durability sync" in line for line in lines)
+    assert not (tmp_path / "summary.json").exists()
+
+
+def test_a_glob_that_matches_no_cell_is_exit_2_with_the_frameworks_message(
+    tmp_path: Path,
+) -> None:
+    run = _run(tmp_path, "--cells", "chain.kill-*", "--cells", "nothing.*")
+    assert run.returncode == 2, run
+    assert "--cells nothing.* matches no cell; see --list" in run.stderr
+
+
+def test_jobs_above_1_is_refused_where_cells_can_share_a_database(tmp_path: Path) -> None:
+    run = run_cli("run", "langgraph", "--backend", "valkey", "--jobs", "2", "--out", tmp_path)
+    assert run.returncode == 2, run
+    assert "--jobs above 1 is not safe on valkey" in run.stderr
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_cells_records_only_the_chosen_kill_cells_and_jobs_keeps_their_verdicts(
+    tmp_path: Path, jobs: str
+) -> None:
+    run = _run(
+        tmp_path, "--cells", "chain.kill-put-entry_*", "--stride", "2", "--jobs", jobs,
+        "--format", "json",
+    )  # fmt: skip
+    assert run.returncode == 0, run
+    summary = run.json()
+    chosen = ["chain.kill-put-entry_1.sync", "chain.kill-put-entry_3.sync",
+              "chain.kill-put-entry_5.sync"]  # fmt: skip
+    assert [c["cell"] for c in summary["cells"]] == chosen
+    assert [c["status"] for c in summary["cells"]] == ["conforms"] * 3
+    assert summary["details"]["counts"]["cells"] == 3
+    assert sorted(p.stem for p in (tmp_path / "traces" / "sqlite").iterdir()) == chosen
+    # the fault-free run planned the kill cells, and was not reported
+    assert (tmp_path / "cells" / "sqlite" / "chain.none.sync" / "trace.jsonl").is_file()
+    assert len(summary["traces"]) == 3  # judged: the chosen cells (sqlite is the reference)
