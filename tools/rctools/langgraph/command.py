@@ -242,9 +242,9 @@ def command(
             click.echo(list_text(chosen))
             return 0
         shown.note(
-            f"recording {len(chosen)} cells on {name}"
+            f"recording the matrix on {name}"
             + (f" and on the reference ({REFERENCE})" if reference_factory else "")
-            + f" into {out}"
+            + f" into {out}: {len(chosen)} cells"
         )
         matrix = run_matrix(
             out,
