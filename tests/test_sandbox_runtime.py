@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import SPEC, run_cli
 from rctools.sandbox.command import missing_privileges
-from rctools.sandbox.fanotify import UpperWatch
+from rctools.sandbox.fanotify import Touched, UpperWatch
 from rctools.sandbox.inspector import Inspector
 from rctools.sandbox.namespace import Sandbox, table_digest
 from rctools.sandbox.store import Store
@@ -171,5 +171,24 @@ def test_events_outside_the_upper_layer_are_not_the_sandboxes(tmp_path: Path) ->
         (upper / "mine.txt").write_text("x\n")
         touched = watch.drain()
         assert touched.paths == {"mine.txt"} and not touched.lost
+    finally:
+        watch.close()
+
+
+@needs_root
+def test_an_event_it_cannot_place_makes_it_compare_the_whole_layer(sandbox: Sandbox) -> None:
+    """An unresolvable handle (a folder deleted elsewhere on the disk, common on a busy host)
+    must neither hide a change nor invent one: the whole upper layer decides."""
+    watch = UpperWatch(sandbox.upper)
+    try:
+        inspector = Inspector(manifest(sandbox.upper, upper=True), table_digest([]), watch)
+        watch.drain()
+        inspector.absorb(Touched(lost=True))
+        assert inspector.classify(manifest(sandbox.upper, upper=True), [], {}) == set()
+        # A change that no event names (the events were lost) is still found.
+        (sandbox.upper / "unseen.txt").write_text("written while events were lost\n")
+        watch.drain()
+        inspector.absorb(Touched(lost=True))
+        assert inspector.classify(manifest(sandbox.upper, upper=True), [], {}) == {"files"}
     finally:
         watch.close()

@@ -14,7 +14,7 @@ two events and no effect), so the inspector compares only the touched entries wi
 file image. At a boundary the sandbox is frozen first, then the queue is drained: every event
 of the turn is in it (the kernel queues an event within the syscall). An event whose
 directory cannot be resolved makes `drain` report that it cannot tell, and the inspector then
-says files changed -- a false alarm is allowed, a miss is not (InspectorSound).
+compares the whole upper layer -- a miss is not allowed (InspectorSound).
 
 Only the C library is used, through ctypes: Python has no fanotify binding.
 """

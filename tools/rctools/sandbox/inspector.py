@@ -4,8 +4,11 @@ Evidence, not guesses. Files: the kernel's file events (`fanotify.py`: every cre
 write, attribute change and rename the sandbox made in the overlay's upper layer) name the
 paths touched since the last file image; only those entries of the upper layer are compared
 with what the image holds, so a temp file created and deleted in between is touched but no
-effect. Without an event source (`tree` mode, or where the kernel refuses the mark) the whole
-upper layer is compared. Processes: the process table of the sandbox's PID namespace against
+effect. Without an event source (`tree` mode, or where the kernel refuses the mark), or when
+an event could not be placed since the last file image, the whole upper layer is compared: the
+mark covers the whole disk, and a host that deletes folders fast (a loaded CI machine) makes
+some of their handles unresolvable (`open_by_handle_at` fails with ENOMEM while it reconnects a
+folder that is gone), so "cannot tell" must not mean "changed" or it costs a needless image. Processes: the process table of the sandbox's PID namespace against
 the last process image, and the kernel's context-switch counters against those taken while the
 processes were stopped for that image (`Sandbox.wakeups`): a server that stays alive with the
 same command line but was woken -- it served a request -- may hold other memory now, so it is
@@ -33,7 +36,7 @@ class Inspector:
     last_procs: str
     watch: UpperWatch | None = None
     since: set[str] = field(default_factory=set)  # paths touched since the last file image
-    lost: bool = False  # an event could not be resolved since then: cannot tell
+    lost: bool = False  # an event could not be resolved since then: compare the whole layer
     events: int = 0  # kernel events since the last file image
     woken: dict[int, tuple[int, int]] = field(default_factory=dict)  # at the last image
     cycles: int = 0  # freezes since then
@@ -63,7 +66,9 @@ class Inspector:
         if self.watch is None:
             return upper != self.last_upper
         self.absorb(self.watch.drain())
-        return self.lost or any(self._differs(upper, path) for path in self.since)
+        if self.lost:  # an event it could not place: the whole layer decides, exactly
+            return upper != self.last_upper
+        return any(self._differs(upper, path) for path in self.since)
 
     def absorb(self, touched: Touched) -> None:
         self.since |= touched.paths - {"."}  # "." is the layer's own folder, not an entry
