@@ -8,9 +8,10 @@ effect. Without an event source (`tree` mode, or where the kernel refuses the ma
 an event could not be placed since the last file image, the whole upper layer is compared: the
 mark covers the whole disk, and a host that deletes folders fast (a loaded CI machine) makes
 some of their handles unresolvable (`open_by_handle_at` fails with ENOMEM while it reconnects a
-folder that is gone), so "cannot tell" must not mean "changed" or it costs a needless image. Processes: the process table of the sandbox's PID namespace against
-the last process image, and the kernel's context-switch counters against those taken while the
-processes were stopped for that image (`Sandbox.wakeups`): a server that stays alive with the
+folder that is gone), so "cannot tell" must not mean "changed" or it costs a needless image.
+Processes: the process table of the sandbox's PID namespace against the last process image,
+and the kernel's context-switch counters against those taken while the processes were stopped
+for that image (`Sandbox.wakeups`): a server that stays alive with the
 same command line but was woken -- it served a request -- may hold other memory now, so it is
 re-dumped; one that stayed blocked was not woken and is not. A freeze and thaw at each boundary
 costs a blocked process exactly two voluntary switches; anything beyond, or any involuntary
