@@ -19,6 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT / "traces"
 CORE = TRACES / "core"
 SPEC = ROOT / "spec"
+# LangGraph matrices in the tests record two cells at once (each its own process, its own
+# database): a cell is mostly interpreter start-up and waiting on SQLite, so two at a time
+# take about a third less wall time on CI's two cores, and --jobs is exercised on every one.
+JOBS = ("--jobs", "2")
 
 
 def manifests() -> dict[str, dict[str, Any]]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, invoke, run_cli
+from conftest import JOBS, ROOT, invoke, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +27,7 @@ DOCS = ROOT / "docs" / "langgraph.md"
 def _app_matrix(tmp_path: Path, app: str, *options: str) -> tuple[int, dict[str, Any]]:
     run = run_cli(
         "run", "langgraph", "--app", app, *options, "--format", "json", "--no-progress",
-        "--out", tmp_path,
+        *JOBS, "--out", tmp_path,
     )  # fmt: skip
     run.assert_no_traceback()
     assert run.returncode in (0, 1), run
@@ -258,7 +258,7 @@ def test_an_app_on_a_broken_saver_is_a_saver_finding_and_on_a_correct_one_is_not
         run = run_cli(
             "run", "langgraph", "--app", f"{APPS / 'research.py'}:make_graph",
             "--saver", f"broken_savers:{saver}", "--durability", "sync", "--scenarios", "fork",
-            "--format", "json", "--no-progress", "--out", tmp_path / saver, env=env,
+            "--format", "json", "--no-progress", *JOBS, "--out", tmp_path / saver, env=env,
         )  # fmt: skip
         run.assert_no_traceback()
         found[saver] = (run.returncode, run.json())

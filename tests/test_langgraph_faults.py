@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, Run, run_cli
+from conftest import JOBS, ROOT, Run, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -24,8 +24,9 @@ ENV = {"PYTHONPATH": str(ROOT / "tests" / "fixtures")}
 
 def _matrix(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Run:
     run = run_cli(
-        "run", "langgraph", *args, "--format", "json", "--out", tmp_path, "--no-progress", env=env
-    )
+        "run", "langgraph", *args, "--format", "json", "--out", tmp_path, "--no-progress",
+        *JOBS, env=env,
+    )  # fmt: skip
     run.assert_no_traceback()
     return run
 

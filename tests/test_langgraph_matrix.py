@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 
 import jsonschema
 import pytest
-from conftest import ROOT, Run, run_cli
+from conftest import JOBS, ROOT, Run, run_cli
 from rctools.langgraph.matrix import CellKey
 
 pytestmark = pytest.mark.slow
@@ -42,6 +42,7 @@ def sqlite_matrix(tmp_path_factory: pytest.TempPathFactory) -> Run:
         "--out",
         out,
         "--no-progress",
+        *JOBS,
     )
     run.assert_no_traceback()
     return run

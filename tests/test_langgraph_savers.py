@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import JOBS, ROOT, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -45,6 +45,7 @@ def _matrix(tmp_path: Path, factory: str, scenarios: str, stride: int) -> dict[s
         "--out",
         tmp_path,
         "--no-progress",
+        *JOBS,
         env=ENV,
     )
     run.assert_no_traceback()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import JOBS, run_cli
 from services import services  # noqa: F401  (the session fixture)
 
 pytestmark = pytest.mark.slow
@@ -37,6 +37,7 @@ def test_a_server_backed_saver_keeps_the_contract_where_langgraph_does(
         "--out",
         tmp_path,
         "--no-progress",
+        *JOBS,
         env=services,
     )
     run.assert_no_traceback()
