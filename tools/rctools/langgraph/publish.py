@@ -15,7 +15,7 @@ conforming example of that backend; the runtime findings and fault-free copies i
 the reference are left in `out/record/<backend>/`. The reference's verdicts are the cells' own
 reference side when the run had one, else the reference backend's summary (`--reference`; by
 default `traces/langgraph/sqlite/summary.json` beside the folder, which `make record-langgraph`
-publishes first).
+publishes first). Exit codes: 0 published; 2 no reference to compare with (nothing written).
 
 It writes the folder's manifest.json from the verdicts the run got (`"judged_by":
 "resume-check"`: written by the checker, not by hand), so the test suite re-judges every kept
@@ -48,13 +48,9 @@ DETAILS_FIELDS = ("backend", "reference", "counts")
 Verdict = tuple[str, tuple[str, ...]]
 
 
-class NoReference(SystemExit):
+class NoReference(Exception):
     """A backend other than the reference, recorded without the reference and given no
     reference summary: its saver findings cannot be told from LangGraph's (exit code 2)."""
-
-    def __init__(self, message: str) -> None:
-        print(f"publish: {message}", file=sys.stderr)
-        super().__init__(2)
 
 
 def verdict_of(side: Mapping[str, Any]) -> Verdict:
@@ -236,7 +232,11 @@ def main(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
     reference = args.reference or args.folder.parent / REFERENCE / "summary.json"
-    count = publish(args.summary, args.folder, reference)
+    try:
+        count = publish(args.summary, args.folder, reference)
+    except NoReference as problem:
+        print(f"publish: {problem}", file=sys.stderr)
+        return 2
     print(f"{count} traces with the checker's verdicts in {args.folder}")
     return 0
 
