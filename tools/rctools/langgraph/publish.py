@@ -45,7 +45,7 @@ DETAILS_FIELDS = ("backend", "reference", "counts")
 
 # A verdict as the curation compares it: the status and the properties first broken (the event
 # index moves with a store's timing; what is broken is the finding).
-Verdict = tuple[str, tuple[str, ...]]
+CellVerdict = tuple[str, tuple[str, ...]]
 
 
 class NoReference(Exception):
@@ -53,7 +53,7 @@ class NoReference(Exception):
     reference summary: its saver findings cannot be told from LangGraph's (exit code 2)."""
 
 
-def verdict_of(side: Mapping[str, Any]) -> Verdict:
+def verdict_of(side: Mapping[str, Any]) -> CellVerdict:
     return side["status"], tuple(sorted(side.get("properties") or ()))
 
 
@@ -63,7 +63,7 @@ def trace_name(cell: Mapping[str, Any]) -> str:
     return Path(cell["tested"]["trace"]).name
 
 
-def reference_verdicts(document: Mapping[str, Any]) -> dict[str, Verdict]:
+def reference_verdicts(document: Mapping[str, Any]) -> dict[str, CellVerdict]:
     """The reference backend's verdict of each of its cells, by trace name (its summary)."""
     return {trace_name(c): verdict_of(c["tested"]) for c in document["details"]["cells"]}
 
@@ -106,7 +106,7 @@ def curate_reference(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return _in_order(keep, cells)
 
 
-def is_saver_finding(cell: Mapping[str, Any], reference: Verdict | None) -> bool:
+def is_saver_finding(cell: Mapping[str, Any], reference: CellVerdict | None) -> bool:
     """The matrix attributed the cell to the saver (a run with the reference: a property or
     runner check no reference run of the scenario shows), or the tested trace violates and
     not as the reference's trace of the cell does (or the reference has no such cell). A cell
@@ -119,7 +119,7 @@ def is_saver_finding(cell: Mapping[str, Any], reference: Verdict | None) -> bool
 
 
 def curate(
-    cells: list[dict[str, Any]], reference: Mapping[str, Verdict] | None = None
+    cells: list[dict[str, Any]], reference: Mapping[str, CellVerdict] | None = None
 ) -> list[dict[str, Any]]:
     """The cells worth keeping, in the matrix's order: the reference's corpus when `reference`
     is None (the backend is the reference), else the saver findings against the reference's
@@ -171,7 +171,7 @@ def compact(document: dict[str, Any]) -> dict[str, Any]:
     return {**kept, "cells": rows, "details": {**details, "cells": cells}}
 
 
-def reference_for(document: Mapping[str, Any], given: Path | None) -> dict[str, Verdict] | None:
+def reference_for(document: Mapping[str, Any], given: Path | None) -> dict[str, CellVerdict] | None:
     """The reference's verdicts `curate` compares a backend with: None for the reference
     itself; else the `given` reference summary's, or, when the run recorded the reference
     beside every cell, an empty map (each cell's own reference side is used)."""
