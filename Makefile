@@ -52,7 +52,9 @@ demo: setup
 ## Re-record traces/langgraph/: per backend the whole matrix into out/record/<backend> and a
 ## curated corpus with the checker's verdicts into traces/langgraph/<backend>/; the shapes.
 ## The third-party savers (docs/backends.md) run on the project's own servers, started first;
-## their shapes run too (out/record/<backend>-shapes, not kept: the corpus stays ~50 traces).
+## their shapes run too (out/record/<backend>-shapes, not kept). sqlite, the reference, is
+## published first: every other backend keeps only the cells whose verdict differs from its
+## (and a fault-free cell per scenario; docs/langgraph.md, "Matrix per backend").
 LANGGRAPH_MATRIX := chain,node-error,fanout,two-interrupts,retry,fork,pinned-twice,concurrent-2,concurrent-3,update-older
 LANGGRAPH_SHAPES := loop,approval-loop,router,send,react,subgraph,subgraph-interrupt,update-state,exit
 THIRD_PARTY_BACKENDS := mysql mysql-async valkey valkey-async dynamodb dynamodb-checkpoint

@@ -1,31 +1,71 @@
 """Keep a matrix run as a curated corpus with the checker's verdicts: `traces/langgraph/<backend>/`.
 
     python -m rctools.langgraph.publish OUT/summary.json traces/langgraph/sqlite
+    python -m rctools.langgraph.publish OUT/summary.json traces/langgraph/postgres \
+        [--reference traces/langgraph/sqlite/summary.json]
 
-keeps, of the saver-under-test's traces, every violating cell, every fault-free cell (one per
-scenario and durability) and the first few conforming SIGKILL cells of each killed scenario
-(KILLS_KEPT, spread over its durabilities): about 50 per backend that a reader can go through,
-where the whole matrix is hundreds. It writes the folder's manifest.json from the verdicts the
-run got (`"judged_by": "resume-check"`: written by the checker, not by hand), so the test suite
-re-judges every kept trace and must get the same verdict; the folder's summary.json (the run's
-summary without the verdicts' full text: every cell's row and the matrix in `details`, every
-trace named by its file name) that the tables are generated from; and MATRIX.md, the whole
-matrix's table (`rctools.langgraph.tables`).
+What a reader learns from decides what is kept. The reference saver (LangGraph's own SQLite
+saver, `matrix.REFERENCE`) keeps every violating cell (LangGraph's runtime findings), every
+fault-free cell (one per scenario and durability) and the first conforming SIGKILL cell of each
+killed scenario (KILLS_KEPT): about 70 traces, where the matrix is hundreds. Another backend
+keeps only what the reference's corpus does not already show (`curate`): its *saver findings*
+-- each cell whose trace violates with another verdict than the reference's trace of the same
+cell -- and one fault-free cell per scenario (the first of PREFERRED_DURABILITY recorded) as a
+conforming example of that backend; the runtime findings and fault-free copies it shares with
+the reference are left in `out/record/<backend>/`. The reference's verdicts are the cells' own
+reference side when the run had one, else the reference backend's summary (`--reference`; by
+default `traces/langgraph/sqlite/summary.json` beside the folder, which `make record-langgraph`
+publishes first). Exit codes: 0 published; 2 no reference to compare with (nothing written).
+
+It writes the folder's manifest.json from the verdicts the run got (`"judged_by":
+"resume-check"`: written by the checker, not by hand), so the test suite re-judges every kept
+trace and must get the same verdict; the folder's summary.json (the run's summary without the
+verdicts' full text: every cell's row and the matrix in `details`, every trace named by its
+file name; only the manifest's traces are committed) that the tables are generated from; and
+MATRIX.md, the whole matrix's table (`rctools.langgraph.tables`).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rctools.langgraph.matrix import DURABILITIES, REFERENCE
 from rctools.langgraph.tables import matrix_table
 
-KILLS_KEPT = 1  # conforming SIGKILL cells kept per scenario
+KILLS_KEPT = 1  # conforming SIGKILL cells kept per scenario, on the reference
+PREFERRED_DURABILITY = DURABILITIES  # which fault-free cell of a scenario another backend keeps
 SUMMARY_FIELDS = ("tool", "version", "command", "suite", "runtime", "declared", "findings")
 DETAILS_FIELDS = ("backend", "reference", "counts")
+
+# A verdict as the curation compares it: the status and the properties first broken (the event
+# index moves with a store's timing; what is broken is the finding).
+CellVerdict = tuple[str, tuple[str, ...]]
+
+
+class NoReference(Exception):
+    """A backend other than the reference, recorded without the reference and given no
+    reference summary: its saver findings cannot be told from LangGraph's (exit code 2)."""
+
+
+def verdict_of(side: Mapping[str, Any]) -> CellVerdict:
+    return side["status"], tuple(sorted(side.get("properties") or ()))
+
+
+def trace_name(cell: Mapping[str, Any]) -> str:
+    """A cell's trace file name: `scenario.fault.durability.jsonl`, the same for the same cell
+    on every backend, so it keys one backend's cells to the reference's."""
+    return Path(cell["tested"]["trace"]).name
+
+
+def reference_verdicts(document: Mapping[str, Any]) -> dict[str, CellVerdict]:
+    """The reference backend's verdict of each of its cells, by trace name (its summary)."""
+    return {trace_name(c): verdict_of(c["tested"]) for c in document["details"]["cells"]}
 
 
 def _kill_index(cell: dict[str, Any]) -> int:
@@ -33,9 +73,19 @@ def _kill_index(cell: dict[str, Any]) -> int:
     return int(fault.split("@", 1)[1]) if fault.startswith("kill@") else 0
 
 
-def curate(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The cells worth keeping, in the matrix's order."""
-    judged = [c for c in cells if c["tested"]["status"] in ("conforms", "violates")]
+def _judged(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [c for c in cells if c["tested"]["status"] in ("conforms", "violates")]
+
+
+def _in_order(keep: list[dict[str, Any]], cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    order = {id(c): i for i, c in enumerate(cells)}
+    return sorted(keep, key=lambda c: order[id(c)])
+
+
+def curate_reference(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The reference's corpus: every violating cell, every fault-free cell and KILLS_KEPT
+    conforming SIGKILL cells per killed scenario, in the matrix's order."""
+    judged = _judged(cells)
     keep = [c for c in judged if c["fault"] == "none" or c["tested"]["status"] == "violates"]
     by_scenario: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for cell in judged:
@@ -53,8 +103,45 @@ def curate(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 if queue and taken < KILLS_KEPT:
                     keep.append(queue.pop(0))
                     taken += 1
-    order = {id(c): i for i, c in enumerate(cells)}
-    return sorted(keep, key=lambda c: order[id(c)])
+    return _in_order(keep, cells)
+
+
+def is_saver_finding(cell: Mapping[str, Any], reference: CellVerdict | None) -> bool:
+    """The matrix attributed the cell to the saver (a run with the reference: a property or
+    runner check no reference run of the scenario shows), or the tested trace violates and
+    not as the reference's trace of the cell does (or the reference has no such cell). A cell
+    the saver passes where the reference fails is no finding against the saver: a race went
+    the other way."""
+    if cell.get("finding") == "saver":
+        return True
+    mine = verdict_of(cell["tested"])
+    return mine[0] == "violates" and mine != reference
+
+
+def curate(
+    cells: list[dict[str, Any]], reference: Mapping[str, CellVerdict] | None = None
+) -> list[dict[str, Any]]:
+    """The cells worth keeping, in the matrix's order: the reference's corpus when `reference`
+    is None (the backend is the reference), else the saver findings against the reference's
+    verdicts (by trace name; a cell's own reference side wins) and one fault-free cell per
+    scenario."""
+    if reference is None:
+        return curate_reference(cells)
+    judged = _judged(cells)
+    keep = []
+    for cell in judged:
+        own = cell.get("reference")
+        theirs = verdict_of(own) if own else reference.get(trace_name(cell))
+        if is_saver_finding(cell, theirs):
+            keep.append(cell)
+    for scenario in dict.fromkeys(c["scenario"] for c in judged):
+        clean = {
+            c["durability"]: c for c in judged if (c["scenario"], c["fault"]) == (scenario, "none")
+        }
+        first = next((clean[d] for d in PREFERRED_DURABILITY if d in clean), None)
+        if first is not None and all(first is not c for c in keep):
+            keep.append(first)
+    return _in_order(keep, cells)
 
 
 def entry(tested: dict[str, Any]) -> dict[str, Any]:
@@ -84,9 +171,35 @@ def compact(document: dict[str, Any]) -> dict[str, Any]:
     return {**kept, "cells": rows, "details": {**details, "cells": cells}}
 
 
-def publish(summary: Path, folder: Path) -> int:
+def reference_for(document: Mapping[str, Any], given: Path | None) -> dict[str, CellVerdict] | None:
+    """The reference's verdicts `curate` compares a backend with: None for the reference
+    itself; else the `given` reference summary's, or, when the run recorded the reference
+    beside every cell, an empty map (each cell's own reference side is used)."""
+    details = document["details"]
+    if details["backend"] == REFERENCE:
+        return None
+    if given is not None and given.is_file():
+        return reference_verdicts(json.loads(given.read_text(encoding="utf-8")))
+    if all(c.get("reference") for c in details["cells"]):
+        return {}
+    raise NoReference(
+        f"{details['backend']} was recorded without the reference ({REFERENCE}) and there is "
+        f"no reference summary at {given}: give --reference, the reference's summary.json"
+    )
+
+
+def write_folder(folder: Path, manifest: Mapping[str, Any], matrix_md: str) -> None:
+    """The folder's manifest.json and MATRIX.md, from the traces it keeps."""
+    (folder / "manifest.json").write_text(
+        json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    (folder / "MATRIX.md").write_text(matrix_md, encoding="utf-8")
+
+
+def publish(summary: Path, folder: Path, reference: Path | None = None) -> int:
     document = json.loads(summary.read_text(encoding="utf-8"))
     matrix = document["details"]
+    verdicts = reference_for(document, reference)
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.jsonl"):
         old.unlink()
@@ -95,22 +208,38 @@ def publish(summary: Path, folder: Path) -> int:
         tested = cell["tested"]
         if tested["status"] not in ("conforms", "violates"):
             print(f"{Path(tested['trace']).name}: not kept ({tested['verdict']})", file=sys.stderr)
-    for cell in curate(matrix["cells"]):
+    for cell in curate(matrix["cells"], verdicts):
         source = Path(cell["tested"]["trace"])
         shutil.copy(source, folder / source.name)
         manifest[source.name] = entry(cell["tested"])
-    (folder / "manifest.json").write_text(
-        json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
     (folder / "summary.json").write_text(
         json.dumps(compact(document), indent=1) + "\n", encoding="utf-8"
     )
-    (folder / "MATRIX.md").write_text(matrix_table(matrix, len(manifest)), encoding="utf-8")
+    write_folder(folder, manifest, matrix_table(matrix, len(manifest)))
     return len(manifest)
 
 
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m rctools.langgraph.publish", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("summary", type=Path, help="the run's summary.json")
+    parser.add_argument("folder", type=Path, help="traces/langgraph/<backend>")
+    parser.add_argument(
+        "--reference",
+        type=Path,
+        help="the reference backend's summary.json (default: FOLDER/../sqlite/summary.json)",
+    )
+    args = parser.parse_args(argv)
+    reference = args.reference or args.folder.parent / REFERENCE / "summary.json"
+    try:
+        count = publish(args.summary, args.folder, reference)
+    except NoReference as problem:
+        print(f"publish: {problem}", file=sys.stderr)
+        return 2
+    print(f"{count} traces with the checker's verdicts in {args.folder}")
+    return 0
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        raise SystemExit(__doc__)
-    count = publish(Path(sys.argv[1]), Path(sys.argv[2]))
-    print(f"{count} traces with the checker's verdicts in {sys.argv[2]}")
+    raise SystemExit(main(sys.argv[1:]))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 TIMES = "\u00d7"  # the multiplication sign the docs use in "CV x3"
+HEADER = re.compile(r"Backend `(?P<backend>[^`]+)`: (?P<cells>\d+) cells[,.]")
 BLOCK = re.compile(r"(<!-- table: (?P<name>[^>]+?) -->\n)(?P<body>.*?)(<!-- end table -->)", re.S)
 
 
@@ -39,6 +40,23 @@ def _kept(summary: Path) -> int | None:
     return len(load(manifest)) if manifest.is_file() else None
 
 
+def header(backend: str, cells: int, kept: int | None) -> str:
+    """A matrix table's first line: the backend, its cells and how many traces are kept."""
+    return f"Backend `{backend}`: {cells} cells" + (
+        f", {kept} of them kept here with the checker's verdicts." if kept else "."
+    )
+
+
+def recount(table: str, kept: int) -> str:
+    """`table` (a MATRIX.md) with its first line counting `kept` traces: the one line a
+    folder committed without its summary.json can have regenerated."""
+    first, rest = table.split("\n", 1)
+    match = HEADER.match(first)
+    if match is None:
+        raise ValueError(f"not a matrix table's first line: {first!r}")
+    return f"{header(match['backend'], int(match['cells']), kept)}\n{rest}"
+
+
 def matrix_table(document: dict[str, Any], kept: int | None = None) -> str:
     """One row per scenario and durability: the fault-free verdict, then the SIGKILL cells
     (`document`: the matrix, a summary's `details`)."""
@@ -47,8 +65,7 @@ def matrix_table(document: dict[str, Any], kept: int | None = None) -> str:
         rows.setdefault((cell["scenario"], cell["durability"]), []).append(cell)
     count = document["counts"]["cells"]
     lines = [
-        f"Backend `{document['backend']}`: {count} cells"
-        + (f", {kept} of them kept here with the checker's verdicts." if kept else "."),
+        header(document["backend"], count, kept),
         "",
         "| scenario | durability | no fault | SIGKILL cells conforming | broken after a SIGKILL |",
         "|---|---|---|---:|---|",
