@@ -15,7 +15,7 @@ import uuid
 from typing import Any
 
 from rctools.services import services_dir
-from rctools.suite.cells import CellTable, RuntimeSuite
+from rctools.suite.cells import CellTable, Phases, RuntimeSuite
 from rctools.suite.cells import worker as w
 from rctools.suite.command import require
 
@@ -34,6 +34,11 @@ def ans(
     """An answer to the wait the sender sees; `again`: to the one the previous answer saw;
     `remember`: to the wait with that operation index, from memory (it waits no more)."""
     return {"value": value, "how": how, "again": again, "remember": remember}
+
+
+def live(*answers: dict[str, Any]) -> Phases:
+    """One worker process runs the workflow and, while it waits, sends `answers` in turn."""
+    return [[w("run", "w1", answers=list(answers))]]
 
 
 def table() -> CellTable:
@@ -134,7 +139,7 @@ def table() -> CellTable:
         "approval-live",
         "approval",
         "the workflow waits; the same process signals the answer",
-        [[w("run", "w1", answers=[ans("approve")])]],
+        live(ans("approve")),
     )
     for point, words in (
         ("quote.effect", "in quote after its effect"),
@@ -212,30 +217,19 @@ def table() -> CellTable:
         "approval-double-signal",
         "approval",
         "the answer is signalled twice while the workflow waits",
-        [[w("run", "w1", answers=[ans("approve"), ans("approve", again=True)])]],
+        live(ans("approve"), ans("approve", again=True)),
     )
     t.add(
         "approval-two-values",
         "approval",
         "two different answers signalled while the workflow waits",
-        [[w("run", "w1", answers=[ans("approve"), ans("reject", again=True)])]],
+        live(ans("approve"), ans("reject", again=True)),
     )
     t.add(
         "approval-double-update",
         "approval",
         "the answer sent twice as an update with the same update id",
-        [
-            [
-                w(
-                    "run",
-                    "w1",
-                    answers=[
-                        ans("approve", how="update"),
-                        ans("approve", how="update", again=True),
-                    ],
-                )
-            ]
-        ],
+        live(ans("approve", how="update"), ans("approve", how="update", again=True)),
     )
     t.add(
         "approval-reset-before-answer",
@@ -256,32 +250,24 @@ def table() -> CellTable:
         "two-approvals-live",
         "two-approvals",
         "two waits, each answered once",
-        [[w("run", "w1", answers=[ans("approve"), ans("approve-2")])]],
+        live(ans("approve"), ans("approve-2")),
     )
     t.add(
         "two-approvals-double-click",
         "two-approvals",
         "the first approval is signalled twice; the second wait takes the duplicate",
-        [[w("run", "w1", answers=[ans("approve"), ans("approve", again=True)])]],
+        live(ans("approve"), ans("approve", again=True)),
     )
     t.add(
         "two-approvals-double-click-update",
         "two-approvals",
         "the first approval is sent twice as an update with the same id; the second wait "
         "is answered",
-        [
-            [
-                w(
-                    "run",
-                    "w1",
-                    answers=[
-                        ans("approve", how="update"),
-                        ans("approve", how="update", again=True),
-                        ans("approve-2", how="update"),
-                    ],
-                )
-            ]
-        ],
+        live(
+            ans("approve", how="update"),
+            ans("approve", how="update", again=True),
+            ans("approve-2", how="update"),
+        ),
     )
     t.add(
         "two-approvals-kill-book",
