@@ -16,6 +16,7 @@ same fault-free and kill families, its own `chain` of steps for "killed here, th
 from __future__ import annotations
 
 import importlib.metadata
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +48,7 @@ def answer(proc: str, value: str = "approved", **extra: Any) -> dict[str, Any]:
     return worker("answer", proc, value=value, **extra)
 
 
-class Table:
+class Table(ABC):
     """The cells of a matrix in order, each name once; each cell's params are its graph and its
     steps (under `key`). The families here are every suite's: a subclass says how its steps
     write a chain of processes (`chain`), the one shape they are built of."""
@@ -62,10 +63,10 @@ class Table:
             raise ValueError(f"cell {name!r} twice in the matrix")
         self.cells.append(Cell(name, graph, what, {"graph": graph, self.key: steps}))
 
+    @abstractmethod
     def chain(self, roles: Sequence[str], points: Sequence[str | None]) -> list[Any]:
         """The steps of processes `w1`, `w2`, ... one after the other, process n in role
         `roles[n-1]` SIGKILLed at `points[n-1]` (None: it runs to the end)."""
-        raise NotImplementedError
 
     def clean(self, graph: str, what: str = "no fault") -> None:
         """`<graph>-clean`: one process runs the graph to its end."""
