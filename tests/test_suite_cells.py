@@ -1,11 +1,15 @@
 """The cell table every runtime suite fills in: its families name and phase their cells the
 same way in every suite (a suite's cell names are what `--cells` and the committed manifests
-know them by), and a name twice is an error, not a cell silently recorded twice."""
+know them by), also in a suite whose cells are steps of its own (Restate's driver script), and
+a name twice is an error, not a cell silently recorded twice."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
-from rctools.suite.cells import BOUNDARY_POINTS, CellTable
+from rctools.suite.cells import BOUNDARY_POINTS, CellTable, Table
 
 
 def test_a_loop_step_is_killed_at_each_visit_and_points_may_differ_per_step() -> None:
@@ -46,3 +50,33 @@ def test_answerers_meet_and_a_name_twice_is_an_error() -> None:
     with pytest.raises(ValueError, match="twice"):
         table.clean("approval", "again")
         table.clean("approval", "again")
+
+
+class Steps(Table):
+    """A suite's own steps: a process started with its kill point, and `gone` once killed."""
+
+    key = "script"
+
+    def chain(self, roles: Sequence[str], points: Sequence[str | None]) -> list[Any]:
+        steps: list[Any] = []
+        for n, at in enumerate(points, start=1):
+            steps += [("gone", f"w{n - 1}")] if n > 1 else []
+            steps.append(("start", f"w{n}", at))
+        return steps
+
+
+def test_a_suite_with_steps_of_its_own_gets_the_same_names_from_its_chain() -> None:
+    table = Steps()
+    table.clean("linear")
+    table.kill_every_boundary("linear", ["a"], "retry", (BOUNDARY_POINTS[1],), victim="it")
+    table.kills("approval-kill", "approval", "then an answer", "q.effect", then=["answer"])
+    assert [(c.name, c.what) for c in table.cells] == [
+        ("linear-clean", "no fault"),
+        ("linear-kill-a-effect", "SIGKILL of it in a after its effect; retry"),
+        ("approval-kill", "then an answer"),
+    ]
+    assert table.cells[1].params == {
+        "graph": "linear",
+        "script": [("start", "w1", "a.effect"), ("gone", "w1"), ("start", "w2", None)],
+    }
+    assert table.cells[2].params["script"][-1] == "answer"

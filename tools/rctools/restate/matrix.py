@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import shutil
-import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +27,10 @@ from rctools.restate.driver import CellFailed, Driver
 from rctools.restate.server import VERSION, binary, install_dir
 from rctools.restate.worker import WORKFLOWS, nodes
 from rctools.services import ServiceError
+from rctools.suite.cells import Table
 from rctools.suite.command import Figures, Judged, require
-from rctools.suite.phases import effects_fired
+from rctools.suite.phases import note_effects, recording
 from rctools.suite.reports import Cell, CellReport
-from rctools.suite.trace import TraceWriter, header
 
 require("restate", "hypercorn")
 
@@ -43,76 +43,77 @@ DOCS = "docs/runtimes/restate.md"
 DECLARED = {"durability": "sync", "effects_default": "at-least-once", "fencing": "none"}
 
 LINEAR = [op[1] for op in WORKFLOWS["linear"]]
+POINTS = (
+    ("start", "as its body starts"),
+    ("effect", "after its effect, before the body returned"),
+    ("recorded", "after Restate journaled its result"),
+)
 
 
 def a(do: str, **extra: Any) -> dict[str, Any]:
+    """One step of a cell's script: what the driver does (`_play`)."""
     return {"do": do, **extra}
 
 
-def cells() -> list[Cell]:
-    out: list[Cell] = []
+def answer(proc: str, value: str = "approve", **extra: Any) -> dict[str, Any]:
+    """A request handler `proc` resolves the promise (`promise=`: another one; `again`: the
+    one the previous answer resolved) or the awakeable with `value`."""
+    return a("answer", proc=proc, value=value, **extra)
 
-    def add(name: str, workflow: str, what: str, script: list[dict[str, Any]]) -> None:
-        if any(c.name == name for c in out):
-            raise ValueError(f"cell {name!r} twice")
-        out.append(Cell(name, workflow, what, {"workflow": workflow, "script": script}))
 
-    start = [a("serve", proc="w1"), a("submit")]
-    add("linear-clean", "linear", "four ctx.run steps, no fault", start)
-    for step in LINEAR:
-        for point, words in (
-            ("start", "as its body starts"),
-            ("effect", "after its effect, before the body returned"),
-            ("recorded", "after Restate journaled its result"),
-        ):
-            add(
-                f"linear-kill-{step}-{point}",
-                "linear",
-                f"SIGKILL of the service in {step} {words}; a new service process, "
-                "Restate retries the invocation",
-                [
-                    a("serve", proc="w1", kill_at=f"{step}.{point}"),
-                    a("submit"),
-                    a("killed", proc="w1"),
-                    a("serve", proc="w2"),
-                ],
-            )
-    add(
+class Script(Table):
+    """Restate's cells: a script of the driver's steps, played in order. A chain is the
+    service started with its kill point and the workflow submitted once; after each SIGKILL,
+    once the process is gone, a new service process, on which Restate retries the invocation."""
+
+    key = "script"
+
+    def chain(self, roles: Sequence[str], points: Sequence[str | None]) -> list[Any]:
+        script = []
+        for n, at in enumerate(points, start=1):
+            if n > 1:
+                script.append(a("killed", proc=f"w{n - 1}"))
+            script.append(a("serve", proc=f"w{n}", **({"kill_at": at} if at else {})))
+            if n == 1:
+                script.append(a("submit"))
+        return script
+
+
+START = [a("serve", proc="w1"), a("submit")]
+# SIGKILL of the service while the workflow waits (the driver sees it parked first)
+DOWN = a("kill", proc="w1")
+UP = a("serve", proc="w2")
+
+
+def table() -> Script:
+    t = Script()
+    t.clean("linear", "four ctx.run steps, no fault")
+    t.kill_every_boundary(
+        "linear",
+        LINEAR,
+        "a new service process, Restate retries the invocation",
+        POINTS,
+        victim="the service",
+    )
+    t.kills(
         "linear-kill-returning",
         "linear",
         "SIGKILL of the service after the last step, before the handler returned",
-        [
-            a("serve", proc="w1", kill_at="workflow.returning"),
-            a("submit"),
-            a("killed", proc="w1"),
-            a("serve", proc="w2"),
-        ],
+        "workflow.returning",
     )
-    add(
+    t.kills(
         "linear-double-kill",
         "linear",
         "SIGKILL in charge after its effect; the retry is SIGKILLed in mail after its effect",
-        [
-            a("serve", proc="w1", kill_at="charge.effect"),
-            a("submit"),
-            a("killed", proc="w1"),
-            a("serve", proc="w2", kill_at="mail.effect"),
-            a("killed", proc="w2"),
-            a("serve", proc="w3"),
-        ],
+        "charge.effect",
+        "mail.effect",
     )
-    add(
+    t.kills(
         "linear-kill-same-step-twice",
         "linear",
         "SIGKILL in charge after its effect, and the retry again there",
-        [
-            a("serve", proc="w1", kill_at="charge.effect"),
-            a("submit"),
-            a("killed", proc="w1"),
-            a("serve", proc="w2", kill_at="charge.effect"),
-            a("killed", proc="w2"),
-            a("serve", proc="w3"),
-        ],
+        "charge.effect",
+        "charge.effect",
     )
     for step, point, words in (
         ("reserve", "effect", "in reserve after its effect"),
@@ -121,7 +122,7 @@ def cells() -> list[Cell]:
         ("charge", "recorded", "after charge's result was journaled"),
         ("ship", "effect", "in ship after its effect"),
     ):
-        add(
+        t.add(
             f"linear-server-kill-{step}-{point}",
             "linear",
             f"SIGKILL of restate-server {words}; restarted on its data, it retries the "
@@ -132,14 +133,14 @@ def cells() -> list[Cell]:
                 a("kill-server", when="paused"),
             ],
         )
-    add(
+    t.add(
         "linear-server-kill-done",
         "linear",
         "SIGKILL of restate-server after the workflow completed; restarted, it still has the "
         "result and runs nothing again",
-        [*start, a("kill-server", when="done")],
+        [*START, a("kill-server", when="done")],
     )
-    add(
+    t.add(
         "linear-server-and-service-kill",
         "linear",
         "SIGKILL of the service in mail after its effect, then of restate-server; both restarted",
@@ -148,143 +149,108 @@ def cells() -> list[Cell]:
             a("submit"),
             a("killed", proc="w1"),
             a("kill-server", when="now"),
-            a("serve", proc="w2"),
+            UP,
         ],
     )
-    add(
+    t.add(
         "linear-submit-twice",
         "linear",
         "two clients submit the same workflow id at once: one execution",
         [a("serve", proc="w1"), a("submit-twice")],
     )
-    add(
+    t.add(
         "linear-resubmit-after-done",
         "linear",
         "the same workflow id is submitted again after it completed",
-        [*start, a("output"), a("resubmit")],
+        [*START, a("output"), a("resubmit")],
     )
 
-    ap = [a("serve", proc="w1"), a("submit")]
-    add(
+    t.add(
         "approval-live",
         "approval",
         "the workflow waits for its promise; a request handler resolves it",
-        [*ap, a("answer", proc="h1", value="approve")],
+        [*START, answer("h1")],
     )
-    add(
+    t.kills(
         "approval-kill-quote-effect",
         "approval",
         "SIGKILL in quote after its effect; a new service process; then the answer",
-        [
-            a("serve", proc="w1", kill_at="quote.effect"),
-            a("submit"),
-            a("killed", proc="w1"),
-            a("serve", proc="w2"),
-            a("answer", proc="h1", value="approve"),
-        ],
+        "quote.effect",
+        then=[answer("h1")],
     )
-    add(
+    t.add(
         "approval-kill-waiting",
         "approval",
         "SIGKILL of the service while the workflow waits; a new one; then the answer",
-        [
-            *ap,
-            a("kill", proc="w1"),
-            a("serve", proc="w2"),
-            a("answer", proc="h1", value="approve"),
-        ],
+        [*START, DOWN, UP, answer("h1")],
     )
     for point, words in (
         ("promise.consumed", "after the workflow took the answer"),
         ("book.start", "as book starts"),
         ("book.effect", "in book after its effect"),
     ):
-        add(
+        t.add(
             f"approval-kill-{point.replace('.', '-')}",
             "approval",
             f"SIGKILL of the service {words}; a new one",
             [
                 a("serve", proc="w1", kill_at=point),
                 a("submit"),
-                a("answer", proc="h1", value="approve"),
+                answer("h1"),
                 a("killed", proc="w1"),
-                a("serve", proc="w2"),
+                UP,
             ],
         )
-    add(
+    again = answer("h2", again=True)
+    t.add(
         "approval-double-answer",
         "approval",
         "the answer is sent twice (a second click): Restate refuses the second resolve",
-        [
-            *ap,
-            a("answer", proc="h1", value="approve"),
-            a("answer", proc="h2", value="approve", again=True),
-        ],
+        [*START, answer("h1"), again],
     )
-    add(
+    t.add(
         "approval-two-values",
         "approval",
         "two different answers, one after the other, while the workflow waits",
-        [
-            *ap,
-            a("answer", proc="h1", value="approve"),
-            a("answer", proc="h2", value="reject", again=True),
-        ],
+        [*START, answer("h1"), answer("h2", "reject", again=True)],
     )
-    add(
+    t.add(
         "approval-reanswer-after-kill",
         "approval",
         "SIGKILL of the service while it waits; a new one; answered, and answered again",
-        [
-            *ap,
-            a("kill", proc="w1"),
-            a("serve", proc="w2"),
-            a("answer", proc="h1", value="approve"),
-            a("answer", proc="h2", value="approve", again=True),
-        ],
+        [*START, DOWN, UP, answer("h1"), again],
     )
-    add(
+    t.add(
         "approval-reanswer-after-done",
         "approval",
         "the promise is resolved again after the workflow completed",
-        [
-            *ap,
-            a("answer", proc="h1", value="approve"),
-            a("output"),
-            a("answer", proc="h2", value="approve", again=True),
-        ],
+        [*START, answer("h1"), a("output"), again],
     )
-    add(
+    t.add(
         "approval-server-kill-waiting",
         "approval",
         "SIGKILL of restate-server while the workflow waits; restarted; then the answer",
-        [*ap, a("kill-server", when="parked"), a("answer", proc="h1", value="approve")],
+        [*START, a("kill-server", when="parked"), answer("h1")],
     )
-    add(
+    t.add(
         "approval-server-kill-after-answer",
         "approval",
         "SIGKILL of restate-server after the answer was taken, in book after its effect",
         [
             a("serve", proc="w1", pause_at="book.effect"),
             a("submit"),
-            a("answer", proc="h1", value="approve"),
+            answer("h1"),
             a("kill-server", when="paused"),
         ],
     )
-    add(
+    t.add(
         "approval-server-and-service-kill-waiting",
         "approval",
         "SIGKILL of the service, then of restate-server, while the workflow waits; both "
         "restarted; then the answer",
-        [
-            *ap,
-            a("kill", proc="w1"),
-            a("kill-server", when="now"),
-            a("serve", proc="w2"),
-            a("answer", proc="h1", value="approve"),
-        ],
+        [*START, DOWN, a("kill-server", when="now"), UP, answer("h1")],
     )
-    add(
+    t.add(
         "approval-kill-quote-then-consumed",
         "approval",
         "SIGKILL in quote after its effect; the retry takes the answer and is SIGKILLed "
@@ -294,24 +260,23 @@ def cells() -> list[Cell]:
             a("submit"),
             a("killed", proc="w1"),
             a("serve", proc="w2", kill_at="promise.consumed"),
-            a("answer", proc="h1", value="approve"),
+            answer("h1"),
             a("killed", proc="w2"),
             a("serve", proc="w3"),
         ],
     )
-    aw = [a("serve", proc="w1"), a("submit")]
-    add(
+    t.add(
         "awakeable-live",
         "awakeable",
         "the workflow waits for an awakeable; a request handler resolves it through the ingress",
-        [*aw, a("answer", proc="h1", value="approve")],
+        [*START, answer("h1")],
     )
-    add(
+    t.add(
         "awakeable-answer-while-down",
         "awakeable",
         "SIGKILL of the service while it waits; the awakeable is resolved while no service "
         "runs; then a new one",
-        [*aw, a("kill", proc="w1"), a("answer", proc="h1", value="approve"), a("serve", proc="w2")],
+        [*START, DOWN, answer("h1"), UP],
     )
     # Answers while no service runs: their order against the workflow's own progress is
     # fixed (a live second click could land before or after the workflow stored the first).
@@ -319,66 +284,50 @@ def cells() -> list[Cell]:
         ("double-answer", "approve", "twice with the same value"),
         ("two-values", "reject", "twice, with two different values"),
     ):
-        add(
+        t.add(
             f"awakeable-{name}-while-down",
             "awakeable",
             f"SIGKILL of the service while it waits; the awakeable is resolved {words} while "
             "no service runs; then a new one",
-            [
-                *aw,
-                a("kill", proc="w1"),
-                a("answer", proc="h1", value="approve"),
-                a("answer", proc="h2", value=second, again=True),
-                a("serve", proc="w2"),
-            ],
+            [*START, DOWN, answer("h1"), answer("h2", second, again=True), UP],
         )
-    add(
+    t.add(
         "awakeable-reanswer-after-done",
         "awakeable",
         "the awakeable is resolved again after the workflow completed",
-        [
-            *aw,
-            a("answer", proc="h1", value="approve"),
-            a("output"),
-            a("answer", proc="h2", value="approve", again=True),
-        ],
+        [*START, answer("h1"), a("output"), again],
     )
-    tw = [a("serve", proc="w1"), a("submit")]
-    add(
+    second = answer("h2", "approve-2", promise="approval-2")
+    t.add(
         "two-approvals-live",
         "two-approvals",
         "two promises, each resolved once",
-        [
-            *tw,
-            a("answer", proc="h1", value="approve"),
-            a("answer", proc="h2", value="approve-2", promise="approval-2"),
-        ],
+        [*START, answer("h1"), second],
     )
-    add(
+    t.add(
         "two-approvals-double-click",
         "two-approvals",
         "the first approval is sent twice; the second promise is its own, so nothing reaches it",
-        [
-            *tw,
-            a("answer", proc="h1", value="approve"),
-            a("answer", proc="h2", value="approve", again=True),
-            a("answer", proc="h3", value="approve-2", promise="approval-2"),
-        ],
+        [*START, answer("h1"), again, answer("h3", "approve-2", promise="approval-2")],
     )
-    add(
+    t.add(
         "two-approvals-kill-book",
         "two-approvals",
         "SIGKILL in book after its effect; a new service process; the second approval",
         [
             a("serve", proc="w1", kill_at="book.effect"),
             a("submit"),
-            a("answer", proc="h1", value="approve"),
+            answer("h1"),
             a("killed", proc="w1"),
-            a("serve", proc="w2"),
-            a("answer", proc="h2", value="approve-2", promise="approval-2"),
+            UP,
+            second,
         ],
     )
-    return out
+    return t
+
+
+def cells() -> list[Cell]:
+    return table().cells
 
 
 # where this run's processes are: set by prepare(), reported in the summary's figures
@@ -439,40 +388,33 @@ def _play(driver: Driver, step: dict[str, Any]) -> None:
 def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
     """Records one cell into traces/<cell>.jsonl; the server's data lives under
     `.services/restate/data/` and is removed afterwards."""
+    graph = cell.params["graph"]
     key = f"wf-{cell.name}"
-    trace = traces / f"{cell.name}.jsonl"
-    work = Path(tempfile.mkdtemp(prefix=f"{cell.name}-", dir=scratch))
     data = install_dir() / "data" / f"{os.getpid()}-{cell.name}"
     shutil.rmtree(data, ignore_errors=True)
     meta = {
         "runtime": "restate",
         "version": runtime()["version"],
         "backend": "restate-server",
-        "nodes": nodes(cell.params["workflow"]),
+        "nodes": nodes(graph),
         **DECLARED,
     }
-    writer = TraceWriter(trace, "driver")
-    writer.header(header(scenario=f"{cell.scenario}: {cell.what}", thread=key, **meta))
-    writer.close()
-    report = CellReport(cell, trace.name)
-    driver = Driver(work, data, trace, key, cell.params["workflow"])
-    try:
-        driver.server.start()
-        for step in cell.params["script"]:
-            _play(driver, step)
-        report.notes["results"] = {"output": driver.output()}
-        driver.close_answerers()
-    except (CellFailed, ServiceError, OSError) as exc:
-        report.problem = f"{type(exc).__name__}: {exc}"
-    finally:
-        report.workers = driver.stop()
-        fired = effects_fired(work / "effects.jsonl")
-        report.notes["effects_fired"] = sum(fired.values())
-        report.notes["fired_per_intent"] = fired
-        report.notes.update({k: v for k, v in driver.notes.items() if v})
-        broken = [w for w in report.workers if w.exit == "error"]
-        if broken and report.problem is None:
-            report.problem = "; ".join(f"{w.proc}: {w.error}" for w in broken)
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(data, ignore_errors=True)
+    with recording(cell, traces, scratch, thread=key, meta=meta) as (report, trace, work):
+        driver = Driver(work, data, trace, key, graph)
+        try:
+            driver.server.start()
+            for step in cell.params["script"]:
+                _play(driver, step)
+            report.notes["results"] = {"output": driver.output()}
+            driver.close_answerers()
+        except (CellFailed, ServiceError, OSError) as exc:
+            report.problem = f"{type(exc).__name__}: {exc}"
+        finally:
+            report.workers = driver.stop()
+            note_effects(report, work)
+            report.notes.update({k: v for k, v in driver.notes.items() if v})
+            broken = [w for w in report.workers if w.exit == "error"]
+            if broken and report.problem is None:
+                report.problem = "; ".join(f"{w.proc}: {w.error}" for w in broken)
+            shutil.rmtree(data, ignore_errors=True)
     return report

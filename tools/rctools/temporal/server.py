@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -65,6 +66,11 @@ class DevServer:
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def job(self) -> dict[str, str]:
+        """What a worker's job needs to reach the server."""
+        return {"address": self.address}
 
     def start(self) -> None:
         """Starts the server (again, on the same file and port) and waits until it serves."""
@@ -129,3 +135,8 @@ class DevServer:
             except subprocess.TimeoutExpired:
                 self.kill()
         self.proc = None
+
+    def close(self) -> None:
+        """Stops the server and removes its folder (the SQLite file, the logs)."""
+        self.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
