@@ -69,6 +69,11 @@ class WarmTLC:
         self.restarts = 0
         """How many drivers died under a run (each such run was run again alone)."""
 
+    @property
+    def pid(self) -> int | None:
+        """The driver's process id while one runs."""
+        return None if self._process is None else self._process.pid
+
     def run(self, module: Path, config: Path) -> TLCResult:
         module, config = module.resolve(), config.resolve()
         spec = str(module.with_suffix(""))
