@@ -68,6 +68,8 @@ class WarmTLC:
         self._ids = itertools.count(1)
         self.restarts = 0
         """How many drivers died under a run (each such run was run again alone)."""
+        self.retired = 0
+        """How many drivers ended because their heap had grown past 1 GiB."""
 
     @property
     def pid(self) -> int | None:
@@ -115,7 +117,10 @@ class WarmTLC:
             self.restarts += 1
             self.close()
             return None
-        answered, _, status = reply.rstrip("\n").partition("\t")
+        answered, status, *rest = [*reply.rstrip("\n").split("\t"), ""]
+        if rest[:1] == ["retire"]:  # its heap grew large: it ends, the next run starts another
+            self.retired += 1
+            self.close()
         if answered != ident or not status.lstrip("-").isdigit():
             return None  # "crashed": the run threw out of TLC
         return int(status)
