@@ -106,7 +106,7 @@ def mutants(spec_dir: Path) -> list[Mutant]:
     return [parse_mutant(p) for p in sorted((spec_dir / "mutants").glob("*.mutant"))]
 
 
-def check_config(config: Path, run: Runner = warm.plain) -> Row:
+def check_config(config: Path, run: Runner) -> Row:
     result = run(module_for(config), config)
     passed = result.outcome is Outcome.OK
     outcome = result.outcome.value + (f" {result.violated}" if result.violated else "")
@@ -122,7 +122,7 @@ def check_config(config: Path, run: Runner = warm.plain) -> Row:
     )
 
 
-def check_mutant(spec_dir: Path, mutant: Mutant, run: Runner = warm.plain) -> Row:
+def check_mutant(spec_dir: Path, mutant: Mutant, run: Runner) -> Row:
     folder = tempdirs.mkdtemp("mutant-")
     try:
         for source in spec_dir.glob("*.tla"):

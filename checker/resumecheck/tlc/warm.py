@@ -168,24 +168,36 @@ class WarmTLC:
             self._folder = None
 
 
+def _driver_classes() -> Path | None:
+    """The warm driver's class folder, or None (no javac, or a build without it)."""
+    classes = override.classes().warm
+    if classes is None or not (classes / "resumecheck" / "WarmTLC.class").is_file():
+        return None
+    return classes
+
+
 @contextlib.contextmanager
 def runner() -> Iterator[Runner]:
     """A :data:`Runner` for the threads of a pool: one warm driver per thread (so `--jobs N`
-    keeps N JVMs busy), all ended on exit; a JVM per run when there is no driver."""
+    keeps N JVMs busy), all ended on exit; a JVM per run when there is no driver. Java and the
+    driver are looked for at the first run, so rows that need no TLC need no Java."""
     if _mode() == "per-run":
-        yield plain
-        return
-    classes = override.classes().warm
-    if classes is None or not (classes / "resumecheck" / "WarmTLC.class").is_file():
         yield plain
         return
     local = threading.local()
     drivers: list[WarmTLC] = []
     guard = threading.Lock()
+    found: list[Path | None] = []
 
     def run(module: Path, config: Path) -> TLCResult:
         driver = getattr(local, "driver", None)
         if driver is None:
+            with guard:
+                if not found:
+                    found.append(_driver_classes())
+                classes = found[0]
+            if classes is None:
+                return plain(module, config)
             driver = local.driver = WarmTLC(classes)
             with guard:
                 drivers.append(driver)
