@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 from resumecheck import tempdirs
 from resumecheck.errors import ToolchainError
@@ -57,6 +58,11 @@ def _mode() -> str:
     return choice
 
 
+def _discard(stream: IO[str]) -> None:
+    with contextlib.suppress(OSError, ValueError):  # closed under it: the driver is gone
+        stream.read()
+
+
 class WarmTLC:
     """One driver JVM, used by one thread: started on first use, started again after it died."""
 
@@ -64,7 +70,7 @@ class WarmTLC:
         self._classes = classes
         self._process: subprocess.Popen[str] | None = None
         self._folder: Path | None = None
-        self._stderr: list[str] = []
+        self._drain: threading.Thread | None = None
         self._ids = itertools.count(1)
         self.restarts = 0
         """How many drivers died under a run (each such run was run again alone)."""
@@ -121,7 +127,10 @@ class WarmTLC:
         if rest[:1] == ["retire"]:  # its heap grew large: it ends, the next run starts another
             self.retired += 1
             self.close()
-        if answered != ident or not status.lstrip("-").isdigit():
+        if answered != ident:  # out of step with this driver: never trust it again
+            self.close()
+            return None
+        if not status.lstrip("-").isdigit():
             return None  # "crashed": the run threw out of TLC
         return int(status)
 
@@ -144,8 +153,10 @@ class WarmTLC:
         self._process = spawn(command, self._folder, stdin=subprocess.PIPE)
         stderr = self._process.stderr
         assert stderr is not None
-        self._stderr = []
-        threading.Thread(target=lambda: self._stderr.extend(stderr), daemon=True).start()
+        # Runs write to files of their own; this is the driver's, read so that it never
+        # blocks on a full pipe (a driver that fails shows up as a run done again alone).
+        self._drain = threading.Thread(target=_discard, args=(stderr,), daemon=True)
+        self._drain.start()
         return self._process
 
     def close(self) -> None:
@@ -160,6 +171,8 @@ class WarmTLC:
             except subprocess.TimeoutExpired:
                 kill(process)
                 process.wait()
+            if self._drain is not None:
+                self._drain.join(timeout=10)
             for stream in (process.stdout, process.stderr):
                 if stream is not None:
                     stream.close()
