@@ -48,6 +48,7 @@ from typing import Any
 from resumecheck.batch import TLC_WORKERS
 from resumecheck.tlc.locate import find_java
 from resumecheck.tlc.runner import JAVA_OPTS_ENV
+from resumecheck.tlc.warm import MODE_ENV
 from resumecheck.trace.schema import load_schema
 from tracegen import LONG_EVENTS, TARGET_EVENTS, Trace, generate, generate_long
 
@@ -151,7 +152,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--no-spec",
         dest="spec",
         action="store_false",
-        help="do not time `resume-check spec` (by default once per round)",
+        help="do not time `resume-check spec` (by default once per round, and once with a "
+        "JVM per TLC run)",
     )
     parser.add_argument("--seed", type=int, default=1, help="corpus seed (default: 1)")
     parser.add_argument("--out", type=Path, help="write the results as Markdown here")
@@ -268,7 +270,10 @@ def _rows(workdir: Path, args: argparse.Namespace) -> list[Row]:
             Row(f"jobs2-{n}", workdir / f"batch-{n:05d}", corpus[:n], options=("--jobs", "2"))
         )
     if args.spec:
-        rows.append(Row("spec", workdir, [], command=("spec", "--format", "json", "--no-progress")))
+        spec = ("spec", "--format", "json", "--no-progress")
+        rows.append(Row("spec", workdir, [], command=spec))
+        # Before: a JVM per configuration and mutant (resumecheck.tlc.warm's fallback).
+        rows.append(Row("spec-per-run", workdir, [], command=spec, env={MODE_ENV: "per-run"}))
     if args.long_events:
         long = generate_long(args.seed, args.long_events)
         rows.append(Row("long", workdir / "long", [long]))
@@ -533,13 +538,19 @@ def _before_after_section(by_key: dict[str, Row]) -> list[str]:
             f"| {new.spread('cpu')} | {new.spread('wall')} | {_mib(new.median('rss_kib'))} "
             f"| {ratio:.2f} |"
         )
-    spec = by_key.get("spec")
-    if spec is not None:
+    spec, per_run = by_key.get("spec"), by_key.get("spec-per-run")
+    if spec is not None and per_run is not None:
+        ratio = statistics.median(
+            _per_round({"o": per_run, "n": spec}, lambda s: s["n"].cpu / s["o"].cpu)
+        )
         lines += [
             "",
-            f"`resume-check spec` (every MC configuration and mutant, --jobs 2): "
-            f"{spec.spread('wall')} s wall, {spec.spread('cpu')} CPU-s, peak RSS "
-            f"{_mib(spec.median('rss_kib'))}.",
+            f"`resume-check spec` (every MC configuration and mutant, --jobs 2), several TLC "
+            f"runs per JVM: {spec.spread('wall')} s wall, {spec.spread('cpu')} CPU-s, peak RSS "
+            f"{_mib(spec.median('rss_kib'))}; a JVM per run "
+            f"(`{MODE_ENV}=per-run`): {per_run.spread('wall')} s wall, "
+            f"{per_run.spread('cpu')} CPU-s, peak RSS {_mib(per_run.median('rss_kib'))}; "
+            f"CPU ratio {ratio:.2f}.",
         ]
     return lines
 

@@ -33,8 +33,9 @@ from pathlib import Path
 
 from resumecheck import tempdirs
 from resumecheck.errors import UsageError
+from resumecheck.tlc import warm
 from resumecheck.tlc.output import Outcome
-from resumecheck.tlc.runner import run_tlc
+from resumecheck.tlc.warm import Runner
 
 LARGE_SUFFIX = "Large"
 
@@ -105,8 +106,8 @@ def mutants(spec_dir: Path) -> list[Mutant]:
     return [parse_mutant(p) for p in sorted((spec_dir / "mutants").glob("*.mutant"))]
 
 
-def check_config(config: Path) -> Row:
-    result = run_tlc(module_for(config), config, workers=1)
+def check_config(config: Path, run: Runner) -> Row:
+    result = run(module_for(config), config)
     passed = result.outcome is Outcome.OK
     outcome = result.outcome.value + (f" {result.violated}" if result.violated else "")
     return Row(
@@ -121,7 +122,7 @@ def check_config(config: Path) -> Row:
     )
 
 
-def check_mutant(spec_dir: Path, mutant: Mutant) -> Row:
+def check_mutant(spec_dir: Path, mutant: Mutant, run: Runner) -> Row:
     folder = tempdirs.mkdtemp("mutant-")
     try:
         for source in spec_dir.glob("*.tla"):
@@ -148,7 +149,7 @@ def check_mutant(spec_dir: Path, mutant: Mutant) -> Row:
         if mutant.invariant:
             with config.open("a", encoding="utf-8") as handle:
                 handle.write(f"\nINVARIANT {mutant.invariant}\n")
-        result = run_tlc(module_for(config), config, workers=1)
+        result = run(module_for(config), config)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     violated = result.violated or ""
@@ -265,12 +266,16 @@ def check_all(
     jobs: int = 2,
     on_row: Callable[[Row], None] | None = None,
 ) -> list[Row]:
-    """Runs every configuration and mutant (in parallel, `jobs` TLC processes at a time)."""
-    tasks: list[tuple[str, Callable[[], Row]]] = [
-        (config.name, lambda c=config: check_config(c)) for config in configs(spec_dir, large=large)
+    """Runs every configuration and mutant (in parallel, `jobs` TLC JVMs at a time, each
+    running one row after another: :mod:`resumecheck.tlc.warm`)."""
+    tasks: list[tuple[str, Callable[[Runner], Row]]] = [
+        (config.name, lambda run, c=config: check_config(c, run))
+        for config in configs(spec_dir, large=large)
     ]
     if not large:
-        tasks += [(m.name, lambda m=m: check_mutant(spec_dir, m)) for m in mutants(spec_dir)]
+        tasks += [
+            (m.name, lambda run, m=m: check_mutant(spec_dir, m, run)) for m in mutants(spec_dir)
+        ]
     if only:
         tasks = [(name, task) for name, task in tasks if only in name]
     rows: list[Row] = []
@@ -279,8 +284,8 @@ def check_all(
             rows.append(row)
             if on_row:
                 on_row(row)
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for row in pool.map(lambda named: named[1](), tasks):
+    with warm.runner() as run, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for row in pool.map(lambda named: named[1](run), tasks):
             rows.append(row)
             if on_row:
                 on_row(row)

@@ -9,6 +9,10 @@ cache folder keyed by the Java source, the jar and the JDK, and self-tested ther
 there is no `javac` or anything fails, `classes()` says why and the batch goes to TLC as a
 generated module instead (`resumecheck.batch`), which gives the same verdicts.
 
+The same folder holds `java/resumecheck/WarmTLC.java`, the driver that runs several TLC runs
+in one JVM for `resume-check spec` (:mod:`resumecheck.tlc.warm`); without it, each run gets a
+JVM of its own.
+
 `$RESUME_CHECK_TRACE_DATA=module` always uses the generated module (`java` insists on the
 override and fails when it cannot be built); `$RESUME_CHECK_CACHE` moves the cache.
 """
@@ -47,7 +51,14 @@ PROPERTY = "resumecheck.tracedata"
 MAGIC = "\\* resume-check trace data 1\n"
 """The first line of a data file (TraceDataOverride.MAGIC)."""
 
-_SOURCES = ("resumecheck/TraceDataOverride.java", "tlc2/overrides/TLCOverrides.java")
+WARM = "warm"
+_LAYOUT = b"2: the warm driver in warm/"  # part of the cache key: how a build is laid out
+
+_SOURCES = (
+    "resumecheck/TraceDataOverride.java",
+    "resumecheck/WarmTLC.java",
+    "tlc2/overrides/TLCOverrides.java",
+)
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,11 @@ class Classes:
 
     folder: Path | None
     problem: str = ""
+
+    @property
+    def warm(self) -> Path | None:
+        """The class folder of the warm driver alone (`resumecheck.WarmTLC`)."""
+        return None if self.folder is None else self.folder / WARM
 
 
 def wanted() -> str:
@@ -78,7 +94,7 @@ def _classes(java: str, jar: str) -> Classes:
     if javac is None:
         return Classes(None, "no javac beside java or on PATH (install a JDK, e.g. openjdk-17-jdk)")
     sources = {name: _source(name) for name in _SOURCES}
-    key = hashlib.sha256()
+    key = hashlib.sha256(_LAYOUT)
     for name, text in sorted(sources.items()):
         key.update(name.encode() + b"\0" + text.encode() + b"\0")
     stat = Path(jar).stat()
@@ -136,6 +152,11 @@ def _build(folder: Path, sources: dict[str, str], java: str, javac: str, jar: st
         )
         if done.returncode != 0:
             raise ToolchainError(_last_lines(done.stderr or done.stdout))
+        # The warm driver in a folder of its own: TLC looks for tlc2.overrides.TLCOverrides
+        # on the class path, which must not be found beside the driver (resumecheck.tlc.warm).
+        driver = out / WARM / "resumecheck" / "WarmTLC.class"
+        driver.parent.mkdir(parents=True)
+        (out / "resumecheck" / "WarmTLC.class").rename(driver)
         _self_test(java, jar, out, work)
         (out / "ok").write_text("self-tested\n", encoding="utf-8")
         with contextlib.suppress(OSError):  # another process got there first: use its copy
@@ -166,6 +187,11 @@ def _self_test(java: str, jar: str, out: Path, work: Path) -> None:
     printed = " ".join(lines[1:])
     if done.returncode != 0 or lines[:1] != ["1"] or not all(p in printed for p in _SAMPLE_PARTS):
         raise ToolchainError("self-test failed: " + _last_lines(done.stderr or done.stdout))
+    # The warm driver starts, and ends at the end of its input.
+    driver = [java, "-cp", os.pathsep.join([str(out / WARM), jar]), "resumecheck.WarmTLC", jar]
+    done = subprocess.run(driver, input="", capture_output=True, text=True, timeout=120)
+    if done.returncode != 0 or done.stdout:
+        raise ToolchainError("warm driver self-test failed: " + _last_lines(done.stderr))
 
 
 def _last_lines(text: str, count: int = 3) -> str:

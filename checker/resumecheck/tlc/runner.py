@@ -25,9 +25,25 @@ from resumecheck.errors import TLCError, ToolchainError, UsageError
 from resumecheck.tlc.locate import find_jar, find_java
 from resumecheck.tlc.output import Collector, TLCResult, result_of
 
-__all__ = ["JAVA_OPTS_ENV", "run_tlc"]
+__all__ = ["JAVA_OPTS_ENV", "jvm_options", "kill", "run_tlc", "spawn", "tlc_arguments"]
 
 JAVA_OPTS_ENV = "RESUME_CHECK_JAVA_OPTS"
+
+
+def jvm_options(heap: int | None = None) -> list[str]:
+    """The JVM options of every TLC run (and of the warm driver, `resumecheck.tlc.warm`)."""
+    # TLC asks for the throughput collector; without it every run opens with warning 2401.
+    # The client compiler only: a TLC run here lasts seconds, and the optimizing compiler's
+    # threads cost more CPU than they win back (bench/results.md: a 10,000-event trace and a
+    # batch of 1,000 traces both take about a fifth less CPU). $RESUME_CHECK_JAVA_OPTS comes
+    # after, so `-XX:TieredStopAtLevel=4` there brings it back.
+    # A heap cap (--max-heap) before $RESUME_CHECK_JAVA_OPTS, whose -Xmx wins.
+    return [
+        "-XX:+UseParallelGC",
+        "-XX:TieredStopAtLevel=1",
+        *([f"-Xmx{max(1, heap >> 20)}m"] if heap else []),
+        *shlex.split(os.environ.get(JAVA_OPTS_ENV, "")),
+    ]
 
 
 def _command(
@@ -45,19 +61,7 @@ def _command(
     properties: Mapping[str, str] | None = None,
     heap: int | None = None,
 ) -> list[str]:
-    # TLC asks for the throughput collector; without it every run opens with warning 2401.
-    # The client compiler only: a TLC run here lasts seconds, and the optimizing compiler's
-    # threads cost more CPU than they win back (bench/results.md: a 10,000-event trace and a
-    # batch of 1,000 traces both take about a fifth less CPU). $RESUME_CHECK_JAVA_OPTS comes
-    # after, so `-XX:TieredStopAtLevel=4` there brings it back.
-    # A heap cap (--max-heap) before $RESUME_CHECK_JAVA_OPTS, whose -Xmx wins.
-    command = [
-        java,
-        "-XX:+UseParallelGC",
-        "-XX:TieredStopAtLevel=1",
-        *([f"-Xmx{max(1, heap >> 20)}m"] if heap else []),
-        *shlex.split(os.environ.get(JAVA_OPTS_ENV, "")),
-    ]
+    command = [java, *jvm_options(heap)]
     # TLC unpacks its standard modules (TLC.tla, Naturals.tla, ...) into java.io.tmpdir and
     # deletes them on exit; concurrent runs sharing /tmp then read each other's half-written or
     # deleted files (tlaplus/tlaplus#378). Each run gets a private temporary folder.
@@ -70,15 +74,28 @@ def _command(
     command += [f"-D{name}={value}" for name, value in sorted((properties or {}).items())]
     # Extra classes (TLC's module overrides) come first, so that they win over the jar's.
     search = os.pathsep.join([*(str(Path(p).resolve()) for p in classpath), str(jar)])
-    command += ["-cp", search, "tlc2.TLC", "-tool", "-workers", str(workers)]
-    command += ["-metadir", metadir]
+    command += ["-cp", search, "tlc2.TLC"]
+    return command + tlc_arguments(
+        module.stem, str(config), metadir, workers, check_deadlock, extra_args
+    )
+
+
+def tlc_arguments(
+    spec: str,
+    config: str,
+    metadir: str,
+    workers: int = 1,
+    check_deadlock: bool = False,
+    extra_args: Sequence[str] = (),
+) -> list[str]:
+    """The arguments of `tlc2.TLC` (its `main`, or the warm driver's copy of it)."""
+    arguments = ["-tool", "-workers", str(workers), "-metadir", metadir]
     if not check_deadlock:
-        command.append("-deadlock")  # TLC's flag *disables* deadlock checking
-    command += [*extra_args, "-config", str(config), module.stem]
-    return command
+        arguments.append("-deadlock")  # TLC's flag *disables* deadlock checking
+    return [*arguments, *extra_args, "-config", config, spec]
 
 
-def _kill(process: subprocess.Popen[str]) -> None:
+def kill(process: subprocess.Popen[str]) -> None:
     """Kill TLC's whole process group (it was started as a session leader)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
@@ -157,20 +174,14 @@ def _die_with_parent(parent: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _run(
-    command: list[str],
-    cwd: Path,
-    jar: Path,
-    *,
-    timeout: float | None,
-    on_line: Callable[[str], None] | None,
-) -> TLCResult:
-    started = time.monotonic()
+def spawn(command: list[str], cwd: Path, *, stdin: int) -> subprocess.Popen[str]:
+    """Start a JVM in its own session, text pipes for stdout and stderr, that dies with the
+    thread that started it (see :func:`_die_with_parent`)."""
     try:
-        process = subprocess.Popen(
+        return subprocess.Popen(
             command,
             cwd=cwd,
-            stdin=subprocess.DEVNULL,
+            stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -182,6 +193,18 @@ def _run(
         )
     except OSError as exc:
         raise ToolchainError(f"cannot start {command[0]}: {exc}") from exc
+
+
+def _run(
+    command: list[str],
+    cwd: Path,
+    jar: Path,
+    *,
+    timeout: float | None,
+    on_line: Callable[[str], None] | None,
+) -> TLCResult:
+    started = time.monotonic()
+    process = spawn(command, cwd, stdin=subprocess.DEVNULL)
     assert process.stdout is not None and process.stderr is not None
     stderr_parts: list[str] = []
     stderr_stream = process.stderr
@@ -191,7 +214,7 @@ def _run(
 
     def expire() -> None:
         timed_out.set()
-        _kill(process)
+        kill(process)
 
     timer = threading.Timer(timeout, expire) if timeout is not None else None
     if timer is not None:
@@ -211,7 +234,7 @@ def _run(
         if timer is not None:
             timer.cancel()
         if process.poll() is None:  # on_line raised, or KeyboardInterrupt: do not leave TLC
-            _kill(process)
+            kill(process)
             process.wait()
         drain.join(timeout=10)
         process.stdout.close()

@@ -1,0 +1,138 @@
+"""`resume-check spec` runs several TLC runs per JVM (`resumecheck.tlc.warm`): the rows and
+their verdicts are the same as with a JVM per run, a run that kills the driver is run again
+alone without touching the others, and without the driver every run gets a JVM of its own.
+
+Cheap on purpose: a few mutant rows and toy specs (`test_spec.py` runs the whole spec once).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import SPEC, run_cli
+from resumecheck import speccheck
+from resumecheck.errors import ToolchainError
+from resumecheck.tlc import override, warm
+from resumecheck.tlc.output import Outcome, TLCResult
+from resumecheck.tlc.runner import run_tlc
+
+pytestmark = pytest.mark.slow
+
+BUILT = override.classes()
+needs_driver = pytest.mark.skipif(BUILT.folder is None, reason=BUILT.problem)
+
+# Rows of two contracts (SemanticRecovery and SandboxCR), so that two modules of different
+# content but the same kind of names follow each other in one JVM.
+ONLY = "-restore-"
+
+
+def _rows(mode: str) -> list[tuple[object, ...]]:
+    run = run_cli(
+        "spec", "--only", ONLY, "--jobs", "2", "--format", "json", "--no-progress",
+        env={warm.MODE_ENV: mode},
+    )  # fmt: skip
+    run.assert_no_traceback()
+    assert run.returncode == 0, run
+    rows = json.loads(run.stdout)["rows"]
+    keys = ("kind", "name", "expected", "outcome", "distinct", "passed")
+    return sorted(tuple(row[key] for key in keys) for row in rows)
+
+
+@needs_driver
+def test_shared_and_per_run_jvms_give_identical_rows() -> None:
+    shared = _rows("shared")
+    assert len(shared) >= 4 and {row[1] for row in shared} >= {
+        "recovery-restore-when-none-admissible",
+        "sandbox-restore-keeps-history",
+    }
+    assert shared == _rows("per-run")
+
+
+_TOY = """---- MODULE {name} ----
+EXTENDS Naturals
+VARIABLE x
+Init == x = 0
+Next == x < {top} /\\ x' = x + 1
+Small == x < {bound}
+====
+"""
+
+
+def _toy(folder: Path, name: str, top: int, bound: int) -> tuple[Path, Path]:
+    folder.mkdir()
+    module = folder / f"{name}.tla"
+    module.write_text(_TOY.format(name=name, top=top, bound=bound), encoding="utf-8")
+    config = folder / f"{name}.cfg"
+    config.write_text("INIT Init\nNEXT Next\nINVARIANT Small\n", encoding="utf-8")
+    return module, config
+
+
+def _verdict(result: TLCResult) -> tuple[object, ...]:
+    return (result.outcome, result.violated, result.distinct_states, result.exit_code)
+
+
+@needs_driver
+def test_a_run_that_kills_the_driver_is_run_again_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver dies under the second run (SIGKILL once the run is handed to it, as a
+    System.exit or a JVM crash would end it): that run's answer is a plain TLC's, the first
+    and third runs keep theirs, and the third gets a new driver."""
+    assert BUILT.warm is not None
+    first = _toy(tmp_path / "a", "Toy", top=5, bound=10)  # passes, 6 states
+    second = _toy(tmp_path / "b", "Toy", top=9, bound=4)  # violates Small at x = 4
+    third = _toy(tmp_path / "c", "Other", top=3, bound=10)
+    driver = warm.WarmTLC(BUILT.warm)
+    try:
+        ok = driver.run(*first)
+        killed = driver.pid
+        assert killed is not None
+        alive = driver._driver
+
+        def dying() -> subprocess.Popen[str]:
+            process = alive()
+            os.kill(process.pid, signal.SIGKILL)
+            return process
+
+        monkeypatch.setattr(driver, "_driver", dying)
+        violated = driver.run(*second)
+        monkeypatch.undo()
+        assert driver.restarts == 1 and driver.pid is None
+        other = driver.run(*third)
+        assert driver.pid not in (None, killed)
+    finally:
+        driver.close()
+    assert _verdict(ok) == (Outcome.OK, None, 6, 0)
+    assert _verdict(violated) == _verdict(run_tlc(*second)) == (
+        Outcome.INVARIANT_VIOLATION, "Small", 5, 12,
+    )  # fmt: skip
+    assert [state.variables["x"] for state in violated.error_trace] == [0, 1, 2, 3, 4]
+    assert _verdict(other) == (Outcome.OK, None, 4, 0)
+
+
+def test_without_the_driver_every_run_has_a_jvm_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No javac: the runner is the plain one, and the row still gets its verdict."""
+    monkeypatch.setattr(override, "classes", lambda: override.Classes(None, "no javac"))
+    started = []
+    monkeypatch.setattr(warm.WarmTLC, "_driver", lambda self: started.append(self))
+    rows = speccheck.check_all(SPEC, only="recovery-restore-when-none")
+    assert not started
+    assert [(r.name, r.outcome, r.passed) for r in rows] == [
+        ("recovery-restore-when-none-admissible", "violates BlockWhenNone", True)
+    ]
+
+
+def test_the_jvm_mode_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(warm.MODE_ENV, "per-run")
+    with warm.runner() as run:
+        assert run is warm.plain
+    monkeypatch.setenv(warm.MODE_ENV, "pooled")
+    with pytest.raises(ToolchainError, match="shared or per-run"), warm.runner():
+        pass
