@@ -115,7 +115,9 @@ def test_a_broken_saver_is_a_saver_finding_with_the_check_named(
 def test_a_correct_saver_never_seen_before_has_no_saver_finding(
     tmp_path: Path, factory: str
 ) -> None:
-    document = _matrix(tmp_path, factory, "chain,two-interrupts,update-older,subgraph", 3)
+    # Every sixth kill point of four scenarios: each kind of kill point (node start and end,
+    # saver call entry and exit, inside a write) still lands in every scenario.
+    document = _matrix(tmp_path, factory, "chain,two-interrupts,update-older,subgraph", 6)
     counts = document["details"]["counts"]
     assert counts["saver"] == 0 and counts["saver-error"] == 0, [
         (c["scenario"], c["fault"], c["checks"])
@@ -124,7 +126,7 @@ def test_a_correct_saver_never_seen_before_has_no_saver_finding(
     ]
     assert counts["failed"] == 0
     assert document["exit_code"] == 0
-    assert counts["conforms"] >= 20
+    assert counts["conforms"] >= 12
 
 
 # --- the storage-API conformance package on the same fixtures ---------------------------------

@@ -38,6 +38,11 @@ def test_a_server_backed_saver_keeps_the_contract_where_langgraph_does(
         tmp_path,
         "--no-progress",
         *JOBS,
+        # Not concurrent-2's race cell: it goes whichever way the two resumers' unserialized
+        # calls interleave, so one run on a server saver can break what the reference's did not
+        # (test_langgraph_faults.py judges races).
+        *("--cells", "chain.*", "--cells", "node-error.*", "--cells", "fork.*"),
+        *("--cells", "concurrent-2.none.*"),
         env=services,
     )
     run.assert_no_traceback()
