@@ -1,6 +1,8 @@
 """`resume-check spec` runs several TLC runs per JVM (`resumecheck.tlc.warm`): the rows and
-their verdicts are the same as with a JVM per run, a run that kills the driver is run again
-alone without touching the others, and without the driver every run gets a JVM of its own.
+their verdicts are the same as with a JVM per run, the shared parser keeps nothing of one run
+for the next, a run that kills the driver or needs a class the shared parser does not own is
+run again alone without touching the others, and without the driver every run gets a JVM of
+its own.
 
 Cheap on purpose: a few mutant rows and toy specs (`test_spec.py` runs the whole spec once).
 """
@@ -44,13 +46,13 @@ def _rows(mode: str) -> list[tuple[object, ...]]:
 
 
 @needs_driver
-def test_shared_and_per_run_jvms_give_identical_rows() -> None:
+def test_every_jvm_mode_gives_identical_rows() -> None:
     shared = _rows("shared")
     assert len(shared) >= 4 and {row[1] for row in shared} >= {
         "recovery-restore-when-none-admissible",
         "sandbox-restore-keeps-history",
     }
-    assert shared == _rows("per-run")
+    assert shared == _rows("loader-per-run") == _rows("per-run")
 
 
 _TOY = """---- MODULE {name} ----
@@ -115,6 +117,78 @@ def test_a_run_that_kills_the_driver_is_run_again_alone(
     assert _verdict(other) == (Outcome.OK, None, 4, 0)
 
 
+# Two modules of one name whose variables and definitions trade places: TLC gives every
+# variable and definition a slot by name, kept on SANY's interned names, which the shared
+# parser keeps from run to run. A slot left from the run before would make the second
+# module's Inc read the first one's (or `y` read `x`'s value).
+_FIRST = """---- MODULE Swap ----
+EXTENDS Naturals
+VARIABLES x, y
+Inc(v) == v + 1
+Init == x = 0 /\\ y = 10
+Next == x < 3 /\\ x' = Inc(x) /\\ y' = y
+Fine == y = 10
+====
+"""
+_SECOND = """---- MODULE Swap ----
+EXTENDS Naturals
+VARIABLES y, z, x
+Lim == 2
+Inc(v) == v + 2
+Init == y = 0 /\\ z = 5 /\\ x = 7
+Next == y < 6 /\\ y' = Inc(y) /\\ UNCHANGED <<z, x>>
+Fine == y <= 2 * Lim
+====
+"""
+
+
+def _module(folder: Path, text: str, invariant: str) -> tuple[Path, Path]:
+    folder.mkdir()
+    module = folder / "Swap.tla"
+    module.write_text(text, encoding="utf-8")
+    config = folder / "Swap.cfg"
+    config.write_text(f"INIT Init\nNEXT Next\nINVARIANT {invariant}\n", encoding="utf-8")
+    return module, config
+
+
+@needs_driver
+def test_the_shared_parser_keeps_nothing_of_a_run(tmp_path: Path) -> None:
+    """Runs of one module name with other contents, one after another in one driver, each
+    answer a plain TLC's: the parser shared between runs carries nothing over."""
+    assert BUILT.warm is not None
+    first = _module(tmp_path / "a", _FIRST, "Fine")  # passes: x 0..3, 4 states
+    second = _module(tmp_path / "b", _SECOND, "Fine")  # breaks Fine at y = 6, 4 states
+    order = [first, second, first, second]
+    driver = warm.WarmTLC(BUILT.warm)
+    try:
+        answers = [_verdict(driver.run(*runs)) for runs in order]
+        assert driver.restarts == driver.fallbacks == 0
+    finally:
+        driver.close()
+    assert answers[:2] == [_verdict(run_tlc(*runs)) for runs in order[:2]] == [
+        (Outcome.OK, None, 4, 0), (Outcome.INVARIANT_VIOLATION, "Fine", 4, 12),
+    ]  # fmt: skip
+    assert answers[2:] == answers[:2]
+
+
+@needs_driver
+def test_a_class_the_shared_parser_does_not_own_sends_the_run_to_a_jvm_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With util.FileUtil taken out of the partition (a test hook), SANY's file resolver asks
+    for it in every run: the run is answered by a plain TLC and the driver retires."""
+    assert BUILT.warm is not None
+    monkeypatch.setenv("RESUME_CHECK_JAVA_OPTS", "-Dresumecheck.unshared=util.FileUtil")
+    toy = _toy(tmp_path / "a", "Toy", top=9, bound=4)
+    driver = warm.WarmTLC(BUILT.warm)
+    try:
+        answer = driver.run(*toy)
+        assert (driver.fallbacks, driver.retired, driver.pid) == (1, 1, None)
+    finally:
+        driver.close()
+    assert _verdict(answer) == (Outcome.INVARIANT_VIOLATION, "Small", 5, 12)
+
+
 def test_without_the_driver_every_run_has_a_jvm_of_its_own(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -134,5 +208,5 @@ def test_the_jvm_mode_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     with warm.runner() as run:
         assert run is warm.plain
     monkeypatch.setenv(warm.MODE_ENV, "pooled")
-    with pytest.raises(ToolchainError, match="shared or per-run"), warm.runner():
+    with pytest.raises(ToolchainError, match="shared, loader-per-run, per-run"), warm.runner():
         pass

@@ -52,7 +52,8 @@ MAGIC = "\\* resume-check trace data 1\n"
 """The first line of a data file (TraceDataOverride.MAGIC)."""
 
 WARM = "warm"
-_LAYOUT = b"2: the warm driver in warm/"  # part of the cache key: how a build is laid out
+# Part of the cache key: how a build is laid out.
+_LAYOUT = b"3: the warm driver and its nested classes in warm/"
 
 _SOURCES = (
     "resumecheck/TraceDataOverride.java",
@@ -154,9 +155,10 @@ def _build(folder: Path, sources: dict[str, str], java: str, javac: str, jar: st
             raise ToolchainError(_last_lines(done.stderr or done.stdout))
         # The warm driver in a folder of its own: TLC looks for tlc2.overrides.TLCOverrides
         # on the class path, which must not be found beside the driver (resumecheck.tlc.warm).
-        driver = out / WARM / "resumecheck" / "WarmTLC.class"
-        driver.parent.mkdir(parents=True)
-        (out / "resumecheck" / "WarmTLC.class").rename(driver)
+        driver = out / WARM / "resumecheck"
+        driver.mkdir(parents=True)
+        for compiled in (out / "resumecheck").glob("WarmTLC*.class"):  # with its nested classes
+            compiled.rename(driver / compiled.name)
         _self_test(java, jar, out, work)
         (out / "ok").write_text("self-tested\n", encoding="utf-8")
         with contextlib.suppress(OSError):  # another process got there first: use its copy

@@ -1,18 +1,20 @@
 """Several TLC runs in one JVM, for the many small runs of `resume-check spec`.
 
 A mutant row of `resume-check spec` costs about a CPU-second, nearly all of it fixed: JVM
-start-up, loading TLC's classes, interpreting and compiling the JDK code SANY and TLC use.
-The driver `java/resumecheck/WarmTLC.java` (compiled with the trace data override, see
-:mod:`resumecheck.tlc.override`) runs them one after another in one JVM, each in a class
-loader of its own -- TLC 2.15 keeps its state in static fields, so a fresh loader per run is
-what keeps runs apart (TLC's own test suite does the same) -- while the JVM and the JDK's
-warm, compiled classes are shared. Each run's stdout and stderr go to files of its own and are
-read by the same parser as a plain run's (:mod:`resumecheck.tlc.output`).
+start-up, loading TLC's classes, interpreting and compiling the code SANY and TLC run. The
+driver `java/resumecheck/WarmTLC.java` (compiled with the trace data override, see
+:mod:`resumecheck.tlc.override`) runs them one after another in one JVM. TLC 2.15 keeps its
+state in static fields, so each run loads TLC's classes in a class loader of its own (TLC's
+own test suite does the same); SANY, TLC's parser, which the TLA+ Toolbox runs again and again
+in one JVM, is loaded once per driver and stays compiled, with what it keeps between runs put
+back before each one. Each run's stdout and stderr go to files of its own and are read by the
+same parser as a plain run's (:mod:`resumecheck.tlc.output`).
 
-A run that kills the driver (System.exit, a JVM crash, SIGKILL) or escapes it with an
-exception is run again alone by :func:`resumecheck.tlc.runner.run_tlc`, so its answer is a
-plain TLC's; the next run starts a new driver. Without the compiled driver (no `javac`), or
-with `$RESUME_CHECK_TLC_JVM=per-run`, every run gets a JVM of its own.
+A run that kills the driver (System.exit, a JVM crash, SIGKILL), escapes it with an exception,
+or makes the shared parser ask for a class that is not its own, is run again alone by
+:func:`resumecheck.tlc.runner.run_tlc`, so its answer is a plain TLC's; the next run starts a
+new driver. `$RESUME_CHECK_TLC_JVM` chooses: `shared` (the default), `loader-per-run` (the
+driver, with SANY loaded anew for every run too), `per-run` (a JVM per run, as without javac).
 """
 
 from __future__ import annotations
@@ -38,7 +40,9 @@ from resumecheck.tlc.runner import jvm_options, kill, run_tlc, spawn, tlc_argume
 __all__ = ["MODE_ENV", "Runner", "WarmTLC", "plain", "runner"]
 
 MODE_ENV = "RESUME_CHECK_TLC_JVM"
-"""`shared` (the default: several runs per JVM when the driver is built) or `per-run`."""
+"""`shared` (the default), `loader-per-run` or `per-run`: see the module's docstring."""
+
+MODES = ("shared", "loader-per-run", "per-run")
 
 MAIN_CLASS = "resumecheck.WarmTLC"
 
@@ -53,8 +57,8 @@ def plain(module: Path, config: Path) -> TLCResult:
 
 def _mode() -> str:
     choice = os.environ.get(MODE_ENV, "").strip().lower() or "shared"
-    if choice not in ("shared", "per-run"):
-        raise ToolchainError(f"{MODE_ENV}={choice!r}: use shared or per-run")
+    if choice not in MODES:
+        raise ToolchainError(f"{MODE_ENV}={choice!r}: use {', '.join(MODES)}")
     return choice
 
 
@@ -66,14 +70,17 @@ def _discard(stream: IO[str]) -> None:
 class WarmTLC:
     """One driver JVM, used by one thread: started on first use, started again after it died."""
 
-    def __init__(self, classes: Path) -> None:
+    def __init__(self, classes: Path, *, shared_parser: bool = True) -> None:
         self._classes = classes
+        self._shared_parser = shared_parser
         self._process: subprocess.Popen[str] | None = None
         self._folder: Path | None = None
         self._drain: threading.Thread | None = None
         self._ids = itertools.count(1)
         self.restarts = 0
         """How many drivers died under a run (each such run was run again alone)."""
+        self.fallbacks = 0
+        """How many runs were run again alone (the driver crashed, or refused a class)."""
         self.retired = 0
         """How many drivers ended because their heap had grown past 1 GiB."""
 
@@ -96,6 +103,7 @@ class WarmTLC:
             status = self._ask(str(next(self._ids)), out, err, arguments)
             seconds = time.monotonic() - started
             if status is None:
+                self.fallbacks += 1
                 return plain(module, config)
             collector = Collector()
             lines = out.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -149,6 +157,7 @@ class WarmTLC:
             os.pathsep.join([str(self._classes), str(find_jar())]),
             MAIN_CLASS,
             str(find_jar()),
+            *([] if self._shared_parser else ["--no-shared-parser"]),
         ]
         self._process = spawn(command, self._folder, stdin=subprocess.PIPE)
         stderr = self._process.stderr
@@ -194,7 +203,8 @@ def runner() -> Iterator[Runner]:
     """A :data:`Runner` for the threads of a pool: one warm driver per thread (so `--jobs N`
     keeps N JVMs busy), all ended on exit; a JVM per run when there is no driver. Java and the
     driver are looked for at the first run, so rows that need no TLC need no Java."""
-    if _mode() == "per-run":
+    mode = _mode()
+    if mode == "per-run":
         yield plain
         return
     local = threading.local()
@@ -211,7 +221,7 @@ def runner() -> Iterator[Runner]:
                 classes = found[0]
             if classes is None:
                 return plain(module, config)
-            driver = local.driver = WarmTLC(classes)
+            driver = local.driver = WarmTLC(classes, shared_parser=mode == "shared")
             with guard:
                 drivers.append(driver)
         return driver.run(module, config)

@@ -1,33 +1,54 @@
-// Several TLC runs in one JVM, each in a class loader of its own (see resumecheck/tlc/warm.py).
+// Several TLC runs in one JVM (see resumecheck/tlc/warm.py).
 //
 // Why: a small TLC run (a mutant row of `resume-check spec`) costs about a CPU-second, nearly
 // all of it fixed: JVM start-up, loading and verifying TLC's classes, interpreting and
-// compiling the JDK code that SANY and TLC use. TLC 2.15 keeps its settings and tables in
-// static fields (TLCGlobals, UniqueString, ToolIO, ...), so two runs cannot share its classes;
-// TLC's own test suite loads each model in a fresh class loader for this reason. So does this
-// driver: the JVM and the JDK's classes (already loaded and compiled) are shared, TLC's are
-// loaded anew for every run and dropped afterwards.
+// compiling the code that SANY (TLC's parser) and TLC run. This driver runs them one after
+// another in one JVM, so that the JVM and the JDK's classes, loaded and compiled, are shared.
+//
+// TLC 2.15 keeps its settings and tables in static fields (TLCGlobals, ModelValue's table,
+// the fingerprint set, ...), so two model-checking runs cannot share its classes: TLC's own
+// test suite loads each model in a class loader of its own, and so does this driver (a
+// RunLoader per run). SANY is different: the TLA+ Toolbox parses with it again and again in
+// one JVM, and it re-initializes its own tables at the start of every parse. So SANY, with
+// the helpers it shares with TLC, is loaded once per driver (the SharedLoader) and stays
+// compiled: cold, it was about half of what a small run in a fresh loader costs. The
+// Partition below says which classes are shared; what shared classes keep between runs is
+// put back before each run (Statics): every non-final static field to its value after class
+// initialization, and every interned name's slot (UniqueString's loc, which TLC assigns per
+// run) to none. A shared class that asks for a class outside the partition is refused; the
+// run is then answered `crashed` and the driver retires, so the caller runs it again alone
+// in a JVM of its own and the answer is always a plain TLC's.
 //
 // Protocol, one line per run on stdin, fields separated by tabs:
 //     ID <TAB> STDOUT-FILE <TAB> STDERR-FILE <TAB> TLC-ARG ...
 // The run's System.out and System.err go to the two files; when it is over the driver
 // prints `ID <TAB> EXIT-STATUS` on its own stdout, the status TLC's main would have passed to
 // System.exit. A run that throws, or calls System.exit itself (which ends the driver), gets
-// no such line: the caller then runs it again alone, in a JVM of its own, so the answer it
-// reports is the one a plain TLC gives. End of input ends the driver; so does a heap grown
-// too large, which the driver announces with a third field, `retire`, after the status.
+// no status (`crashed`, or no line at all): the caller then runs it again alone. End of
+// input ends the driver; so does a heap grown too large, or a refused class, which the
+// driver announces with a third field, `retire`, after the status.
 package resumecheck;
 
 import java.io.BufferedReader;
 import java.io.FileOutputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
 
 public final class WarmTLC {
     /** Bytes of heap taken from the system after which the driver ends (see below). */
@@ -37,9 +58,22 @@ public final class WarmTLC {
     }
 
     public static void main(final String[] args) throws Exception {
-        final URL[] jar = {Paths.get(args[0]).toUri().toURL()};
+        final String jarPath = args[0];
+        final URL[] jar = {Paths.get(jarPath).toUri().toURL()};
         final PrintStream out = System.out;
         final PrintStream err = System.err;
+        SharedLoader shared = null;
+        Statics statics = null;
+        if (!(args.length > 1 && args[1].equals("--no-shared-parser"))) {
+            try {
+                shared = new SharedLoader(jar);
+                statics = Statics.of(shared, jarPath, out, err);
+            } catch (Exception | LinkageError notThisJar) {
+                // Another TLC than the one the Partition was written for: no shared parser.
+                err.println("resume-check: SANY is loaded for every run: " + notThisJar);
+                shared = null;
+            }
+        }
         final BufferedReader in =
                 new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
@@ -50,6 +84,7 @@ public final class WarmTLC {
             final String[] fields = line.split("\t", -1);
             final String[] tlcArgs = Arrays.copyOfRange(fields, 3, fields.length);
             Integer status = null;
+            boolean refused = false;
             try (PrintStream rowOut = new PrintStream(
                             new FileOutputStream(fields[1]), true, StandardCharsets.UTF_8);
                     PrintStream rowErr = new PrintStream(
@@ -57,10 +92,24 @@ public final class WarmTLC {
                 System.setOut(rowOut);
                 System.setErr(rowErr);
                 try {
-                    status = run(jar, tlcArgs);
+                    final ClassLoader parent;
+                    if (shared != null) {
+                        statics.restore();
+                        parent = shared;
+                    } else {
+                        parent = ClassLoader.getPlatformClassLoader();
+                    }
+                    status = run(new RunLoader(jar, parent, shared != null), tlcArgs);
                 } catch (Throwable failure) {
                     failure.printStackTrace(rowErr);
                 } finally {
+                    if (shared != null) {
+                        final List<String> names = shared.takeRefused();
+                        if (!names.isEmpty()) {
+                            rowErr.println("resume-check: SANY's classes asked for " + names);
+                            refused = true;
+                        }
+                    }
                     System.setOut(out);
                     System.setErr(err);
                 }
@@ -71,9 +120,10 @@ public final class WarmTLC {
             // `resume-check spec`, twice its largest run, and a full collection after a run
             // costs about what the shared JVM saves (0.3-0.4 CPU-s). So a driver whose heap
             // has grown past RETIRE_ABOVE says so with its answer and ends; the caller starts
-            // another for the next run.
-            final boolean retire = Runtime.getRuntime().totalMemory() > RETIRE_ABOVE;
-            out.println(fields[0] + "\t" + (status != null ? status : "crashed")
+            // another for the next run. A run that had a class refused may have left a shared
+            // class unusable: its driver ends too.
+            final boolean retire = refused || Runtime.getRuntime().totalMemory() > RETIRE_ABOVE;
+            out.println(fields[0] + "\t" + (status != null && !refused ? status : "crashed")
                     + (retire ? "\tretire" : ""));
             out.flush();
             if (retire) {
@@ -85,9 +135,8 @@ public final class WarmTLC {
     }
 
     /** What tlc2.TLC.main does, with its System.exit calls turned into a returned status. */
-    private static int run(final URL[] jar, final String[] tlcArgs) throws Exception {
-        try (URLClassLoader loader =
-                new URLClassLoader(jar, ClassLoader.getPlatformClassLoader())) {
+    private static int run(final URLClassLoader loader, final String[] tlcArgs) throws Exception {
+        try (loader) {
             final ClassLoader previous = Thread.currentThread().getContextClassLoader();
             Thread.currentThread().setContextClassLoader(loader);
             try {
@@ -120,6 +169,225 @@ public final class WarmTLC {
             } finally {
                 Thread.currentThread().setContextClassLoader(previous);
             }
+        }
+    }
+
+    /** Which of tla2tools.jar's classes are loaded once per driver, and which once per run. */
+    static final class Partition {
+        /** SANY, and the packages it is written with. */
+        private static final String[] SHARED_PACKAGES = {"tla2sany.", "util.", "pcal."};
+
+        /**
+         * TLC classes that SANY's classes use and that hold nothing of a run: constants
+         * (EC, ToolGlobals), the built-in operators' opcodes by name (BuiltInOPs), the
+         * interface of coverage costs with its no-op (CostModel), the fingerprint polynomials
+         * that TLC sets again at the start of every run (FP64), an interface (InternRMI).
+         */
+        private static final Set<String> SHARED_CLASSES = Set.of(
+                "tlc2.output.EC", "tlc2.output.EC$ExitStatus", "tlc2.tool.BuiltInOPs",
+                "tlc2.tool.ToolGlobals", "tlc2.tool.coverage.CostModel",
+                "tlc2.tool.coverage.CostModel$1", "tlc2.util.FP64",
+                "tlc2.tool.distributed.InternRMI");
+
+        /**
+         * Helpers in SANY's packages that read TLC's run settings (TLCGlobals) or print
+         * through TLC's message table (MP), and the TLC helpers their methods name (which
+         * the bytecode verifier loads): each side gets a copy of its own, so that TLC's copy
+         * sees this run's TLC. They hold nothing themselves.
+         */
+        private static final Set<String> COPIED = Set.of(
+                "util.FileUtil", "util.DebugPrinter", "util.Assert", "util.MailSender",
+                "util.BufferedDataInputStream", "tlc2.util.BigInt", "tlc2.util.ByteUtils",
+                "tlc2.util.ExternalSortable");
+
+        /**
+         * Classes taken out of the partition by the system property `resumecheck.unshared`
+         * (names, comma-separated): a test makes a shared class ask for one of them.
+         */
+        private static final Set<String> UNSHARED =
+                Set.of(System.getProperty("resumecheck.unshared", "").split(","));
+
+        private Partition() {
+        }
+
+        /** A run's classes take this class from the SharedLoader. */
+        static boolean shared(final String name) {
+            if (UNSHARED.contains(outer(name))) {
+                return false;
+            }
+            if (SHARED_CLASSES.contains(name)) {
+                return true;
+            }
+            if (COPIED.contains(outer(name))) {
+                return false;
+            }
+            for (final String prefix : SHARED_PACKAGES) {
+                if (name.startsWith(prefix)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** The SharedLoader may define this class. */
+        static boolean sharedSide(final String name) {
+            final String outer = outer(name);
+            return shared(name) || COPIED.contains(outer) && !UNSHARED.contains(outer);
+        }
+
+        private static String outer(final String name) {
+            final int inner = name.indexOf('$');
+            return inner < 0 ? name : name.substring(0, inner);
+        }
+    }
+
+    /** SANY's classes, loaded once; a class outside the partition is refused and noted. */
+    static final class SharedLoader extends URLClassLoader {
+        private final Set<String> refused = ConcurrentHashMap.newKeySet();
+
+        SharedLoader(final URL[] jar) {
+            super(jar, ClassLoader.getPlatformClassLoader());
+        }
+
+        @Override
+        protected Class<?> loadClass(final String name, final boolean resolve)
+                throws ClassNotFoundException {
+            synchronized (getClassLoadingLock(name)) {
+                Class<?> found = findLoadedClass(name);
+                if (found == null) {
+                    try {
+                        found = getParent().loadClass(name);
+                    } catch (ClassNotFoundException notTheJdks) {
+                        if (!Partition.sharedSide(name)) {
+                            refused.add(name);
+                            throw new ClassNotFoundException(name + " is a run's, not SANY's");
+                        }
+                        found = findClass(name);
+                    }
+                }
+                if (resolve) {
+                    resolveClass(found);
+                }
+                return found;
+            }
+        }
+
+        /** The names refused since the last call. */
+        List<String> takeRefused() {
+            final List<String> names = new ArrayList<>(refused);
+            refused.removeAll(names);
+            return names;
+        }
+    }
+
+    /** One run's classes: TLC's own, with SANY's from the SharedLoader when there is one. */
+    static final class RunLoader extends URLClassLoader {
+        private final boolean delegateShared;
+
+        RunLoader(final URL[] jar, final ClassLoader parent, final boolean delegateShared) {
+            super(jar, parent);
+            this.delegateShared = delegateShared;
+        }
+
+        @Override
+        protected Class<?> loadClass(final String name, final boolean resolve)
+                throws ClassNotFoundException {
+            synchronized (getClassLoadingLock(name)) {
+                Class<?> found = findLoadedClass(name);
+                if (found == null) {
+                    if (delegateShared && Partition.shared(name)) {
+                        found = getParent().loadClass(name);
+                    } else {
+                        try {
+                            found = ClassLoader.getPlatformClassLoader().loadClass(name);
+                        } catch (ClassNotFoundException notTheJdks) {
+                            found = findClass(name);
+                        }
+                    }
+                }
+                if (resolve) {
+                    resolveClass(found);
+                }
+                return found;
+            }
+        }
+    }
+
+    /** The static state of the shared classes as class initialization left it. */
+    static final class Statics {
+        private final List<Field> fields = new ArrayList<>();
+        private final List<Object> values = new ArrayList<>();
+        private final Method names;
+        private final Method setLoc;
+        private final Method setVariableCount;
+        private final Field internTable;
+
+        private final PrintStream driverOut;
+        private final PrintStream driverErr;
+
+        private Statics(final SharedLoader loader, final PrintStream out, final PrintStream err)
+                throws ReflectiveOperationException {
+            driverOut = out;
+            driverErr = err;
+            final Class<?> uniqueString = Class.forName("util.UniqueString", true, loader);
+            internTable = uniqueString.getField("internTbl");
+            names = Class.forName("util.InternTable", true, loader).getMethod("toMap");
+            setLoc = uniqueString.getMethod("setLoc", int.class);
+            setVariableCount = uniqueString.getMethod("setVariableCount", int.class);
+        }
+
+        /**
+         * Loads and initializes every shared class of the jar and notes its statics. A
+         * static that holds the driver's own stdout or stderr (ToolIO's streams) is the
+         * run's stdout or stderr when put back, as it would be in a fresh loader.
+         */
+        static Statics of(final SharedLoader loader, final String jarPath,
+                final PrintStream out, final PrintStream err) throws Exception {
+            final Statics statics = new Statics(loader, out, err);
+            try (JarFile jar = new JarFile(jarPath)) {
+                final Enumeration<JarEntry> entries = jar.entries();
+                while (entries.hasMoreElements()) {
+                    final String entry = entries.nextElement().getName();
+                    if (!entry.endsWith(".class")) {
+                        continue;
+                    }
+                    final String name =
+                            entry.substring(0, entry.length() - 6).replace('/', '.');
+                    if (Partition.shared(name)) {
+                        statics.note(Class.forName(name, true, loader));
+                    }
+                }
+            }
+            final List<String> refused = loader.takeRefused();
+            if (!refused.isEmpty()) {
+                throw new IllegalStateException("SANY's classes asked for " + refused);
+            }
+            return statics;
+        }
+
+        private void note(final Class<?> type) throws IllegalAccessException {
+            for (final Field field : type.getDeclaredFields()) {
+                final int modifiers = field.getModifiers();
+                if (Modifier.isStatic(modifiers) && !Modifier.isFinal(modifiers)) {
+                    field.setAccessible(true);
+                    fields.add(field);
+                    values.add(field.get(null));
+                }
+            }
+        }
+
+        /** Puts back every noted static, and clears the slots TLC gave interned names. */
+        void restore() throws ReflectiveOperationException {
+            for (int i = 0; i < fields.size(); i++) {
+                final Object value = values.get(i);
+                fields.get(i).set(null, value == driverOut ? System.out
+                        : value == driverErr ? System.err : value);
+            }
+            final Map<?, ?> all = (Map<?, ?>) names.invoke(internTable.get(null));
+            for (final Object name : all.values()) {
+                setLoc.invoke(name, -1);
+            }
+            setVariableCount.invoke(null, 0);
         }
     }
 }
