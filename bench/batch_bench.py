@@ -511,14 +511,7 @@ def _report(
 def _before_after_section(by_key: dict[str, Row]) -> list[str]:
     """The Java override against the generated module, --jobs 2 against one TLC run, and
     `resume-check spec`: each pair side by side in every round."""
-    lines = [
-        "",
-        "## Before and after, side by side",
-        "",
-        "| input | before | CPU-s | wall s | peak RSS | after | CPU-s | wall s | peak RSS "
-        "| CPU ratio after/before |",
-        "|---|---|---:|---:|---:|---|---:|---:|---:|---:|",
-    ]
+    lines = ["", "## Before and after, side by side"]
     pairs = [
         (f"module-{key[6:]}", key, "generated module", "Java override")
         for key in by_key
@@ -529,6 +522,13 @@ def _before_after_section(by_key: dict[str, Row]) -> list[str]:
         for key in by_key
         if key.startswith("jobs2-") and f"batch-{key[6:]}" in by_key
     ]
+    if pairs:
+        lines += [
+            "",
+            "| input | before | CPU-s | wall s | peak RSS | after | CPU-s | wall s | peak RSS "
+            "| CPU ratio after/before |",
+            "|---|---|---:|---:|---:|---|---:|---:|---:|---:|",
+        ]
     for old_key, new_key, old_name, new_name in pairs:
         old, new = by_key[old_key], by_key[new_key]
         ratio = statistics.median(
