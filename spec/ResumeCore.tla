@@ -747,4 +747,7 @@ FD == "FD" \notin broke
 RD == "RD" \notin broke
 
 Properties == [PC |-> PC, EO |-> EO, CO |-> CO, CV |-> CV, FD |-> FD, RD |-> RD]
+
+\* The properties a store breaks by how it answers a load, whatever the runs around it did: where runs raced and broke another property first, only these are still a saver's.
+StoreProperties == {"CV"}
 =============================================================================

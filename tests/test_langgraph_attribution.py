@@ -23,7 +23,16 @@ from rctools.langgraph.attribution import (
 )
 from rctools.langgraph.driver import CellRun
 from rctools.langgraph.final import FinalState, digest
-from rctools.langgraph.matrix import Cell, CellKey, Matrix, Side, _attribute, _judge, to_json
+from rctools.langgraph.matrix import (
+    RACE,
+    Cell,
+    CellKey,
+    Matrix,
+    Side,
+    _attribute,
+    _judge,
+    to_json,
+)
 from rctools.langgraph.report import matrix_exit_code, render_junit
 from resumecheck.contract import default_spec_paths
 from resumecheck.report import Invocation
@@ -57,6 +66,32 @@ def co_then_cv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return trace
 
 
+def _extended(tmp_path_factory: pytest.TempPathFactory, name: str, extra: list[dict]) -> Path:
+    lines = CO_TRACE.read_text(encoding="utf-8").splitlines()[:17]  # up to the CO at event 16
+    trace = tmp_path_factory.mktemp("attr") / f"{name}.jsonl"
+    trace.write_text("\n".join([*lines, *map(json.dumps, extra)]) + "\n", encoding="utf-8")
+    return trace
+
+
+FINISH_DONE = {"ev": "finish", "proc": "w2", "outcome": "done"}  # with work unsaved: PC
+WRONG_LOAD = {
+    "ev": "load", "proc": "w3", "thread": "t1", "asked": None, "checkpoint": "c0",
+    "parent": None, "digest": "not-what-was-put", "writes": [], "answers": [],
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def co_then_pc(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """CO at event 16, then a return claiming done with work unsaved: PC at event 17."""
+    return _extended(tmp_path_factory, "co-then-pc", [FINISH_DONE])
+
+
+@pytest.fixture(scope="module")
+def co_pc_cv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """CO at 16, PC at 17, then a load of content the store never held: CV at 18."""
+    return _extended(tmp_path_factory, "co-pc-cv", [FINISH_DONE, WRONG_LOAD])
+
+
 @pytest.fixture(scope="module")
 def judgments() -> Judgments:
     return Judgments(default_spec_paths())
@@ -70,6 +105,28 @@ def test_a_property_only_the_tested_saver_breaks_shows_behind_one_the_reference_
     assert saver_breaks(co_then_cv, reference, judgments) == {"CV"}
     assert saver_breaks(CO_TRACE, reference, judgments) == frozenset()
     assert saver_breaks(co_then_cv, frozenset(), judgments) == {"CO"}
+
+
+def test_in_a_race_cell_only_store_properties_count_past_the_runtime_s_first_break(
+    co_then_cv: Path, co_then_pc: Path, co_pc_cv: Path, judgments: Judgments
+) -> None:
+    """The reference breaks CO in the scenario. Past that CO a race cell's PC is how the
+    racing processes interleaved (no finding); a CV is still how the store answered a load,
+    also when a PC comes between (tolerated in turn). Outside race cells the PC counts."""
+
+    def cell(tested: Path, fault: str, reference: Path = CO_TRACE) -> Cell:
+        found = Cell(CellKey("s", fault, "sync"), _side(tested), _side(reference))
+        _matrix([found], judgments)
+        return found
+
+    runtime = cell(co_then_pc, RACE)
+    assert (runtime.finding, runtime.checks, runtime.runtime) == ("runtime", (), ("CO",))
+    store = cell(co_then_cv, RACE)
+    assert (store.finding, store.checks) == ("saver", ("CV",))
+    assert cell(co_pc_cv, RACE).checks == ("CV",)
+    assert cell(co_then_pc, "none").checks == ("PC",)
+    # a first break no reference run shows is the saver's in a race cell too
+    assert cell(co_then_pc, RACE, reference=CONFORMS).checks == ("CO",)
 
 
 def test_what_the_reference_breaks_after_its_first_break_is_the_reference_s_too(

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SPEC, Run, run_cli
+from resumecheck import speccheck
+from resumecheck.contract import find_contract
 
 pytestmark = pytest.mark.slow
 
@@ -97,6 +99,22 @@ def test_every_property_is_shown_to_fail_by_some_mutant(full_run: Run) -> None:
     assert properties == {"PC", "EO", "CO", "CV", "FD", "RD"}
     broken = {expected_property(m) for m in (SPEC / "mutants").glob("*.mutant")}
     assert properties <= broken
+
+
+def test_store_properties_name_only_properties_of_the_record(tmp_path: Path) -> None:
+    """`StoreProperties` (what a saver matrix's race cells still compare past the runtime's
+    first break; ResumeCore: CV) may name only properties: another name is a coverage gap."""
+    assert find_contract("ResumeCore", [SPEC]).store_properties == {"CV"}
+    folder = tmp_path / "spec"
+    shutil.copytree(SPEC, folder)
+    base = folder / "ResumeCore.tla"
+    text = base.read_text(encoding="utf-8")
+    assert text.count('StoreProperties == {"CV"}') == 1
+    base.write_text(text.replace('{"CV"}', '{"CV", "XV"}'), encoding="utf-8")
+    rows = {row.name: row for row in speccheck.check_coverage(folder)}
+    assert not rows["ResumeCore"].passed
+    assert "StoreProperties names XV, not in Properties" in rows["ResumeCore"].detail
+    assert all(row.passed for name, row in rows.items() if name != "ResumeCore")
 
 
 # --- mutants that must fail their row --------------------------------------------------------

@@ -91,6 +91,11 @@ class Contract:
     def describe(self, prop: str) -> str:
         return self.descriptions.get(prop, "")
 
+    @cached_property
+    def store_properties(self) -> frozenset[str] | None:
+        """The base module's `StoreProperties`, or None where it declares none."""
+        return store_properties(self.base.read_text(encoding="utf-8"))
+
 
 def find_contract(name: str, spec_paths: Sequence[Path]) -> Contract:
     """Contract `name` with each of its files from the first folder on `spec_paths` holding it."""
@@ -129,3 +134,17 @@ def property_comments(text: str) -> dict[str, str]:
         if comment:
             found[match.group(1)] = " ".join(comment)
     return found
+
+
+_STORE = re.compile(r"^StoreProperties\s*==\s*\{([^}]*)\}", re.M)
+_NAME_LITERAL = re.compile(r'"([A-Za-z][A-Za-z0-9_]*)"')
+
+
+def store_properties(base_text: str) -> frozenset[str] | None:
+    """The names in a base module's `StoreProperties == {"CV", ...}`: the properties a store
+    breaks by how it answers, whoever else misbehaved (a saver matrix's race cells compare
+    only these past the runtime's first break). None when the module declares none."""
+    match = _STORE.search(base_text)
+    if match is None:
+        return None
+    return frozenset(_NAME_LITERAL.findall(match.group(1)))

@@ -219,8 +219,9 @@ def _extends(module: Path, base: Path) -> bool:
 def check_coverage(spec_dir: Path) -> list[Row]:
     """For every contract: each property of its `Properties` record has a one-sentence comment,
     is an invariant of every MC configuration of the contract, and has a mutant that must break
-    it -- so a spec author's new property cannot stay un-model-checked."""
-    from resumecheck.contract import property_comments
+    it -- so a spec author's new property cannot stay un-model-checked; `StoreProperties`, if
+    declared, names only properties of the record."""
+    from resumecheck.contract import property_comments, store_properties
 
     everything = mutants(spec_dir)
     rows = []
@@ -243,6 +244,9 @@ def check_coverage(spec_dir: Path) -> list[Row]:
                 problems.append(f"{name} has no mutant that must break it")
         if not cfgs:
             problems.append("no MC configuration")
+        strays = sorted((store_properties(text) or frozenset()) - set(names))
+        if strays:
+            problems.append(f"StoreProperties names {', '.join(strays)}, not in Properties")
         rows.append(
             Row(
                 "contract",

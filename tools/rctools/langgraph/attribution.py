@@ -9,6 +9,13 @@ same cell. Two things make that exact without re-implementing any property in Py
   a trace that breaks CO first may break EO after it, and that EO is LangGraph's too.
 - **What the tested saver breaks beyond that** is its trace judged tolerating the reference's
   set: the first property TLC then reports is one no reference run showed.
+- **Race cells** (saver calls of several processes not serialized): once the tested run has
+  broken what the reference breaks, what follows depends on how the processes happened to
+  interleave, which a few reference runs do not sample -- two resumers that both got the
+  answer (CO) may both fire an effect (EO) on one store and never on another. Past that first
+  break only the contract's `StoreProperties` (a store breaks them by how it answers a load,
+  whatever the runs did; CV in ResumeCore) are still the saver's: the trace is judged
+  tolerating every other break until one of them shows or nothing does.
 
 An event that no action of the contract allows at all is the pseudo-property `unmatched`.
 TLC decides every break; this module only chooses what to tolerate and compares sets.
@@ -126,16 +133,32 @@ def reference_breaks(
             return found
 
 
-def saver_breaks(path: Path, reference: frozenset[str], judgments: Judgments) -> frozenset[str]:
+def saver_breaks(
+    path: Path,
+    reference: frozenset[str],
+    judgments: Judgments,
+    *,
+    past_first: frozenset[str] | None = None,
+) -> frozenset[str]:
     """The properties the tested trace breaks that the reference never breaks in its
-    scenario: its first break, or else the first break once the reference's are tolerated."""
+    scenario: its first break, or else the first break once the reference's are tolerated.
+    With `past_first` (a race cell: the contract's store properties), a break after the
+    first counts only if it is one of those; others are tolerated in turn (see the module)."""
     first = breaks(judgments.get(path))
     if not first or first - reference:
         return first - reference
     tolerate = _tolerable(reference)
     if not tolerate or first == {UNMATCHED}:
         return NO_TOLERANCE
-    return breaks(judgments.get(path, tolerate)) - reference
+    while True:
+        found = breaks(judgments.get(path, tolerate)) - tolerate
+        if past_first is None or not found:
+            return found - reference
+        if found & past_first:
+            return found & past_first
+        if UNMATCHED in found:  # no action allows the event: nothing after it is judged
+            return NO_TOLERANCE
+        tolerate = tolerate | found
 
 
 def end_checks(tested: FinalState | None, references: Sequence[FinalState | None]) -> list[str]:

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from resumecheck.contract import default_spec_paths
+from resumecheck.contract import default_spec_paths, find_contract
 from resumecheck.errors import EnvironmentProblem
 from resumecheck.verdict import Status, Verdict
 
@@ -40,6 +40,7 @@ from rctools.langgraph.attribution import (
 from rctools.langgraph.driver import CellRun, run_cell
 from rctools.langgraph.final import FinalState, read_final
 from rctools.langgraph.killpoints import KillPoint
+from rctools.langgraph.record import CONTRACT
 from rctools.langgraph.scenarios import ALL as SCENARIOS
 from rctools.langgraph.scenarios import Scenario
 from rctools.langgraph_backends import Factory, sqlite, sqlite_slowed
@@ -349,6 +350,7 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
     if not traces and not any(c.reference for c in matrix.cells):
         return
     broken = reference_breaks(traces, judgments)
+    store = find_contract(CONTRACT, judgments.spec_paths).store_properties
     for cell in matrix.cells:
         for side in cell.references:
             for prop in breaks(side.verdict):
@@ -368,7 +370,9 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
         elif _unreadable(tested) and not any(_unreadable(r) for r in cell.references):
             checks.append(RUNS)  # the fresh process could not read the tested thread back
         if tested.verdict is not None and tested.verdict.status is Status.VIOLATES:
-            checks += sorted(saver_breaks(tested.run.trace, known, judgments))
+            race = store if cell.key.fault == RACE else None  # see attribution's docstring
+            found = saver_breaks(tested.run.trace, known, judgments, past_first=race)
+            checks += sorted(found)
         if tested.status in ("conforms", "violates") and all(
             r.status == "conforms" for r in cell.references
         ):

@@ -40,6 +40,7 @@ from rctools.langgraph.tracefile import TraceFile
 # a node that was running when a process died runs again from its start on resume -- its
 # side effects can happen twice (at-least-once) -- and nothing excludes two processes running
 # one thread (no fencing).
+CONTRACT = "ResumeCore"  # the contract every LangGraph trace is judged by
 GUARANTEES = {"effects": {"default": "at-least-once"}, "fencing": "none"}
 
 
@@ -83,7 +84,7 @@ def header(
 ) -> dict[str, Any]:
     return {
         "format": "resume-check/v2",
-        "contract": "ResumeCore",
+        "contract": CONTRACT,
         "runtime": {"name": "langgraph", "version": version("langgraph")},
         "backend": backend,
         "thread": thread,
