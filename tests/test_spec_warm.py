@@ -171,6 +171,49 @@ def test_the_shared_parser_keeps_nothing_of_a_run(tmp_path: Path) -> None:
     assert answers[2:] == answers[:2]
 
 
+# TLC orders strings by when they were first interned; the order of a set's elements decides
+# which successor is checked first, so the distinct states counted at the violation show it.
+_ORDER = """---- MODULE Order ----
+VARIABLE x
+{first} == "{first_value}"
+{second} == "{second_value}"
+Init == x = "s"
+Next == x' \\in {{P, Q}}
+NotQ == x # Q
+====
+"""
+
+
+@needs_driver
+def test_a_run_sees_names_in_the_order_a_fresh_jvm_would(tmp_path: Path) -> None:
+    """A run that interned "p" before "q" leaves no trace on the next run, which mentions "q"
+    first: as in a fresh JVM, its set {P, Q} starts with "q" and NotQ fails at the first
+    successor (2 distinct states); in the order the earlier run left, at the second (3)."""
+    assert BUILT.warm is not None
+    runs = []
+    for name, first, second in (("pq", "P", "Q"), ("qp", "Q", "P")):
+        folder = tmp_path / name
+        folder.mkdir()
+        module = folder / "Order.tla"
+        text = _ORDER.format(
+            first=first, first_value=first.lower(), second=second, second_value=second.lower()
+        )
+        module.write_text(text, encoding="utf-8")
+        config = folder / "Order.cfg"
+        config.write_text("INIT Init\nNEXT Next\nINVARIANT NotQ\n", encoding="utf-8")
+        runs.append((module, config))
+    driver = warm.WarmTLC(BUILT.warm)
+    try:
+        answers = [_verdict(driver.run(*run)) for run in runs]
+        assert driver.fallbacks == 0
+    finally:
+        driver.close()
+    assert answers == [_verdict(run_tlc(*run)) for run in runs]
+    assert answers == [
+        (Outcome.INVARIANT_VIOLATION, "NotQ", 3, 12), (Outcome.INVARIANT_VIOLATION, "NotQ", 2, 12),
+    ]  # fmt: skip
+
+
 @needs_driver
 def test_a_class_the_shared_parser_does_not_own_sends_the_run_to_a_jvm_of_its_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -14,10 +14,11 @@
 // compiled: cold, it was about half of what a small run in a fresh loader costs. The
 // Partition below says which classes are shared; what shared classes keep between runs is
 // put back before each run (Statics): every non-final static field to its value after class
-// initialization, and every interned name's slot (UniqueString's loc, which TLC assigns per
-// run) to none. A shared class that asks for a class outside the partition is refused; the
-// run is then answered `crashed` and the driver retires, so the caller runs it again alone
-// in a JVM of its own and the answer is always a plain TLC's.
+// initialization, the intern table to the names class initialization interned (TLC orders
+// strings by when they were interned), and every interned name's slot (UniqueString's loc,
+// which TLC assigns per run) to none. A shared class that asks for a class outside the
+// partition is refused; the run is then answered `crashed` and the driver retires, so the
+// caller runs it again alone in a JVM of its own and the answer is always a plain TLC's.
 //
 // Protocol, one line per run on stdin, fields separated by tabs:
 //     ID <TAB> STDOUT-FILE <TAB> STDERR-FILE <TAB> TLC-ARG ...
@@ -321,6 +322,9 @@ public final class WarmTLC {
         private final Method setLoc;
         private final Method setVariableCount;
         private final Field internTable;
+        /** The intern table's own fields (its array, count, next token) after initialization. */
+        private final List<Field> tableFields = new ArrayList<>();
+        private final List<Object> tableValues = new ArrayList<>();
 
         private final PrintStream driverOut;
         private final PrintStream driverErr;
@@ -362,6 +366,7 @@ public final class WarmTLC {
             if (!refused.isEmpty()) {
                 throw new IllegalStateException("SANY's classes asked for " + refused);
             }
+            statics.noteTable();
             return statics;
         }
 
@@ -376,14 +381,42 @@ public final class WarmTLC {
             }
         }
 
-        /** Puts back every noted static, and clears the slots TLC gave interned names. */
+        /**
+         * Notes the intern table as class initialization left it. TLC orders strings, and
+         * so record fields and the elements of sets, by their intern token (UniqueString's
+         * compareTo), which is the order in which names were first interned: a table that
+         * kept the names of earlier runs would give this run another order than a fresh JVM
+         * (another state first among equals, another counterexample). Put back before each
+         * run, it holds only what class initialization interned, as in every first run.
+         */
+        private void noteTable() throws IllegalAccessException {
+            final Object table = internTable.get(null);
+            for (final Field field : table.getClass().getDeclaredFields()) {
+                if (Modifier.isStatic(field.getModifiers())) {
+                    continue;
+                }
+                field.setAccessible(true);
+                tableFields.add(field);
+                tableValues.add(copy(field.get(table)));
+            }
+        }
+
+        private static Object copy(final Object value) {
+            return value instanceof Object[] ? ((Object[]) value).clone() : value;
+        }
+
+        /** Puts back the noted statics and intern table; clears the slots of interned names. */
         void restore() throws ReflectiveOperationException {
             for (int i = 0; i < fields.size(); i++) {
                 final Object value = values.get(i);
                 fields.get(i).set(null, value == driverOut ? System.out
                         : value == driverErr ? System.err : value);
             }
-            final Map<?, ?> all = (Map<?, ?>) names.invoke(internTable.get(null));
+            final Object table = internTable.get(null);
+            for (int i = 0; i < tableFields.size(); i++) {
+                tableFields.get(i).set(table, copy(tableValues.get(i)));
+            }
+            final Map<?, ?> all = (Map<?, ?>) names.invoke(table);
             for (final Object name : all.values()) {
                 setLoc.invoke(name, -1);
             }
