@@ -242,8 +242,33 @@ public final class WarmTLC {
         }
     }
 
+    /** A class loader that finds each class by a rule of its own, under the JDK's locking. */
+    abstract static class RuleLoader extends URLClassLoader {
+        RuleLoader(final URL[] jar, final ClassLoader parent) {
+            super(jar, parent);
+        }
+
+        /** The class `name`, which this loader has not loaded yet. */
+        abstract Class<?> locate(String name) throws ClassNotFoundException;
+
+        @Override
+        protected final Class<?> loadClass(final String name, final boolean resolve)
+                throws ClassNotFoundException {
+            synchronized (getClassLoadingLock(name)) {
+                Class<?> found = findLoadedClass(name);
+                if (found == null) {
+                    found = locate(name);
+                }
+                if (resolve) {
+                    resolveClass(found);
+                }
+                return found;
+            }
+        }
+    }
+
     /** SANY's classes, loaded once; a class outside the partition is refused and noted. */
-    static final class SharedLoader extends URLClassLoader {
+    static final class SharedLoader extends RuleLoader {
         private final Set<String> refused = ConcurrentHashMap.newKeySet();
 
         SharedLoader(final URL[] jar) {
@@ -251,25 +276,15 @@ public final class WarmTLC {
         }
 
         @Override
-        protected Class<?> loadClass(final String name, final boolean resolve)
-                throws ClassNotFoundException {
-            synchronized (getClassLoadingLock(name)) {
-                Class<?> found = findLoadedClass(name);
-                if (found == null) {
-                    try {
-                        found = getParent().loadClass(name);
-                    } catch (ClassNotFoundException notTheJdks) {
-                        if (!Partition.sharedSide(name)) {
-                            refused.add(name);
-                            throw new ClassNotFoundException(name + " is a run's, not SANY's");
-                        }
-                        found = findClass(name);
-                    }
+        Class<?> locate(final String name) throws ClassNotFoundException {
+            try {
+                return getParent().loadClass(name);
+            } catch (ClassNotFoundException notTheJdks) {
+                if (!Partition.sharedSide(name)) {
+                    refused.add(name);
+                    throw new ClassNotFoundException(name + " is a run's, not SANY's");
                 }
-                if (resolve) {
-                    resolveClass(found);
-                }
-                return found;
+                return findClass(name);
             }
         }
 
@@ -282,7 +297,7 @@ public final class WarmTLC {
     }
 
     /** One run's classes: TLC's own, with SANY's from the SharedLoader when there is one. */
-    static final class RunLoader extends URLClassLoader {
+    static final class RunLoader extends RuleLoader {
         private final boolean delegateShared;
 
         RunLoader(final URL[] jar, final ClassLoader parent, final boolean delegateShared) {
@@ -291,25 +306,14 @@ public final class WarmTLC {
         }
 
         @Override
-        protected Class<?> loadClass(final String name, final boolean resolve)
-                throws ClassNotFoundException {
-            synchronized (getClassLoadingLock(name)) {
-                Class<?> found = findLoadedClass(name);
-                if (found == null) {
-                    if (delegateShared && Partition.shared(name)) {
-                        found = getParent().loadClass(name);
-                    } else {
-                        try {
-                            found = ClassLoader.getPlatformClassLoader().loadClass(name);
-                        } catch (ClassNotFoundException notTheJdks) {
-                            found = findClass(name);
-                        }
-                    }
-                }
-                if (resolve) {
-                    resolveClass(found);
-                }
-                return found;
+        Class<?> locate(final String name) throws ClassNotFoundException {
+            if (delegateShared && Partition.shared(name)) {
+                return getParent().loadClass(name);
+            }
+            try {
+                return ClassLoader.getPlatformClassLoader().loadClass(name);
+            } catch (ClassNotFoundException notTheJdks) {
+                return findClass(name);
             }
         }
     }
