@@ -232,6 +232,25 @@ def test_a_class_the_shared_parser_does_not_own_sends_the_run_to_a_jvm_of_its_ow
     assert _verdict(answer) == (Outcome.INVARIANT_VIOLATION, "Small", 5, 12)
 
 
+@needs_driver
+def test_a_jar_the_partition_does_not_fit_gets_a_driver_without_the_shared_parser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With util.UniqueString taken out of the partition (as a TLC whose SANY the partition
+    was not written for), the driver cannot take its snapshot: it loads SANY for every run
+    instead, and its runs are answered there, none run again alone."""
+    assert BUILT.warm is not None
+    monkeypatch.setenv("RESUME_CHECK_JAVA_OPTS", "-Dresumecheck.unshared=util.UniqueString")
+    toy = _toy(tmp_path / "a", "Toy", top=9, bound=4)
+    driver = warm.WarmTLC(BUILT.warm)
+    try:
+        answers = [_verdict(driver.run(*toy)) for _ in range(2)]
+        assert (driver.fallbacks, driver.restarts, driver.retired) == (0, 0, 0)
+    finally:
+        driver.close()
+    assert answers == [(Outcome.INVARIANT_VIOLATION, "Small", 5, 12)] * 2
+
+
 def test_without_the_driver_every_run_has_a_jvm_of_its_own(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -82,7 +82,7 @@ class WarmTLC:
         self.fallbacks = 0
         """How many runs were run again alone (the driver crashed, or refused a class)."""
         self.retired = 0
-        """How many drivers ended because their heap had grown past 1 GiB."""
+        """How many drivers ended after an answer (a heap past 1 GiB, or a refused class)."""
 
     @property
     def pid(self) -> int | None:

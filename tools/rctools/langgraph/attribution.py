@@ -15,7 +15,8 @@ same cell. Two things make that exact without re-implementing any property in Py
   answer (CO) may both fire an effect (EO) on one store and never on another. Past that first
   break only the contract's `StoreProperties` (a store breaks them by how it answers a load,
   whatever the runs did; CV in ResumeCore) are still the saver's: the trace is judged
-  tolerating every other break until one of them shows or nothing does.
+  tolerating every other break until one of them shows or nothing does. A contract that
+  declares no `StoreProperties` keeps the rule above for race cells too.
 
 An event that no action of the contract allows at all is the pseudo-property `unmatched`.
 TLC decides every break; this module only chooses what to tolerate and compares sets.
