@@ -55,10 +55,14 @@ def test_a_fault_names_its_point_and_parses_back() -> None:
     assert KillPoint("put @0.250", 3).counted_as == "put entry"
 
 
-def test_the_reference_is_killed_at_the_end_of_the_call_the_tested_saver_died_in() -> None:
+def test_the_reference_is_killed_at_the_edge_of_the_call_whose_store_the_kill_left() -> None:
     """A statement point is the tested saver's own; the reference saver (atomic) is killed
-    at the end of the same call, the latest moment a kill inside that call stands for."""
+    at the edge of the same call that leaves its store as the tested saver's was found:
+    the exit when the call had taken effect (or when that is not known: the cell is then
+    inconclusive), the entry when the store held nothing of it."""
     inside = KillPoint("put sql 2 UPDATE", 3)
+    assert for_reference(inside, ("put", 3), "all") == KillPoint("put exit", 3)
+    assert for_reference(inside, ("put", 3), "none") == KillPoint("put entry", 3)
     assert for_reference(inside, ("put", 3)) == KillPoint("put exit", 3)
     assert for_reference(KillPoint("end A", 1), None) == KillPoint("end A", 1)
 

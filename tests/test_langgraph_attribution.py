@@ -34,6 +34,7 @@ from rctools.langgraph.matrix import (
     to_json,
 )
 from rctools.langgraph.report import matrix_exit_code, render_junit
+from rctools.saver_cells import CellOutcome, explain
 from resumecheck.contract import default_spec_paths
 from resumecheck.report import Invocation
 
@@ -194,7 +195,7 @@ def test_exit_1_on_a_saver_finding_even_with_cells_that_could_not_run(
     done = _end(True, {"log": ["A"]})
     saver = Cell(CellKey("s", "none", "sync"), _side(co_then_cv, done), _side(CO_TRACE, done))
     broken = Cell(CellKey("s", "kill@1", "sync"), _side(CONFORMS, failure="boom"), None)
-    runtime = Cell(CellKey("s", "kill@2", "sync"), _side(CO_TRACE, done), _side(CONFORMS, done))
+    runtime = Cell(CellKey("s", "kill@2", "sync"), _side(CO_TRACE, done), _side(CO_TRACE, done))
     matrix = _matrix([saver, broken, runtime], judgments)
     assert (saver.finding, saver.checks) == ("saver", ("CV",))
     assert (runtime.finding, runtime.runtime, runtime.reference_elsewhere) == (
@@ -212,6 +213,29 @@ def test_exit_1_on_a_saver_finding_even_with_cells_that_could_not_run(
     assert document["cells"][0]["checks"] == ["CV"]
 
 
+def test_whose_fault_a_break_is_does_not_depend_on_which_cells_are_chosen(
+    judgments: Judgments,
+) -> None:
+    """The tested run breaks CO in a cell whose reference run conforms; in another cell of
+    the scenario the reference breaks CO. Chosen together or alone (`--cells`, `--stride`),
+    the first cell's CO is the saver's: only the reference's runs of the same cell, killed at
+    the same instant, measure it. The other cell is named as a hint, nothing more."""
+
+    def cells() -> list[Cell]:
+        return [
+            Cell(CellKey("s", "kill:A start#1", "sync"), _side(CO_TRACE), _side(CONFORMS)),
+            Cell(CellKey("s", "kill:B start#1", "sync"), _side(CO_TRACE), _side(CO_TRACE)),
+        ]
+
+    together = _matrix(cells(), judgments).cells
+    alone = [_matrix([cell], judgments).cells[0] for cell in cells()]
+    for both, one in zip(together, alone, strict=True):
+        assert (both.finding, both.checks, both.runtime) == (one.finding, one.checks, one.runtime)
+    assert (together[0].finding, together[0].checks) == ("saver", ("CO",))
+    assert together[0].reference_elsewhere == "kill:B start#1"
+    assert (together[1].finding, together[1].runtime) == ("runtime", ("CO",))
+
+
 def test_a_thread_that_ends_short_of_the_reference_is_END(judgments: Judgments) -> None:
     short = Cell(
         CellKey("chain", "kill@3", "sync"),
@@ -220,6 +244,10 @@ def test_a_thread_that_ends_short_of_the_reference_is_END(judgments: Judgments) 
     )
     _matrix([short], judgments)
     assert (short.finding, short.checks) == ("saver", (END,))
+    # the failure's first line (pytest's short summary) names the check and the cell, not
+    # the trace's verdict: this trace conforms, its thread ends short
+    first = explain(CellOutcome(short, 0.0), "mine").splitlines()[0]
+    assert first.startswith("END in cell chain.killat3.sync: saver finding"), first
 
 
 def test_junit_has_one_testcase_per_cell_with_time_timestamp_and_file(

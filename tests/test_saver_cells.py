@@ -94,6 +94,8 @@ class _Cell:
         ("unattributed", Action.FAIL, Action.FAIL),
         ("failed", Action.FAIL, Action.FAIL),
         ("runtime", Action.REPORT, Action.FAIL),
+        # runs killed at different logical instants decide nothing: skipped, never failed
+        ("inconclusive", Action.UNDECIDED, Action.UNDECIDED),
     ],
 )
 def test_only_a_runtime_finding_is_reported_rather_than_failed(

@@ -111,6 +111,8 @@ class CellCase:
             pytest.fail(explain(self.outcome, self.name), pytrace=False)
         if what is Action.REPORT:
             pytest.xfail(explain(self.outcome, self.name))
+        if what is Action.UNDECIDED:
+            pytest.skip(explain(self.outcome, self.name))
 
     @property
     def cell(self) -> Any:

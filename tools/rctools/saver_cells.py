@@ -53,6 +53,9 @@ class Action(enum.Enum):
     PASS = "pass"
     FAIL = "fail"
     REPORT = "report"  # a runtime finding: shown, not failed (unless strict)
+    # inconclusive: the runs compared were not killed at the same logical instant, so the
+    # cell decides nothing (skipped, with the reason): never failed, never passed
+    UNDECIDED = "undecided"
 
 
 @dataclass(frozen=True)
@@ -223,6 +226,8 @@ def action(outcome: CellOutcome, strict: bool = False) -> Action:
         return Action.PASS
     if finding == "runtime":
         return Action.FAIL if strict else Action.REPORT
+    if finding == "inconclusive":
+        return Action.UNDECIDED
     return Action.FAIL
 
 
@@ -230,6 +235,8 @@ HEADLINES = {
     "saver": "saver finding: fails with {name}, passes with the reference saver",
     "saver-error": "saver error: {name} raised where the reference saver ran the cell",
     "runtime": "runtime finding: fails on the reference saver too (LangGraph itself)",
+    "inconclusive": "inconclusive: killed inside a write call the store held {effect} of; no "
+    "reference run is the same instant",
     "unattributed": "finding not attributed (the reference saver was not run)",
     "failed": "the cell could not run or be judged",
 }
@@ -237,22 +244,43 @@ HEADLINES = {
 
 def explain(outcome: CellOutcome, name: str) -> str:
     """The failure message of a cell: what broke, where, which trace file to open."""
-    from rctools.langgraph.matrix import describe
-
     cell = outcome.cell
-    headline = HEADLINES[outcome.finding].format(name=name)
+    headline = HEADLINES[outcome.finding].format(name=name, effect=cell.tested.run.effect)
     # The first line is what pytest's short summary and JUnit's message show: property first.
-    lines = [f"{describe(cell.tested)} in cell {outcome.slug}: {headline}"]
+    lines = [f"{_named(cell)} in cell {outcome.slug}: {headline}"]
     lines += _side_lines("saver under test", cell.tested)
     if cell.reference is not None:
         lines += _side_lines("reference saver", cell.reference)
-    if cell.reference_elsewhere:
+    if cell.reference_elsewhere and outcome.finding == "runtime":
         lines.append(
             f"  the reference breaks the same property at {cell.reference_elsewhere} of this "
-            "scenario"
+            "scenario too"
+        )
+    elif cell.reference_elsewhere:
+        lines.append(
+            f"  the reference breaks it elsewhere in this scenario ({cell.reference_elsewhere}), "
+            "not in this cell: a cell is measured only by the reference's runs of the same "
+            "cell, killed at the same instant"
         )
     lines.append(f"  judge it again: resume-check {cell.tested.run.trace}")
     return "\n".join(lines)
+
+
+def _named(cell: Any) -> str:
+    """What the first line of a failure starts with: the saver's checks by name (STATE, END,
+    CV...), not the tested trace's first break, which may be the runtime's or none at all (a
+    thread that ends otherwise conforms); the trace's verdict where the checks are its own."""
+    from rctools.langgraph.attribution import UNMATCHED
+    from rctools.langgraph.matrix import describe
+
+    checks = tuple(cell.checks) or tuple(cell.inconclusive)
+    verdict = cell.tested.verdict
+    if not checks or (verdict is not None and set(checks) == set(verdict.properties)):
+        return str(describe(cell.tested))
+    words = ["no action matches" if c == UNMATCHED else c for c in checks]
+    own = verdict is not None and set(checks) & set(verdict.properties)
+    at = f" at event {verdict.event_index}" if own and verdict is not None else ""
+    return ", ".join(words) + at
 
 
 def _side_lines(title: str, side: Any) -> list[str]:

@@ -41,8 +41,11 @@ runs, is no measure of how the thread should end.
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
@@ -101,7 +104,7 @@ class Judgments:
         return self._known[(path, tolerate)]
 
 
-Group = tuple[str, str]  # scenario, durability
+Group = tuple[str, ...]  # the runs pooled: a matrix cell (scenario, fault, durability)
 
 
 def reference_breaks(
@@ -160,6 +163,47 @@ def saver_breaks(
         if UNMATCHED in found:  # no action allows the event: nothing after it is judged
             return NO_TOLERANCE
         tolerate = tolerate | found
+
+
+def acknowledged(trace: Path) -> Counter[tuple[Any, ...]] | None:
+    """The saver writes a trace shows acknowledged before its first crash, in a form two runs
+    of one cell share (ids differ from run to run): `("put", n)` for the n-th checkpoint the
+    run named, `("put_writes", n, task, kind)` with the task's path or node. What a kill
+    leaves in the store of a correct saver is exactly these (and the call it cut, if it took
+    effect: `effect.py`), so two runs whose sets differ were killed at different logical
+    instants, whatever point their kill was named after: LangGraph's background writer may
+    acknowledge a task's writes before or after the next checkpoint's put, and a reference
+    kill passed while events were held lands later. None: no crash, or no readable trace."""
+    try:
+        lines = trace.read_text(encoding="utf-8").splitlines()[1:]
+    except OSError:
+        return None
+    order: dict[str, int] = {}
+    tasks: dict[str, str] = {}
+    found: Counter[tuple[Any, ...]] = Counter()
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return None
+        kind = event.get("ev")
+        if kind == "crash":
+            return found
+        for scheduled in event.get("tasks") or []:
+            if isinstance(scheduled, dict) and scheduled.get("task"):
+                tasks[str(scheduled["task"])] = str(scheduled.get("path") or scheduled.get("node"))
+        if kind == "task_start" and event.get("task"):
+            tasks.setdefault(str(event["task"]), str(event.get("path") or event.get("node")))
+        checkpoint = event.get("checkpoint")
+        if isinstance(checkpoint, str):
+            order.setdefault(checkpoint, len(order))
+        if kind == "put":
+            found[("put", order.get(str(checkpoint)))] += 1
+        elif kind == "put_writes":
+            task = event.get("task")
+            node = None if task is None else tasks.get(str(task), "?")
+            found[("put_writes", order.get(str(checkpoint)), node, event.get("kind"))] += 1
+    return None
 
 
 def end_checks(tested: FinalState | None, references: Sequence[FinalState | None]) -> list[str]:

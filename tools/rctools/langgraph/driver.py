@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rctools.langgraph import record, worker
+from rctools.langgraph import effect, record, worker
 from rctools.langgraph.killpoints import KillPoint, for_reference
 from rctools.langgraph.scenarios import Scenario
 from rctools.langgraph.tracefile import TraceFile
@@ -40,6 +40,9 @@ class CellRun:
     asked: KillPoint | None = None  # the kill point the cell was asked to kill at
     # where the reference saver is killed for this cell (killpoints.for_reference)
     reference_point: KillPoint | None = None
+    # killed inside a write call: what the store held of it right after the kill (read back
+    # by a fresh process, `effect.probe`): killpoints.NOTHING, ALL, PART or UNKNOWN
+    effect: str | None = None
     invocations: int = 0
     parks: int = 0  # invocations of the first thread that left it parked at an interrupt
     checkpoints: int = 0  # checkpoints of the first thread's top chain at the end
@@ -314,7 +317,14 @@ class _Session:
         in_call = None
         if call:
             in_call = (str(call[0]), self.seen.get(f"{call[0]} entry", 0) + int(call[1]))
-        self.result.reference_point = for_reference(KillPoint(landed, occurrence), in_call)
+        point = KillPoint(landed, occurrence)
+        if point.call is not None and in_call is not None and self.saver is None:
+            # killed inside a write call: which instant that was is what the store holds
+            # now, before anything resumes (effect.py), never the fraction of the call run
+            self.result.effect = effect.probe(
+                self.cell.folder / "store", self.cell.factory, killed.get("identity")
+            )
+        self.result.reference_point = for_reference(point, in_call, self.result.effect)
 
     def _account(self, job: worker.Invocation, report: dict[str, Any]) -> dict[str, Any]:
         self.result.invocations += 1

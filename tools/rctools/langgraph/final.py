@@ -110,6 +110,16 @@ def _read(build: Callable[[], Any], factory: Callable[[], Any]) -> dict[str, Any
 def read_final(store: Path, build: Callable[[], Any], factory: Callable[[], Any]) -> FinalState:
     """Forks a process that opens the saver on `store` and reads the thread; its answer, or
     a FinalState whose `problem` says why there is none."""
+    answer = in_fresh_process(store, lambda: _read(build, factory))
+    if "problem" in answer:
+        return FinalState(False, (), "", problem=answer["problem"])
+    return FinalState(bool(answer["done"]), tuple(answer["next"]), str(answer["digest"]))
+
+
+def in_fresh_process(store: Path, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Runs `work` in a forked process with `$RESUME_CHECK_STORE` set to `store`, and returns
+    its JSON answer, or `{"problem": why}` when it raised, printed nothing or took too long:
+    a reader that breaks (a store left unreadable) must not break the matrix."""
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -121,7 +131,7 @@ def read_final(store: Path, build: Callable[[], Any], factory: Callable[[], Any]
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
             os.environ[STORE_VAR] = str(store)
-            answer = _read(build, factory)
+            answer = work()
         except BaseException as exc:  # told to the parent, never raised there
             answer = {"problem": f"{type(exc).__name__}: {exc}"[:300]}
         data = json.dumps(answer).encode()
@@ -132,7 +142,7 @@ def read_final(store: Path, build: Callable[[], Any], factory: Callable[[], Any]
     return _collect(pid, read_fd)
 
 
-def _collect(pid: int, fd: int) -> FinalState:
+def _collect(pid: int, fd: int) -> dict[str, Any]:
     chunks: list[bytes] = []
     deadline = time.monotonic() + READ_TIMEOUT
     with selectors.DefaultSelector() as selector:
@@ -150,8 +160,6 @@ def _collect(pid: int, fd: int) -> FinalState:
     os.waitpid(pid, 0)
     text = b"".join(chunks).decode()
     if not text:
-        return FinalState(False, (), "", problem=f"no answer within {READ_TIMEOUT:.0f} s")
-    answer = json.loads(text)
-    if "problem" in answer:
-        return FinalState(False, (), "", problem=answer["problem"])
-    return FinalState(bool(answer["done"]), tuple(answer["next"]), str(answer["digest"]))
+        return {"problem": f"no answer within {READ_TIMEOUT:.0f} s"}
+    answer: dict[str, Any] = json.loads(text)
+    return answer

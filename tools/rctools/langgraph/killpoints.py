@@ -126,16 +126,34 @@ def plan(
     return points[:: max(stride, 1)]
 
 
-def for_reference(point: KillPoint | None, call: tuple[str, int] | None) -> KillPoint | None:
+# What the store held of a write call the saver under test was killed inside (`effect`),
+# read back by a fresh process through the saver (rctools.langgraph.effect):
+NOTHING = "none"  # nothing of the call: the same instant as a kill at the call's entry
+ALL = "all"  # all of it: the same instant as a kill at the call's exit
+PART = "part"  # some of it: no kill at an edge of the call leaves the store so
+UNKNOWN = "unknown"  # it could not be read back
+
+
+def for_reference(
+    point: KillPoint | None, call: tuple[str, int] | None, effect: str | None = None
+) -> KillPoint | None:
     """Where to kill the reference saver for a cell the saver under test died at `point`:
     the same point, except that a point inside a call (its statements, its lines) is the
-    tested saver's own; the reference is killed at the end of the same call instead
-    (`call`: the call and its occurrence), before its acknowledgement is recorded."""
+    tested saver's own and no instant of the reference's. There the reference is killed at
+    the edge of the same call (`call`: the call and its occurrence) that left its store as
+    the tested saver's was found (`effect`): at its entry when the store held nothing of the
+    call, at its exit (before the acknowledgement is recorded) when it held all of it. A
+    seeded fraction of a call's lines is the same *time* on both savers, not the same
+    *instant*: an atomic saver killed before its commit is where the reference is at the
+    call's entry. Where the store held part of the call, or could not be read, no edge is
+    the same instant: the reference is killed at the exit, and the cell's comparison is
+    inconclusive (matrix.py)."""
     if point is None:
         return None
     if point.call is None or call is None:
         return point
-    return KillPoint(f"{call[0]} exit", call[1])
+    edge = "entry" if effect == NOTHING else "exit"
+    return KillPoint(f"{call[0]} {edge}", call[1])
 
 
 @dataclass
@@ -147,6 +165,8 @@ class _Call:
     kill_line: int = 0  # 0: no seeded instant armed in this call
     done: bool = False  # the call returned (a timer that fires later is too late)
     durable: bool = False  # a statement it ran before may be committed already
+    # what the call writes, for reading back whether it took effect (`effect.identity`)
+    identity: dict[str, Any] | None = None
 
 
 class KillSwitch:
@@ -239,6 +259,7 @@ class KillSwitch:
             "landed": f"{label}#{nth}",
             "deferred_from": None if hit else self.deferred,
             "call": [call.label, call.occurrence] if call else None,
+            "identity": call.identity if call else None,
         }
         self.sent = True
         os.write(self.pipe_fd, (json.dumps(report) + "\n").encode())
@@ -248,12 +269,15 @@ class KillSwitch:
     # -- inside a saver call -----------------------------------------------------------
 
     @contextlib.contextmanager
-    def call(self, label: str, *, inside: bool = True) -> Iterator[None]:
+    def call(
+        self, label: str, *, inside: bool = True, identity: dict[str, Any] | None = None
+    ) -> Iterator[None]:
         """One saver call: its entry and exit points and, for a write call, the points
         inside it (statements, a seeded instant), and its line count and duration when
         measuring. `inside=False` for a coroutine: while it awaits, the thread runs other
         tasks, so neither its lines nor its statements are its own; its seeded instant is a
-        timer armed at entry."""
+        timer armed at entry. `identity`: what a write call writes, sent with a kill inside
+        it so that the driver can read back what of it the store holds."""
         self.point(f"{label} entry")
         if label.split(" ", 1)[0] not in WRITE_CALLS or self.muted:
             yield
@@ -261,7 +285,7 @@ class KillSwitch:
             return
         with self._lock:
             occurrence = self.seen.get(f"{label} entry", 0)
-        here = _Call(label, occurrence)
+        here = _Call(label, occurrence, identity=identity)
         target = self.target
         armed = (
             target is not None

@@ -32,6 +32,7 @@ from rctools.langgraph.attribution import (
     UNMATCHED,
     VALID,
     Judgments,
+    acknowledged,
     breaks,
     end_checks,
     reference_breaks,
@@ -127,8 +128,12 @@ class Cell:
     checks: tuple[str, ...] = ()
     # Properties the tested trace breaks that the reference breaks in this scenario too.
     runtime: tuple[str, ...] = ()
-    # Another cell of this scenario where the reference breaks such a property, if any.
+    # Another chosen cell of this scenario where the reference breaks a property the tested
+    # run breaks (its runtime properties or its checks), if any: a hint, not an attribution.
     reference_elsewhere: str | None = None
+    # What would be a saver check but compares runs killed at different logical instants
+    # (`same_instant`): never a saver finding, the cell is `inconclusive`.
+    inconclusive: tuple[str, ...] = ()
 
     @property
     def references(self) -> list[Side]:
@@ -136,9 +141,12 @@ class Cell:
 
     @property
     def finding(self) -> str:
-        """conforms | saver | saver-error | runtime | unattributed | failed: whose fault a
-        failing cell is. `saver-error`: a process raised from the saver under test (e.g. a
-        store left unreadable by a SIGKILL) where the reference ran the cell (check RUNS)."""
+        """conforms | saver | saver-error | runtime | inconclusive | unattributed | failed:
+        whose fault a failing cell is. `saver-error`: a process raised from the saver under
+        test (e.g. a store left unreadable by a SIGKILL) where the reference ran the cell
+        (check RUNS). `inconclusive`: the tested run breaks what the reference's does not,
+        but the two were not killed at the same logical instant, so neither is a measure of
+        the other (`same_instant`)."""
         status = self.tested.status
         if status == "failed":
             if self.reference is not None and self.reference.status != "failed":
@@ -146,6 +154,8 @@ class Cell:
             return "failed"
         if self.checks:
             return "saver"
+        if self.inconclusive:
+            return "inconclusive"
         if status in ("invalid", "error", "unjudged"):
             return "failed"
         if status == "conforms":
@@ -339,14 +349,19 @@ def _judge(cells: list[Cell], judgments: Judgments) -> None:
 
 
 def _attribute(matrix: Matrix, judgments: Judgments) -> None:
-    """Sets each cell's saver checks and runtime properties from every reference run."""
-    traces: dict[tuple[str, str], list[Path]] = {}
+    """Sets each cell's saver checks and runtime properties from the reference's runs of the
+    same cell: the same scenario, durability and fault, killed at the same logical instant
+    (`same_instant`). Never from other cells: which cells `--stride`, `--kill-stride` or
+    `--cells` chose must not decide whose fault a break is (a CO was once the saver's or
+    LangGraph's depending on whether a cell where the reference broke it was chosen too).
+    `reference_elsewhere` still names another chosen cell where the reference breaks a
+    property the tested run breaks: a hint for a person, no part of the attribution."""
+    traces: dict[tuple[str, ...], list[Path]] = {}
     where: dict[tuple[str, str, str], str] = {}
     for cell in matrix.cells:
-        group = (cell.key.scenario, cell.key.durability)
         for side in cell.references:
             if side.verdict is not None:
-                traces.setdefault(group, []).append(side.run.trace)
+                traces.setdefault(_group(cell), []).append(side.run.trace)
     if not traces and not any(c.reference for c in matrix.cells):
         return
     broken = reference_breaks(traces, judgments)
@@ -359,7 +374,7 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
         if cell.reference is None:
             continue
         group = (cell.key.scenario, cell.key.durability)
-        known = broken.get(group, frozenset())
+        known = broken.get(_group(cell), frozenset())
         checks: list[str] = []
         tested = cell.tested
         valid = [r for r in cell.references if r.status in ("conforms", "violates")]
@@ -373,20 +388,65 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
             race = store if cell.key.fault == RACE else None  # see attribution's docstring
             found = saver_breaks(tested.run.trace, known, judgments, past_first=race)
             checks += sorted(found)
+        undecided: list[str] = []
         if tested.status in ("conforms", "violates") and all(
             r.status == "conforms" for r in cell.references
         ):
-            checks += end_checks(tested.end, [r.end for r in cell.references])
-        cell.checks = tuple(checks)
+            # how a thread ends is measured only by reference runs killed at the same
+            # logical instant: the same writes acknowledged before the kill
+            alike = [r for r in cell.references if _at_same_instant(cell, r)]
+            if alike:
+                checks += end_checks(tested.end, [r.end for r in alike])
+            else:
+                undecided += end_checks(tested.end, [r.end for r in cell.references])
+        if same_instant(cell):
+            cell.checks, cell.inconclusive = tuple(checks), tuple(undecided)
+        else:  # only what a kill anywhere must not do is still the saver's
+            cell.checks = tuple(c for c in checks if c in (VALID, RUNS))
+            cell.inconclusive = tuple(c for c in (*checks, *undecided) if c not in (VALID, RUNS))
         cell.runtime = tuple(sorted(breaks(tested.verdict) & known))
         cell.reference_elsewhere = next(
             (
                 fault
-                for prop in cell.runtime
+                for prop in (*cell.runtime, *cell.checks)
                 if (fault := where.get((*group, prop))) and fault != cell.key.fault
             ),
             None,
         )
+
+
+def _at_same_instant(cell: Cell, reference: Side) -> bool:
+    """Whether a reference run of a kill cell died at the logical instant the tested run
+    died at: its kill landed where it was asked (a kill passed while the recorder held
+    events lands at a later point), and the two traces acknowledged the same saver writes
+    before the kill (`attribution.acknowledged`). A cell without a kill is one instant."""
+    asked = reference.run.asked
+    if asked is None and cell.tested.run.asked is None:
+        return True
+    landed = reference.run.kill_point
+    if asked is None or landed is None or tuple(landed) != (asked.label, asked.occurrence):
+        return False
+    mine = acknowledged(cell.tested.run.trace)
+    return mine is not None and mine == acknowledged(reference.run.trace)
+
+
+def _group(cell: Cell) -> tuple[str, ...]:
+    """The runs a tested run is compared with: the reference's runs of its own cell."""
+    return (cell.key.scenario, cell.key.fault, cell.key.durability)
+
+
+def same_instant(cell: Cell) -> bool:
+    """Whether the cell's tested run and its reference runs were killed at the same logical
+    instant, so that how they break and how they end measure each other.
+
+    A kill at a node's edge or at a saver call's entry or exit is the same instant on both
+    savers by its name. A kill *inside* a write call is the tested saver's own instant; the
+    reference was killed at the edge of that call that leaves the store as the tested
+    saver's was found right after the kill (`effect.py`, `killpoints.for_reference`): at
+    the entry when it held nothing of the call, at the exit when it held all of it. Where
+    it held part of the call, or could not be read, no reference run is the same instant."""
+    effect = cell.tested.run.effect
+    return effect is None or effect in (killpoints.NOTHING, killpoints.ALL)
 
 
 def _unreadable(side: Side) -> bool:
@@ -643,7 +703,7 @@ def describe_checks(checks: tuple[str, ...]) -> str:
     return "; ".join(words)
 
 
-KINDS = ("conforms", "saver", "saver-error", "runtime", "unattributed", "failed")
+KINDS = ("conforms", "saver", "saver-error", "runtime", "inconclusive", "unattributed", "failed")
 
 
 def side_json(s: Side) -> dict[str, Any]:
@@ -657,6 +717,7 @@ def side_json(s: Side) -> dict[str, Any]:
         "killed_at": s.run.killed_at,
         "kill_point": list(s.run.kill_point) if s.run.kill_point else None,
         "kill_reached": s.run.kill_reached,
+        "effect": s.run.effect,
         "overlapping_calls": s.run.overlaps,
         "invocations": s.run.invocations,
         "notes": s.run.notes,
@@ -681,6 +742,7 @@ def to_json(matrix: Matrix) -> dict[str, Any]:
                 "durability": c.key.durability,
                 "finding": c.finding,
                 "checks": list(c.checks),
+                "inconclusive": list(c.inconclusive),
                 "runtime": list(c.runtime),
                 "reference_elsewhere": c.reference_elsewhere,
                 "tested": side_json(c.tested),

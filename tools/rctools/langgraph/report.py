@@ -68,6 +68,8 @@ def finish_matrix(
         notes: dict[str, object] = {"finding": cell.finding}
         if cell.checks:
             notes["checks"] = list(cell.checks)
+        if cell.inconclusive:
+            notes["inconclusive"] = list(cell.inconclusive)
         problem = side.run.failure or (None if side.verdict else "not judged")
         rows.append(
             reports.CellReport(
@@ -124,6 +126,8 @@ def fault_words(key: CellKey) -> str:
 def _why(cell: Cell) -> str:
     if cell.checks:
         return describe_checks(cell.checks)
+    if cell.inconclusive:
+        return describe_checks(cell.inconclusive)
     return describe(cell.tested)
 
 
@@ -152,6 +156,11 @@ def render_text(matrix: Matrix, out: Path) -> str:
             f"Saver errors (RUNS): {matrix.backend} raised where the reference did not",
         ),
         ("runtime", "Runtime findings: the reference saver breaks it too (LangGraph itself)"),
+        (
+            "inconclusive",
+            "Inconclusive: killed inside a write call the store held part of, or could not "
+            "read back; no reference run is the same instant (not a saver finding)",
+        ),
         ("unattributed", "Findings not attributed (run without --no-reference to tell)"),
         ("failed", "Cells that could not run or be judged"),
     ):
@@ -167,11 +176,16 @@ def render_text(matrix: Matrix, out: Path) -> str:
                 also = f" (the reference breaks it at {cell.reference_elsewhere})"
             elif kind == "runtime" and cell.reference is not None:
                 also = f" (reference: {describe(cell.reference)})"
+            elif kind == "inconclusive":
+                also = f" (store held {cell.tested.run.effect} of the call)"
             lines.append(
                 f"  {cell.key.scenario} {cell.key.fault} {cell.key.durability}: "
                 f"{_why(cell)}{also}  {cell.tested.run.trace}"
             )
-    counts = {kind: len(matrix.findings(kind)) for kind in (*SAVER_KINDS, "conforms", "runtime")}
+    counts = {
+        kind: len(matrix.findings(kind))
+        for kind in (*SAVER_KINDS, "conforms", "runtime", "inconclusive")
+    }
     failed = matrix.findings("failed")
     lines += [
         "",
@@ -179,6 +193,7 @@ def render_text(matrix: Matrix, out: Path) -> str:
         "finding(s), "
         + (f"{counts['saver-error']} saver error(s), " if counts["saver-error"] else "")
         + f"{counts['runtime']} runtime finding(s), "
+        + (f"{counts['inconclusive']} inconclusive, " if counts["inconclusive"] else "")
         + (f"{counts['unattributed']} unattributed, " if counts["unattributed"] else "")
         + f"{len(failed)} could not run; summary in {out / 'summary.json'}",
     ]
@@ -229,6 +244,9 @@ def render_junit(matrix: Matrix, run: Invocation, strict: bool = False) -> str:
             elif cell.finding == "runtime":
                 out = ET.SubElement(case, "system-out")
                 out.text = _xml_text(f"runtime finding (LangGraph itself): {_detail(cell)}")
+            elif cell.finding == "inconclusive":
+                reason = _xml_line(f"inconclusive: {_why(cell)}")
+                ET.SubElement(case, "skipped", type="inconclusive", message=reason)
     return _xml(suites)
 
 

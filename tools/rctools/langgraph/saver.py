@@ -28,6 +28,7 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 
+from rctools.langgraph import effect
 from rctools.langgraph.killpoints import hook_statements
 from rctools.langgraph.observe import is_replay_load, is_run_start
 from rctools.langgraph.recorder import Recorder
@@ -229,7 +230,11 @@ class RecordingSaver(BaseCheckpointSaver):
         self.recorder.wait_step(config, dict(metadata), STEP_WAIT)
         with self.lock.writing():
             digest = self._made(lambda: self.recorder.putting(config, checkpoint, dict(metadata)))
-            with self.lock.timed(self.recorder.trace.proc, "put"), self.recorder.kill.call("put"):
+            identity = effect.of_put(config, checkpoint)
+            with (
+                self.lock.timed(self.recorder.trace.proc, "put"),
+                self.recorder.kill.call("put", identity=identity),
+            ):
                 result = self.inner.put(config, checkpoint, metadata, new_versions)
             self.recorder.put_done(config, checkpoint, digest)
         return result
@@ -246,8 +251,12 @@ class RecordingSaver(BaseCheckpointSaver):
             lambda: self.recorder.writes_called(config, list(writes), task_id, task_path)
         )
         label = f"put_writes {_label(task_path)}"
+        identity = effect.of_writes(config, writes, task_id)
         with self.lock.writing():
-            with self.lock.timed(self.recorder.trace.proc, label), self.recorder.kill.call(label):
+            with (
+                self.lock.timed(self.recorder.trace.proc, label),
+                self.recorder.kill.call(label, identity=identity),
+            ):
                 self.inner.put_writes(config, writes, task_id, task_path)
             done()
 
@@ -303,7 +312,8 @@ class RecordingSaver(BaseCheckpointSaver):
             waited += 0.002
         async with self.lock.held_async():
             digest = self.recorder.putting(config, checkpoint, dict(metadata))
-            with self.recorder.kill.call("put", inside=False):
+            identity = effect.of_put(config, checkpoint)
+            with self.recorder.kill.call("put", inside=False, identity=identity):
                 result = await self.inner.aput(config, checkpoint, metadata, new_versions)
             self.recorder.put_done(config, checkpoint, digest)
         return result
@@ -316,8 +326,10 @@ class RecordingSaver(BaseCheckpointSaver):
         task_path: str = "",
     ) -> None:
         done = self.recorder.writes_called(config, list(writes), task_id, task_path)
+        identity = effect.of_writes(config, writes, task_id)
+        label = f"put_writes {_label(task_path)}"
         async with self.lock.held_async():
-            with self.recorder.kill.call(f"put_writes {_label(task_path)}", inside=False):
+            with self.recorder.kill.call(label, inside=False, identity=identity):
                 await self.inner.aput_writes(config, writes, task_id, task_path)
             done()
 
