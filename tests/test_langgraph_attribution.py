@@ -23,6 +23,7 @@ from rctools.langgraph.attribution import (
 )
 from rctools.langgraph.driver import CellRun
 from rctools.langgraph.final import FinalState, digest
+from rctools.langgraph.killpoints import KillPoint
 from rctools.langgraph.matrix import (
     RACE,
     Cell,
@@ -234,6 +235,38 @@ def test_whose_fault_a_break_is_does_not_depend_on_which_cells_are_chosen(
     assert (together[0].finding, together[0].checks) == ("saver", ("CO",))
     assert together[0].reference_elsewhere == "kill:B start#1"
     assert (together[1].finding, together[1].runtime) == ("runtime", ("CO",))
+
+
+def test_how_a_thread_ends_is_measured_only_by_a_reference_killed_at_the_same_instant(
+    judgments: Judgments,
+) -> None:
+    """The tested thread ends otherwise than the reference's. It is the saver's STATE only
+    when the reference run died at the same logical instant: its kill landed where it was
+    asked (not at a later point, passed while events were held) and the calls LangGraph's
+    background writer had inside the saver took effect alike. Otherwise the cell is
+    inconclusive, never a saver finding."""
+    asked = KillPoint("put_writes review entry", 3)
+    here = ("put_writes review entry", 3)
+
+    def cell(landed: tuple[str, int], inflight: list[tuple[str, str]]) -> Cell:
+        tested = CellRun(CONFORMS, killed_at="w3: put_writes review entry", kill_point=here)
+        tested.asked = asked
+        reference = CellRun(CONFORMS, killed_at=f"w3: {landed[0]}", kill_point=landed)
+        reference.asked, reference.inflight = asked, inflight
+        made = Cell(
+            CellKey("two-interrupts", "kill:put_writes review entry#3", "async"),
+            Side(tested, end=_end(True, {"log": ["A"]})),
+            Side(reference, end=_end(True, {"log": ["A", "B"]})),
+        )
+        _matrix([made], judgments)
+        return made
+
+    same = cell(here, [])
+    assert (same.finding, same.checks) == ("saver", (STATE,))
+    later = cell(("put entry", 4), [])  # the reference's kill was passed, and landed later
+    assert (later.finding, later.checks, later.inconclusive) == ("inconclusive", (), (STATE,))
+    cut = cell(here, [("put_writes -", "all")])  # a background write took effect there only
+    assert (cut.finding, cut.inconclusive) == ("inconclusive", (STATE,))
 
 
 def test_a_thread_that_ends_short_of_the_reference_is_END(judgments: Judgments) -> None:

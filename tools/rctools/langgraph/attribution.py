@@ -1,10 +1,12 @@
 """Whose fault is each break: property by property, the saver under test's or LangGraph's.
 
-A property the tested saver breaks in a scenario (and durability) that the reference saver
-never breaks there is the saver's, even when the reference breaks another property in the
-same cell. Two things make that exact without re-implementing any property in Python:
+A property the tested saver breaks in a cell that the reference saver never breaks in its runs
+of the same cell is the saver's, even when the reference breaks another property there. Only
+the same cell's runs count (killed at the same logical instant: `matrix.same_instant`), never
+other cells of the scenario, so the cells `--stride`/`--cells` choose cannot change whose fault
+a break is. Two things make that exact without re-implementing any property in Python:
 
-- **What the reference breaks** in a scenario is found by judging its traces with what they
+- **What the reference breaks** in a cell is found by judging its traces with what they
   are already known to break tolerated (`judge(..., tolerate=...)`), until nothing new shows:
   a trace that breaks CO first may break EO after it, and that EO is LangGraph's too.
 - **What the tested saver breaks beyond that** is its trace judged tolerating the reference's
@@ -36,7 +38,9 @@ run" is not a property of a run). They are named like properties in findings:
 
 END and STATE are checked only where every reference run of the cell conforms and ends the
 same way: a reference that breaks the contract, or ends in different states on different
-runs, is no measure of how the thread should end.
+runs, is no measure of how the thread should end. And only against reference runs killed at
+the same logical instant as the tested run: the same saver writes acknowledged before the kill
+(`acknowledged`); where there is none the comparison is inconclusive (matrix.py).
 """
 
 from __future__ import annotations
@@ -110,7 +114,7 @@ Group = tuple[str, ...]  # the runs pooled: a matrix cell (scenario, fault, dura
 def reference_breaks(
     traces: dict[Group, Sequence[Path]], judgments: Judgments
 ) -> dict[Group, frozenset[str]]:
-    """Every property the reference's traces break in each scenario and durability: each
+    """Every property the reference's traces break in each group (the matrix: a cell): each
     violating trace is judged again tolerating what is known, until nothing new shows."""
     judgments.ensure((p, NO_TOLERANCE) for paths in traces.values() for p in paths)
     group_of = {path: group for group, paths in traces.items() for path in paths}

@@ -43,6 +43,9 @@ class CellRun:
     # killed inside a write call: what the store held of it right after the kill (read back
     # by a fresh process, `effect.probe`): killpoints.NOTHING, ALL, PART or UNKNOWN
     effect: str | None = None
+    # the other write calls inside the saver when the kill landed (LangGraph's background
+    # writer), each with what the store held of it: [label, effect]
+    inflight: list[tuple[str, str]] = field(default_factory=list)
     invocations: int = 0
     parks: int = 0  # invocations of the first thread that left it parked at an interrupt
     checkpoints: int = 0  # checkpoints of the first thread's top chain at the end
@@ -318,11 +321,16 @@ class _Session:
         if call:
             in_call = (str(call[0]), self.seen.get(f"{call[0]} entry", 0) + int(call[1]))
         point = KillPoint(landed, occurrence)
+        store = self.cell.folder / "store"
         if point.call is not None and in_call is not None and self.saver is None:
             # killed inside a write call: which instant that was is what the store holds
             # now, before anything resumes (effect.py), never the fraction of the call run
-            self.result.effect = effect.probe(
-                self.cell.folder / "store", self.cell.factory, killed.get("identity")
+            self.result.effect = effect.probe(store, self.cell.factory, killed.get("identity"))
+        if self.saver is None:
+            # calls another thread had inside the saver: cut too, taken effect or not
+            self.result.inflight = sorted(
+                (str(label), effect.probe(store, self.cell.factory, identity))
+                for label, identity in killed.get("inflight") or []
             )
         self.result.reference_point = for_reference(point, in_call, self.result.effect)
 

@@ -209,6 +209,10 @@ class KillSwitch:
         # cannot write in order yet, and a kill would leave the trace without them.
         self.paused: Callable[[], bool] = lambda: False
         self.muted = False  # the driver's own reads are no kill points
+        # write calls inside the saver right now, in any thread (LangGraph's background
+        # writer runs beside the node): a kill elsewhere may cut them, and whether they took
+        # effect is part of the instant the kill stands for
+        self.active: dict[int, _Call] = {}
         # called once, at the first task start: concurrent processes meet there
         self.rendezvous: Callable[[], None] | None = None
 
@@ -260,11 +264,19 @@ class KillSwitch:
             "deferred_from": None if hit else self.deferred,
             "call": [call.label, call.occurrence] if call else None,
             "identity": call.identity if call else None,
+            "inflight": self._inflight(call),
         }
         self.sent = True
         os.write(self.pipe_fd, (json.dumps(report) + "\n").encode())
         while True:  # the parent sends SIGKILL
             time.sleep(60)
+
+    def _inflight(self, cut: _Call | None) -> list[list[Any]]:
+        """The write calls inside the saver at the kill besides the one it cut: their label
+        and what they write (`effect.identity`), for the driver to read back."""
+        with self._lock:
+            calls = [c for c in self.active.values() if c is not cut and c.identity]
+        return [[c.label, c.identity] for c in calls]
 
     # -- inside a saver call -----------------------------------------------------------
 
@@ -301,6 +313,8 @@ class KillSwitch:
             timer.daemon = True
             timer.start()
         previous = getattr(self._local, "call", None)
+        with self._lock:
+            self.active[id(here)] = here
         if inside:
             self._local.call = here
         tracing = inside and (self.measure or here.kill_line)
@@ -312,6 +326,8 @@ class KillSwitch:
             yield
         finally:
             here.done = True
+            with self._lock:
+                self.active.pop(id(here), None)
             if timer is not None:
                 timer.cancel()
             if tracing:

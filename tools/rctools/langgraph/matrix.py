@@ -389,19 +389,20 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
             found = saver_breaks(tested.run.trace, known, judgments, past_first=race)
             checks += sorted(found)
         undecided: list[str] = []
+        # how a thread ends, and what it breaks, is measured only by reference runs killed
+        # at the same logical instant (`_at_same_instant`)
+        alike = [r for r in cell.references if _at_same_instant(cell, r)]
         if tested.status in ("conforms", "violates") and all(
             r.status == "conforms" for r in cell.references
         ):
-            # how a thread ends is measured only by reference runs killed at the same
-            # logical instant: the same writes acknowledged before the kill
-            alike = [r for r in cell.references if _at_same_instant(cell, r)]
             if alike:
                 checks += end_checks(tested.end, [r.end for r in alike])
             else:
                 undecided += end_checks(tested.end, [r.end for r in cell.references])
-        if same_instant(cell):
+        if same_instant(cell) and alike:
             cell.checks, cell.inconclusive = tuple(checks), tuple(undecided)
-        else:  # only what a kill anywhere must not do is still the saver's
+        else:  # no reference run is this instant: only what a kill anywhere must not do
+            # (VALID, RUNS) is still the saver's
             cell.checks = tuple(c for c in checks if c in (VALID, RUNS))
             cell.inconclusive = tuple(c for c in (*checks, *undecided) if c not in (VALID, RUNS))
         cell.runtime = tuple(sorted(breaks(tested.verdict) & known))
@@ -418,16 +419,23 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
 def _at_same_instant(cell: Cell, reference: Side) -> bool:
     """Whether a reference run of a kill cell died at the logical instant the tested run
     died at: its kill landed where it was asked (a kill passed while the recorder held
-    events lands at a later point), and the two traces acknowledged the same saver writes
-    before the kill (`attribution.acknowledged`). A cell without a kill is one instant."""
-    asked = reference.run.asked
-    if asked is None and cell.tested.run.asked is None:
-        return True
-    landed = reference.run.kill_point
-    if asked is None or landed is None or tuple(landed) != (asked.label, asked.occurrence):
+    events lands at a later point), the two traces acknowledged the same saver writes
+    before the kill (`attribution.acknowledged`), and the write calls another thread had
+    inside the saver at the kill (LangGraph's background writer) took effect alike on both
+    (`CellRun.inflight`, read back like a cut call: `effect.py`). Two runs that were not
+    killed (no kill asked, or the point never reached on either) are one instant."""
+    tested, run = cell.tested.run, reference.run
+    if tested.killed_at is None and run.killed_at is None:
+        return True  # neither was killed: both ran the script through
+    asked, landed = run.asked, run.kill_point
+    if tested.killed_at is None or asked is None or landed is None:
         return False
-    mine = acknowledged(cell.tested.run.trace)
-    return mine is not None and mine == acknowledged(reference.run.trace)
+    if tuple(landed) != (asked.label, asked.occurrence):
+        return False
+    if sorted(tested.inflight) != sorted(run.inflight):
+        return False  # a call in flight took effect on one side only
+    mine = acknowledged(tested.trace)
+    return mine is not None and mine == acknowledged(run.trace)
 
 
 def _group(cell: Cell) -> tuple[str, ...]:
@@ -718,6 +726,7 @@ def side_json(s: Side) -> dict[str, Any]:
         "kill_point": list(s.run.kill_point) if s.run.kill_point else None,
         "kill_reached": s.run.kill_reached,
         "effect": s.run.effect,
+        "inflight": [list(call) for call in s.run.inflight],
         "overlapping_calls": s.run.overlaps,
         "invocations": s.run.invocations,
         "notes": s.run.notes,
