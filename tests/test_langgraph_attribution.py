@@ -269,6 +269,31 @@ def test_how_a_thread_ends_is_measured_only_by_a_reference_killed_at_the_same_in
     assert (cut.finding, cut.inconclusive) == ("inconclusive", (STATE,))
 
 
+def test_a_break_before_the_kill_is_the_saver_s_whatever_instant_the_reference_died_at(
+    co_then_cv: Path, judgments: Judgments
+) -> None:
+    """No reference run died at the tested run's instant (its kill landed later). A break the
+    tested run shows before its kill is no question of the instant -- the saver's own wrong
+    answers are often what made the runs differ -- and stays the saver's; a break after the
+    kill needs a reference run killed at the same instant, so without one it is inconclusive.
+    `co_then_cv`: CO at event 16, the crash, then CV."""
+    asked = KillPoint("end A", 1)
+
+    def cell(reference_trace: Path) -> Cell:
+        tested = CellRun(co_then_cv, killed_at="w2: end A", kill_point=("end A", 1))
+        tested.asked = asked
+        reference = CellRun(reference_trace, killed_at="w2: put entry", kill_point=("put entry", 2))
+        reference.asked = asked
+        made = Cell(CellKey("s", "kill:end A#1", "sync"), Side(tested), Side(reference))
+        _matrix([made], judgments)
+        return made
+
+    before = cell(CONFORMS)  # the CO, before the kill, is the saver's first break
+    assert (before.finding, before.checks) == ("saver", ("CO",))
+    after = cell(CO_TRACE)  # the reference breaks CO too: the saver's is the CV, after it
+    assert (after.finding, after.checks, after.inconclusive) == ("inconclusive", (), ("CV",))
+
+
 def test_a_thread_that_ends_short_of_the_reference_is_END(judgments: Judgments) -> None:
     short = Cell(
         CellKey("chain", "kill@3", "sync"),

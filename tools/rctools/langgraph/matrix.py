@@ -9,6 +9,7 @@ Whose fault is it: a cell that fails with the saver under test but passes with t
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import shutil
@@ -399,7 +400,7 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
                 checks += end_checks(tested.end, [r.end for r in alike])
             else:
                 undecided += end_checks(tested.end, [r.end for r in cell.references])
-        if same_instant(cell) and alike:
+        if (same_instant(cell) and alike) or _before_the_kill(cell, known, judgments):
             cell.checks, cell.inconclusive = tuple(checks), tuple(undecided)
         else:  # no reference run is this instant: only what a kill anywhere must not do
             # (VALID, RUNS) is still the saver's
@@ -436,6 +437,41 @@ def _at_same_instant(cell: Cell, reference: Side) -> bool:
         return False  # a call in flight took effect on one side only
     mine = acknowledged(tested.trace)
     return mine is not None and mine == acknowledged(run.trace)
+
+
+def _before_the_kill(cell: Cell, known: frozenset[str], judgments: Judgments) -> bool:
+    """Whether the tested run broke a property the reference does not before its kill (or
+    in a run its kill never reached): a break in a fault-free stretch is no question of the
+    kill's instant, and the saver's own wrong answers are often what made the runs differ
+    before the kill (a saver that returns the wrong checkpoint changes what LangGraph writes
+    next). Such a break stays the saver's; only what follows the kill needs a reference run
+    killed at the same instant."""
+    verdict = cell.tested.verdict
+    if verdict is None or verdict.status is not Status.VIOLATES:
+        return False
+    if not breaks(verdict) - known:  # the first break is the runtime's: the saver's is later
+        verdict = judgments.get(cell.tested.run.trace, frozenset(known) - {UNMATCHED})
+    if verdict is None or verdict.line is None:
+        return False
+    crash = _crash_line(cell.tested.run.trace)
+    return crash is None or verdict.line < crash
+
+
+def _crash_line(trace: Path) -> int | None:
+    """The line of the trace's first `crash` event (1 is the header), None without one."""
+    try:
+        lines = trace.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for number, line in enumerate(lines[1:], start=2):
+        if '"crash"' not in line:
+            continue
+        try:
+            if json.loads(line).get("ev") == "crash":
+                return number
+        except (ValueError, AttributeError):
+            continue
+    return None
 
 
 def _group(cell: Cell) -> tuple[str, ...]:
