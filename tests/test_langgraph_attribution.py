@@ -34,7 +34,7 @@ from rctools.langgraph.matrix import (
     _judge,
     to_json,
 )
-from rctools.langgraph.report import matrix_exit_code, render_junit
+from rctools.langgraph.report import matrix_exit_code, render_junit, render_text
 from rctools.saver_cells import CellOutcome, explain
 from resumecheck.contract import default_spec_paths
 from resumecheck.report import Invocation
@@ -267,6 +267,15 @@ def test_how_a_thread_ends_is_measured_only_by_a_reference_killed_at_the_same_in
     assert (later.finding, later.checks, later.inconclusive) == ("inconclusive", (), (STATE,))
     cut = cell(here, [("put_writes -", "all")])  # a background write took effect there only
     assert (cut.finding, cut.inconclusive) == ("inconclusive", (STATE,))
+    # reported as what it is: listed apart, skipped in JUnit, no exit 1
+    matrix = Matrix("mine", [later])
+    assert "Inconclusive" in render_text(matrix, Path("out"))
+    case = ET.fromstring(render_junit(matrix, Invocation("run langgraph"))).find(".//testcase")
+    assert case is not None and case.find("failure") is None
+    skipped = case.find("skipped")
+    assert skipped is not None and skipped.get("type") == "inconclusive"
+    assert matrix_exit_code(matrix) == 0
+    assert to_json(matrix)["counts"]["inconclusive"] == 1
 
 
 def test_a_break_before_the_kill_is_the_saver_s_whatever_instant_the_reference_died_at(
