@@ -123,9 +123,18 @@ def test_a_broken_saver_fails_its_cells_with_the_property_and_the_trace(session:
     broken = {n: c for n, c in session.cases.items() if n.startswith("test_broken[")}
     assert "test_broken[chain.none.sync]" in broken, session.output
     assert len(broken) >= 2, session.output  # the clean cell and at least one kill cell
+    failed = 0
     for name, case in broken.items():
         failure = case.find("failure")
-        assert failure is not None, f"{name} did not fail\n{session.output}"
+        if failure is None:
+            # a kill cell whose runs LangGraph's background writer left at different instants
+            # (writes acknowledged on one side only) is inconclusive: skipped, never passed
+            skipped = case.find("skipped")
+            assert skipped is not None, f"{name} did not fail\n{session.output}"
+            assert "inconclusive" in skipped.get("message", ""), skipped.get("message")
+            assert not name.endswith(".none.sync]"), name
+            continue
+        failed += 1
         message = failure.get("message", "")
         assert message.startswith("Failed: CV at event "), message
         assert "saver finding" in message.splitlines()[0], message
@@ -138,6 +147,7 @@ def test_a_broken_saver_fails_its_cells_with_the_property_and_the_trace(session:
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         assert props["resume_check_finding"] == "saver", props
         assert float(case.get("time", "0")) > 0
+    assert failed >= 2, session.output  # the clean cell and at least one kill cell
     assert session.returncode == 1, session.output
 
 

@@ -235,8 +235,9 @@ HEADLINES = {
     "saver": "saver finding: fails with {name}, passes with the reference saver",
     "saver-error": "saver error: {name} raised where the reference saver ran the cell",
     "runtime": "runtime finding: fails on the reference saver too (LangGraph itself)",
-    "inconclusive": "inconclusive: killed inside a write call the store held {effect} of; no "
-    "reference run is the same instant",
+    "inconclusive": "inconclusive: no reference run of the cell died at the same logical "
+    "instant (what the store held at the kill differs; a call cut inside: {effect}), so none "
+    "measures it -- not a saver finding",
     "unattributed": "finding not attributed (the reference saver was not run)",
     "failed": "the cell could not run or be judged",
 }
@@ -277,10 +278,13 @@ def _named(cell: Any) -> str:
     verdict = cell.tested.verdict
     if not checks or (verdict is not None and set(checks) == set(verdict.properties)):
         return str(describe(cell.tested))
-    words = ["no action matches" if c == UNMATCHED else c for c in checks]
-    own = verdict is not None and set(checks) & set(verdict.properties)
-    at = f" at event {verdict.event_index}" if own and verdict is not None else ""
-    return ", ".join(words) + at
+    shown = set(verdict.properties) if verdict is not None else set()
+    index = verdict.event_index if verdict is not None else None
+    words = [
+        "no action matches" if c == UNMATCHED else f"{c} at event {index}" if c in shown else c
+        for c in checks
+    ]
+    return ", ".join(words)
 
 
 def _side_lines(title: str, side: Any) -> list[str]:

@@ -55,6 +55,7 @@ from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
 
 from rctools.langgraph.final import FinalState
+from rctools.langgraph.killpoints import ALL, NOTHING
 
 UNMATCHED = "unmatched"
 END, STATE, VALID, RUNS = "END", "STATE", "VALID", "RUNS"
@@ -169,15 +170,19 @@ def saver_breaks(
         tolerate = tolerate | found
 
 
-def acknowledged(trace: Path) -> Counter[tuple[Any, ...]] | None:
-    """The saver writes a trace shows acknowledged before its first crash, in a form two runs
-    of one cell share (ids differ from run to run): `("put", n)` for the n-th checkpoint the
-    run named, `("put_writes", n, task, kind)` with the task's path or node. What a kill
-    leaves in the store of a correct saver is exactly these (and the call it cut, if it took
-    effect: `effect.py`), so two runs whose sets differ were killed at different logical
-    instants, whatever point their kill was named after: LangGraph's background writer may
-    acknowledge a task's writes before or after the next checkpoint's put, and a reference
-    kill passed while events were held lands later. None: no crash, or no readable trace."""
+def acknowledged(
+    trace: Path, inflight: Sequence[Sequence[str]] = ()
+) -> Counter[tuple[Any, ...]] | None:
+    """The saver writes in the store of a correct saver when a trace's first crash came, in
+    a form two runs of one cell share (ids differ from run to run): `("put", n)` for the n-th
+    checkpoint the run named, `("put_writes", n, task)` with the task's path or node -- each
+    one the trace acknowledged before the crash, and each call `inflight` (label, effect,
+    checkpoint id, task id: inside the saver in another thread at the kill) that had taken
+    effect (`ALL`); one held in part or unreadable is kept as itself, matching only its like.
+    Two runs whose sets differ were killed at different logical instants, whatever point
+    their kill was named after: LangGraph's background writer may acknowledge (or commit) a
+    task's writes before or after the next checkpoint's put, and a reference kill passed
+    while events were held lands later. None: no crash, or no readable trace."""
     try:
         lines = trace.read_text(encoding="utf-8").splitlines()[1:]
     except OSError:
@@ -192,6 +197,15 @@ def acknowledged(trace: Path) -> Counter[tuple[Any, ...]] | None:
             return None
         kind = event.get("ev")
         if kind == "crash":
+            for call in inflight:
+                label, effect, checkpoint, task = [*map(str, call), "", "", "", ""][:4]
+                if effect == ALL:
+                    if label.startswith("put_writes"):
+                        found[("put_writes", order.get(checkpoint), tasks.get(task))] += 1
+                    else:
+                        found[("put", order.setdefault(checkpoint, len(order)))] += 1
+                elif effect != NOTHING:
+                    found[("inflight", label, effect)] += 1
             return found
         for scheduled in event.get("tasks") or []:
             if isinstance(scheduled, dict) and scheduled.get("task"):
@@ -206,7 +220,7 @@ def acknowledged(trace: Path) -> Counter[tuple[Any, ...]] | None:
         elif kind == "put_writes":
             task = event.get("task")
             node = None if task is None else tasks.get(str(task), "?")
-            found[("put_writes", order.get(str(checkpoint)), node, event.get("kind"))] += 1
+            found[("put_writes", order.get(str(checkpoint)), node)] += 1
     return None
 
 

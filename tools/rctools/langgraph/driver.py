@@ -44,8 +44,8 @@ class CellRun:
     # by a fresh process, `effect.probe`): killpoints.NOTHING, ALL, PART or UNKNOWN
     effect: str | None = None
     # the other write calls inside the saver when the kill landed (LangGraph's background
-    # writer), each with what the store held of it: [label, effect]
-    inflight: list[tuple[str, str]] = field(default_factory=list)
+    # writer): label, what the store held of it (effect), its checkpoint id and task id
+    inflight: list[tuple[str, ...]] = field(default_factory=list)
     invocations: int = 0
     parks: int = 0  # invocations of the first thread that left it parked at an interrupt
     checkpoints: int = 0  # checkpoints of the first thread's top chain at the end
@@ -329,7 +329,12 @@ class _Session:
         if self.saver is None:
             # calls another thread had inside the saver: cut too, taken effect or not
             self.result.inflight = sorted(
-                (str(label), effect.probe(store, self.cell.factory, identity))
+                (
+                    str(label),
+                    effect.probe(store, self.cell.factory, identity),
+                    str(identity.get("checkpoint_id")),
+                    str(identity.get("task_id") or ""),
+                )
                 for label, identity in killed.get("inflight") or []
             )
         self.result.reference_point = for_reference(point, in_call, self.result.effect)

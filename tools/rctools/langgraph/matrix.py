@@ -433,10 +433,10 @@ def _at_same_instant(cell: Cell, reference: Side) -> bool:
         return False
     if tuple(landed) != (asked.label, asked.occurrence):
         return False
-    if sorted(tested.inflight) != sorted(run.inflight):
-        return False  # a call in flight took effect on one side only
-    mine = acknowledged(tested.trace)
-    return mine is not None and mine == acknowledged(run.trace)
+    # the writes the store holds: acknowledged, or in flight in another thread and taken
+    # effect (LangGraph's background writer runs beside the node the kill hit)
+    mine = acknowledged(tested.trace, tested.inflight)
+    return mine is not None and mine == acknowledged(run.trace, run.inflight)
 
 
 def _before_the_kill(cell: Cell, known: frozenset[str], judgments: Judgments) -> bool:

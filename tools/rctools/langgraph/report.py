@@ -158,8 +158,9 @@ def render_text(matrix: Matrix, out: Path) -> str:
         ("runtime", "Runtime findings: the reference saver breaks it too (LangGraph itself)"),
         (
             "inconclusive",
-            "Inconclusive: killed inside a write call the store held part of, or could not "
-            "read back; no reference run is the same instant (not a saver finding)",
+            "Inconclusive: no reference run of the cell died at the same logical instant "
+            "(what the store held at the kill differs), so none measures it (not a saver "
+            "finding)",
         ),
         ("unattributed", "Findings not attributed (run without --no-reference to tell)"),
         ("failed", "Cells that could not run or be judged"),
@@ -176,8 +177,8 @@ def render_text(matrix: Matrix, out: Path) -> str:
                 also = f" (the reference breaks it at {cell.reference_elsewhere})"
             elif kind == "runtime" and cell.reference is not None:
                 also = f" (reference: {describe(cell.reference)})"
-            elif kind == "inconclusive":
-                also = f" (store held {cell.tested.run.effect} of the call)"
+            elif kind == "inconclusive" and cell.tested.run.effect:
+                also = f" (the store held {cell.tested.run.effect} of the call cut)"
             lines.append(
                 f"  {cell.key.scenario} {cell.key.fault} {cell.key.durability}: "
                 f"{_why(cell)}{also}  {cell.tested.run.trace}"
