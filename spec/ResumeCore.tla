@@ -776,8 +776,6 @@ Spec == Init /\ [][Next]_vars
 (* alarm: MCResumeCoreHistory).  A mutant that deletes a named check must  *)
 (* be caught by the history predicate of that check's property.            *)
 
-Ev(i) == hist[i]
-
 \* Each property over the history is "every event i is right given the events
 \* before it" (XRightAt(i) reads only hist[1..i]).  Every event was the last
 \* one once, and the history only grows, so checking the last event in every
