@@ -72,13 +72,14 @@ AnyRun ==
               \E c \in Cks, t \in TaskIds, o \in Outcomes, a \in {0} \cup Interrupts :
                   (o = "interrupt") = (a # 0) /\ PutWrites(p, ch, c, t, o, a)
 
-\* A crash of a process that never ran, or crashed already, shows nothing new.
 AnyStore ==
     \E p \in Procs :
         \/ "put" \in Moves /\ \E c \in inflight[p].cks, d \in {0} \cup Digests : PutCheckpoint(p, c, d)
         \/ "puta" \in Moves /\ \E c \in Cks : PutAnswers(p, c)
         \/ "finish" \in Moves /\ \E o \in {"done", "parked", "failed"} : Finish(p, o)
+        \* "crash": a process that runs or ran; "crash-any": also one that never did
         \/ "crash" \in Moves /\ alive[p] # "down" /\ \E kept \in Keepable(p) : Crash(p, kept)
+        \/ "crash-any" \in Moves /\ \E kept \in Keepable(p) : Crash(p, kept)
 
 AnyMove == AnyLoad \/ AnyRun \/ AnyStore
 

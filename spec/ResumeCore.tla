@@ -64,7 +64,8 @@ VARIABLES
     alive,    \* proc -> "down" | "up" | "ended"
     holders,  \* chain -> the processes up on it
     inflight, \* proc -> what it made that the store has not acknowledged
-    ledger,   \* effect key -> [fired, crashes]: times fired, crash count at the last fire
+    ledger,   \* effect key -> [fired, by, cut]: times fired, the process of the last fire,
+              \* and whether that process crashed since (cutting that work short)
     crashes,  \* crashes so far
     ending,   \* how the last invocation ended: "none", "running", "crashed", "done", "parked", "failed"
     broke,    \* the properties the last move broke
@@ -234,13 +235,14 @@ ForkSchedulesOther(c, tasks) ==
     /\ ShapeOf(sched[ck[c].origin]) # ShapeOf(tasks)
 
 \* EO: an effect fires as often as its kind's declared level allows: at most
-\* once for exactly-once and at-most-once, again only after a crash for
+\* once for exactly-once and at-most-once, again only after a crash of the
+\* process that fired it last (the crash that cut that work short) for
 \* at-least-once; and (but for at-most-once) it is skipped only if it fired.
 EffectWrong(key, kind, status) ==
     LET level == LevelOf(kind)
-        seen == Get(ledger, key, [fired |-> 0, crashes |-> 0])
+        seen == Get(ledger, key, [fired |-> 0, by |-> 0, cut |-> FALSE])
     IN  IF status = "fired"
-        THEN seen.fired > 0 /\ (level # "at-least-once" \/ seen.crashes = crashes)
+        THEN seen.fired > 0 /\ (level # "at-least-once" \/ ~seen.cut)
         ELSE seen.fired = 0 /\ level # "at-most-once"
 
 \* CO: an interrupt receives only a value answered to it.
@@ -402,14 +404,14 @@ EffectKey(p, ch, t, i) ==
 Effect(p, ch, t, i, k, status) ==
     LET r == RunOf(p, ch)
         key == EffectKey(p, ch, t, i)
-        seen == Get(ledger, key, [fired |-> 0, crashes |-> 0])
+        seen == Get(ledger, key, [fired |-> 0, by |-> 0, cut |-> FALSE])
     IN
     /\ HasRun(p, ch) /\ t \in r.running
     /\ Observe([ev |-> "effect", p |-> p, ch |-> ch, task |-> t, intent |-> i, kind |-> k,
                 status |-> status])
     /\ Broke({<<"EO", EffectWrong(key, k, status)>>})
     /\ ledger' = IF status = "fired"
-                 THEN Put(ledger, key, [fired |-> seen.fired + 1, crashes |-> crashes])
+                 THEN Put(ledger, key, [fired |-> seen.fired + 1, by |-> p, cut |-> FALSE])
                  ELSE ledger
     /\ run' = [run EXCEPT ![<<p, ch>>].pos[t] = @ + 1]
     /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight,
@@ -626,8 +628,10 @@ Crash(p, kept) ==
     /\ holders' = [ch \in DOMAIN holders |-> holders[ch] \ {p}]
     /\ inflight' = [inflight EXCEPT ![p] = Empty]
     /\ crashes' = crashes + 1
+    /\ ledger' = [k \in DOMAIN ledger |-> IF ledger[k].by = p THEN [ledger[k] EXCEPT !.cut = TRUE, !.by = 0]
+                                        ELSE ledger[k]]
     /\ ending' = IF \E q \in Procs \ {p} : alive[q] = "up" THEN "running" ELSE "crashed"
-    /\ UNCHANGED <<wf, sched, ledger>>
+    /\ UNCHANGED <<wf, sched>>
 
 -----------------------------------------------------------------------------
 (* The reference runtime: the correct choice at every move.  It runs one   *)
@@ -1091,7 +1095,7 @@ HistoryProperties ==
 \* PC, prefix continuation: a run continues the durable prefix -- it never re-runs a task whose result is stored, in sync mode runs a step only from a stored checkpoint, makes a checkpoint only when every scheduled task has a result, and returns only with everything stored and the end it claims.
 PC == "PC" \notin broke
 
-\* EO, effects as declared: each effect (keyed by chain, branch, step, task path and intent) fires as its kind's declared level allows -- at most once, or again only after a crash -- and is never skipped without having fired.
+\* EO, effects as declared: each effect (keyed by chain, branch, step, task path and intent) fires as its kind's declared level allows -- at most once, or again only after the process that fired it crashed -- and is never skipped without having fired.
 EO == "EO" \notin broke
 
 \* CO, consume-once: an interrupt receives only a value answered to it, never has two live answers, and under a lease one process at a time runs a chain.
