@@ -437,9 +437,9 @@ class _Sim:
         self.runs: dict[tuple[str, Chain], _Ck | None] = {}  # (proc, chain) -> its cur
         self.up: set[str] = set()
         self.live: dict[str, set[tuple[str, str]]] = {}  # interrupt -> {(proc, value)}: `ans`
-        # effect key (chain, branch, depth, path, intent) -> the crash count at its last fire
-        self.ledger: dict[tuple[Chain, str, int, str, str], int] = {}
-        self.crashes = 0
+        # effect key (chain, branch, depth, path, intent) -> (the process of its last fire, or
+        # None once that process crashed: the crash cut that work short)
+        self.ledger: dict[tuple[Chain, str, int, str, str], str | None] = {}
         self.slots: list[str] = []
         self.tasks = 0
         self.crash_p = 0.1 if violation in _NEEDS_FANOUT else 0.03
@@ -867,7 +867,7 @@ class _Sim:
             else:
                 self.live[a].discard((proc, value))
         self.inflight[proc] = _Inflight()
-        self.crashes += 1
+        self.ledger = {k: (None if by == proc else by) for k, by in self.ledger.items()}
         self.runs = {k: v for k, v in self.runs.items() if k[0] != proc}
         self.up.discard(proc)
         raise _Killed
@@ -1101,18 +1101,19 @@ class _Sim:
 
     def _effect(self, run: _Run, task: _Task, intent: str, kind: str | None) -> None:
         """Fires an effect, or skips it when the ledger says it fired and its level forbids a
-        second time; at-least-once fires again after a crash (ResumeCore's EffectWrong)."""
+        second time; at-least-once fires again once the process that fired it last crashed
+        (ResumeCore's EffectWrong)."""
         cur = run.cur
         assert cur is not None
         key = (run.chain, cur.branch, cur.depth, task.path, intent)
         level = self.graph.level(kind)
-        seen = self.ledger.get(key)
-        if seen is None:
+        fired = key in self.ledger
+        if not fired:
             status = "fired"
             wrong = level != "at-most-once" and self._armed("eo-skipped-unfired")
             shown = "skipped" if wrong else status
         else:
-            again = level == "at-least-once" and seen != self.crashes
+            again = level == "at-least-once" and self.ledger[key] is None
             status = "fired" if again and self.rng.random() < 0.7 else "skipped"
             wrong = status == "skipped" and not again and self._armed("eo-refire-on-re-execution")
             shown = "fired" if wrong else status
@@ -1124,9 +1125,9 @@ class _Sim:
         self._emit("effect", run.proc, run.chain, **fields)
         if wrong:
             self._violated()
-        self.features.add("effect" if seen is None else f"effect {status} again")
+        self.features.add("effect" if not fired else f"effect {status} again")
         if status == "fired":
-            self.ledger[key] = self.crashes
+            self.ledger[key] = run.proc
 
     def _end(
         self,

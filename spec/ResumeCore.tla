@@ -51,7 +51,8 @@ CONSTANTS
 
 VARIABLES
     wf,       \* the workflow's declared guarantees, fixed by Init
-    ck,       \* checkpoint id -> [ch, parent, order, depth, branch, st, by, digest, origin]
+    ck,       \* checkpoint id -> [ch, parent, order, depth, branch, st, by, digest, origin, edit,
+              \*                   begun: the tasks any run started from it]
     latest,   \* chain -> the stored checkpoint of highest creation order
     sched,    \* checkpoint id -> the set of [task, node, path] it schedules, once known
     wr,       \* checkpoint id -> task -> [stored, fly]: the task's pending write
@@ -63,13 +64,15 @@ VARIABLES
     alive,    \* proc -> "down" | "up" | "ended"
     holders,  \* chain -> the processes up on it
     inflight, \* proc -> what it made that the store has not acknowledged
-    ledger,   \* effect key -> [fired, crashes]: times fired, crash count at the last fire
+    ledger,   \* effect key -> [fired, by, cut]: times fired, the process of the last fire,
+              \* and whether that process crashed since (cutting that work short)
     crashes,  \* crashes so far
     ending,   \* how the last invocation ended: "none", "running", "crashed", "done", "parked", "failed"
-    broke     \* the properties the last move broke
+    broke,    \* the properties the last move broke
+    hist      \* the observed history: every move as an event record (auxiliary, see Observe)
 
 vars == <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, run, alive, holders, inflight,
-          ledger, crashes, ending, broke>>
+          ledger, crashes, ending, broke, hist>>
 
 None == [none |-> TRUE]
 NoWrite == [kind |-> "none", interrupt |-> 0, res |-> {}, by |-> 0]
@@ -232,13 +235,14 @@ ForkSchedulesOther(c, tasks) ==
     /\ ShapeOf(sched[ck[c].origin]) # ShapeOf(tasks)
 
 \* EO: an effect fires as often as its kind's declared level allows: at most
-\* once for exactly-once and at-most-once, again only after a crash for
+\* once for exactly-once and at-most-once, again only after a crash of the
+\* process that fired it last (the crash that cut that work short) for
 \* at-least-once; and (but for at-most-once) it is skipped only if it fired.
 EffectWrong(key, kind, status) ==
     LET level == LevelOf(kind)
-        seen == Get(ledger, key, [fired |-> 0, crashes |-> 0])
+        seen == Get(ledger, key, [fired |-> 0, by |-> 0, cut |-> FALSE])
     IN  IF status = "fired"
-        THEN seen.fired > 0 /\ (level # "at-least-once" \/ seen.crashes = crashes)
+        THEN seen.fired > 0 /\ (level # "at-least-once" \/ ~seen.cut)
         ELSE seen.fired = 0 /\ level # "at-most-once"
 
 \* CO: an interrupt receives only a value answered to it.
@@ -253,6 +257,15 @@ Unfenced(ch, p) == wf.fencing = "lease" /\ Get(holders, ch, {}) \ {p} # {}
 
 \* The move's properties: one set for the whole move.
 Broke(checks) == broke' = Failing(checks)
+
+\* The move, as an event of the observed history.  `hist` is an auxiliary
+\* variable (Lamport and Merz, "Auxiliary Variables in TLA+"): every move
+\* appends itself and no move reads it, so the other variables' behaviours are
+\* the same with or without it.  The history predicates below read it; a
+\* configuration that checks none of them replaces Observe with Unobserved (trace
+\* validation does, so that an event costs the same however long the trace).
+Observe(e) == hist' = Append(hist, e)
+Unobserved(e) == UNCHANGED hist
 
 -----------------------------------------------------------------------------
 (* The runtime's moves.  Each is one event of a trace.                     *)
@@ -277,6 +290,7 @@ InitWith(w) ==
     /\ crashes = 0
     /\ ending = "none"
     /\ broke = {}
+    /\ hist = <<>>
 
 Init == \E w \in Workflows : InitWith(w)
 
@@ -315,12 +329,16 @@ StoreSeen(got, writes, answers) ==
 \* latest) and got checkpoint `got` (0: none) with that parent, content digest,
 \* pending writes and answers.
 Read(p, ch, asked, got, parent, digest, writes, answers) ==
+    /\ Observe([ev |-> "read", p |-> p, ch |-> ch, asked |-> asked, got |-> got, parent |-> parent,
+                digest |-> digest, writes |-> writes, answers |-> answers])
     /\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>})
     /\ StoreSeen(got, writes, answers)
     /\ UNCHANGED <<wf, sched, ans, run, alive, holders, inflight, ledger, crashes, ending>>
 
 \* Process p starts (or restarts) its run on chain ch from what a load returned.
 Load(p, ch, asked, got, parent, digest, writes, answers, nested) ==
+    /\ Observe([ev |-> "load", p |-> p, ch |-> ch, asked |-> asked, got |-> got, parent |-> parent,
+                digest |-> digest, writes |-> writes, answers |-> answers, nested |-> nested])
     /\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>,
               <<"CO", Unfenced(ch, p)>>})
     /\ StoreSeen(got, writes, answers)
@@ -338,6 +356,7 @@ RefusesFreeChain(ch, p) == Get(holders, ch, {}) \ {p} = {}
 \* Process p's load of chain ch is refused because another process holds it: no run
 \* starts.
 Refused(p, ch) ==
+    /\ Observe([ev |-> "refused", p |-> p, ch |-> ch])
     /\ Broke({<<"CV", RefusesFreeChain(ch, p)>>})
     /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, run, alive, holders, inflight,
                    ledger, crashes, ending, closed>>
@@ -345,13 +364,15 @@ Refused(p, ch) ==
 \* A new checkpoint c of chain ch made by p in memory.
 Made(p, ch, c, parent, depth, branch, origin) ==
     [ch |-> ch, parent |-> parent, order |-> Cardinality(DOMAIN ck) + 1, depth |-> depth,
-     branch |-> branch, st |-> "made", by |-> p, digest |-> 0, origin |-> origin]
+     branch |-> branch, st |-> "made", by |-> p, digest |-> 0, origin |-> origin, edit |-> FALSE,
+     begun |-> {}]
 
 \* The tasks checkpoint c schedules, as the runtime's routing decided them.
 Schedule(p, ch, c, tasks) ==
     /\ Known(c)
+    /\ Observe([ev |-> "schedule", p |-> p, ch |-> ch, c |-> c, tasks |-> tasks])
     /\ Broke({<<"RD", ScheduleDiffers(c, tasks)>>,
-              <<"RD", HasRun(p, ch) /\ RunOf(p, ch).cur = c /\ ~(RunOf(p, ch).started \subseteq tasks)>>,
+              <<"RD", ~(ck[c].begun \subseteq tasks)>>,
               <<"FD", ForkSchedulesOther(c, tasks)>>})
     /\ sched' = IF c \in DOMAIN sched THEN sched ELSE sched @@ (c :> tasks)
     /\ UNCHANGED <<wf, ck, latest, wr, aw, ans, dlv, closed, run, alive, holders, inflight, ledger,
@@ -364,12 +385,14 @@ StartTask(p, ch, t, n, pa) ==
     IN
     /\ HasRun(p, ch) /\ r.cur # 0
     /\ t \notin r.running
+    /\ Observe([ev |-> "start", p |-> p, ch |-> ch, task |-> t, node |-> n, path |-> pa])
     /\ Broke({<<"PC", RerunsStored(p, ch, t)>>, <<"PC", RunsAhead(p, ch)>>,
               <<"RD", StartsUnscheduled(r.cur, s)>>})
     /\ run' = [run EXCEPT ![<<p, ch>>] =
                  [@ EXCEPT !.started = @ \cup {s}, !.running = @ \cup {t},
                            !.pos = Put(@, t, 1), !.res = Put(@, t, {})]]
-    /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight, ledger,
+    /\ ck' = IF Known(r.cur) THEN [ck EXCEPT ![r.cur].begun = @ \cup {s}] ELSE ck
+    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight, ledger,
                    crashes, ending>>
 
 \* The logical work an effect belongs to: chain, branch, step depth, task path and
@@ -381,12 +404,14 @@ EffectKey(p, ch, t, i) ==
 Effect(p, ch, t, i, k, status) ==
     LET r == RunOf(p, ch)
         key == EffectKey(p, ch, t, i)
-        seen == Get(ledger, key, [fired |-> 0, crashes |-> 0])
+        seen == Get(ledger, key, [fired |-> 0, by |-> 0, cut |-> FALSE])
     IN
     /\ HasRun(p, ch) /\ t \in r.running
+    /\ Observe([ev |-> "effect", p |-> p, ch |-> ch, task |-> t, intent |-> i, kind |-> k,
+                status |-> status])
     /\ Broke({<<"EO", EffectWrong(key, k, status)>>})
     /\ ledger' = IF status = "fired"
-                 THEN Put(ledger, key, [fired |-> seen.fired + 1, crashes |-> crashes])
+                 THEN Put(ledger, key, [fired |-> seen.fired + 1, by |-> p, cut |-> FALSE])
                  ELSE ledger
     /\ run' = [run EXCEPT ![<<p, ch>>].pos[t] = @ + 1]
     /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight,
@@ -400,6 +425,8 @@ EndTask(p, ch, t, outcome, a, res) ==
         w == [kind |-> outcome, interrupt |-> a, res |-> res, by |-> p]
     IN
     /\ HasRun(p, ch) /\ t \in r.running
+    /\ Observe([ev |-> "end", p |-> p, ch |-> ch, task |-> t, outcome |-> outcome, interrupt |-> a,
+                res |-> res])
     /\ Broke({<<"CO", DeliversForeign(res)>>, <<"FD", ChangesOtherBranch(p, ch, r.cur)>>})
     /\ wr' = Put(wr, r.cur, Put(WritesOf(r.cur), t, [WriteOf(r.cur, t) EXCEPT !.fly = w]))
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \cup {<<r.cur, t>>}]
@@ -411,6 +438,7 @@ Resume(p, ch, c, a, v) ==
     LET entries == Get(ans, a, {}) \cup {<<p, v>>}
     IN
     /\ HasRun(p, ch)
+    /\ Observe([ev |-> "resume", p |-> p, ch |-> ch, c |-> c, interrupt |-> a, value |-> v])
     /\ Broke({<<"CO", AnsweredTwice(a, entries)>>, <<"FD", ChangesOtherBranch(p, ch, c)>>})
     /\ ans' = Put(ans, a, entries)
     /\ aw' = Put(aw, c, [AnswersOf(c) EXCEPT !.fly = @ \cup {[interrupt |-> a, value |-> v, by |-> p]}])
@@ -424,6 +452,7 @@ Step(p, ch, c, parent) ==
     /\ parent = r.cur
     /\ ~Known(c) /\ c # 0
     /\ parent = 0 \/ parent \in DOMAIN sched
+    /\ Observe([ev |-> "step", p |-> p, ch |-> ch, c |-> c, parent |-> parent])
     /\ Broke(IF parent = 0 THEN {}
              ELSE {<<IF ck[parent].origin # 0 THEN "FD" ELSE "PC", StepIncomplete(p, ch)>>,
                    <<"FD", r.pinned>>})
@@ -439,6 +468,7 @@ Step(p, ch, c, parent) ==
 Fork(p, ch, src, c) ==
     /\ Known(src) /\ ck[src].ch = ch /\ ck[src].st # "lost"
     /\ ~Known(c) /\ c # 0
+    /\ Observe([ev |-> "fork", p |-> p, ch |-> ch, c |-> c, parent |-> src])
     /\ Broke({})
     /\ ck' = ck @@ (c :> Made(p, ch, c, src, Depth(src), c, src))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
@@ -454,9 +484,10 @@ Fork(p, ch, src, c) ==
 Update(p, ch, parent, c) ==
     /\ Known(parent) /\ ck[parent].ch = ch /\ ck[parent].st # "lost"
     /\ ~Known(c) /\ c # 0
+    /\ Observe([ev |-> "update", p |-> p, ch |-> ch, c |-> c, parent |-> parent])
     /\ Broke({<<"CO", Unfenced(ch, p)>>})
-    /\ ck' = ck @@ (c :> Made(p, ch, c, parent, Depth(parent) + 1,
-                              IF parent = Latest(ch) THEN Branch(parent) ELSE c, 0))
+    /\ ck' = ck @@ (c :> [Made(p, ch, c, parent, Depth(parent) + 1,
+                               IF parent = Latest(ch) THEN Branch(parent) ELSE c, 0) EXCEPT !.edit = TRUE])
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, run, alive, holders, ledger, crashes,
                    ending>>
@@ -474,9 +505,10 @@ StoredAncestor(c) ==
 PutCheckpoint(p, c, d) ==
     LET exit == wf.durability = "exit"
         older(x) == x # c /\ ck[x].ch = ck[c].ch /\ Order(x) < Order(c)
-        gone == IF exit THEN {x \in inflight[p].cks : older(x)} ELSE {}
+        gone == IF exit THEN {x \in inflight[p].cks : older(x) /\ ck[x].st = "made"} ELSE {}
     IN
     /\ c \in inflight[p].cks
+    /\ Observe([ev |-> "put", p |-> p, c |-> c, digest |-> d])
     /\ Broke({<<"FD", ForkDiffers(c, d)>>})
     /\ ck' = [x \in DOMAIN ck |->
                 IF x = c THEN [ck[c] EXCEPT !.st = "stored", !.digest = d,
@@ -493,19 +525,22 @@ PutCheckpoint(p, c, d) ==
 \* A write p did not make there, on a checkpoint p did not edit, changes
 \* another branch.  An edit (update_state) builds on the latest checkpoint of
 \* the chain and records its writes there before it makes its own checkpoint:
-\* a process that runs nothing on the chain may write on the latest.
+\* a process that runs nothing on the chain may write on the latest.  An edit
+\* writes values: it never parks nor fails a task.
 PutWrites(p, ch, c, t, k, a) ==
     LET w == WriteOf(c, t)
         mine == w.fly.kind = k /\ w.fly.by = p /\ w.fly.interrupt = a
         \* a load already returned it: the store had it before the saver's answer came back
         seen == ~mine /\ w.stored.kind = k /\ w.stored.by = p /\ w.stored.interrupt = a
                 /\ <<c, t>> \in inflight[p].wrs
-        edit == Known(c) /\ (ck[c].by = p \/ (c = Latest(ch) /\ ~HasRun(p, ch)))
+        edit == /\ Known(c) /\ k = "ok"
+                /\ (ck[c].by = p /\ ck[c].edit) \/ (c = Latest(ch) /\ ~HasRun(p, ch))
         rec == CASE mine -> w.fly
                  [] seen -> w.stored
                  [] OTHER -> [kind |-> k, interrupt |-> a, res |-> {}, by |-> p]
     IN
     /\ Known(c) /\ ck[c].ch = ch
+    /\ Observe([ev |-> "putw", p |-> p, ch |-> ch, c |-> c, task |-> t, kind |-> k, interrupt |-> a])
     /\ Broke({<<"FD", ~mine /\ ~seen /\ ~edit>>})
     /\ wr' = Put(wr, c, Put(WritesOf(c), t, [stored |-> rec, fly |-> IF mine THEN NoWrite ELSE w.fly]))
     /\ Settle({rec})
@@ -516,6 +551,7 @@ PutWrites(p, ch, c, t, k, a) ==
 PutAnswers(p, c) ==
     LET mine == {a \in AnswersOf(c).fly : a.by = p} IN
     /\ \E x \in inflight[p].ans : x[1] = c
+    /\ Observe([ev |-> "puta", p |-> p, c |-> c])
     /\ Broke({})
     /\ aw' = [aw EXCEPT ![c] = [stored |-> @.stored \cup {[interrupt |-> a.interrupt, value |-> a.value] : a \in mine},
                                fly |-> @.fly \ mine]]
@@ -527,12 +563,14 @@ PutAnswers(p, c) ==
 \* exit mode the checkpoints of its intermediate steps, never saved, are dropped.
 Finish(p, outcome) ==
     /\ alive[p] = "up"
+    /\ Observe([ev |-> "finish", p |-> p, outcome |-> outcome])
     /\ Broke({<<"PC", FinishWrong(p, outcome)>>})
     /\ run' = [k \in {k \in DOMAIN run : k[1] # p} |-> run[k]]
     /\ alive' = [alive EXCEPT ![p] = "ended"]
     /\ holders' = [ch \in DOMAIN holders |-> holders[ch] \ {p}]
     /\ ending' = IF \E q \in Procs \ {p} : alive[q] = "up" THEN "running" ELSE outcome
-    /\ ck' = [c \in DOMAIN ck |-> IF c \in inflight[p].cks THEN [ck[c] EXCEPT !.st = "lost"] ELSE ck[c]]
+    /\ ck' = [c \in DOMAIN ck |-> IF c \in inflight[p].cks /\ ck[c].st = "made"
+                                 THEN [ck[c] EXCEPT !.st = "lost"] ELSE ck[c]]
     /\ inflight' = [inflight EXCEPT ![p].cks = {}]
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, ledger, crashes>>
 
@@ -549,10 +587,12 @@ Crash(p, kept) ==
                       [interrupt |-> x[2], value |-> x[3], by |-> p] \in AnswersOf(x[1]).fly}
     IN
     /\ kept \in Keepable(p)
+    /\ Observe([ev |-> "crash", p |-> p, kept |-> kept])
     /\ Broke({})
     /\ ck' = [c \in DOMAIN ck |->
                 IF c \in f.cks
-                THEN [ck[c] EXCEPT !.st = IF c \in kept.cks THEN "stored" ELSE "lost",
+                \* a checkpoint a load already returned stays stored
+                THEN [ck[c] EXCEPT !.st = IF c \in kept.cks \/ @ = "stored" THEN "stored" ELSE "lost",
                                    \* exit durability: saved as a child of the last stored one
                                    !.parent = IF wf.durability = "exit" /\ c \in kept.cks
                                               THEN StoredAncestor(@) ELSE @]
@@ -578,14 +618,20 @@ Crash(p, kept) ==
                                    a \in {a \in aw[c].fly : a.by = p /\ <<c, a.interrupt, a.value>> \in kept.ans}},
                       fly |-> {a \in aw[c].fly : a.by # p}]
                 ELSE aw[c]]
-    /\ ans' = [a \in DOMAIN ans |-> ans[a] \ {<<p, x[3]>> : x \in {x \in lostAns : x[2] = a}}]
+    \* (an entry stays live while an answer it stands for is stored somewhere)
+    /\ ans' = [a \in DOMAIN ans |->
+                ans[a] \ {<<p, x[3]>> : x \in {x \in lostAns :
+                            x[2] = a /\ ~\E c \in DOMAIN aw :
+                                          [interrupt |-> a, value |-> x[3]] \in aw[c].stored}}]
     /\ run' = [k \in {k \in DOMAIN run : k[1] # p} |-> run[k]]
     /\ alive' = [alive EXCEPT ![p] = "down"]
     /\ holders' = [ch \in DOMAIN holders |-> holders[ch] \ {p}]
     /\ inflight' = [inflight EXCEPT ![p] = Empty]
     /\ crashes' = crashes + 1
+    /\ ledger' = [k \in DOMAIN ledger |-> IF ledger[k].by = p THEN [ledger[k] EXCEPT !.cut = TRUE, !.by = 0]
+                                        ELSE ledger[k]]
     /\ ending' = IF \E q \in Procs \ {p} : alive[q] = "up" THEN "running" ELSE "crashed"
-    /\ UNCHANGED <<wf, sched, ledger>>
+    /\ UNCHANGED <<wf, sched>>
 
 -----------------------------------------------------------------------------
 (* The reference runtime: the correct choice at every move.  It runs one   *)
@@ -667,7 +713,7 @@ RefOp(p) ==
                              /\ run' = [run EXCEPT ![<<p, Chain>>].pos[t] = @ + 1,
                                                    ![<<p, Chain>>].res[t] = @ \cup {[interrupt |-> a, value |-> v]}]
                              /\ broke' = {}
-                             /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, alive, holders,
+                             /\ UNCHANGED <<hist, wf, ck, latest, sched, wr, aw, ans, dlv, closed, alive, holders,
                                             inflight, ledger, crashes, ending>>
                  \* the ledger knows this intent fired: skip it
                  ELSE Effect(p, Chain, t, body[pos], 0,
@@ -725,13 +771,331 @@ Next == Run \/ Fault
 Spec == Init /\ [][Next]_vars
 
 -----------------------------------------------------------------------------
+(* The contract over the observed history: each property stated again,     *)
+(* declaratively, over `hist` alone -- what was observed, never the moves' *)
+(* bookkeeping (ck, wr, ledger, run, ...).  `resume-check spec` checks on   *)
+(* bounded models that the two forms agree: every behaviour in which no    *)
+(* move's check fired satisfies every history predicate (soundness:        *)
+(* MCResumeCoreSound), and the reference runtime satisfies both (no false  *)
+(* alarm: MCResumeCoreHistory).  A mutant that deletes a named check must  *)
+(* be caught by the history predicate of that check's property.            *)
+
+\* Each property over the history is "every event i is right given the events
+\* before it" (XRightAt(i) reads only hist[1..i]).  Every event was the last
+\* one once, and the history only grows, so checking the last event in every
+\* state checks every event of every behaviour, at a fraction of the cost.
+Last(RightAt(_)) == hist = <<>> \/ RightAt(Len(hist))
+Before(i) == 1..(i - 1)
+Between(i, j) == (i + 1)..(j - 1)
+Is(i, kinds) == hist[i].ev \in kinds
+MaxOf(S) == CHOOSE x \in S : \A y \in S : y <= x
+
+\* Process p's invocation ended at j: it crashed or returned.
+EndsAt(p, j) == Is(j, {"crash", "finish"}) /\ hist[j].p = p
+CrashAt(p, j) == Is(j, {"crash"}) /\ hist[j].p = p
+NoCrash(p, i, j) == \A k \in Between(i, j) : ~CrashAt(p, k)
+
+\* The load or fork that began p's run on chain ch in force at event i (0: none).
+OpenAt(p, ch, i) ==
+    LET os == {j \in Before(i) : Is(j, {"load", "fork"}) /\ hist[j].p = p /\ hist[j].ch = ch}
+        o == IF os = {} THEN 0 ELSE MaxOf(os)
+    IN  IF o = 0 \/ \E k \in Between(o, i) : EndsAt(p, k) THEN 0 ELSE o
+
+\* The checkpoint p's run on ch ran from when event i happened (0: none).
+CurAt(p, ch, i) ==
+    LET o == OpenAt(p, ch, i)
+        steps == {j \in Between(o, i) : Is(j, {"step"}) /\ hist[j].p = p /\ hist[j].ch = ch}
+    IN  IF o = 0 THEN 0
+        ELSE IF steps # {} THEN hist[MaxOf(steps)].c
+        ELSE IF Is(o, {"load"}) THEN hist[o].got ELSE hist[o].c
+
+\* Checkpoints: made by a step, a fork or an edit; its maker, chain and parent.
+Creates(j) == Is(j, {"step", "fork", "update"})
+MadeSet(i) == {hist[j].c : j \in {j \in Before(i) : Creates(j)}}
+MadeIdx(c) == CHOOSE j \in DOMAIN hist : Creates(j) /\ hist[j].c = c
+Maker(c) == hist[MadeIdx(c)].p
+ChainOf(c) == hist[MadeIdx(c)].ch
+MadeParent(c) == hist[MadeIdx(c)].parent
+IsFork(c) == c # 0 /\ Is(MadeIdx(c), {"fork"})
+
+\* Event j stored checkpoint c: the saver acknowledged it, a crash left it in
+\* the store, or a load returned it.
+StoresCk(c, j) ==
+    \/ Is(j, {"put"}) /\ hist[j].c = c
+    \/ Is(j, {"crash"}) /\ c \in hist[j].kept.cks
+    \/ Is(j, {"load", "read"}) /\ hist[j].got = c
+StoredAt(c, i) == \E j \in Before(i) : StoresCk(c, j)
+FirstStored(c, i) == CHOOSE j \in Before(i) : StoresCk(c, j) /\ ~StoredAt(c, j)
+
+\* Exit durability: event k saved a later checkpoint of c's chain made by p,
+\* and what p made on c never reaches the store.
+ExitSaves(p, c, k) ==
+    /\ wf.durability = "exit" /\ Is(k, {"put"}) /\ hist[k].p = p
+    /\ hist[k].c \in MadeSet(k) /\ ChainOf(hist[k].c) = ChainOf(c)
+    /\ MadeIdx(hist[k].c) > MadeIdx(c)
+
+\* Event j lost checkpoint c, not stored before: its maker died or returned
+\* with it in memory, or (exit durability) saved a later one of its chain.
+LosesCk(c, j) ==
+    /\ j > MadeIdx(c) /\ ~StoredAt(c, j)
+    /\ \/ EndsAt(Maker(c), j) /\ ~StoresCk(c, j)
+       \/ ExitSaves(Maker(c), c, j)
+LostAt(c, i) == \E j \in Before(i) : LosesCk(c, j)
+
+\* The stored checkpoint of ch made last, as of event i (0: none).
+LatestAt(ch, i) ==
+    LET s == {c \in MadeSet(i) : ChainOf(c) = ch /\ StoredAt(c, i)}
+    IN  IF s = {} THEN 0 ELSE CHOOSE c \in s : \A d \in s : MadeIdx(d) <= MadeIdx(c)
+Newer(c, d) == d = 0 \/ MadeIdx(c) > MadeIdx(d)
+
+\* The parent a load must report: the one it was made with, but (exit durability)
+\* one saved by its maker hangs under the nearest checkpoint stored before.
+RECURSIVE StoredAncestorAt(_, _)
+StoredAncestorAt(c, j) ==
+    IF c = 0 THEN 0 ELSE IF StoredAt(c, j) THEN c ELSE StoredAncestorAt(MadeParent(c), j)
+ParentAt(c, i) ==
+    IF wf.durability = "exit" /\ StoredAt(c, i) /\ ~Is(FirstStored(c, i), {"load", "read"})
+    THEN StoredAncestorAt(MadeParent(c), FirstStored(c, i))
+    ELSE MadeParent(c)
+
+PutDigest(c, i) ==
+    LET ps == {j \in Before(i) : Is(j, {"put"}) /\ hist[j].c = c}
+    IN  IF ps = {} THEN 0 ELSE hist[MaxOf(ps)].digest
+
+\* What checkpoint c schedules, as first observed before i ({} if never).
+Scheduled(c, i) == \E j \in Before(i) : Is(j, {"schedule"}) /\ hist[j].c = c
+SchedAt(c, i) ==
+    IF Scheduled(c, i)
+    THEN hist[CHOOSE j \in Before(i) : Is(j, {"schedule"}) /\ hist[j].c = c /\ ~Scheduled(c, j)].tasks
+    ELSE {}
+
+\* Task writes: event j is task t's end on checkpoint c by its process.
+EndOn(j, c, t) == Is(j, {"end"}) /\ hist[j].task = t /\ CurAt(hist[j].p, hist[j].ch, j) = c
+
+\* The write of end j reached the store before i: acknowledged, left by a crash,
+\* or returned by a load.
+WriteStored(j, i) ==
+    LET e == hist[j]
+        c == CurAt(e.p, e.ch, j)
+    IN  \E k \in Between(j, i) :
+          \/ Is(k, {"putw"}) /\ hist[k].p = e.p /\ hist[k].c = c /\ hist[k].task = e.task
+             /\ hist[k].kind = e.outcome
+          \/ CrashAt(e.p, k) /\ <<c, e.task>> \in hist[k].kept.wrs
+          \/ Is(k, {"load", "read"}) /\ hist[k].got = c
+             /\ [task |-> e.task, kind |-> e.outcome, interrupt |-> e.interrupt] \in hist[k].writes
+
+\* A result of kind k of task t on c is stored before i.
+StoredKind(c, t, k, i) ==
+    \/ \E j \in Before(i) : Is(j, {"putw"}) /\ hist[j].c = c /\ hist[j].task = t /\ hist[j].kind = k
+    \/ \E j \in Before(i) : Is(j, {"load", "read"}) /\ hist[j].got = c
+                            /\ \E w \in hist[j].writes : w.task = t /\ w.kind = k
+    \/ \E j \in Before(i) : EndOn(j, c, t) /\ hist[j].outcome = k /\ WriteStored(j, i)
+
+\* p made result ok of t on c and has not crashed since.
+HasOwnResult(p, c, t, i) ==
+    \E j \in Before(i) : EndOn(j, c, t) /\ hist[j].p = p /\ hist[j].outcome = "ok" /\ NoCrash(p, j, i)
+
+\* Effects: the logical work an effect belongs to, from what was observed.
+RECURSIVE DepthH(_)
+DepthH(c) ==
+    IF c = 0 THEN 0
+    ELSE LET e == hist[MadeIdx(c)] IN
+         CASE e.ev = "step" -> IF e.parent = 0 THEN 0 ELSE DepthH(e.parent) + 1
+           [] e.ev = "fork" -> DepthH(e.parent)
+           [] OTHER -> DepthH(e.parent) + 1
+RECURSIVE BranchH(_)
+BranchH(c) ==
+    IF c = 0 THEN 0
+    ELSE LET e == hist[MadeIdx(c)] IN
+         CASE e.ev = "step" -> IF e.parent = 0 THEN 0 ELSE BranchH(e.parent)
+           [] e.ev = "fork" -> c
+           [] OTHER -> IF e.parent = LatestAt(e.ch, MadeIdx(c)) THEN BranchH(e.parent) ELSE c
+StartOf(i) ==
+    LET e == hist[i]
+        s == {j \in Between(OpenAt(e.p, e.ch, i), i) :
+                Is(j, {"start"}) /\ hist[j].p = e.p /\ hist[j].ch = e.ch /\ hist[j].task = e.task}
+    IN  MaxOf(s)
+KeyAt(i) ==
+    LET e == hist[i]
+        c == CurAt(e.p, e.ch, i)
+    IN  <<e.ch, BranchH(c), DepthH(c), hist[StartOf(i)].path, e.intent>>
+
+\* Answers: the answer of resume j is lost before i when its process died
+\* before the store had it.
+AnswerKept(j, k) ==
+    LET e == hist[j] IN
+    \/ \E m \in Between(j, k) : Is(m, {"puta"}) /\ hist[m].p = e.p /\ hist[m].c = e.c
+    \/ \E m \in Between(j, k) : Is(m, {"load", "read"}) /\ hist[m].got = e.c
+                               /\ [interrupt |-> e.interrupt, value |-> e.value] \in hist[m].answers
+AnswerLost(j, i) ==
+    \E k \in Between(j, i) : CrashAt(hist[j].p, k) /\ ~AnswerKept(j, k)
+                             /\ <<hist[j].c, hist[j].interrupt, hist[j].value>> \notin hist[k].kept.ans
+LiveAnswers(a, i) ==
+    {j \in Before(i) : Is(j, {"resume"}) /\ hist[j].interrupt = a /\ ~AnswerLost(j, i)}
+\* A stored task write records that interrupt a received v (a final one consumed it).
+Recorded(a, v, i, kinds) ==
+    \E j \in Before(i) : Is(j, {"end"}) /\ hist[j].outcome \in kinds
+                         /\ [interrupt |-> a, value |-> v] \in hist[j].res /\ WriteStored(j, i)
+ClosedAt(a, i) ==
+    \E j \in Before(i) : Is(j, {"end"}) /\ hist[j].outcome # "interrupt"
+                         /\ \E d \in hist[j].res : d.interrupt = a /\ WriteStored(j, i)
+HeardAt(a, v, i) ==
+    \/ \E j \in LiveAnswers(a, i) : hist[j].value = v
+    \/ Recorded(a, v, i, {"ok", "error", "interrupt"})
+
+\* p's run on ch at i loaded an older checkpoint than the latest and has not forked.
+PinnedAt(p, ch, i) ==
+    LET o == OpenAt(p, ch, i) IN
+    /\ o # 0 /\ Is(o, {"load"}) /\ hist[o].asked # 0 /\ hist[o].got # 0
+    /\ hist[o].got \in MadeSet(o) /\ ~Newer(hist[o].got, LatestAt(ch, o))
+    /\ hist[o].got # LatestAt(ch, o)
+    /\ ~\E j \in Between(o, i) : Is(j, {"step"}) /\ hist[j].p = p /\ hist[j].ch = ch
+
+Holds(q, ch, i) == OpenAt(q, ch, i) # 0
+ShapeOfTasks(tasks) == {[node |-> s.node, path |-> s.path] : s \in tasks}
+
+\* PC over the history: no task is started again on a checkpoint where its
+\* result is stored; in sync mode a step runs only from a stored checkpoint; a
+\* step is taken only when every scheduled task has a result; an invocation
+\* returns with all it made stored, and ends as it says.
+StepCompleteAt(i) ==
+    LET e == hist[i] IN
+    \A s \in SchedAt(e.parent, i) :
+        StoredKind(e.parent, s.task, "ok", i) \/ HasOwnResult(e.p, e.parent, s.task, i)
+
+TasksSeen(i) == {hist[j].task : j \in {j \in Before(i) : Is(j, {"end", "putw"})}}
+                \cup UNION {{w.task : w \in hist[j].writes} : j \in {j \in Before(i) : Is(j, {"load", "read"})}}
+
+FinishRightAt(i) ==
+    LET p == hist[i].p
+        life == {j \in Before(i) : EndsAt(p, j)}
+        since == IF life = {} THEN 0 ELSE MaxOf(life)
+        chs == {hist[j].ch : j \in {j \in Before(i) : Is(j, {"load", "fork"}) /\ hist[j].p = p}}
+        runs == {ch \in chs : Holds(p, ch, i)}
+        curs == {CurAt(p, ch, i) : ch \in runs}
+        nested(ch) == Is(OpenAt(p, ch, i), {"load"}) /\ hist[OpenAt(p, ch, i)].nested
+        savedWithParent(ch) == wf.durability = "exit" /\ nested(ch)
+                               /\ Scheduled(CurAt(p, ch, i), i) /\ SchedAt(CurAt(p, ch, i), i) = {}
+        o == hist[i].outcome
+    IN
+    /\ wf.durability # "exit" =>
+          \A j \in Between(since, i) : Creates(j) /\ hist[j].p = p =>
+              StoredAt(hist[j].c, i) \/ LostAt(hist[j].c, i)
+    /\ \A j \in Between(since, i) :
+          Is(j, {"resume"}) /\ hist[j].p = p =>
+              AnswerKept(j, i) \/ \E k \in Between(j, i) : ExitSaves(p, hist[j].c, k)
+    /\ \A j \in Between(since, i) :
+          Is(j, {"end"}) /\ hist[j].p = p /\ CurAt(p, hist[j].ch, j) \in curs =>
+              WriteStored(j, i) \/ \E k \in Between(j, i) : ExitSaves(p, CurAt(p, hist[j].ch, j), k)
+    /\ \A ch \in runs : StoredAt(CurAt(p, ch, i), i) \/ savedWithParent(ch)
+    /\ o = "done" => \A c \in curs : Scheduled(c, i) /\ SchedAt(c, i) = {}
+    /\ o = "parked" => \E c \in curs, t \in TasksSeen(i) : StoredKind(c, t, "interrupt", i)
+    /\ o = "failed" => \E c \in curs, t \in TasksSeen(i) : StoredKind(c, t, "error", i)
+
+PCRightAt(i) ==
+        LET e == hist[i] IN
+        /\ Is(i, {"start"}) =>
+             LET c == CurAt(e.p, e.ch, i) IN
+             /\ ~StoredKind(c, e.task, "ok", i)
+             /\ wf.durability = "sync" => StoredAt(c, i)
+        /\ Is(i, {"step"}) /\ e.parent # 0 /\ ~IsFork(e.parent) => StepCompleteAt(i)
+        /\ Is(i, {"finish"}) => FinishRightAt(i)
+HistPC == Last(PCRightAt)
+
+\* EO over the history: an effect key fired again only for at-least-once, and only
+\* after the process that fired it last crashed in between; skipped only if fired.
+EORightAt(i) ==
+        Is(i, {"effect"}) =>
+            LET e == hist[i]
+                fired == {j \in Before(i) : Is(j, {"effect"}) /\ hist[j].status = "fired"
+                                            /\ KeyAt(j) = KeyAt(i)}
+            IN  /\ e.status = "fired" /\ fired # {} =>
+                     /\ LevelOf(e.kind) = "at-least-once"
+                     /\ ~NoCrash(hist[MaxOf(fired)].p, MaxOf(fired), i)
+                /\ e.status = "skipped" => fired # {} \/ LevelOf(e.kind) = "at-most-once"
+HistEO == Last(EORightAt)
+
+\* CO over the history: a task receives only values answered to that interrupt and
+\* not lost, or recorded received by a stored write; an interrupt not yet consumed
+\* gets no second answer; under a lease no process loads or edits a chain another runs.
+CORightAt(i) ==
+        LET e == hist[i] IN
+        /\ Is(i, {"end"}) => \A d \in e.res : HeardAt(d.interrupt, d.value, i)
+        /\ Is(i, {"resume"}) /\ ~ClosedAt(e.interrupt, i) =>
+              \A j \in LiveAnswers(e.interrupt, i) : hist[j].p = e.p /\ hist[j].value = e.value
+        /\ Is(i, {"load", "update"}) /\ wf.fencing = "lease" =>
+              \A q \in Procs \ {e.p} : ~Holds(q, e.ch, i)
+HistCO == Last(CORightAt)
+
+\* CV over the history: a load returns the checkpoint asked for (or nothing, if it
+\* was never stored), or the latest stored one or a newer one in flight, of its own
+\* chain, not lost, with the parent and content saved; a load is refused only
+\* while another process runs the chain.
+LoadRightAt(i) ==
+    LET e == hist[i]
+        last == LatestAt(e.ch, i)
+    IN
+    /\ e.asked # 0 => e.got = e.asked \/ (e.got = 0 /\ ~StoredAt(e.asked, i))
+    /\ e.asked = 0 /\ e.got = 0 => last = 0
+    /\ e.got # 0 =>
+         /\ e.got \in MadeSet(i) /\ ChainOf(e.got) = e.ch /\ ~LostAt(e.got, i)
+         /\ e.asked = 0 => e.got = last \/ (~StoredAt(e.got, i) /\ Newer(e.got, last))
+         /\ e.parent = ParentAt(e.got, i)
+         /\ PutDigest(e.got, i) # 0 /\ e.digest # 0 => e.digest = PutDigest(e.got, i)
+
+CVRightAt(i) ==
+        /\ Is(i, {"load", "read"}) => LoadRightAt(i)
+        /\ Is(i, {"refused"}) => \E q \in Procs \ {hist[i].p} : Holds(q, hist[i].ch, i)
+HistCV == Last(CVRightAt)
+
+\* FD over the history: a run writes, answers and steps only on its own branch,
+\* never from an older checkpoint it loaded without forking; a write is stored
+\* only by the process that made it or by an edit; a fork copy has its source's
+\* content and work, and steps only when its work is done.
+PutwRightAt(i) ==
+    LET e == hist[i] IN
+    \/ \E j \in Before(i) : EndOn(j, e.c, e.task) /\ hist[j].p = e.p /\ hist[j].outcome = e.kind
+                            /\ hist[j].interrupt = e.interrupt /\ NoCrash(e.p, j, i)
+    \/ Maker(e.c) = e.p /\ Is(MadeIdx(e.c), {"update"})
+    \/ e.c = LatestAt(e.ch, i) /\ ~Holds(e.p, e.ch, i)
+
+FDRightAt(i) ==
+        LET e == hist[i] IN
+        /\ Is(i, {"end", "step"}) => ~PinnedAt(e.p, e.ch, i)
+        /\ Is(i, {"resume"}) => ~PinnedAt(e.p, e.ch, i) /\ e.c = CurAt(e.p, e.ch, i)
+        /\ Is(i, {"putw"}) => PutwRightAt(i)
+        /\ Is(i, {"put"}) /\ IsFork(e.c) =>
+              (PutDigest(MadeParent(e.c), i) # 0 /\ e.digest # 0 => e.digest = PutDigest(MadeParent(e.c), i))
+        /\ Is(i, {"schedule"}) /\ IsFork(e.c) /\ Scheduled(MadeParent(e.c), i) =>
+              ShapeOfTasks(SchedAt(MadeParent(e.c), i)) = ShapeOfTasks(e.tasks)
+        /\ Is(i, {"step"}) /\ IsFork(e.parent) => StepCompleteAt(i)
+HistFD == Last(FDRightAt)
+
+\* RD over the history: every run from a checkpoint schedules the same tasks, and
+\* every task started from it is among them.
+RDRightAt(i) ==
+        LET e == hist[i] IN
+        /\ Is(i, {"schedule"}) /\ Scheduled(e.c, i) => SchedAt(e.c, i) = e.tasks
+        /\ Is(i, {"schedule"}) =>
+              \A j \in Before(i) : Is(j, {"start"}) /\ CurAt(hist[j].p, hist[j].ch, j) = e.c =>
+                  [task |-> hist[j].task, node |-> hist[j].node, path |-> hist[j].path] \in e.tasks
+        /\ Is(i, {"start"}) /\ Scheduled(CurAt(e.p, e.ch, i), i) =>
+              [task |-> e.task, node |-> e.node, path |-> e.path] \in SchedAt(CurAt(e.p, e.ch, i), i)
+HistRD == Last(RDRightAt)
+
+\* Each property's history form, by name: resume-check spec requires one per
+\* name of Properties, and shows on bounded models that the two forms agree.
+HistoryProperties ==
+    [PC |-> HistPC, EO |-> HistEO, CO |-> HistCO, CV |-> HistCV, FD |-> HistFD, RD |-> HistRD]
+
+-----------------------------------------------------------------------------
 (* The contract.  Each property holds when no move broke it; Properties    *)
 (* names them for resume-check, which checks every one on every trace.     *)
 
 \* PC, prefix continuation: a run continues the durable prefix -- it never re-runs a task whose result is stored, in sync mode runs a step only from a stored checkpoint, makes a checkpoint only when every scheduled task has a result, and returns only with everything stored and the end it claims.
 PC == "PC" \notin broke
 
-\* EO, effects as declared: each effect (keyed by chain, branch, step, task path and intent) fires as its kind's declared level allows -- at most once, or again only after a crash -- and is never skipped without having fired.
+\* EO, effects as declared: each effect (keyed by chain, branch, step, task path and intent) fires as its kind's declared level allows -- at most once, or again only after the process that fired it crashed -- and is never skipped without having fired.
 EO == "EO" \notin broke
 
 \* CO, consume-once: an interrupt receives only a value answered to it, never has two live answers, and under a lease one process at a time runs a chain.

@@ -214,7 +214,7 @@ CRASH = "ok-crash-resume.jsonl"
 VARIABLES = {
     "keeps", "past", "allowed", "closed",
     "wf", "ck", "latest", "sched", "wr", "aw", "ans", "dlv", "run", "alive", "holders",
-    "inflight", "ledger", "crashes", "ending", "broke",
+    "inflight", "ledger", "crashes", "ending", "broke", "hist",
 }  # fmt: skip
 
 
@@ -256,9 +256,11 @@ def test_witness_shows_the_checkpoint_made_durable(witness_json: dict[str, Any])
     assert {"ck[1].st", "latest"} <= set(steps[3]["changed"])
     changed_anywhere = {k.split("[")[0].split(".")[0] for s in steps[1:-1] for k in s["changed"]}
     assert {"ck", "wr", "inflight", "run", "ledger", "crashes"} <= changed_anywhere
-    # A task start changes nothing stored; its run records it under <<proc, chain>>.
+    # A task start changes nothing stored (only the checkpoint's record of the tasks begun
+    # from it); its run records it under <<proc, chain>>.
     assert steps[5]["event"]["ev"] == "task_start"
-    assert not any(k.startswith(("ck", "wr")) for k in steps[5]["changed"])
+    assert not any(k.startswith("wr") for k in steps[5]["changed"])
+    assert all(k.endswith(".begun") for k in steps[5]["changed"] if k.startswith("ck"))
     assert "run[<<1, 1>>].running" in steps[5]["changed"]
 
 

@@ -243,3 +243,57 @@ def test_malformed_mutant_file_is_a_usage_error(tmp_path: Path) -> None:
     assert "zz-malformed.mutant: needs module:, config:, expect: and a replace/with/end block" in (
         run.stderr
     )
+
+
+# --- every property stated twice --------------------------------------------------------------
+
+
+def _coverage_detail(folder: Path) -> str:
+    rows = {row.name: row for row in speccheck.check_coverage(folder)}
+    assert all(row.passed for name, row in rows.items() if name != "ResumeCore")
+    return "" if rows["ResumeCore"].passed else rows["ResumeCore"].detail
+
+
+def test_resume_core_states_every_property_twice() -> None:
+    """ResumeCore's HistoryProperties names the same properties as Properties, and the coverage
+    row of the shipped spec passes."""
+    text = (SPEC / "ResumeCore.tla").read_text(encoding="utf-8")
+    history = speccheck.history_operators(text)
+    assert history is not None
+    assert set(history) == set(speccheck.property_names(text))
+    assert _coverage_detail(SPEC) == ""
+
+
+@pytest.mark.parametrize(
+    ("change", "gap"),
+    [
+        ("drop-history-form", "HistoryProperties names RD but Properties does not"),
+        ("drop-sound-invariant", "HistCV is checked on no soundness configuration"),
+        ("drop-sound-mutant", "HistEO has no mutant that deletes a check it must catch"),
+        ("drop-reference-invariant", "HistCO is checked on no configuration of the reference"),
+    ],
+)
+def test_a_property_stated_once_is_a_coverage_gap(tmp_path: Path, change: str, gap: str) -> None:
+    """A spec author who states a property over the history must also check it on the reference
+    and on the soundness model, and show with a mutant that it catches a deleted check."""
+    folder = tmp_path / "spec"
+    shutil.copytree(SPEC, folder)
+    base = folder / "ResumeCore.tla"
+    if change == "drop-history-form":
+        text = base.read_text(encoding="utf-8")
+        assert text.count(", RD |-> HistRD]") == 1
+        base.write_text(text.replace(", RD |-> HistRD]", "]"), encoding="utf-8")
+    elif change == "drop-sound-invariant":
+        for config in folder.glob("MCResumeCoreSound*.cfg"):
+            text = config.read_text(encoding="utf-8")
+            config.write_text(text.replace("    HistCV\n", ""), encoding="utf-8")
+    elif change == "drop-sound-mutant":
+        for mutant in (folder / "mutants").glob("*.mutant"):
+            if "expect: HistEO" in mutant.read_text(encoding="utf-8"):
+                mutant.unlink()
+    else:
+        for config in folder.glob("MCResumeCore*.cfg"):
+            if "Sound" not in config.name:
+                text = config.read_text(encoding="utf-8")
+                config.write_text(text.replace("    HistCO\n", ""), encoding="utf-8")
+    assert gap in _coverage_detail(folder)

@@ -179,6 +179,27 @@ def property_names(base_text: str) -> list[str]:
     return [part.split("|->")[0].strip() for part in match.group(1).split(",") if "|->" in part]
 
 
+_HISTORY = re.compile(r"^HistoryProperties\s*==\s*\[(.*?)\]", re.M | re.S)
+
+
+def history_operators(base_text: str) -> dict[str, str] | None:
+    """A base module's `HistoryProperties` record: property name -> the operator that states it
+    over the observed history. None where the module states no property twice."""
+    match = _HISTORY.search(base_text)
+    if not match:
+        return None
+    pairs = (part.split("|->") for part in match.group(1).split(",") if "|->" in part)
+    return {name.strip(): operator.strip() for name, operator in pairs}
+
+
+SOUND_SUFFIX = "Sound"
+
+
+def is_soundness_module(module: Path) -> bool:
+    """`MC<Base>Sound.tla` explores every move the checks let through (not the reference)."""
+    return module.stem.endswith(SOUND_SUFFIX)
+
+
 _CFG_KEYWORDS = {
     "CONSTANT",
     "CONSTANTS",
@@ -231,8 +252,10 @@ def check_coverage(spec_dir: Path) -> list[Row]:
         if not names or base.stem.startswith(("MC", "Trace")):
             continue
         comments = property_comments(text)
-        mc_modules = [m.stem for m in spec_dir.glob(f"MC{base.stem}*.tla") if _extends(m, base)]
-        cfgs = [c for c in spec_dir.glob("MC*.cfg") if module_for(c).stem in mc_modules]
+        mc_modules = [m for m in spec_dir.glob(f"MC{base.stem}*.tla") if _extends(m, base)]
+        all_cfgs = [c for c in spec_dir.glob("MC*.cfg") if module_for(c) in mc_modules]
+        cfgs = [c for c in all_cfgs if not is_soundness_module(module_for(c))]
+        sound = {c.name for c in all_cfgs if is_soundness_module(module_for(c))}
         problems = []
         for name in names:
             if not comments.get(name):
@@ -242,6 +265,9 @@ def check_coverage(spec_dir: Path) -> list[Row]:
                 problems.append(f"{name} is not an INVARIANT of {', '.join(missing)}")
             if not any(m.module == base.stem and m.expect == name for m in everything):
                 problems.append(f"{name} has no mutant that must break it")
+        history = history_operators(text)
+        if history is not None:
+            problems += _history_gaps(spec_dir, base.stem, names, history, cfgs, sound, everything)
         if not cfgs:
             problems.append("no MC configuration")
         strays = sorted((store_properties(text) or frozenset()) - set(names))
@@ -260,6 +286,42 @@ def check_coverage(spec_dir: Path) -> list[Row]:
             )
         )
     return rows
+
+
+def _history_gaps(
+    spec_dir: Path,
+    base: str,
+    names: list[str],
+    history: dict[str, str],
+    cfgs: list[Path],
+    sound: set[str],
+    everything: list[Mutant],
+) -> list[str]:
+    """A contract that states its properties twice must state every one twice, check the
+    history form on the reference (no false alarm) and on every move the checks let through
+    (soundness), and show with a mutant that deleting a check is caught by the history form."""
+    problems = []
+    if set(history) != set(names):
+        problems.append(
+            "HistoryProperties names "
+            + ", ".join(sorted(set(history) ^ set(names)))
+            + " but Properties does not, or the reverse"
+        )
+    if not sound:
+        problems.append(f"no soundness configuration (MC{base}{SOUND_SUFFIX}*.cfg)")
+    for name in names:
+        operator = history.get(name)
+        if operator is None:
+            continue
+        if not any(operator in config_invariants(c.read_text()) for c in cfgs):
+            problems.append(f"{operator} is checked on no configuration of the reference")
+        if not any(operator in config_invariants((spec_dir / s).read_text()) for s in sound):
+            problems.append(f"{operator} is checked on no soundness configuration")
+        if not any(
+            m.module == base and m.expect == operator and m.config in sound for m in everything
+        ):
+            problems.append(f"{operator} has no mutant that deletes a check it must catch")
+    return problems
 
 
 def check_all(
