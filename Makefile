@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup check-spec check-spec-large test test-fast fuzz demo bench lint clean services-up \
+.PHONY: setup check-spec check-spec-large test test-long test-fast fuzz demo bench lint clean services-up \
         services-down record-langgraph
 
 setup: $(STAMP)
@@ -24,10 +24,14 @@ check-spec: setup
 check-spec-large: setup
 	$(BIN)/resume-check spec --large
 
-## The test suite, end to end with the real TLC (every marker: slow, services, corpus).
+## The test suite, end to end with the real TLC (markers slow, services, corpus; not long).
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q --durations=25
+	$(BIN)/python -m pytest -q -m "not long" --durations=25
+
+## The checks that take minutes each (docs/pytest.md's worked example run verbatim, twice).
+test-long: setup
+	$(BIN)/python -m pytest -q -m long --durations=10
 
 ## The fast tier, under a minute: the CLI in-process on traces/revision, traces/sandbox and
 ## traces/recovery, reports against their schema, unit tests; no servers, no runtimes.

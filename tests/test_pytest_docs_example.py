@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-pytestmark = pytest.mark.slow
+# Minutes of real LangGraph runs: `make test-long`, not `make test`.
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 DOC = ROOT / "docs" / "pytest.md"
 FIXTURES = ROOT / "tests" / "fixtures"
