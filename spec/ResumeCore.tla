@@ -29,6 +29,11 @@
 (* property of the moves, "no move broke it" is the same as "it holds".    *)
 (* Next is the reference runtime: it makes only correct choices, and model *)
 (* checking shows it never breaks a property.                              *)
+(*                                                                         *)
+(* Each property is stated a second time over the observed history alone  *)
+(* (HistPC ... HistRD, after the moves): MCResumeCoreSound shows that      *)
+(* every behaviour no check flags satisfies them, and the reference does   *)
+(* too (docs/contract.md, "Every property stated twice").                  *)
 (***************************************************************************)
 EXTENDS Naturals, FiniteSets, Sequences, TLC
 
