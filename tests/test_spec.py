@@ -148,6 +148,7 @@ expect: PC
 TINY_CONFIG = """\
 CONSTANTS
     Procs = {p1}
+    Observe <- Unobserved
     Workflows <- MCWorkflows
     Durabilities = {"sync"}
     Plans = {"ask"}
