@@ -547,8 +547,8 @@ class _Sim:
     def _worker(self) -> str:
         """A worker slot to run the next invocation: one that is idle and carries nothing
         from earlier ones, or a new one. A slot whose earlier child-graph run stopped before
-        its end is not reused: Finish judges every run a process ever had (see
-        notes-for-lead/), so its next "done" would count that run."""
+        its end is not reused: Finish judges every run a process ever had, so its
+        next "done" would count that run."""
         idle = [p for p in self.slots if p not in self.up and self._reusable(p)]
         if idle and (len(self.slots) >= 3 or self.rng.random() < 0.7):
             return self.rng.choice(idle)
