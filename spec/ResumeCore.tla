@@ -531,22 +531,23 @@ PutCheckpoint(p, c, d) ==
 \* another branch.  An edit (update_state) builds on the latest checkpoint of
 \* the chain and records its writes there before it makes its own checkpoint:
 \* a process that runs nothing on the chain may write on the latest.  An edit
-\* writes values: it never parks nor fails a task.
+\* writes values: it never parks nor fails a task.  A write the store holds
+\* already may be acknowledged again (a saver's retry): that changes nothing.
 PutWrites(p, ch, c, t, k, a) ==
     LET w == WriteOf(c, t)
         mine == w.fly.kind = k /\ w.fly.by = p /\ w.fly.interrupt = a
-        \* a load already returned it: the store had it before the saver's answer came back
-        seen == ~mine /\ w.stored.kind = k /\ w.stored.by = p /\ w.stored.interrupt = a
-                /\ <<c, t>> \in inflight[p].wrs
+        \* the store holds that write already (a load returned it before the saver's
+        \* answer came back, or the write is acknowledged again): storing it changes nothing
+        same == ~mine /\ w.stored.kind = k /\ w.stored.interrupt = a
         edit == /\ Known(c) /\ k = "ok"
                 /\ (ck[c].by = p /\ ck[c].edit) \/ (c = Latest(ch) /\ ~HasRun(p, ch))
         rec == CASE mine -> w.fly
-                 [] seen -> w.stored
+                 [] same -> w.stored
                  [] OTHER -> [kind |-> k, interrupt |-> a, res |-> {}, by |-> p]
     IN
     /\ Known(c) /\ ck[c].ch = ch
     /\ Observe([ev |-> "putw", p |-> p, ch |-> ch, c |-> c, task |-> t, kind |-> k, interrupt |-> a])
-    /\ Broke({<<"FD", ~mine /\ ~seen /\ ~edit>>})
+    /\ Broke({<<"FD", ~mine /\ ~same /\ ~edit>>})
     /\ wr' = Put(wr, c, Put(WritesOf(c), t, [stored |-> rec, fly |-> IF mine THEN NoWrite ELSE w.fly]))
     /\ Settle({rec})
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \ {<<c, t>>}]
@@ -926,10 +927,11 @@ KeyAt(i) ==
     IN  <<e.ch, BranchH(c), DepthH(c), hist[StartOf(i)].path, e.intent>>
 
 \* Answers: the answer of resume j is lost before i when its process died
-\* before the store had it.
+\* before the store had it.  Only the life that resumed stores its answers.
 AnswerKept(j, k) ==
     LET e == hist[j] IN
     \/ \E m \in Between(j, k) : Is(m, {"puta"}) /\ hist[m].p = e.p /\ hist[m].c = e.c
+                               /\ NoCrash(e.p, j, m)
     \/ \E m \in Between(j, k) : Is(m, {"load", "read"}) /\ hist[m].got = e.c
                                /\ [interrupt |-> e.interrupt, value |-> e.value] \in hist[m].answers
 AnswerLost(j, i) ==
@@ -947,6 +949,61 @@ ClosedAt(a, i) ==
 HeardAt(a, v, i) ==
     \/ \E j \in LiveAnswers(a, i) : hist[j].value = v
     \/ Recorded(a, v, i, {"ok", "error", "interrupt"})
+
+\* The store as a register per task: the write of task t on c it holds after
+\* events 1..i (kind "none": nothing).  A write reaches the store when the saver
+\* acknowledges it, when a crash leaves it there, or when a load returns a write
+\* the store did not hold before (it was in flight and had landed).
+NoneSeen(t) == [task |-> t, kind |-> "none", interrupt |-> 0]
+SeenOfEnd(j) == [task |-> hist[j].task, kind |-> hist[j].outcome, interrupt |-> hist[j].interrupt]
+LastEndOn(p, c, t, i) ==
+    MaxOf({j \in Before(i) : EndOn(j, c, t) /\ hist[j].p = p})
+\* Event j put a write of task t on c into the store, or showed the store held one.
+PutsW(j, c, t) ==
+    \/ Is(j, {"putw"}) /\ hist[j].c = c /\ hist[j].task = t
+    \/ Is(j, {"crash"}) /\ <<c, t>> \in hist[j].kept.wrs
+    \/ Is(j, {"load", "read"}) /\ hist[j].got = c /\ \E w \in hist[j].writes : w.task = t
+RECURSIVE HeldW(_, _, _)
+HeldW(c, t, i) ==
+    LET js == {j \in 1..i : PutsW(j, c, t)}
+    IN  IF js = {} THEN NoneSeen(t)
+        ELSE LET j == MaxOf(js)
+                 e == hist[j]
+                 shown == {w \in e.writes : w.task = t}
+             IN  CASE Is(j, {"putw"}) -> [task |-> t, kind |-> e.kind, interrupt |-> e.interrupt]
+                   [] Is(j, {"crash"}) -> SeenOfEnd(LastEndOn(e.p, c, t, j))
+                   \* a load showing two writes of t: the one the store did not hold had landed
+                   [] Cardinality(shown) > 1 -> CHOOSE w \in shown : w # HeldW(c, t, j - 1)
+                   [] OTHER -> CHOOSE w \in shown : TRUE
+
+\* The tasks with a write on c, made or returned, before i.
+TasksOn(c, i) ==
+    {hist[j].task : j \in {j \in Before(i) : (Is(j, {"putw"}) /\ hist[j].c = c) \/ EndOn(j, c, hist[j].task)}}
+    \cup UNION {{w.task : w \in hist[j].writes} : j \in {j \in Before(i) : Is(j, {"load", "read"}) /\ hist[j].got = c}}
+
+\* A load of c at i must return every write the store holds, and may return
+\* besides one a live process made and the saver has not acknowledged.
+MustWritesAt(c, i) == {w \in {HeldW(c, t, i - 1) : t \in TasksOn(c, i)} : w.kind # "none"}
+FlyingW(c, w, i) ==
+    \E j \in Before(i) :
+        /\ EndOn(j, c, w.task) /\ SeenOfEnd(j) = w /\ NoCrash(hist[j].p, j, i)
+        /\ ~\E k \in Between(j, i) : Is(k, {"putw"}) /\ hist[k].p = hist[j].p /\ hist[k].c = c
+                                    /\ hist[k].task = w.task
+
+\* Answers: the answer of resume j reached the store before i (acknowledged, left
+\* by a crash, or returned by a load).  A load must return every stored answer
+\* no stored task write records as received, and may return one still in flight.
+AnswerStored(j, i) ==
+    \/ AnswerKept(j, i)
+    \/ \E k \in Between(j, i) : CrashAt(hist[j].p, k)
+                               /\ <<hist[j].c, hist[j].interrupt, hist[j].value>> \in hist[k].kept.ans
+AnswerOf(j) == [interrupt |-> hist[j].interrupt, value |-> hist[j].value]
+ResumesOn(c, i) == {j \in Before(i) : Is(j, {"resume"}) /\ hist[j].c = c}
+MustAnswersAt(c, i) ==
+    {AnswerOf(j) : j \in {j \in ResumesOn(c, i) : AnswerStored(j, i)
+                         /\ ~Recorded(hist[j].interrupt, hist[j].value, i, {"ok", "error", "interrupt"})}}
+MayAnswersAt(c, i) ==
+    {AnswerOf(j) : j \in {j \in ResumesOn(c, i) : AnswerStored(j, i) \/ NoCrash(hist[j].p, j, i)}}
 
 \* p's run on ch at i loaded an older checkpoint than the latest and has not forked.
 PinnedAt(p, ch, i) ==
@@ -1034,8 +1091,8 @@ HistCO == Last(CORightAt)
 
 \* CV over the history: a load returns the checkpoint asked for (or nothing, if it
 \* was never stored), or the latest stored one or a newer one in flight, of its own
-\* chain, not lost, with the parent and content saved; a load is refused only
-\* while another process runs the chain.
+\* chain, not lost, with the parent, content, writes and answers saved; a load is
+\* refused only while another process runs the chain.
 LoadRightAt(i) ==
     LET e == hist[i]
         last == LatestAt(e.ch, i)
@@ -1047,6 +1104,10 @@ LoadRightAt(i) ==
          /\ e.asked = 0 => e.got = last \/ (~StoredAt(e.got, i) /\ Newer(e.got, last))
          /\ e.parent = ParentAt(e.got, i)
          /\ PutDigest(e.got, i) # 0 /\ e.digest # 0 => e.digest = PutDigest(e.got, i)
+         /\ MustWritesAt(e.got, i) \subseteq e.writes
+         /\ \A w \in e.writes : w = HeldW(e.got, w.task, i - 1) \/ FlyingW(e.got, w, i)
+         /\ MustAnswersAt(e.got, i) \subseteq e.answers
+         /\ e.answers \subseteq MayAnswersAt(e.got, i)
 
 CVRightAt(i) ==
         /\ Is(i, {"load", "read"}) => LoadRightAt(i)
@@ -1055,13 +1116,15 @@ HistCV == Last(CVRightAt)
 
 \* FD over the history: a run writes, answers and steps only on its own branch,
 \* never from an older checkpoint it loaded without forking; a write is stored
-\* only by the process that made it or by an edit; a fork copy has its source's
-\* content and work, and steps only when its work is done.
+\* only by the process that made it, by an edit, or again as the store holds it;
+\* a fork copy has its source's content and work, and steps only when its work
+\* is done.
 PutwRightAt(i) ==
     LET e == hist[i] IN
     \/ \E j \in Before(i) : EndOn(j, e.c, e.task) /\ hist[j].p = e.p /\ hist[j].outcome = e.kind
                             /\ hist[j].interrupt = e.interrupt /\ NoCrash(e.p, j, i)
     \/ Maker(e.c) = e.p /\ Is(MadeIdx(e.c), {"update"})
+    \/ HeldW(e.c, e.task, i - 1) = [task |-> e.task, kind |-> e.kind, interrupt |-> e.interrupt]
     \/ e.c = LatestAt(e.ch, i) /\ ~Holds(e.p, e.ch, i)
 
 FDRightAt(i) ==

@@ -162,7 +162,7 @@ def write_batch(
     )
     module = folder / "TraceBatch.tla"
     module.write_text(
-        f"---- MODULE TraceBatch ----\nEXTENDS Trace{contract.name}, TraceData\n====\n",
+        f"---- MODULE TraceBatch ----\nEXTENDS {contract.trace_module.stem}, TraceData\n====\n",
         encoding="utf-8",
     )
     config = folder / "TraceBatch.cfg"

@@ -17,6 +17,8 @@ from typing import Any
 import click
 
 from resumecheck import __version__, escape, executor, tempdirs
+from resumecheck.agreement import agree as agree_on
+from resumecheck.agreement import render_text as render_agreement
 from resumecheck.batch import DEFAULT_MAX_HEAP, parse_heap
 from resumecheck.contract import SPEC_PATH_ENV, bundled_spec_dir, default_spec_paths
 from resumecheck.errors import (
@@ -284,6 +286,83 @@ def spec(
             click.echo(f"\n{row.name}: {row.detail}", err=True)
     click.echo(f"{len(rows)} checked, {len(failed)} failed")
     return code
+
+
+@cli.command(epilog=exit_codes_help())
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--mutants",
+    "count",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="How many mutants to draw.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="The draw's random seed.")
+@click.option(
+    "--max-seed-events",
+    type=click.IntRange(min=1),
+    default=60,
+    show_default=True,
+    help="Mutate only traces with at most this many events (the oracle's cost grows with "
+    "a trace's length).",
+)
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the mutants here and keep them (default: a temporary folder, removed).",
+)
+@click.option(
+    "--spec-path",
+    "spec_paths",
+    multiple=True,
+    metavar="DIR",
+    type=click.Path(file_okay=False, path_type=Path),
+    help=f"Folder with contract files, searched first, file by file (also ${SPEC_PATH_ENV}).",
+)
+@click.option(
+    "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="TLC runs at once."
+)
+@progress_option
+def agree(
+    paths: tuple[Path, ...],
+    count: int,
+    seed: int,
+    max_seed_events: int,
+    keep: Path | None,
+    spec_paths: tuple[Path, ...],
+    jobs: int,
+    progress: bool | None,
+) -> int:
+    """Mutate recorded traces; the checker and the history oracle must agree on each mutant.
+
+    \b
+    resume-check agree traces/ --mutants 2000
+    resume-check agree traces/core --seed 7 --keep out/mutants
+
+    A contract that declares HistoryProperties states every property twice: as the moves'
+    named checks (what resume-check judges by) and over the observed history alone (its
+    history oracle, Trace<Name>History.tla). Each mutant -- a recorded trace with events
+    dropped, duplicated, moved, swapped or fabricated, or a field changed -- is judged both
+    ways by TLC. A mutant the history calls broken and the checker calls conforming is a hole
+    in the checks ("missed"); one the checker flags and the history accepts is a false alarm
+    or a history form that says too little ("false alarm"). Exit code 1 when any mutant gets
+    two different verdicts (docs/contract.md, "Every property stated twice").
+    """
+    shown = Progress(progress)
+    result = agree_on(
+        list(paths),
+        count=count,
+        seed=seed,
+        spec_paths=default_spec_paths(spec_paths),
+        max_seed_events=max_seed_events,
+        keep=keep,
+        jobs=jobs,
+        on_line=TLCProgress(shown),
+    )
+    shown.clear()
+    click.echo(render_agreement(result, keep), nl=False)
+    return 1 if result.disagreements else 0
 
 
 @cli.group(cls=SuiteGroup, epilog=exit_codes_help())

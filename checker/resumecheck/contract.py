@@ -97,12 +97,22 @@ class Contract:
         return store_properties(self.base.read_text(encoding="utf-8"))
 
 
-def find_contract(name: str, spec_paths: Sequence[Path]) -> Contract:
-    """Contract `name` with each of its files from the first folder on `spec_paths` holding it."""
+HISTORY_ORACLE = "History"
+"""The suffix of a contract's history oracle: `Trace<Name>History.tla/.cfg` judge a trace by the
+history forms of the properties (`HistoryProperties`) instead of the moves' named checks."""
+
+
+def find_contract(name: str, spec_paths: Sequence[Path], *, oracle: bool = False) -> Contract:
+    """Contract `name` with each of its files from the first folder on `spec_paths` holding it.
+
+    With `oracle`, the trace module and configuration are the contract's history oracle
+    (`HISTORY_ORACLE`): the same events through the same moves, judged by the other statement
+    of each property. Only the mutation test and a spec author ask for it."""
     if not _NAME.match(name):
         raise UsageError(f"contract name {name!r} is not a TLA+ module name")
     folders = tuple(spec_paths)
-    wanted = (f"{name}.tla", f"Trace{name}.tla", f"Trace{name}.cfg")
+    trace = f"Trace{name}{HISTORY_ORACLE if oracle else ''}"
+    wanted = (f"{name}.tla", f"{trace}.tla", f"{trace}.cfg")
     found = [find_file(file, folders) for file in wanted]
     missing = [file for file, path in zip(wanted, found, strict=True) if path is None]
     if missing:

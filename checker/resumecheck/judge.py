@@ -54,6 +54,7 @@ def judge(
     max_heap: int | None = None,
     jobs: int = 1,
     executor: Executor | None = None,
+    oracle: bool = False,
 ) -> list[Verdict]:
     """Judges every trace below `paths` (see `resumecheck.inputs`); one TLC run per contract
     for the whole batch, or per shard of it: a batch larger than one TLC run can hold under
@@ -69,6 +70,9 @@ def judge(
 
     With an `executor` the shards (at least one per slot of it) are judged where it runs them,
     by the same `judge_part`; verdicts are the same as here.
+
+    With `oracle` the traces are judged by each contract's history oracle (`find_contract`): a
+    verdict that the history forms of the properties give, for comparing with the checker's.
     """
     files = expand(paths).files
     if not files:
@@ -80,7 +84,7 @@ def judge(
     # that a SIGKILL of this one could leave behind.
     limits = limits or Limits()
     for position, path in enumerate(files):
-        prepared = _prepare(path, spec_paths, default_contract, limits)
+        prepared = _prepare(path, spec_paths, default_contract, limits, oracle)
         if isinstance(prepared, Verdict):
             verdicts[position] = prepared
         else:
@@ -110,7 +114,7 @@ def judge(
 
 
 def _prepare(
-    path: Path, spec_paths: list[Path], default: str | None, limits: Limits
+    path: Path, spec_paths: list[Path], default: str | None, limits: Limits, oracle: bool
 ) -> Prepared | Verdict:
     raw = read_trace(path, limits)
 
@@ -146,7 +150,7 @@ def _prepare(
         if problem:
             return invalid(f"line {raw.lines[index - 1]} (event {index}): {problem}", name)
     try:
-        contract = find_contract(name, spec_paths)
+        contract = find_contract(name, spec_paths, oracle=oracle)
         encoded = encode_trace(schema, raw.header, raw.events)
     except UsageError as exc:
         return invalid(str(exc), name)

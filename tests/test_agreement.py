@@ -1,0 +1,82 @@
+"""The contract's two statements agree on mutants of the recorded traces (issue 22, item 4).
+
+Every recorded ResumeCore trace of traces/ (short enough) seeds mutants: events dropped,
+duplicated, moved, swapped or fabricated, fields changed. TLC judges each mutant twice: by the
+moves' named checks (the checker) and by the history forms of the properties (the history
+oracle). No mutant may get two verdicts. `make test` draws 2,000; `make fuzz` many more
+(RESUME_CHECK_AGREE_MUTANTS). The last test shows the comparison can fail: with one named
+check deleted from a copy of the contract, mutants the history calls broken pass the checker.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import invoke
+from resumecheck.agreement import FALSE_ALARM, MISSED, agree, render_text
+from resumecheck.contract import default_spec_paths
+from resumecheck.mutation import mutants
+from resumecheck.trace.reader import read_trace
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parent.parent
+TRACES = ROOT / "traces"
+MUTANTS = int(os.environ.get("RESUME_CHECK_AGREE_MUTANTS", "2000"))
+SEED = int(os.environ.get("RESUME_CHECK_AGREE_SEED", "20261202"))
+
+
+def test_checker_and_history_oracle_agree_on_mutants_of_recorded_traces() -> None:
+    result = agree(
+        [TRACES],
+        count=MUTANTS,
+        seed=SEED,
+        spec_paths=default_spec_paths(),
+        max_seed_events=60,
+        jobs=2,
+    )
+    assert len(result.cases) == MUTANTS
+    assert not result.disagreements, render_text(result, None)
+    tally = result.tally()
+    # Both verdicts are common: the material is neither all broken nor all conforming.
+    assert tally["conforms/conforms"] >= MUTANTS // 20, tally
+    assert tally["violates/violates"] >= MUTANTS // 10, tally
+
+
+def test_mutants_are_judgeable_and_repeatable() -> None:
+    seeds = [read_trace(p) for p in sorted((TRACES / "core").glob("*.jsonl"))]
+    first = [m.jsonl() for m in mutants(seeds, 50, seed=3)]
+    again = [m.jsonl() for m in mutants(seeds, 50, seed=3)]
+    other = [m.jsonl() for m in mutants(seeds, 50, seed=4)]
+    assert first == again
+    assert first != other
+    originals = {p.read_text() for p in (TRACES / "core").glob("*.jsonl")}
+    assert not originals & set(first)
+
+
+def test_a_deleted_check_shows_as_mutants_the_checker_misses(tmp_path: Path) -> None:
+    """The comparison can fail: without LoadWrong, a load returning anything passes the
+    checker, and the history oracle still calls such mutants broken (CV)."""
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    base = (default_spec_paths()[-1] / "ResumeCore.tla").read_text(encoding="utf-8")
+    check = '    /\\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>,'
+    assert check in base
+    (spec / "ResumeCore.tla").write_text(
+        base.replace(check, '    /\\ Broke({<<"CV", FALSE>>,'), encoding="utf-8"
+    )
+    result = agree([TRACES / "core"], count=150, seed=1, spec_paths=default_spec_paths([spec]))
+    missed = [c for c in result.disagreements if c.disagreement == MISSED]
+    assert missed, render_text(result, None)
+    assert all(c.oracle.properties == ["CV"] for c in missed)
+    assert not [c for c in result.disagreements if c.disagreement == FALSE_ALARM]
+
+
+def test_agree_command_reports_and_exits_by_agreement(tmp_path: Path) -> None:
+    keep = tmp_path / "mutants"
+    run = invoke("agree", TRACES / "core", "--mutants", "20", "--keep", keep, "--no-progress")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "20 mutant(s) of 77 recorded trace(s)" in run.stdout
+    assert "the two statements agree on every mutant" in run.stdout
+    assert len(list(keep.glob("*.jsonl"))) == 20
