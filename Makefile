@@ -38,11 +38,17 @@ test-long: setup
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow and not services and not corpus"
 
-## Fuzzing: many batches of mutated traces through the real CLI and TLC (`make test` runs 3).
+## Fuzzing: many batches of mutated traces through the real CLI and TLC (`make test` runs 3),
+## and many mutants of recorded traces judged by the checker and the history oracle
+## (`make test` draws 2,000), on a seed of the day unless AGREE_SEED is given.
 FUZZ_EXAMPLES ?= 300
+AGREE_MUTANTS ?= 20000
+AGREE_SEED ?= $(shell date +%Y%m%d)
 fuzz: setup
 	RESUME_CHECK_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/test_fuzz.py \
 	  --hypothesis-show-statistics
+	RESUME_CHECK_AGREE_MUTANTS=$(AGREE_MUTANTS) RESUME_CHECK_AGREE_SEED=$(AGREE_SEED) \
+	  $(BIN)/python -m pytest -q tests/test_agreement.py -k oracle_agree
 
 ## The main job on built-in examples: judge every recorded trace against the contract, then
 ## record and judge the LangGraph conformance matrix on SQLite (real runs, real SIGKILLs).

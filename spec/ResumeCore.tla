@@ -103,9 +103,9 @@ Order(c) == IF Known(c) THEN ck[c].order ELSE 0
 Depth(c) == IF Known(c) THEN ck[c].depth ELSE 0
 Branch(c) == IF Known(c) THEN ck[c].branch ELSE 0
 
-\* The writes of checkpoint c, task -> [stored, fly].
+\* The writes of checkpoint c, task -> [stored, fly, kinds]: kinds are those ever stored.
 WritesOf(c) == Get(wr, c, [t \in {} |-> None])
-WriteOf(c, t) == Get(WritesOf(c), t, [stored |-> NoWrite, fly |-> NoWrite])
+WriteOf(c, t) == Get(WritesOf(c), t, [stored |-> NoWrite, fly |-> NoWrite, kinds |-> {}])
 
 \* Task t's successful result for the step that runs from c is stored.
 StoredOk(c, t) == WriteOf(c, t).stored.kind = "ok"
@@ -200,21 +200,23 @@ SavedWithParent(k) ==
     /\ wf.durability = "exit" /\ run[k].nested
     /\ run[k].cur \in DOMAIN sched /\ sched[run[k].cur] = {}
 
-\* PC: an invocation returns only when its checkpoints and writes are stored,
+\* PC: an invocation returns only when its checkpoints, writes and answers are
+\* stored (acknowledged, or returned by a load: the store has them either way),
 \* and ends as it says: done with nothing scheduled, parked at an interrupt,
 \* or failed.
 FinishWrong(p, outcome) ==
     LET mine == {k \in DOMAIN run : k[1] = p}
         curs == {run[k].cur : k \in mine}
-    IN  \/ inflight[p].cks # {} /\ wf.durability # "exit"
-        \/ inflight[p].ans # {}
-        \/ \E w \in inflight[p].wrs : w[1] \in curs
+    IN  \/ \E c \in inflight[p].cks : ~Stored(c) /\ wf.durability # "exit"
+        \/ \E x \in inflight[p].ans : [interrupt |-> x[2], value |-> x[3], by |-> p] \in AnswersOf(x[1]).fly
+        \/ \E w \in inflight[p].wrs : w[1] \in curs /\ WriteOf(w[1], w[2]).fly.by = p
+                                    /\ WriteOf(w[1], w[2]).fly.kind # "none"
         \/ \E k \in mine : ~Stored(run[k].cur) /\ ~SavedWithParent(k)
         \/ outcome = "done" /\ \E c \in curs : c \notin DOMAIN sched \/ sched[c] # {}
         \/ outcome = "parked" /\ ~\E c \in curs : \E t \in DOMAIN WritesOf(c) :
-                                    WriteOf(c, t).stored.kind = "interrupt"
+                                    "interrupt" \in WriteOf(c, t).kinds
         \/ outcome = "failed" /\ ~\E c \in curs : \E t \in DOMAIN WritesOf(c) :
-                                    WriteOf(c, t).stored.kind = "error"
+                                    "error" \in WriteOf(c, t).kinds
 
 \* RD: every run from a checkpoint schedules the same tasks.
 ScheduleDiffers(c, tasks) == c \in DOMAIN sched /\ sched[c] # tasks
@@ -322,7 +324,8 @@ StoreSeen(got, writes, answers) ==
              ELSE [wr EXCEPT ![got] =
                      [t \in DOMAIN @ |->
                         IF @[t].fly.kind # "none" /\ SeenWrite(t, @[t].fly) \in writes
-                        THEN [stored |-> @[t].fly, fly |-> NoWrite] ELSE @[t]]]
+                        THEN [stored |-> @[t].fly, fly |-> NoWrite, kinds |-> @[t].kinds \cup {@[t].fly.kind}]
+                        ELSE @[t]]]
     /\ aw' = IF got = 0 \/ got \notin DOMAIN aw THEN aw
              ELSE [aw EXCEPT ![got] =
                      [stored |-> @.stored \cup {[interrupt |-> a.interrupt, value |-> a.value] :
@@ -548,7 +551,8 @@ PutWrites(p, ch, c, t, k, a) ==
     /\ Known(c) /\ ck[c].ch = ch
     /\ Observe([ev |-> "putw", p |-> p, ch |-> ch, c |-> c, task |-> t, kind |-> k, interrupt |-> a])
     /\ Broke({<<"FD", ~mine /\ ~same /\ ~edit>>})
-    /\ wr' = Put(wr, c, Put(WritesOf(c), t, [stored |-> rec, fly |-> IF mine THEN NoWrite ELSE w.fly]))
+    /\ wr' = Put(wr, c, Put(WritesOf(c), t, [stored |-> rec, fly |-> IF mine THEN NoWrite ELSE w.fly,
+                                             kinds |-> w.kinds \cup {k}]))
     /\ Settle({rec})
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \ {<<c, t>>}]
     /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, run, alive, holders, ledger, crashes, ending>>
@@ -613,7 +617,8 @@ Crash(p, kept) ==
                 THEN [t \in DOMAIN wr[c] |->
                         IF <<c, t>> \in f.wrs /\ wr[c][t].fly.by = p
                         THEN IF <<c, t>> \in kept.wrs
-                             THEN [stored |-> wr[c][t].fly, fly |-> NoWrite]
+                             THEN [stored |-> wr[c][t].fly, fly |-> NoWrite,
+                                   kinds |-> wr[c][t].kinds \cup {wr[c][t].fly.kind}]
                              ELSE [wr[c][t] EXCEPT !.fly = NoWrite]
                         ELSE wr[c][t]]
                 ELSE wr[c]]
@@ -1016,14 +1021,14 @@ PinnedAt(p, ch, i) ==
 Holds(q, ch, i) == OpenAt(q, ch, i) # 0
 ShapeOfTasks(tasks) == {[node |-> s.node, path |-> s.path] : s \in tasks}
 
-\* PC over the history: no task is started again on a checkpoint where its
-\* result is stored; in sync mode a step runs only from a stored checkpoint; a
+\* PC over the history: no task is started again on a checkpoint where the store
+\* holds its result; in sync mode a step runs only from a stored checkpoint; a
 \* step is taken only when every scheduled task has a result; an invocation
 \* returns with all it made stored, and ends as it says.
 StepCompleteAt(i) ==
     LET e == hist[i] IN
     \A s \in SchedAt(e.parent, i) :
-        StoredKind(e.parent, s.task, "ok", i) \/ HasOwnResult(e.p, e.parent, s.task, i)
+        HeldW(e.parent, s.task, i - 1).kind = "ok" \/ HasOwnResult(e.p, e.parent, s.task, i)
 
 TasksSeen(i) == {hist[j].task : j \in {j \in Before(i) : Is(j, {"end", "putw"})}}
                 \cup UNION {{w.task : w \in hist[j].writes} : j \in {j \in Before(i) : Is(j, {"load", "read"})}}
@@ -1058,7 +1063,7 @@ PCRightAt(i) ==
         LET e == hist[i] IN
         /\ Is(i, {"start"}) =>
              LET c == CurAt(e.p, e.ch, i) IN
-             /\ ~StoredKind(c, e.task, "ok", i)
+             /\ HeldW(c, e.task, i - 1).kind # "ok"
              /\ wf.durability = "sync" => StoredAt(c, i)
         /\ Is(i, {"step"}) /\ e.parent # 0 /\ ~IsFork(e.parent) => StepCompleteAt(i)
         /\ Is(i, {"finish"}) => FinishRightAt(i)
