@@ -200,7 +200,7 @@ SavedWithParent(k) ==
     /\ wf.durability = "exit" /\ run[k].nested
     /\ run[k].cur \in DOMAIN sched /\ sched[run[k].cur] = {}
 
-\* PC: an invocation returns only when its checkpoints, writes and answers are
+\* PC: an invocation returns only when the checkpoints it is on, its writes and answers are
 \* stored (acknowledged, or returned by a load: the store has them either way),
 \* and ends as it says: done with nothing scheduled, parked at an interrupt,
 \* or failed.
@@ -211,7 +211,7 @@ FinishWrong(p, outcome) ==
         \/ \E x \in inflight[p].ans : [interrupt |-> x[2], value |-> x[3], by |-> p] \in AnswersOf(x[1]).fly
         \/ \E w \in inflight[p].wrs : w[1] \in curs /\ WriteOf(w[1], w[2]).fly.by = p
                                     /\ WriteOf(w[1], w[2]).fly.kind # "none"
-        \/ \E k \in mine : ~Stored(run[k].cur) /\ ~SavedWithParent(k)
+        \/ \E k \in mine : run[k].cur # 0 /\ ~Stored(run[k].cur) /\ ~SavedWithParent(k)
         \/ outcome = "done" /\ \E c \in curs : c \notin DOMAIN sched \/ sched[c] # {}
         \/ outcome = "parked" /\ ~\E c \in curs : \E t \in DOMAIN WritesOf(c) :
                                     "interrupt" \in WriteOf(c, t).kinds
@@ -832,9 +832,10 @@ IsFork(c) == c # 0 /\ Is(MadeIdx(c), {"fork"})
 \* Event j stored checkpoint c: the saver acknowledged it, a crash left it in
 \* the store, or a load returned it.
 StoresCk(c, j) ==
-    \/ Is(j, {"put"}) /\ hist[j].c = c
-    \/ Is(j, {"crash"}) /\ c \in hist[j].kept.cks
-    \/ Is(j, {"load", "read"}) /\ hist[j].got = c
+    /\ c # 0
+    /\ \/ Is(j, {"put"}) /\ hist[j].c = c
+       \/ Is(j, {"crash"}) /\ c \in hist[j].kept.cks
+       \/ Is(j, {"load", "read"}) /\ hist[j].got = c
 StoredAt(c, i) == \E j \in Before(i) : StoresCk(c, j)
 FirstStored(c, i) == CHOOSE j \in Before(i) : StoresCk(c, j) /\ ~StoredAt(c, j)
 
@@ -1054,7 +1055,7 @@ FinishRightAt(i) ==
     /\ \A j \in Between(since, i) :
           Is(j, {"end"}) /\ hist[j].p = p /\ CurAt(p, hist[j].ch, j) \in curs =>
               WriteStored(j, i) \/ \E k \in Between(j, i) : ExitSaves(p, CurAt(p, hist[j].ch, j), k)
-    /\ \A ch \in runs : StoredAt(CurAt(p, ch, i), i) \/ savedWithParent(ch)
+    /\ \A ch \in runs : CurAt(p, ch, i) = 0 \/ StoredAt(CurAt(p, ch, i), i) \/ savedWithParent(ch)
     /\ o = "done" => \A c \in curs : Scheduled(c, i) /\ SchedAt(c, i) = {}
     /\ o = "parked" => \E c \in curs, t \in TasksSeen(i) : StoredKind(c, t, "interrupt", i)
     /\ o = "failed" => \E c \in curs, t \in TasksSeen(i) : StoredKind(c, t, "error", i)
