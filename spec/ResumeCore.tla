@@ -1129,9 +1129,11 @@ PutwRightAt(i) ==
     LET e == hist[i] IN
     \/ \E j \in Before(i) : EndOn(j, e.c, e.task) /\ hist[j].p = e.p /\ hist[j].outcome = e.kind
                             /\ hist[j].interrupt = e.interrupt /\ NoCrash(e.p, j, i)
-    \/ Maker(e.c) = e.p /\ Is(MadeIdx(e.c), {"update"})
     \/ HeldW(e.c, e.task, i - 1) = [task |-> e.task, kind |-> e.kind, interrupt |-> e.interrupt]
-    \/ e.c = LatestAt(e.ch, i) /\ ~Holds(e.p, e.ch, i)
+    \* an edit writes values, on a checkpoint its update made or on the latest
+    \/ /\ e.kind = "ok"
+       /\ \/ Maker(e.c) = e.p /\ Is(MadeIdx(e.c), {"update"})
+          \/ e.c = LatestAt(e.ch, i) /\ ~Holds(e.p, e.ch, i)
 
 FDRightAt(i) ==
         LET e == hist[i] IN

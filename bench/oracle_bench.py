@@ -1,0 +1,98 @@
+"""What the history oracle costs beside the checker, on the recorded ResumeCore traces.
+
+Every recorded ResumeCore trace below traces/ is judged by the checker (`TraceResumeCore`,
+named checks) and by the history oracle (`TraceResumeCoreHistory`, the history forms), side by
+side in one run, alternating, ROUNDS times; then `resume-check agree` draws MUTANTS mutants of
+them. Wall time and CPU-seconds (this process and its children, TLC included) per judgement;
+medians and the oracle/checker ratio.
+
+    python bench/oracle_bench.py --out bench/oracle-results.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from resumecheck.agreement import agree
+from resumecheck.contract import default_spec_paths
+from resumecheck.judge import judge
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _measure(work: Callable[[], object]) -> tuple[float, float]:
+    wall, cpu = time.monotonic(), _cpu()
+    work()
+    return time.monotonic() - wall, _cpu() - cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--mutants", type=int, default=2000)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    spec = default_spec_paths()
+    files = sorted(
+        p
+        for p in (ROOT / "traces").rglob("*.jsonl")
+        if '"ResumeCore"' in p.read_text(encoding="utf-8").split("\n", 1)[0]
+    )
+    events = sum(len(p.read_text(encoding="utf-8").splitlines()) - 1 for p in files)
+    runs: dict[str, list[tuple[float, float]]] = {"checker": [], "oracle": []}
+    for _ in range(args.rounds):
+        runs["checker"].append(_measure(lambda: judge(files, spec_paths=spec, jobs=1)))
+        runs["oracle"].append(_measure(lambda: judge(files, spec_paths=spec, jobs=1, oracle=True)))
+    mutants = _measure(
+        lambda: agree(
+            [ROOT / "traces"],
+            count=args.mutants,
+            seed=20261202,
+            spec_paths=spec,
+            max_seed_events=60,
+            jobs=1,
+        )
+    )
+    med = {
+        k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+        for k, v in runs.items()
+    }
+    lines = [
+        f"{len(files)} recorded ResumeCore traces, {events} events; one TLC worker; "
+        f"medians of {args.rounds} alternating rounds",
+        "",
+        "| judged by | wall s | CPU-s | events per CPU-s |",
+        "|---|---|---|---|",
+    ]
+    for name, (wall, cpu) in med.items():
+        lines.append(f"| {name} | {wall:.1f} | {cpu:.1f} | {events / cpu:,.0f} |")
+    lines += [
+        "",
+        f"oracle/checker CPU ratio: {med['oracle'][1] / med['checker'][1]:.2f}",
+        "",
+        f"`agree`, {args.mutants} mutants (seed 20261202, seeds of at most 60 events), both "
+        f"judgements: {mutants[0]:.1f} s wall, {mutants[1]:.1f} CPU-s",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(
+            "# History oracle against the checker\n\n"
+            "`python bench/oracle_bench.py --out bench/oracle-results.md`\n\n" + text,
+            encoding="utf-8",
+        )
+
+
+if __name__ == "__main__":
+    main()
