@@ -60,7 +60,7 @@ VARIABLES
               \*                   begun: the tasks any run started from it]
     latest,   \* chain -> the stored checkpoint of highest creation order
     sched,    \* checkpoint id -> the set of [task, node, path] it schedules, once known
-    wr,       \* checkpoint id -> task -> [stored, fly]: the task's pending write
+    wr,       \* checkpoint id -> task -> [stored, fly, kinds]: the task's pending write
     aw,       \* checkpoint id -> the answers written on it: [stored, fly]
     ans,      \* interrupt -> the live answers addressed to it, as <<proc, value>>
     dlv,      \* interrupt -> the values stored task writes record it received
@@ -103,9 +103,15 @@ Order(c) == IF Known(c) THEN ck[c].order ELSE 0
 Depth(c) == IF Known(c) THEN ck[c].depth ELSE 0
 Branch(c) == IF Known(c) THEN ck[c].branch ELSE 0
 
-\* The writes of checkpoint c, task -> [stored, fly, kinds]: kinds are those ever stored.
+\* The writes of checkpoint c, task -> [stored, fly, kinds]: the write the store
+\* holds, each process's write not yet acknowledged (process -> write: two
+\* unfenced runs may end one task at once), and the kinds ever stored.
 WritesOf(c) == Get(wr, c, [t \in {} |-> None])
-WriteOf(c, t) == Get(WritesOf(c), t, [stored |-> NoWrite, fly |-> NoWrite, kinds |-> {}])
+NoFly == [q \in {} |-> NoWrite]
+WriteOf(c, t) == Get(WritesOf(c), t, [stored |-> NoWrite, fly |-> NoFly, kinds |-> {}])
+FlyOf(c, t, p) == Get(WriteOf(c, t).fly, p, NoWrite)
+Flying(c, t) == {WriteOf(c, t).fly[q] : q \in DOMAIN WriteOf(c, t).fly}
+Without(f, k) == [x \in DOMAIN f \ {k} |-> f[x]]
 
 \* Task t's successful result for the step that runs from c is stored.
 StoredOk(c, t) == WriteOf(c, t).stored.kind = "ok"
@@ -113,7 +119,7 @@ StoredOk(c, t) == WriteOf(c, t).stored.kind = "ok"
 \* Task t has a result for the step from c: stored, or made by process p.
 HasResult(p, c, t) ==
     \/ StoredOk(c, t)
-    \/ WriteOf(c, t).fly.kind = "ok" /\ WriteOf(c, t).fly.by = p
+    \/ FlyOf(c, t, p).kind = "ok"
 
 \* The pending writes a load of c must return (stored) and may return (in flight).
 \* A write is seen as [task, kind, interrupt]; an answer as [interrupt, value].
@@ -121,8 +127,7 @@ SeenWrite(t, w) == [task |-> t, kind |-> w.kind, interrupt |-> w.interrupt]
 MustWrites(c) == {SeenWrite(t, WriteOf(c, t).stored) :
                     t \in {t \in DOMAIN WritesOf(c) : WriteOf(c, t).stored.kind # "none"}}
 MayWrites(c) == MustWrites(c) \cup
-                {SeenWrite(t, WriteOf(c, t).fly) :
-                    t \in {t \in DOMAIN WritesOf(c) : WriteOf(c, t).fly.kind # "none"}}
+                UNION {{SeenWrite(t, w) : w \in Flying(c, t)} : t \in DOMAIN WritesOf(c)}
 AnswersOf(c) == Get(aw, c, [stored |-> {}, fly |-> {}])
 \* A stored answer may leave the store once a stored task write records that its
 \* interrupt received it (a saver keeps one answer slot per checkpoint).
@@ -209,8 +214,7 @@ FinishWrong(p, outcome) ==
         curs == {run[k].cur : k \in mine}
     IN  \/ \E c \in inflight[p].cks : ~Stored(c) /\ wf.durability # "exit"
         \/ \E x \in inflight[p].ans : [interrupt |-> x[2], value |-> x[3], by |-> p] \in AnswersOf(x[1]).fly
-        \/ \E w \in inflight[p].wrs : w[1] \in curs /\ WriteOf(w[1], w[2]).fly.by = p
-                                    /\ WriteOf(w[1], w[2]).fly.kind # "none"
+        \/ \E w \in inflight[p].wrs : w[1] \in curs /\ p \in DOMAIN WriteOf(w[1], w[2]).fly
         \/ \E k \in mine : run[k].cur # 0 /\ ~Stored(run[k].cur) /\ ~SavedWithParent(k)
         \/ outcome = "done" /\ \E c \in curs : c \notin DOMAIN sched \/ sched[c] # {}
         \/ outcome = "parked" /\ ~\E c \in curs : \E t \in DOMAIN WritesOf(c) :
@@ -311,6 +315,9 @@ Settle(recs) ==
                           Get(dlv, x, {}) \cup {d.value : d \in {d \in res : d.interrupt = x}}]
         /\ closed' = closed \cup final
 
+\* The writes in flight of task t on c that a load returned: they had landed.
+Landed(c, t, writes) == {w \in Flying(c, t) : SeenWrite(t, w) \in writes}
+
 \* What a load saw becomes stored: the checkpoint and every write it returned.
 StoreSeen(got, writes, answers) ==
     /\ ck' = IF got # 0 /\ Known(got) /\ ck[got].st = "made"
@@ -318,14 +325,15 @@ StoreSeen(got, writes, answers) ==
     /\ latest' = IF got # 0 /\ Known(got) /\ Order(got) > Order(Latest(ck[got].ch))
                  THEN Put(latest, ck[got].ch, got) ELSE latest
     /\ Settle(IF got = 0 \/ got \notin DOMAIN wr THEN {}
-              ELSE {wr[got][t].fly : t \in {t \in DOMAIN wr[got] :
-                      wr[got][t].fly.kind # "none" /\ SeenWrite(t, wr[got][t].fly) \in writes}})
+              ELSE UNION {Landed(got, t, writes) : t \in DOMAIN wr[got]})
     /\ wr' = IF got = 0 \/ got \notin DOMAIN wr THEN wr
              ELSE [wr EXCEPT ![got] =
                      [t \in DOMAIN @ |->
-                        IF @[t].fly.kind # "none" /\ SeenWrite(t, @[t].fly) \in writes
-                        THEN [stored |-> @[t].fly, fly |-> NoWrite, kinds |-> @[t].kinds \cup {@[t].fly.kind}]
-                        ELSE @[t]]]
+                        LET landed == Landed(got, t, writes) IN
+                        IF landed = {} THEN @[t]
+                        ELSE [stored |-> CHOOSE w \in landed : TRUE,
+                              fly |-> [q \in {q \in DOMAIN @[t].fly : @[t].fly[q] \notin landed} |-> @[t].fly[q]],
+                              kinds |-> @[t].kinds \cup {w.kind : w \in landed}]]]
     /\ aw' = IF got = 0 \/ got \notin DOMAIN aw THEN aw
              ELSE [aw EXCEPT ![got] =
                      [stored |-> @.stored \cup {[interrupt |-> a.interrupt, value |-> a.value] :
@@ -436,7 +444,7 @@ EndTask(p, ch, t, outcome, a, res) ==
     /\ Observe([ev |-> "end", p |-> p, ch |-> ch, task |-> t, outcome |-> outcome, interrupt |-> a,
                 res |-> res])
     /\ Broke({<<"CO", DeliversForeign(res)>>, <<"FD", ChangesOtherBranch(p, ch, r.cur)>>})
-    /\ wr' = Put(wr, r.cur, Put(WritesOf(r.cur), t, [WriteOf(r.cur, t) EXCEPT !.fly = w]))
+    /\ wr' = Put(wr, r.cur, Put(WritesOf(r.cur), t, [WriteOf(r.cur, t) EXCEPT !.fly = Put(@, p, w)]))
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \cup {<<r.cur, t>>}]
     /\ run' = [run EXCEPT ![<<p, ch>>].running = @ \ {t}]
     /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, dlv, closed, alive, holders, ledger, crashes, ending>>
@@ -538,20 +546,20 @@ PutCheckpoint(p, c, d) ==
 \* already may be acknowledged again (a saver's retry): that changes nothing.
 PutWrites(p, ch, c, t, k, a) ==
     LET w == WriteOf(c, t)
-        mine == w.fly.kind = k /\ w.fly.by = p /\ w.fly.interrupt = a
+        mine == FlyOf(c, t, p).kind = k /\ FlyOf(c, t, p).interrupt = a
         \* the store holds that write already (a load returned it before the saver's
         \* answer came back, or the write is acknowledged again): storing it changes nothing
         same == ~mine /\ w.stored.kind = k /\ w.stored.interrupt = a
         edit == /\ Known(c) /\ k = "ok"
                 /\ (ck[c].by = p /\ ck[c].edit) \/ (c = Latest(ch) /\ ~HasRun(p, ch))
-        rec == CASE mine -> w.fly
+        rec == CASE mine -> FlyOf(c, t, p)
                  [] same -> w.stored
                  [] OTHER -> [kind |-> k, interrupt |-> a, res |-> {}, by |-> p]
     IN
     /\ Known(c) /\ ck[c].ch = ch
     /\ Observe([ev |-> "putw", p |-> p, ch |-> ch, c |-> c, task |-> t, kind |-> k, interrupt |-> a])
     /\ Broke({<<"FD", ~mine /\ ~same /\ ~edit>>})
-    /\ wr' = Put(wr, c, Put(WritesOf(c), t, [stored |-> rec, fly |-> IF mine THEN NoWrite ELSE w.fly,
+    /\ wr' = Put(wr, c, Put(WritesOf(c), t, [stored |-> rec, fly |-> IF mine THEN Without(w.fly, p) ELSE w.fly,
                                              kinds |-> w.kinds \cup {k}]))
     /\ Settle({rec})
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \ {<<c, t>>}]
@@ -615,14 +623,14 @@ Crash(p, kept) ==
     /\ wr' = [c \in DOMAIN wr |->
                 IF \E w \in f.wrs : w[1] = c
                 THEN [t \in DOMAIN wr[c] |->
-                        IF <<c, t>> \in f.wrs /\ wr[c][t].fly.by = p
+                        IF <<c, t>> \in f.wrs /\ p \in DOMAIN wr[c][t].fly
                         THEN IF <<c, t>> \in kept.wrs
-                             THEN [stored |-> wr[c][t].fly, fly |-> NoWrite,
-                                   kinds |-> wr[c][t].kinds \cup {wr[c][t].fly.kind}]
-                             ELSE [wr[c][t] EXCEPT !.fly = NoWrite]
+                             THEN [stored |-> wr[c][t].fly[p], fly |-> Without(wr[c][t].fly, p),
+                                   kinds |-> wr[c][t].kinds \cup {wr[c][t].fly[p].kind}]
+                             ELSE [wr[c][t] EXCEPT !.fly = Without(@, p)]
                         ELSE wr[c][t]]
                 ELSE wr[c]]
-    /\ Settle({wr[w[1]][w[2]].fly : w \in {w \in kept.wrs : wr[w[1]][w[2]].fly.by = p}})
+    /\ Settle({FlyOf(w[1], w[2], p) : w \in {w \in kept.wrs : p \in DOMAIN WriteOf(w[1], w[2]).fly}})
     /\ aw' = [c \in DOMAIN aw |->
                 IF \E x \in f.ans : x[1] = c
                 THEN [stored |-> aw[c].stored \cup {[interrupt |-> a.interrupt, value |-> a.value] :
@@ -746,7 +754,7 @@ AboutToReturn(p) ==
     /\ <<p, Chain>> \in DOMAIN run
     /\ c \in DOMAIN sched /\ R(p).running = {}
     /\ \/ sched[c] = {}
-       \/ \E s \in sched[c] : WriteOf(c, s.task).fly.kind = "interrupt"
+       \/ \E s \in sched[c] : FlyOf(c, s.task, p).kind = "interrupt"
                               \/ WriteOf(c, s.task).stored.kind = "interrupt"
 
 \* The reference's content digest: each checkpoint its own, a fork copy its source's.
@@ -756,8 +764,7 @@ RefPut(p) ==
     /\ wf.durability = "exit" /\ <<p, Chain>> \in DOMAIN run => AboutToReturn(p)
     /\ \/ \E c \in inflight[p].cks : PutCheckpoint(p, c, ContentOf(c))
        \/ \E w \in inflight[p].wrs :
-            PutWrites(p, Chain, w[1], w[2], WriteOf(w[1], w[2]).fly.kind,
-                      WriteOf(w[1], w[2]).fly.interrupt)
+            PutWrites(p, Chain, w[1], w[2], FlyOf(w[1], w[2], p).kind, FlyOf(w[1], w[2], p).interrupt)
        \/ \E x \in inflight[p].ans : PutAnswers(p, x[1])
 
 RefFinish(p) ==
