@@ -55,6 +55,17 @@ class Case:
             return FALSE_ALARM
         return None
 
+    @property
+    def differs(self) -> bool:
+        """Both say violates, but not at the same event or not of the same properties: the
+        verdicts agree, the explanations do not (reported, not failed)."""
+        c, o = self.checker, self.oracle
+        return (
+            c.status is Status.VIOLATES
+            and o.status is Status.VIOLATES
+            and (c.event_index, sorted(c.properties)) != (o.event_index, sorted(o.properties))
+        )
+
 
 @dataclass
 class Agreement:
@@ -161,6 +172,17 @@ def render_text(agreement: Agreement, kept: Path | None) -> str:
         lines += [f"  {edit}" for edit in case.mutant.edits]
         lines.append(f"  checker: {_said(case.checker)}")
         lines.append(f"  oracle:  {_said(case.oracle)}")
+    differ = [case for case in agreement.cases if case.differs]
+    if differ:
+        lines.append("")
+        lines.append(
+            f"{len(differ)} mutant(s) both call broken, at another event or of other "
+            "properties (not a disagreement), e.g.:"
+        )
+        for case in differ[:3]:
+            lines.append(
+                f"  {case.path.name}: checker {_said(case.checker)}; oracle {_said(case.oracle)}"
+            )
     n = len(agreement.disagreements)
     lines.append("")
     lines.append(
