@@ -940,7 +940,8 @@ KeyAt(i) ==
     IN  <<e.ch, BranchH(c), DepthH(c), hist[StartOf(i)].path, e.intent>>
 
 \* Answers: the answer of resume j is lost before i when its process died
-\* before the store had it.  Only the life that resumed stores its answers.
+\* before the store had it (that life's crash: a later one cannot lose it).  Only
+\* the life that resumed stores its answers.
 AnswerKept(j, k) ==
     LET e == hist[j] IN
     \/ \E m \in Between(j, k) : Is(m, {"puta"}) /\ hist[m].p = e.p /\ hist[m].c = e.c
@@ -948,7 +949,7 @@ AnswerKept(j, k) ==
     \/ \E m \in Between(j, k) : Is(m, {"load", "read"}) /\ hist[m].got = e.c
                                /\ [interrupt |-> e.interrupt, value |-> e.value] \in hist[m].answers
 AnswerLost(j, i) ==
-    \E k \in Between(j, i) : CrashAt(hist[j].p, k) /\ ~AnswerKept(j, k)
+    \E k \in Between(j, i) : CrashAt(hist[j].p, k) /\ NoCrash(hist[j].p, j, k) /\ ~AnswerKept(j, k)
                              /\ <<hist[j].c, hist[j].interrupt, hist[j].value>> \notin hist[k].kept.ans
 LiveAnswers(a, i) ==
     {j \in Before(i) : Is(j, {"resume"}) /\ hist[j].interrupt = a /\ ~AnswerLost(j, i)}
