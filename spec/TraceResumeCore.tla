@@ -139,10 +139,12 @@ TraceInit ==
     /\ past = NothingPast
     /\ allowed = <<>>
 
-TraceNext ==
+\* The move the current event records, with what it justifies.
+Consume ==
     /\ ~Matched
     /\ Apply(Ev)
     /\ Ev.ev # "crash" => UNCHANGED keeps
     /\ Justify(Ev)
-    /\ Advance(Broken', Summary')
+
+TraceNext == Consume /\ Advance(Broken', Summary')
 =============================================================================

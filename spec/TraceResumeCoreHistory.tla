@@ -28,26 +28,15 @@ OracleInit == TraceInit /\ judged = TRUE
 (* The history predicates are read in a state, not in a successor: TLC     *)
 (* keeps an operator's evaluated arguments only outside a prime, and the   *)
 (* predicates recurse through the history.                                 *)
-Consume ==
-    /\ judged /\ ~Matched
-    /\ Apply(Ev)
-    /\ Ev.ev # "crash" => UNCHANGED keeps
-    /\ Justify(Ev)
-    /\ t' = t /\ l' = l + 1
-    /\ judged' = FALSE
+Take == judged /\ Consume /\ t' = t /\ l' = l + 1 /\ judged' = FALSE
 
 Judge ==
     /\ ~judged
-    /\ LET broken == HistoryBroken IN
-       /\ broken \cap TraceTolerated # {} =>
-             PrintT(<<"rc-tolerated", t, l - 1, broken \cap TraceTolerated>>)
-       /\ IF broken \ TraceTolerated = {} THEN TRUE
-          ELSE PrintT(<<"rc-violation", t, l - 1, broken \ TraceTolerated>>) /\ ~TraceCut
-       /\ Matched => PrintT(<<"rc-accepted", t, Summary>>)
+    /\ Judged(l - 1, HistoryBroken, Summary, Matched)
     /\ judged' = TRUE
     /\ UNCHANGED <<vars, keeps, past, allowed, t, l>>
 
-OracleNext == Consume \/ Judge
+OracleNext == Take \/ Judge
 
 \* A behaviour's progress counts only events whose history was judged.
 OracleProgress == TraceProgress(t, IF judged THEN l - 1 ELSE l - 2)

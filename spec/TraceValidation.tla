@@ -50,17 +50,22 @@ TraceProgress(tr, n) == n > TLCGet(tr) => (TLCSet(tr, n) /\ PrintT(<<"rc-progres
 
 Progress == TraceProgress(t, l - 1)
 
+\* Reports what event i led to: the properties it breaks (cut unless tolerated)
+\* and, when it was the trace's last, the summary of the accepted trace.
+Judged(i, broken, summary, last) ==
+    /\ broken \cap TraceTolerated # {} =>
+          PrintT(<<"rc-tolerated", t, i, broken \cap TraceTolerated>>)
+    /\ IF broken \ TraceTolerated = {} THEN TRUE
+       ELSE PrintT(<<"rc-violation", t, i, broken \ TraceTolerated>>) /\ ~TraceCut
+    /\ last => PrintT(<<"rc-accepted", t, summary>>)
+
 \* Consumes the current event.  `broken` is the set of properties the next
 \* state breaks; a state that breaks any but tolerated ones is reported and
 \* not explored.
 Advance(broken, summary) ==
     /\ t' = t
     /\ l' = l + 1
-    /\ broken \cap TraceTolerated # {} =>
-          PrintT(<<"rc-tolerated", t, l, broken \cap TraceTolerated>>)
-    /\ IF broken \ TraceTolerated = {} THEN TRUE
-       ELSE PrintT(<<"rc-violation", t, l, broken \ TraceTolerated>>) /\ ~TraceCut
-    /\ l' > Len(Events) => PrintT(<<"rc-accepted", t, summary>>)
+    /\ Judged(l, broken, summary, l' > Len(Events))
 
 \* Violated exactly when a behaviour has matched the whole trace, so that
 \* TLC prints it (hidden variables included): the witness of conformance.

@@ -44,7 +44,7 @@ def test_checker_and_history_oracle_agree_on_mutants_of_recorded_traces() -> Non
     assert tally["violates/violates"] >= MUTANTS // 10, tally
 
 
-def test_mutants_are_judgeable_and_repeatable() -> None:
+def test_mutants_repeat_for_a_seed_and_differ_from_their_traces() -> None:
     seeds = [read_trace(p) for p in sorted((TRACES / "core").glob("*.jsonl"))]
     first = [m.jsonl() for m in mutants(seeds, 50, seed=3)]
     again = [m.jsonl() for m in mutants(seeds, 50, seed=3)]

@@ -108,7 +108,12 @@ def agree(
     files = expand(paths).files
     if not files:
         raise no_traces(paths)
-    seeds = [raw for raw in map(read_trace, files) if _judgeable(raw, spec_paths, max_seed_events)]
+    oracles: dict[str, bool] = {}
+    seeds = [
+        raw
+        for raw in map(read_trace, files)
+        if _judgeable(raw, spec_paths, max_seed_events, oracles)
+    ]
     if not seeds:
         raise UsageError(
             "no trace given has a contract with a history oracle (Trace<Name>History.tla)"
@@ -137,10 +142,11 @@ def agree(
             shutil.rmtree(folder, ignore_errors=True)
 
 
-_ORACLES: dict[tuple[str, tuple[Path, ...]], bool] = {}
-
-
-def _judgeable(raw: RawTrace, spec_paths: list[Path], max_events: int | None) -> bool:
+def _judgeable(
+    raw: RawTrace, spec_paths: list[Path], max_events: int | None, oracles: dict[str, bool]
+) -> bool:
+    """A seed: read cleanly, short enough, of a contract that has a history oracle
+    (`oracles` remembers the answer per contract name for one call of `agree`)."""
     if raw.problem or raw.header is None or raw.truncation:
         return False
     if max_events is not None and len(raw.events) > max_events:
@@ -148,14 +154,13 @@ def _judgeable(raw: RawTrace, spec_paths: list[Path], max_events: int | None) ->
     name = raw.header.get("contract")
     if not isinstance(name, str):
         return False
-    key = (name, tuple(spec_paths))
-    if key not in _ORACLES:
+    if name not in oracles:
         try:
             find_contract(name, spec_paths, oracle=True)
-            _ORACLES[key] = True
+            oracles[name] = True
         except (SpecError, UsageError):
-            _ORACLES[key] = False
-    return _ORACLES[key]
+            oracles[name] = False
+    return oracles[name]
 
 
 def render_text(agreement: Agreement, kept: Path | None) -> str:

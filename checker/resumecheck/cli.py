@@ -56,6 +56,16 @@ class _Size(click.ParamType):
         return int(number) * _UNITS[unit]
 
 
+_spec_path_option = click.option(
+    "--spec-path",
+    "spec_paths",
+    multiple=True,
+    metavar="DIR",
+    type=click.Path(file_okay=False, path_type=Path),
+    help=f"Folder with contract files, searched first, file by file (also ${SPEC_PATH_ENV}).",
+)
+
+
 class _CheckByDefault(click.Group):
     """Lets `resume-check traces/` mean `resume-check check traces/`."""
 
@@ -102,14 +112,7 @@ def cli() -> None:
     metavar="NAME",
     help="Contract for traces whose header names none (e.g. ResumeCore).",
 )
-@click.option(
-    "--spec-path",
-    "spec_paths",
-    multiple=True,
-    metavar="DIR",
-    type=click.Path(file_okay=False, path_type=Path),
-    help=f"Folder with contract files, searched first, file by file (also ${SPEC_PATH_ENV}).",
-)
+@_spec_path_option
 @click.option(
     "--max-bytes",
     type=_Size(),
@@ -312,14 +315,7 @@ def spec(
     type=click.Path(file_okay=False, path_type=Path),
     help="Write the mutants here and keep them (default: a temporary folder, removed).",
 )
-@click.option(
-    "--spec-path",
-    "spec_paths",
-    multiple=True,
-    metavar="DIR",
-    type=click.Path(file_okay=False, path_type=Path),
-    help=f"Folder with contract files, searched first, file by file (also ${SPEC_PATH_ENV}).",
-)
+@_spec_path_option
 @click.option(
     "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="TLC runs at once."
 )

@@ -157,8 +157,7 @@ def _change(event: dict[str, Any], pools: dict[str, list[Any]], rng: random.Rand
         if value and rng.random() < 0.5:
             del value[rng.randrange(len(value))]
             return f"an element of {key} dropped"
-        source = [x for x in pools.get(key, []) if not isinstance(x, list)]
-        value.append(_other(None, source, rng))
+        value.append(_other(None, pools.get(key, []), rng))
         return f"an element added to {key}"
     event[key] = _other(value, pools.get(key, []), rng)
     return key
