@@ -25,7 +25,7 @@ CONSTANTS
     Moves            \* the kinds of move explored (a model may leave some out to go deeper)
 
 \* The task instances a schedule or a start may name: two tasks of one node.
-TaskSet == {[task |-> "t1", node |-> "A", path |-> "a"], [task |-> "t2", node |-> "A", path |-> "b"]}
+TaskSet == {[task |-> 1, node |-> "A", path |-> "a"], [task |-> 2, node |-> "A", path |-> "b"]}
 
 Chains == {1}
 Interrupts == {1}
@@ -58,6 +58,7 @@ AnyRun ==
         \/ "refused" \in Moves /\ Refused(p, ch)
         \/ "schedule" \in Moves /\ \E c \in Cks, tasks \in SUBSET TaskSet : Schedule(p, ch, c, tasks)
         \/ "start" \in Moves /\ \E s \in TaskSet : StartTask(p, ch, s.task, s.node, s.path)
+        \/ "call" \in Moves /\ \E s \in TaskSet, b \in TaskIds : CallTask(p, ch, b, s.task, s.node, s.path)
         \/ "effect" \in Moves /\
               \E t \in TaskIds, i \in Intents, k \in Kinds, st \in {"fired", "skipped"} :
                   Effect(p, ch, t, i, k, st)

@@ -228,6 +228,9 @@ ScheduleDiffers(c, tasks) == c \in DOMAIN sched /\ sched[c] # tasks
 \* RD: a step starts only tasks its checkpoint schedules.
 StartsUnscheduled(c, s) == c \in DOMAIN sched /\ s \notin sched[c]
 
+\* RD: only a running task's body calls a task.
+CallerIdle(r, b) == b \notin r.running
+
 \* FD: a run changes only its own branch -- never the checkpoint it left,
 \* never one older than the latest without forking it first.
 ChangesOtherBranch(p, ch, c) == c # RunOf(p, ch).cur \/ RunOf(p, ch).pinned
@@ -394,6 +397,12 @@ Schedule(p, ch, c, tasks) ==
     /\ UNCHANGED <<wf, ck, latest, wr, aw, ans, dlv, closed, run, alive, holders, inflight, ledger,
                    crashes, ending>>
 
+\* Task t (of node n, path pa) begins running in p's current step on ch.
+Begin(p, ch, t, n, pa) ==
+    run' = [run EXCEPT ![<<p, ch>>] =
+              [@ EXCEPT !.started = @ \cup {[task |-> t, node |-> n, path |-> pa]},
+                        !.running = @ \cup {t}, !.pos = Put(@, t, 1), !.res = Put(@, t, {})]]
+
 \* Process p starts task t (of node n, path pa) in its current step on ch.
 StartTask(p, ch, t, n, pa) ==
     LET r == RunOf(p, ch)
@@ -401,15 +410,28 @@ StartTask(p, ch, t, n, pa) ==
     IN
     /\ HasRun(p, ch) /\ r.cur # 0
     /\ t \notin r.running
-    /\ Observe([ev |-> "start", p |-> p, ch |-> ch, task |-> t, node |-> n, path |-> pa])
+    /\ Observe([ev |-> "start", p |-> p, ch |-> ch, task |-> t, node |-> n, path |-> pa, by |-> 0])
     /\ Broke({<<"PC", RerunsStored(p, ch, t)>>, <<"PC", RunsAhead(p, ch)>>,
               <<"RD", StartsUnscheduled(r.cur, s)>>})
-    /\ run' = [run EXCEPT ![<<p, ch>>] =
-                 [@ EXCEPT !.started = @ \cup {s}, !.running = @ \cup {t},
-                           !.pos = Put(@, t, 1), !.res = Put(@, t, {})]]
+    /\ Begin(p, ch, t, n, pa)
     /\ ck' = IF Known(r.cur) THEN [ck EXCEPT ![r.cur].begun = @ \cup {s}] ELSE ck
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight, ledger,
                    crashes, ending>>
+
+\* Running task b calls task t (of node n, path pa): a task its checkpoint does
+\* not schedule, made by a running task's body (LangGraph's functional-API
+\* `@task` call), run in the same step and storing its result on the same
+\* checkpoint -- so a call whose result is stored is never run again either.
+CallTask(p, ch, b, t, n, pa) ==
+    LET r == RunOf(p, ch) IN
+    /\ HasRun(p, ch) /\ r.cur # 0
+    /\ t \notin r.running /\ t # b
+    /\ Observe([ev |-> "start", p |-> p, ch |-> ch, task |-> t, node |-> n, path |-> pa, by |-> b])
+    /\ Broke({<<"RD", CallerIdle(r, b)>>, <<"PC", RerunsStored(p, ch, t)>>,
+              <<"PC", RunsAhead(p, ch)>>})
+    /\ Begin(p, ch, t, n, pa)
+    /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight,
+                   ledger, crashes, ending>>
 
 \* The logical work an effect belongs to: chain, branch, step depth, task path and
 \* intent -- the same for every re-creation of the task's checkpoint.
@@ -819,6 +841,14 @@ OpenAt(p, ch, i) ==
         o == IF os = {} THEN 0 ELSE MaxOf(os)
     IN  IF o = 0 \/ \E k \in Between(o, i) : EndsAt(p, k) THEN 0 ELSE o
 
+\* Task t runs in p's run on ch when event i happens: started there, not ended since.
+RunningAt(p, ch, t, i) ==
+    OpenAt(p, ch, i) # 0 /\
+    \E j \in Between(OpenAt(p, ch, i), i) :
+        /\ Is(j, {"start"}) /\ hist[j].p = p /\ hist[j].ch = ch /\ hist[j].task = t
+        /\ ~\E k \in Between(j, i) : Is(k, {"end"}) /\ hist[k].p = p /\ hist[k].ch = ch
+                                    /\ hist[k].task = t
+
 \* The checkpoint p's run on ch ran from when event i happened (0: none).
 CurAt(p, ch, i) ==
     LET o == OpenAt(p, ch, i)
@@ -1155,16 +1185,18 @@ FDRightAt(i) ==
         /\ Is(i, {"step"}) /\ IsFork(e.parent) => StepCompleteAt(i)
 HistFD == Last(FDRightAt)
 
-\* RD over the history: every run from a checkpoint schedules the same tasks, and
-\* every task started from it is among them.
+\* RD over the history: every run from a checkpoint schedules the same tasks,
+\* and every task started from it is among them or called by a running one.
 RDRightAt(i) ==
         LET e == hist[i] IN
         /\ Is(i, {"schedule"}) /\ Scheduled(e.c, i) => SchedAt(e.c, i) = e.tasks
         /\ Is(i, {"schedule"}) =>
-              \A j \in Before(i) : Is(j, {"start"}) /\ CurAt(hist[j].p, hist[j].ch, j) = e.c =>
+              \A j \in Before(i) : Is(j, {"start"}) /\ hist[j].by = 0
+                                   /\ CurAt(hist[j].p, hist[j].ch, j) = e.c =>
                   [task |-> hist[j].task, node |-> hist[j].node, path |-> hist[j].path] \in e.tasks
-        /\ Is(i, {"start"}) /\ Scheduled(CurAt(e.p, e.ch, i), i) =>
+        /\ Is(i, {"start"}) /\ e.by = 0 /\ Scheduled(CurAt(e.p, e.ch, i), i) =>
               [task |-> e.task, node |-> e.node, path |-> e.path] \in SchedAt(CurAt(e.p, e.ch, i), i)
+        /\ Is(i, {"start"}) /\ e.by # 0 => RunningAt(e.p, e.ch, e.by, i)
 HistRD == Last(RDRightAt)
 
 \* Each property's history form, by name: resume-check spec requires one per

@@ -77,7 +77,8 @@ Apply(e) ==
     \/ e.ev = "read" /\ Read(e.proc, e.thread, e.asked, e.checkpoint, e.parent, e.digest,
                              e.writes, e.answers)
     \/ e.ev = "schedule" /\ Schedule(e.proc, e.thread, e.checkpoint, e.tasks)
-    \/ e.ev = "task_start" /\ StartTask(e.proc, e.thread, e.task, e.node, e.path)
+    \/ e.ev = "task_start" /\ e.by = 0 /\ StartTask(e.proc, e.thread, e.task, e.node, e.path)
+    \/ e.ev = "task_start" /\ e.by # 0 /\ CallTask(e.proc, e.thread, e.by, e.task, e.node, e.path)
     \/ e.ev = "effect" /\ Effect(e.proc, e.thread, e.task, e.intent, e.kind, e.status)
     \/ e.ev = "task_end" /\ EndTask(e.proc, e.thread, e.task, e.outcome, e.interrupt, e.resumed)
     \/ e.ev = "resume" /\ Resume(e.proc, e.thread, e.checkpoint, e.interrupt, e.value)

@@ -119,8 +119,8 @@ def test_nodes_are_numbered_in_declaration_order(schema: TraceSchema) -> None:
     event = {"ev": "task_start", "proc": "p", "thread": "t", "task": "k", "node": "A", "path": "A"}
     encoded = encode_trace(schema, h, [event])
     assert encoded.ids.tables["node"] == {"Z": 1, "M": 2, "A": 3}
-    # task_start(node, path, proc, task, thread)
-    assert events_part(encoded.tla) == "<<TraceEvent_task_start(3, 1, 1, 1, 1)>>]"
+    # task_start(by, node, path, proc, task, thread): by null is 0
+    assert events_part(encoded.tla) == "<<TraceEvent_task_start(0, 3, 1, 1, 1, 1)>>]"
 
 
 def test_null_is_zero_and_defaults_fill_missing_fields(schema: TraceSchema) -> None:

@@ -47,6 +47,7 @@ ID_FIELDS = {
     "thread": "thread",
     "ns": "ns",
     "task": "task",
+    "by": "task",
     "path": "path",
     "interrupt": "interrupt",
     "intent": "intent",

@@ -52,6 +52,9 @@ APPS_SEEN_NEVER = [
     (f"{APPS / 'publishing.py'}:make_graph", ["--answer", '"ada"'], 1),
     # parallel Send tasks that each ask: several interrupts at once, a map resume
     (f"{APPS / 'parallel_review.py'}:make_graph", [], 1),
+    # the functional API: an @entrypoint whose @task calls run in parallel, a task that calls
+    # a task, an interrupt inside a task and one in the entrypoint
+    (f"{APPS / 'drafting.py'}:make_workflow", ["--input", '{"queries": ["tides"]}'], 2),
 ]
 
 
@@ -173,6 +176,84 @@ def test_an_app_that_is_not_a_compiled_graph_is_a_clear_error(tmp_path: Path) ->
         run.assert_no_traceback()
         assert run.returncode == 2, run
         assert message in run.stderr, run
+
+
+def test_a_graph_with_an_error_handler_is_refused_up_front(tmp_path: Path) -> None:
+    """LangGraph runs an error handler as a task no checkpoint schedules: said before any
+    cell is recorded, not 156 cells later as findings."""
+    _write(
+        tmp_path,
+        "handled.py",
+        """
+        from typing import TypedDict
+        from langgraph.graph import StateGraph, START, END
+
+        class S(TypedDict, total=False):
+            note: str
+
+        def flaky(state):
+            raise ValueError("upstream down")
+
+        def make(checkpointer):
+            g = StateGraph(S)
+            g.add_node("flaky", flaky, error_handler=lambda s: {"note": "handled"})
+            g.add_edge(START, "flaky")
+            g.add_edge("flaky", END)
+            return g.compile(checkpointer=checkpointer)
+        """,
+    )
+    run = run_cli("run", "langgraph", "--app", "handled:make", "--out", tmp_path / "o",
+                  cwd=tmp_path)  # fmt: skip
+    run.assert_no_traceback()
+    assert run.returncode == 2, run
+    assert "not supported yet: node(s) flaky have an error handler" in run.stderr, run
+    assert not (tmp_path / "o" / "traces").exists()
+
+
+def test_an_async_only_entrypoint_is_refused_up_front(tmp_path: Path) -> None:
+    """The matrix drives LangGraph's sync API: an `async def` entrypoint would fail every
+    invocation, and a thread that never ran says nothing; it is said before anything runs."""
+    _write(
+        tmp_path,
+        "asyncflow.py",
+        """
+        from langgraph.func import entrypoint, task
+
+        @task
+        async def fetch(topic):
+            return topic
+
+        def make(checkpointer):
+            @entrypoint(checkpointer=checkpointer)
+            async def flow(inputs):
+                return await fetch(inputs.get("topic", "x"))
+            return flow
+        """,
+    )
+    run = run_cli("run", "langgraph", "--app", "asyncflow:make", "--out", tmp_path / "o",
+                  cwd=tmp_path)  # fmt: skip
+    run.assert_no_traceback()
+    assert run.returncode == 2, run
+    assert "not supported yet: node(s) flow are async only" in run.stderr, run
+
+
+def test_every_interrupt_gets_an_answer_of_its_own_by_default(tmp_path: Path) -> None:
+    """Two interrupts answered by one process get two values: an answer delivered to the
+    wrong interrupt, or delivered again, then carries a value never answered to it."""
+    code, document = _app_matrix(
+        tmp_path, f"{APPS / 'drafting.py'}:make_workflow", "--scenarios", "app",
+        "--durability", "sync", "--no-kill-inside", "--kill-stride", "1000",
+    )  # fmt: skip
+    assert code == 0
+    (clean,) = [c for c in _cells(document, "app") if c["fault"] == "none"]
+    assert clean["tested"]["status"] == "conforms", clean
+    lines = Path(clean["tested"]["trace"]).read_text(encoding="utf-8").splitlines()
+    events = [json.loads(line) for line in lines[1:]]
+    answers = {(e["interrupt"], e["value"]) for e in events if e["ev"] == "resume"}
+    assert len(answers) == 2 and len({v for _, v in answers}) == 2, answers
+    called = [e for e in events if e["ev"] == "task_start" and e.get("by")]
+    assert {e["node"] for e in called} == {"search", "summarize", "review"}, called
+    assert json.loads(lines[0])["graph"]["open"] is True
 
 
 def test_input_and_answer_need_an_app(tmp_path: Path) -> None:

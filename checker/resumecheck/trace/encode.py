@@ -251,13 +251,15 @@ class _Encoder:
 
     def _declare_only(self, prop: dict[str, Any], value: Any, where: str) -> None:
         """Numbers the identifiers a skipped field declares (the header's optional graph), so
-        that they close their namespace without reaching TLA+."""
+        that they close their namespace without reaching TLA+ -- unless the field says the
+        list is `open` (a program whose tasks are named only when they run)."""
         if not isinstance(value, dict):
             return
         for name, sub in prop.get("properties", {}).items():
             if "x-declares" in sub and name in value:
                 self.value(sub, value[name], f"{where}.{name}")
-                self.ids.closed.add(sub["x-declares"])
+                if value.get("open") is not True:
+                    self.ids.closed.add(sub["x-declares"])
 
     def _array(self, target: dict[str, Any], value: list[Any], where: str) -> str:
         items = [self.value(target["items"], item, f"{where}[{i}]") for i, item in enumerate(value)]

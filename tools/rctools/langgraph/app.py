@@ -1,7 +1,8 @@
 """Your own graph through the matrix: `resume-check run langgraph --app MODULE:FACTORY`.
 
-`FACTORY(checkpointer)` returns the user's compiled graph, built the way the app builds it
-(plain `interrupt()`, `Command(resume=...)`, nothing from this project). The matrix runs it as
+`FACTORY(checkpointer)` returns the user's compiled graph or functional-API `@entrypoint`,
+built the way the app builds it (plain `interrupt()`, `@task`, `Command(resume=...)`, nothing
+from this project). The matrix runs it as
 the scenario `app` -- fault-free, then SIGKILLed at every kill point -- and, from what that
 fault-free run did (how often it parked at an interrupt, how many checkpoints its thread has),
 derives the rest of the plan, so it works for graphs it has never seen:
@@ -12,8 +13,11 @@ derives the rest of the plan, so it works for graphs it has never seen:
 - `app-update-older`: run to the end, then `update_state(None)` on an older checkpoint (as
   the node that ran before it), and on from the new branch.
 
-Every interrupt is answered with the same JSON value (`--answer`, default `true`: an approval);
-the first invocation gets `--input` (default `{}`).
+Every interrupt gets an answer of its own by default: `{"answer": "ok NODE", "interrupt": ID,
+"nonce": PROCESS}`, distinct per interrupt and per process, so an answer delivered to the wrong
+interrupt, or delivered twice, shows in the trace. `--answer JSON` gives every interrupt that
+one value instead (for an app that reads its answers' shape); equal answers cannot be told
+apart then. The first invocation gets `--input` (default `{}`).
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from langgraph.pregel import Pregel
 from rctools.langgraph.scenarios import Scenario
 
 DEFAULT_INPUT: Any = {}
-DEFAULT_ANSWER: Any = True
+DEFAULT_ANSWER: Any = None  # an answer of its own per interrupt and process (worker.answer)
 # What `--scenarios` selects for an app: the run itself and each kind of derived cell.
 KINDS = ("app", "concurrent", "invoke-none", "fork", "update-older")
 
@@ -88,9 +92,46 @@ def load_factory(spec: str) -> Callable[[Any], Any]:
     if not isinstance(graph, Pregel):
         raise AppError(
             f"--app: {attr}(checkpointer) returned {type(graph).__name__}, not a compiled "
-            "graph (return builder.compile(checkpointer=checkpointer))"
+            "graph (return builder.compile(checkpointer=checkpointer)) or an @entrypoint"
+        )
+    asynchronous = async_only_nodes(graph)
+    if asynchronous:
+        raise AppError(
+            f"--app: not supported yet: node(s) {', '.join(asynchronous)} are async only "
+            "(async def); the matrix drives a graph through LangGraph's sync API (invoke), "
+            'which cannot run them (docs/langgraph.md, "What --app records")'
+        )
+    unsupported = handled_nodes(graph)
+    if unsupported:
+        raise AppError(
+            f"--app: not supported yet: node(s) {', '.join(unsupported)} have an error handler "
+            "(add_node(..., error_handler=...)); LangGraph runs the handler as a task no "
+            "checkpoint schedules, whose result stands in for the failed task's, which the "
+            'contract cannot place yet (docs/langgraph.md, "What --app records")'
         )
     return factory
+
+
+def _nodes(graph: Pregel) -> list[tuple[str, Any]]:
+    """(name, PregelNode) of `graph` and of its subgraphs."""
+    graphs = [graph] + [sub for _, sub in graph.get_subgraphs(recurse=True)]
+    return [(name, node) for g in graphs for name, node in getattr(g, "nodes", {}).items()]
+
+
+def handled_nodes(graph: Pregel) -> list[str]:
+    """The nodes of `graph` and its subgraphs that have an error handler."""
+    return sorted({n for n, node in _nodes(graph) if getattr(node, "error_handler_node", None)})
+
+
+def async_only_nodes(graph: Pregel) -> list[str]:
+    """The nodes (an `@entrypoint` included) whose function is `async def` only."""
+    return sorted(
+        {
+            n
+            for n, node in _nodes(graph)
+            if getattr(node.bound, "func", True) is None and getattr(node.bound, "afunc", None)
+        }
+    )
 
 
 def parse_json(option: str, text: str | None, default: Any) -> Any:

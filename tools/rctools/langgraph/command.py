@@ -77,7 +77,9 @@ NEEDS_SERVER = {
     "--answer",
     "answer_json",
     metavar="JSON",
-    help="With --app: the value every interrupt() is answered with (default true).",
+    help="With --app: the value every interrupt() is answered with (default: a distinct "
+    'value per interrupt and process, {"answer": "ok NODE", "interrupt": ID, '
+    '"nonce": PROCESS}, so a misdelivered answer shows).',
 )
 @click.option("--backend", metavar="NAME", help=f"A bundled backend: {', '.join(BACKENDS)}.")
 @click.option(

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langgraph._internal._config import recast_checkpoint_ns
-from langgraph._internal._constants import INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, RESUME
+from langgraph._internal._constants import INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, PUSH, RESUME
 from langgraph.pregel._algo import prepare_next_tasks, task_path_str
 from langgraph.pregel._checkpoint import channels_from_checkpoint
 from langgraph.pregel._task_status import read_task_statuses
@@ -43,6 +43,7 @@ __all__ = [
     "graph_for",
     "is_replay_load",
     "is_run_start",
+    "maker_of",
     "resume_list",
     "schedule",
     "task_ns",
@@ -103,10 +104,38 @@ def task_ns(chain_ns: str, node: str, task: str) -> str:
     return f"{chain_ns}{NS_SEP}{own}" if chain_ns else own
 
 
-def chain_of_task_ns(ns: str) -> tuple[str, str]:
-    """(chain namespace, task id) from a task's namespace `parent|node:task_id`."""
-    head, _, last = ns.rpartition(NS_SEP)
-    return head, last.rpartition(NS_END)[2]
+ERROR_HANDLER = "node_error_handler"  # marks an error handler's task path (LangGraph's _algo)
+
+
+def _depth(path: Sequence[Any]) -> int:
+    """How many segments a task's namespace adds to its chain's: one of its own, plus, for a
+    task another task's run made, that task's. A functional-API call (`@task`) has the path
+    `(PUSH, caller's path, index, True)`; an error handler `(*failed[:3], ERROR_HANDLER,
+    False)` with `failed` the path of the task whose failure it handles."""
+    if len(path) >= 2 and path[-2] == ERROR_HANDLER:
+        return 1 + _depth(path[:-2])
+    if len(path) > 1 and path[0] == PUSH and isinstance(path[1], (tuple, list)):
+        return 1 + _depth(path[1])
+    return 1
+
+
+def chain_of_task_ns(ns: str, path: Sequence[Any] = ()) -> tuple[str, str]:
+    """(chain namespace, task id) from a task's namespace `parent|node:task_id` and its task
+    path. A task made by another task's run -- a functional-API call, an error handler --
+    nests its namespace under that task's (`caller|fetch:task_id`) yet runs in the same loop
+    and writes on the same checkpoint: its chain is that task's."""
+    parts = ns.split(NS_SEP)
+    return NS_SEP.join(parts[: -_depth(path)]), parts[-1].rpartition(NS_END)[2]
+
+
+def maker_of(ns: str, path: Sequence[Any]) -> str | None:
+    """The task whose run made task `ns` (path as in `chain_of_task_ns`): the caller of a
+    functional-API call, the failed task of an error handler; None for a task its
+    checkpoint schedules."""
+    parts = ns.split(NS_SEP)
+    if _depth(path) > 1 and len(parts) > 1:
+        return parts[-2].rpartition(NS_END)[2]
+    return None
 
 
 def graph_for(root: Any, chain_ns: str) -> Any:

@@ -90,7 +90,9 @@ def header(
         "thread": thread,
         "scenario": scenario,
         "guarantees": {"durability": durability, **GUARANTEES},
-        "graph": {"nodes": nodes_of(app)},
+        # open: a node's `@task` calls, the functional API's tasks and error handlers run
+        # under names the compiled graph does not list, known only once they run
+        "graph": {"nodes": nodes_of(app), "open": True},
     }
 
 

@@ -123,10 +123,18 @@ class Attempt:
     node: str
     path: str
     step: int
+    by: str | None = None  # the task whose run made it: a call's caller, a handler's failed task
+    own_ns: str | None = None  # its checkpoint namespace, where its interrupts live
     checkpoint: str | None = None  # known when its writes reach put_writes
     started: bool = False  # its task_start is written
     ended: bool = False  # its task_end is written (or queued)
     end: tuple[str, Any] | None = None  # what the callbacks saw: (outcome, exception)
+
+    @property
+    def ns(self) -> str:
+        """A scheduled task's namespace is its chain's plus `node:task`; a functional-API
+        call's nests under its caller's instead (`own_ns`, from LangGraph's metadata)."""
+        return self.own_ns or observe.task_ns(self.chain[1], self.node, self.task)
 
 
 @dataclass
@@ -660,6 +668,7 @@ class Recorder:
                     "task": attempt.task,
                     "node": attempt.node,
                     "path": attempt.path,
+                    **({"by": attempt.by} if attempt.by is not None else {}),
                 },
             )
             attempt.started = True
@@ -675,7 +684,7 @@ class Recorder:
         answers: list[dict[str, str]] | None = None,
     ) -> None:
         attempt.ended = True
-        own = observe.task_ns(attempt.chain[1], attempt.node, attempt.task)
+        own = attempt.ns
         if answers is None:
             answers = [
                 {"interrupt": observe.answered_address(own, i), "value": observe.value_id(v)}
@@ -708,7 +717,7 @@ class Recorder:
         where = _task_of(metadata)
         if where is None:
             return None
-        chain, task, node, path, step = where
+        chain, task, node, path, step, by, ns = where
         with self._lock:
             previous = self._attempts.get((chain, task))
             if previous is not None and not previous.ended:
@@ -716,14 +725,13 @@ class Recorder:
                     return None  # a nested run of the same task (a subgraph's own run)
                 # it ended without handing writes over: retried by its RetryPolicy
                 self._end_from_callback(previous)
-            attempt = Attempt(chain, task, node, path, step)
+            attempt = Attempt(chain, task, node, path, step, by=by, own_ns=ns)
             self._attempts[(chain, task)] = attempt
             self._paths[(chain, task)] = path
-            if node == START and self.durability == "sync":
-                # The input task has callbacks only when a router or `Send` leaves START; it
-                # is placed as when it has none: after its checkpoint's `put` (LangGraph does
-                # not await the input checkpoint before the first step; its body is the
-                # input mapping and the routing)
+            if self.durability == "sync":
+                # LangGraph awaits each step's checkpoint before the next step, but not the
+                # input checkpoint before the first: a task of the first step is placed
+                # after its checkpoint's `put` (docs/langgraph.md, "What --app records")
                 self._queue_start(
                     attempt,
                     lambda: self._step_ready(chain, step) and self._run(chain).cur in self._stored,
@@ -752,7 +760,7 @@ class Recorder:
                 return
             interrupts = payload.get("interrupts") or ()
             interrupt = mine = None
-            own = observe.task_ns(chain[1], attempt.node, attempt.task)
+            own = attempt.ns
             if interrupts:
                 outcome = "interrupt"
                 iid = str(interrupts[-1].get("id"))
@@ -790,7 +798,7 @@ class Recorder:
         )
 
     def _address_of_interrupt(self, attempt: Attempt, intr: Any, answered: int | None) -> str:
-        own = observe.task_ns(attempt.chain[1], attempt.node, attempt.task)
+        own = attempt.ns
         return (
             observe.address_of(intr.id, own, answered)
             or self.book.address(intr.id)
@@ -949,13 +957,18 @@ def _node_of_path(task_path: str) -> str | None:
     return node or None if head == "~__pregel_pull" else None
 
 
-def _task_of(metadata: dict[str, Any]) -> tuple[Chain, str, str, str, int] | None:
-    """(chain, task id, node, path, step) of the task a callback's run belongs to."""
+def _task_of(
+    metadata: dict[str, Any],
+) -> tuple[Chain, str, str, str, int, str | None, str] | None:
+    """(chain, task id, node, path, step, maker, namespace) of the task a callback's run
+    belongs to; the maker is the task whose run made it (`observe.maker_of`)."""
     node = metadata.get("langgraph_node")
     ns = str(metadata.get("langgraph_checkpoint_ns", ""))
     if not node or ":" not in ns:
         return None
-    chain_ns, task = observe.chain_of_task_ns(ns)
-    path = task_path_str(tuple(metadata.get("langgraph_path") or ("__pregel_pull", node)))
+    raw = tuple(metadata.get("langgraph_path") or ("__pregel_pull", node))
+    chain_ns, task = observe.chain_of_task_ns(ns, raw)
+    path = task_path_str(raw)
     thread = str(metadata.get("thread_id", ""))
-    return (thread, chain_ns), task, str(node), path, int(metadata.get("langgraph_step", 0))
+    step = int(metadata.get("langgraph_step", 0))
+    return (thread, chain_ns), task, str(node), path, step, observe.maker_of(ns, raw), ns

@@ -77,11 +77,12 @@ class Cell:
 
 
 def answer(parked: dict[str, Any], job: Invocation) -> Any:
-    """The job's resume value, else one unique to this process, so the trace can tell two
-    answers apart."""
+    """The job's resume value, else one unique to this interrupt and this process, so the
+    trace tells every answer apart: one delivered to the wrong interrupt, or a stale one
+    delivered again, then has a value that was never answered to it."""
     if job.answer is not None:
         return job.answer
-    return {"answer": f"ok {parked['node']}", "nonce": job.nonce}
+    return {"answer": f"ok {parked['node']}", "interrupt": parked["interrupt"], "nonce": job.nonce}
 
 
 def run(
