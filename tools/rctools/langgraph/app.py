@@ -9,6 +9,11 @@ derives the rest of the plan, so it works for graphs it has never seen:
 
 - `app-concurrent-K`: two processes resume the K-th interrupt at once;
 - `app-invoke-none-K`: at the K-th interrupt, `invoke(None)` on the parked thread, then on;
+- `app-pinned-K`: run to the end, then resume the K-th interrupt again on its own, older
+  checkpoint (`Command(resume=...)` with that `checkpoint_id`), then on;
+- `app-answer-again-K`: once the K-th interrupt was answered and the thread went on (to the
+  next interrupt, or to the end), answer it again by its id (`Command(resume={id: value})`,
+  an id no longer pending), then on;
 - `app-fork-I`: run to the end, then time travel from the I-th checkpoint (oldest first);
 - `app-update-older`: run to the end, then `update_state(None)` on an older checkpoint (as
   the node that ran before it), and on from the new branch.
@@ -40,7 +45,7 @@ from rctools.langgraph.scenarios import Scenario
 DEFAULT_INPUT: Any = {}
 DEFAULT_ANSWER: Any = None  # an answer of its own per interrupt and process (worker.answer)
 # What `--scenarios` selects for an app: the run itself and each kind of derived cell.
-KINDS = ("app", "concurrent", "invoke-none", "fork", "update-older")
+KINDS = ("app", "concurrent", "invoke-none", "pinned", "answer-again", "fork", "update-older")
 
 
 class AppError(Exception):
@@ -206,6 +211,25 @@ class App:
                         f"app-invoke-none-{k}",
                         f"parked at interrupt {k}, invoke(None), then answered on",
                         (("start",), ("answers", k), ("none",), ("auto",)),
+                    )
+                )
+            if "pinned" in self.kinds:
+                out.append(
+                    self.scenario(
+                        f"app-pinned-{k}",
+                        f"run to the end, then interrupt {k} resumed again on its own checkpoint",
+                        (("start",), ("auto",), ("pinned", k), ("auto",)),
+                    )
+                )
+            if "answer-again" in self.kinds:
+                # at the next interrupt while there is one, else at the end
+                went_on = ("answers", k + 1) if k < parks else ("auto",)
+                out.append(
+                    self.scenario(
+                        f"app-answer-again-{k}",
+                        f"interrupt {k} answered, the thread on; interrupt {k} answered again "
+                        "by its id",
+                        (("start",), went_on, ("again", k), ("auto",)),
                     )
                 )
         if "fork" in self.kinds:

@@ -191,7 +191,7 @@ class _Session:
         self.seen = result.points  # kill points passed so far, per label, in the whole cell
         self.procs = 0
         self.thread = scenario.threads[0]
-        self.first_park: dict[str, dict[str, Any]] = {}
+        self.parks: dict[str, list[dict[str, Any]]] = {}  # per thread, every park, in order
         self.budget = MAX_INVOCATIONS * len(scenario.threads)
 
     def _stop(self) -> bool:
@@ -229,8 +229,8 @@ class _Session:
         elif kind == "concurrent" and report.get("parked"):
             self.invoke_many("resume", int(step[1]), report["parked"][0])
             report = {"done": False}
-        elif kind == "pinned" and self.thread in self.first_park:
-            report = self.invoke("pinned", parked=self.first_park[self.thread])
+        elif kind in ("pinned", "again") and self._park(int(step[1]) if len(step) > 1 else 1):
+            report = self.invoke(kind, parked=self._park(int(step[1]) if len(step) > 1 else 1))
         elif kind == "fork":
             report = self.invoke("fork", target=step[1])
         elif kind == "update":
@@ -353,10 +353,17 @@ class _Session:
         if report.get("failure"):
             self.result.failure = f"{job.proc}: {report['failure']}"
         if report.get("parked"):
-            self.first_park.setdefault(job.thread, report["parked"][0])
+            parks = self.parks.setdefault(job.thread, [])
+            if not parks or report.get("ran"):
+                parks.append(report["parked"][0])
             if job.thread == self.scenario.threads[0] and report.get("ran"):
                 self.result.parks += 1
         return report
+
+    def _park(self, k: int) -> dict[str, Any] | None:
+        """The k-th interrupt this thread parked at (1: the first), if it got that far."""
+        parks = self.parks.get(self.thread, [])
+        return parks[k - 1] if 0 < k <= len(parks) else None
 
 
 @dataclass

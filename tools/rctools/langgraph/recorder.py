@@ -195,6 +195,7 @@ class Recorder:
         self._chains: dict[Chain, ChainRun] = {}
         self._known: set[str] = set()  # checkpoints the trace has as made or seen
         self._stored: set[str] = set()  # checkpoints the trace has as put or loaded
+        self._inputs: set[str] = set()  # checkpoints made with source "input"
         self._steps: dict[str, int] = {}  # checkpoint -> its step
         self._sched: dict[str, list[dict[str, str]]] = {}  # written schedules
         self._sched_exact: dict[str, list[dict[str, str]]] = {}  # computed, not yet written
@@ -412,10 +413,15 @@ class Recorder:
             return
         if isinstance(value, dict) and value and all(self._is_interrupt_id(k) for k in value):
             for iid, answer in value.items():
-                to = self.book.address(iid) or next(
-                    (a for a in seen.pending if a.startswith(f"{iid}#")), None
-                )
-                if to is not None and self._resume(chain, seen.checkpoint, to, answer):
+                pending = [a for a in seen.pending if a.startswith(f"{iid}#")]
+                if not pending:
+                    # an id no longer pending (answered, or never raised here): LangGraph
+                    # hands the entry to no task and stores it nowhere, so it is no answer;
+                    # a task that still receives it shows a value nobody answered
+                    continue
+                known = self.book.address(iid)
+                to = known if known in pending else pending[0]
+                if self._resume(chain, seen.checkpoint, to, answer):
                     self._carried.setdefault((chain, seen.checkpoint), Counter())[
                         observe.value_id(answer)
                     ] += 1
@@ -537,6 +543,8 @@ class Recorder:
             kind = "update" if not run.live else "fork" if source == "fork" else "step"
             if kind != "update":
                 run.last = cid
+            if source == "input":
+                self._inputs.add(cid)
 
             def ready() -> bool:
                 if kind == "update":
@@ -730,12 +738,16 @@ class Recorder:
             self._paths[(chain, task)] = path
             if self.durability == "sync":
                 # LangGraph awaits each step's checkpoint before the next step, but not the
-                # input checkpoint before the first: a task of the first step is placed
-                # after its checkpoint's `put` (docs/langgraph.md, "What --app records")
-                self._queue_start(
-                    attempt,
-                    lambda: self._step_ready(chain, step) and self._run(chain).cur in self._stored,
-                )
+                # input checkpoint before the first: a task of an input checkpoint (START's,
+                # an @entrypoint's) is placed after its `put` (docs/langgraph.md, "What
+                # --app records"). A fork's copy is not awaited either; that stays visible.
+                def ready() -> bool:
+                    cur = self._run(chain).cur
+                    return self._step_ready(chain, step) and (
+                        cur not in self._inputs or cur in self._stored
+                    )
+
+                self._queue_start(attempt, ready)
             else:
                 self._queue_start(attempt, lambda: self._step_ready(chain, step))
             return attempt

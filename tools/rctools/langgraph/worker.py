@@ -36,6 +36,8 @@ class Invocation:
     continue an unfinished run), `continue` (after a kill: `invoke(None)` unless parked),
     `resume` (answer the given interrupt), `fork` (time travel from the checkpoint before
     node `target`), `pinned` (answer the given interrupt on its own, older checkpoint),
+    `again` (answer the given interrupt, by its id, on the latest checkpoint: once it was
+    answered, an answer to an id that is no longer pending),
     `update` (`update_state(values, as_node)` on the checkpoint `target` names: `latest`,
     `before:NODE` or `at:I`, the I-th checkpoint of the thread, oldest first), `none`
     (`invoke(None)` whatever the thread's state: on a parked thread too). `fork` names its
@@ -155,6 +157,8 @@ def _plan(cell: Cell, job: Invocation, state: Any, history: list[Any]) -> tuple[
         # several interrupts at once (parallel tasks that ask): LangGraph takes only a map
         # resume then, one answer per interrupt id
         return Command(resume={p["interrupt"]: answer(p, job) for p in waiting}), base
+    if job.kind == "again" and job.parked:
+        return Command(resume={job.parked["interrupt"]: answer(job.parked, job)}), base
     if job.kind in ("resume", "pinned", "auto") and parked:
         value = answer(parked, job)
         if job.kind == "pinned":
