@@ -57,7 +57,8 @@ CONSTANTS
 VARIABLES
     wf,       \* the workflow's declared guarantees, fixed by Init
     ck,       \* checkpoint id -> [ch, parent, order, depth, branch, st, by, digest, origin, edit,
-              \*                   begun: the tasks any run started from it]
+              \*                   begun: the tasks any run started from it,
+              \*                   handled: <<t, h>> -- h ran from it as t's error handler]
     latest,   \* chain -> the stored checkpoint of highest creation order
     sched,    \* checkpoint id -> the set of [task, node, path] it schedules, once known
     wr,       \* checkpoint id -> task -> [stored, fly, kinds]: the task's pending write
@@ -121,6 +122,10 @@ HasResult(p, c, t) ==
     \/ StoredOk(c, t)
     \/ FlyOf(c, t, p).kind = "ok"
 
+\* An error handler of task t ran from c and has a result there, for p: it
+\* stands in for t's.
+Handled(p, c, t) == Known(c) /\ \E x \in ck[c].handled : x[1] = t /\ HasResult(p, c, x[2])
+
 \* The pending writes a load of c must return (stored) and may return (in flight).
 \* A write is seen as [task, kind, interrupt]; an answer as [interrupt, value].
 SeenWrite(t, w) == [task |-> t, kind |-> w.kind, interrupt |-> w.interrupt]
@@ -153,10 +158,11 @@ HasRun(p, ch) == <<p, ch>> \in DOMAIN run /\ alive[p] = "up"
 (*   started  the tasks of the current step it started, as [task, node,    *)
 (*            path]                                                        *)
 (*   running  the tasks running now                                        *)
+(*   failed   the tasks whose last attempt in this step ended in an error  *)
 (*   pos      per task: the next op of its body (reference runtime only)   *)
 (*   res      per task: the deliveries its current attempt received       *)
 NewRun(c, pinned, nested) ==
-    [cur |-> c, pinned |-> pinned, nested |-> nested, started |-> {}, running |-> {},
+    [cur |-> c, pinned |-> pinned, nested |-> nested, started |-> {}, running |-> {}, failed |-> {},
      pos |-> [t \in {} |-> 1], res |-> [t \in {} |-> {}]]
 
 \* A running task's record among those its step started.
@@ -197,7 +203,8 @@ RunsAhead(p, ch) == wf.durability = "sync" /\ ~Stored(RunOf(p, ch).cur)
 \* PC: a step ends (a new checkpoint is made) only when every task its
 \* checkpoint schedules has a result; on a fork copy this is FD's.
 StepIncomplete(p, ch) ==
-    \E s \in sched[RunOf(p, ch).cur] : ~HasResult(p, RunOf(p, ch).cur, s.task)
+    LET c == RunOf(p, ch).cur IN
+    \E s \in sched[c] : ~HasResult(p, c, s.task) /\ ~Handled(p, c, s.task)
 
 \* In exit durability a subgraph that completes saves nothing of its own: its
 \* result is in the parent's checkpoint.
@@ -228,8 +235,11 @@ ScheduleDiffers(c, tasks) == c \in DOMAIN sched /\ sched[c] # tasks
 \* RD: a step starts only tasks its checkpoint schedules.
 StartsUnscheduled(c, s) == c \in DOMAIN sched /\ s \notin sched[c]
 
-\* RD: only a running task's body calls a task.
-CallerIdle(r, b) == b \notin r.running
+\* RD: a task no schedule names is made by the run of a task of the same step --
+\* one running (a call), or one whose last attempt failed here or whose error
+\* the store holds (its error handler).
+Failed(r, b) == b \in r.failed \/ WriteOf(r.cur, b).stored.kind = "error"
+CallerIdle(r, b) == b \notin r.running /\ ~Failed(r, b)
 
 \* FD: a run changes only its own branch -- never the checkpoint it left,
 \* never one older than the latest without forking it first.
@@ -384,7 +394,7 @@ Refused(p, ch) ==
 Made(p, ch, c, parent, depth, branch, origin) ==
     [ch |-> ch, parent |-> parent, order |-> Cardinality(DOMAIN ck) + 1, depth |-> depth,
      branch |-> branch, st |-> "made", by |-> p, digest |-> 0, origin |-> origin, edit |-> FALSE,
-     begun |-> {}]
+     begun |-> {}, handled |-> {}]
 
 \* The tasks checkpoint c schedules, as the runtime's routing decided them.
 Schedule(p, ch, c, tasks) ==
@@ -418,10 +428,12 @@ StartTask(p, ch, t, n, pa) ==
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight, ledger,
                    crashes, ending>>
 
-\* Running task b calls task t (of node n, path pa): a task its checkpoint does
-\* not schedule, made by a running task's body (LangGraph's functional-API
-\* `@task` call), run in the same step and storing its result on the same
-\* checkpoint -- so a call whose result is stored is never run again either.
+\* The run of task b makes task t (of node n, path pa): b's body calls it while
+\* b runs (LangGraph's functional-API `@task` call), or the runtime runs it as
+\* b's error handler once b failed (then t's result stands in for b's when the
+\* step completes).  Its checkpoint does not schedule t; t runs in the same
+\* step and stores its result on the same checkpoint -- so one whose result is
+\* stored is never run again either.
 CallTask(p, ch, b, t, n, pa) ==
     LET r == RunOf(p, ch) IN
     /\ HasRun(p, ch) /\ r.cur # 0
@@ -430,7 +442,9 @@ CallTask(p, ch, b, t, n, pa) ==
     /\ Broke({<<"RD", CallerIdle(r, b)>>, <<"PC", RerunsStored(p, ch, t)>>,
               <<"PC", RunsAhead(p, ch)>>})
     /\ Begin(p, ch, t, n, pa)
-    /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight,
+    /\ ck' = IF Known(r.cur) /\ b \notin r.running /\ Failed(r, b)
+             THEN [ck EXCEPT ![r.cur].handled = @ \cup {<<b, t>>}] ELSE ck
+    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight,
                    ledger, crashes, ending>>
 
 \* The logical work an effect belongs to: chain, branch, step depth, task path and
@@ -468,7 +482,9 @@ EndTask(p, ch, t, outcome, a, res) ==
     /\ Broke({<<"CO", DeliversForeign(res)>>, <<"FD", ChangesOtherBranch(p, ch, r.cur)>>})
     /\ wr' = Put(wr, r.cur, Put(WritesOf(r.cur), t, [WriteOf(r.cur, t) EXCEPT !.fly = Put(@, p, w)]))
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \cup {<<r.cur, t>>}]
-    /\ run' = [run EXCEPT ![<<p, ch>>].running = @ \ {t}]
+    /\ run' = [run EXCEPT ![<<p, ch>>] =
+                 [@ EXCEPT !.running = @ \ {t},
+                           !.failed = IF outcome = "error" THEN @ \cup {t} ELSE @ \ {t}]]
     /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, dlv, closed, alive, holders, ledger, crashes, ending>>
 
 \* Process p writes answer v to interrupt a against checkpoint c.
@@ -849,6 +865,16 @@ RunningAt(p, ch, t, i) ==
         /\ ~\E k \in Between(j, i) : Is(k, {"end"}) /\ hist[k].p = p /\ hist[k].ch = ch
                                     /\ hist[k].task = t
 
+\* The last attempt of task t in p's current step on ch, as of event i, ended in
+\* an error (the step began at the run's load or fork, or at p's last step).
+FailedAt(p, ch, t, i) ==
+    LET o == OpenAt(p, ch, i)
+        steps == {j \in Between(o, i) : Is(j, {"step"}) /\ hist[j].p = p /\ hist[j].ch = ch}
+        since == IF steps = {} THEN o ELSE MaxOf(steps)
+        ends == {j \in Between(since, i) : Is(j, {"end"}) /\ hist[j].p = p /\ hist[j].ch = ch
+                                           /\ hist[j].task = t}
+    IN  o # 0 /\ ends # {} /\ hist[MaxOf(ends)].outcome = "error"
+
 \* The checkpoint p's run on ch ran from when event i happened (0: none).
 CurAt(p, ch, i) ==
     LET o == OpenAt(p, ch, i)
@@ -1064,10 +1090,24 @@ ShapeOfTasks(tasks) == {[node |-> s.node, path |-> s.path] : s \in tasks}
 \* holds its result; in sync mode a step runs only from a stored checkpoint; a
 \* step is taken only when every scheduled task has a result; an invocation
 \* returns with all it made stored, and ends as it says.
+ResultAt(p, c, t, i) == HeldW(c, t, i - 1).kind = "ok" \/ HasOwnResult(p, c, t, i)
+
+\* Event j starts, from c, an error handler of task t (t is not running, and
+\* failed in this step or has its error stored).
+HandlesAt(j, c, t) ==
+    /\ Is(j, {"start"}) /\ hist[j].by = t
+    /\ CurAt(hist[j].p, hist[j].ch, j) = c
+    /\ ~RunningAt(hist[j].p, hist[j].ch, t, j)
+    /\ FailedAt(hist[j].p, hist[j].ch, t, j) \/ HeldW(c, t, j - 1).kind = "error"
+
+\* Every task the parent schedules has a result for the stepping process, its
+\* own or stored -- or an error handler of it has one.
 StepCompleteAt(i) ==
     LET e == hist[i] IN
     \A s \in SchedAt(e.parent, i) :
-        HeldW(e.parent, s.task, i - 1).kind = "ok" \/ HasOwnResult(e.p, e.parent, s.task, i)
+        \/ ResultAt(e.p, e.parent, s.task, i)
+        \/ \E j \in Before(i) :
+              HandlesAt(j, e.parent, s.task) /\ ResultAt(e.p, e.parent, hist[j].task, i)
 
 TasksSeen(i) == {hist[j].task : j \in {j \in Before(i) : Is(j, {"end", "putw"})}}
                 \cup UNION {{w.task : w \in hist[j].writes} : j \in {j \in Before(i) : Is(j, {"load", "read"})}}
@@ -1186,7 +1226,9 @@ FDRightAt(i) ==
 HistFD == Last(FDRightAt)
 
 \* RD over the history: every run from a checkpoint schedules the same tasks,
-\* and every task started from it is among them or called by a running one.
+\* and every task started from it is among them or made by the run of a task of
+\* the same step (called by one running, or handling one that failed or whose
+\* error is stored).
 RDRightAt(i) ==
         LET e == hist[i] IN
         /\ Is(i, {"schedule"}) /\ Scheduled(e.c, i) => SchedAt(e.c, i) = e.tasks
@@ -1196,7 +1238,9 @@ RDRightAt(i) ==
                   [task |-> hist[j].task, node |-> hist[j].node, path |-> hist[j].path] \in e.tasks
         /\ Is(i, {"start"}) /\ e.by = 0 /\ Scheduled(CurAt(e.p, e.ch, i), i) =>
               [task |-> e.task, node |-> e.node, path |-> e.path] \in SchedAt(CurAt(e.p, e.ch, i), i)
-        /\ Is(i, {"start"}) /\ e.by # 0 => RunningAt(e.p, e.ch, e.by, i)
+        /\ Is(i, {"start"}) /\ e.by # 0 =>
+              RunningAt(e.p, e.ch, e.by, i) \/ FailedAt(e.p, e.ch, e.by, i)
+              \/ HeldW(CurAt(e.p, e.ch, i), e.by, i - 1).kind = "error"
 HistRD == Last(RDRightAt)
 
 \* Each property's history form, by name: resume-check spec requires one per

@@ -55,6 +55,8 @@ APPS_SEEN_NEVER = [
     # the functional API: an @entrypoint whose @task calls run in parallel, a task that calls
     # a task, an interrupt inside a task and one in the entrypoint
     (f"{APPS / 'drafting.py'}:make_workflow", ["--input", '{"queries": ["tides"]}'], 2),
+    # a node whose error handler runs when it raises (a task no checkpoint schedules)
+    (f"{APPS / 'payments.py'}:make_graph", ["--input", '{"item": "lamp"}'], 1),
 ]
 
 
@@ -177,38 +179,6 @@ def test_an_app_that_is_not_a_compiled_graph_is_a_clear_error(tmp_path: Path) ->
         run.assert_no_traceback()
         assert run.returncode == 2, run
         assert message in run.stderr, run
-
-
-def test_a_graph_with_an_error_handler_is_refused_up_front(tmp_path: Path) -> None:
-    """LangGraph runs an error handler as a task no checkpoint schedules: said before any
-    cell is recorded, not 156 cells later as findings."""
-    _write(
-        tmp_path,
-        "handled.py",
-        """
-        from typing import TypedDict
-        from langgraph.graph import StateGraph, START, END
-
-        class S(TypedDict, total=False):
-            note: str
-
-        def flaky(state):
-            raise ValueError("upstream down")
-
-        def make(checkpointer):
-            g = StateGraph(S)
-            g.add_node("flaky", flaky, error_handler=lambda s: {"note": "handled"})
-            g.add_edge(START, "flaky")
-            g.add_edge("flaky", END)
-            return g.compile(checkpointer=checkpointer)
-        """,
-    )
-    run = run_cli("run", "langgraph", "--app", "handled:make", "--out", tmp_path / "o",
-                  cwd=tmp_path)  # fmt: skip
-    run.assert_no_traceback()
-    assert run.returncode == 2, run
-    assert "not supported yet: node(s) flaky have an error handler" in run.stderr, run
-    assert not (tmp_path / "o" / "traces").exists()
 
 
 def test_an_async_only_entrypoint_is_refused_up_front(tmp_path: Path) -> None:

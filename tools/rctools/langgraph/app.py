@@ -106,14 +106,6 @@ def load_factory(spec: str) -> Callable[[Any], Any]:
             "(async def); the matrix drives a graph through LangGraph's sync API (invoke), "
             'which cannot run them (docs/langgraph.md, "What --app records")'
         )
-    unsupported = handled_nodes(graph)
-    if unsupported:
-        raise AppError(
-            f"--app: not supported yet: node(s) {', '.join(unsupported)} have an error handler "
-            "(add_node(..., error_handler=...)); LangGraph runs the handler as a task no "
-            "checkpoint schedules, whose result stands in for the failed task's, which the "
-            'contract cannot place yet (docs/langgraph.md, "What --app records")'
-        )
     return factory
 
 
@@ -121,11 +113,6 @@ def _nodes(graph: Pregel) -> list[tuple[str, Any]]:
     """(name, PregelNode) of `graph` and of its subgraphs."""
     graphs = [graph] + [sub for _, sub in graph.get_subgraphs(recurse=True)]
     return [(name, node) for g in graphs for name, node in getattr(g, "nodes", {}).items()]
-
-
-def handled_nodes(graph: Pregel) -> list[str]:
-    """The nodes of `graph` and its subgraphs that have an error handler."""
-    return sorted({n for n, node in _nodes(graph) if getattr(node, "error_handler_node", None)})
 
 
 def async_only_nodes(graph: Pregel) -> list[str]:

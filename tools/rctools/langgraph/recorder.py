@@ -201,6 +201,7 @@ class Recorder:
         self._sched_exact: dict[str, list[dict[str, str]]] = {}  # computed, not yet written
         self._chunk_tasks: dict[str, list[tuple[str, str]]] = {}  # exit mode: from the stream
         self._results: dict[str, set[str]] = {}  # checkpoint -> tasks with a result
+        self._failed: dict[str, set[str]] = {}  # checkpoint -> tasks whose attempt failed
         self._pending: dict[str, list[str]] = {}  # checkpoint -> unanswered interrupts
         self._attempts: dict[tuple[Chain, str], Attempt] = {}
         self._paths: dict[tuple[Chain, str], str] = {}
@@ -715,8 +716,14 @@ class Recorder:
             if attempt.checkpoint is None:  # exit durability: the step it ran in
                 attempt.checkpoint = self._run(attempt.chain).cur
             self._ended.add((attempt.chain, attempt.checkpoint, attempt.task))
+            results = self._results.setdefault(attempt.checkpoint, set())
+            failed = self._failed.setdefault(attempt.checkpoint, set())
             if outcome == "ok":
-                self._results.setdefault(attempt.checkpoint, set()).add(attempt.task)
+                results.add(attempt.task)
+                if attempt.by in failed:
+                    results.add(attempt.by)  # an error handler's result stands in for it
+            elif outcome == "error":
+                failed.add(attempt.task)
 
         self._submit(lambda: attempt.started, write, "task_end")
 
