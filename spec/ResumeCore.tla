@@ -1090,6 +1090,13 @@ ShapeOfTasks(tasks) == {[node |-> s.node, path |-> s.path] : s \in tasks}
 \* holds its result; in sync mode a step runs only from a stored checkpoint; a
 \* step is taken only when every scheduled task has a result; an invocation
 \* returns with all it made stored, and ends as it says.
+
+\* As of event i, task t failed for p's run on ch: its last attempt in the step
+\* ended in an error, or the store holds its error (the history's Failed).
+FailedForAt(p, ch, t, i) ==
+    FailedAt(p, ch, t, i) \/ HeldW(CurAt(p, ch, i), t, i - 1).kind = "error"
+
+\* Task t has a result on c for p at i: held by the store, or p's own.
 ResultAt(p, c, t, i) == HeldW(c, t, i - 1).kind = "ok" \/ HasOwnResult(p, c, t, i)
 
 \* Event j starts, from c, an error handler of task t (t is not running, and
@@ -1097,8 +1104,7 @@ ResultAt(p, c, t, i) == HeldW(c, t, i - 1).kind = "ok" \/ HasOwnResult(p, c, t, 
 HandlesAt(j, c, t) ==
     /\ Is(j, {"start"}) /\ hist[j].by = t
     /\ CurAt(hist[j].p, hist[j].ch, j) = c
-    /\ ~RunningAt(hist[j].p, hist[j].ch, t, j)
-    /\ FailedAt(hist[j].p, hist[j].ch, t, j) \/ HeldW(c, t, j - 1).kind = "error"
+    /\ ~RunningAt(hist[j].p, hist[j].ch, t, j) /\ FailedForAt(hist[j].p, hist[j].ch, t, j)
 
 \* Every task the parent schedules has a result for the stepping process, its
 \* own or stored -- or an error handler of it has one.
@@ -1239,8 +1245,7 @@ RDRightAt(i) ==
         /\ Is(i, {"start"}) /\ e.by = 0 /\ Scheduled(CurAt(e.p, e.ch, i), i) =>
               [task |-> e.task, node |-> e.node, path |-> e.path] \in SchedAt(CurAt(e.p, e.ch, i), i)
         /\ Is(i, {"start"}) /\ e.by # 0 =>
-              RunningAt(e.p, e.ch, e.by, i) \/ FailedAt(e.p, e.ch, e.by, i)
-              \/ HeldW(CurAt(e.p, e.ch, i), e.by, i - 1).kind = "error"
+              RunningAt(e.p, e.ch, e.by, i) \/ FailedForAt(e.p, e.ch, e.by, i)
 HistRD == Last(RDRightAt)
 
 \* Each property's history form, by name: resume-check spec requires one per

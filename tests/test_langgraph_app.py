@@ -227,6 +227,23 @@ def test_every_interrupt_gets_an_answer_of_its_own_by_default(tmp_path: Path) ->
     assert json.loads(lines[0])["graph"]["open"] is True
 
 
+def test_an_error_handler_is_recorded_as_made_by_the_task_that_failed(tmp_path: Path) -> None:
+    """The handler LangGraph runs when `charge` raises is a task_start whose `by` is the
+    failed task, and the run that completes on its result conforms."""
+    code, document = _app_matrix(
+        tmp_path, f"{APPS / 'payments.py'}:make_graph", "--input", '{"item": "lamp"}',
+        "--scenarios", "app", "--durability", "sync", "--no-kill-inside", "--kill-stride", "1000",
+    )  # fmt: skip
+    assert code == 0
+    (clean,) = [c for c in _cells(document, "app") if c["fault"] == "none"]
+    assert clean["tested"]["status"] == "conforms", clean
+    events = _events(Path(clean["tested"]["trace"]))
+    failed = {e["task"] for e in events if e["ev"] == "task_end" and e["outcome"] == "error"}
+    handlers = [e for e in events if e["ev"] == "task_start" and e.get("by")]
+    assert [e["node"] for e in handlers] == ["__error_handler__charge"], handlers
+    assert handlers[0]["by"] in failed
+
+
 def test_input_and_answer_need_an_app(tmp_path: Path) -> None:
     run = invoke("run", "langgraph", "--backend", "sqlite", "--answer", "1", "--out", tmp_path)
     assert run.returncode == 2 and "go with --app" in run.stderr, run

@@ -229,8 +229,8 @@ class _Session:
         elif kind == "concurrent" and report.get("parked"):
             self.invoke_many("resume", int(step[1]), report["parked"][0])
             report = {"done": False}
-        elif kind in ("pinned", "again") and self._park(int(step[1]) if len(step) > 1 else 1):
-            report = self.invoke(kind, parked=self._park(int(step[1]) if len(step) > 1 else 1))
+        elif kind in ("pinned", "again") and (parked := self._park(*step[1:])):
+            report = self.invoke(kind, parked=parked)
         elif kind == "fork":
             report = self.invoke("fork", target=step[1])
         elif kind == "update":
@@ -360,10 +360,10 @@ class _Session:
                 self.result.parks += 1
         return report
 
-    def _park(self, k: int) -> dict[str, Any] | None:
+    def _park(self, k: int = 1) -> dict[str, Any] | None:
         """The k-th interrupt this thread parked at (1: the first), if it got that far."""
         parks = self.parks.get(self.thread, [])
-        return parks[k - 1] if 0 < k <= len(parks) else None
+        return parks[int(k) - 1] if 0 < int(k) <= len(parks) else None
 
 
 @dataclass

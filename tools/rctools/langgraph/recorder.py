@@ -132,8 +132,9 @@ class Attempt:
 
     @property
     def ns(self) -> str:
-        """A scheduled task's namespace is its chain's plus `node:task`; a functional-API
-        call's nests under its caller's instead (`own_ns`, from LangGraph's metadata)."""
+        """A scheduled task's namespace is its chain's plus `node:task`; a task another
+        task's run made (a functional-API call, an error handler) nests under that task's
+        instead (`own_ns`, from LangGraph's metadata)."""
         return self.own_ns or observe.task_ns(self.chain[1], self.node, self.task)
 
 
@@ -167,6 +168,7 @@ class Observed:
     answers: list[dict[str, str]]
     tasks: list[dict[str, str]] | None
     ok: set[str] = field(default_factory=set)
+    failed: set[str] = field(default_factory=set)  # tasks whose stored write is an error
     pending: list[str] = field(default_factory=list)  # unanswered interrupts, addressed
 
 
@@ -201,7 +203,8 @@ class Recorder:
         self._sched_exact: dict[str, list[dict[str, str]]] = {}  # computed, not yet written
         self._chunk_tasks: dict[str, list[tuple[str, str]]] = {}  # exit mode: from the stream
         self._results: dict[str, set[str]] = {}  # checkpoint -> tasks with a result
-        self._failed: dict[str, set[str]] = {}  # checkpoint -> tasks whose attempt failed
+        # checkpoint -> tasks whose attempt failed here or whose stored write is an error
+        self._failed: dict[str, set[str]] = {}
         self._pending: dict[str, list[str]] = {}  # checkpoint -> unanswered interrupts
         self._attempts: dict[tuple[Chain, str], Attempt] = {}
         self._paths: dict[tuple[Chain, str], str] = {}
@@ -318,7 +321,7 @@ class Recorder:
         tasks = self._schedule(chain, checkpoint, metadata)
         nodes = {t["task"]: t["node"] for t in tasks or ()}
         pending = [(str(t), c, v) for t, c, v in tup.pending_writes or ()]
-        writes, ok, waiting = [], set(), []
+        writes, ok, failed, waiting = [], set(), set(), []
         for task, seen in observe.collapse(pending).items():
             address = None
             if seen.kind == "interrupt":
@@ -326,6 +329,8 @@ class Recorder:
             writes.append({"task": task, "kind": seen.kind, "interrupt": address})
             if seen.kind == "ok":
                 ok.add(task)
+            elif seen.kind == "error":
+                failed.add(task)
         for status in read_task_statuses(pending).values():
             for intr in status.pending_interrupts:
                 for w in writes:
@@ -347,6 +352,7 @@ class Recorder:
             answers=answers,
             tasks=tasks,
             ok=ok,
+            failed=failed,
             pending=sorted(set(waiting)),
         )
 
@@ -376,6 +382,7 @@ class Recorder:
                     self._stored.add(seen.checkpoint)
                     self._steps[seen.checkpoint] = seen.step
                     self._results.setdefault(seen.checkpoint, set()).update(seen.ok)
+                    self._failed.setdefault(seen.checkpoint, set()).update(seen.failed)
                     self._pending[seen.checkpoint] = seen.pending
                 if not run_start:
                     return
