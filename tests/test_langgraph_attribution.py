@@ -163,6 +163,23 @@ def test_the_digest_is_the_same_for_equal_values_whatever_their_ids() -> None:
     assert digest({"log": ["A"]}) != digest({"log": ["A", "B"]})
 
 
+def test_answers_are_told_apart_in_the_trace_but_digest_alike_at_the_end() -> None:
+    # Two runs of one cell answer through different processes, and LangGraph gives their
+    # interrupts different ids; a correct saver's thread must still end with the reference's
+    # digest (a run-dependent answer made STATE fire on LangGraph's own SqliteSaver).
+    from rctools.langgraph.worker import Invocation, answer
+
+    def said(proc: str, interrupt: str) -> object:
+        parked = {"node": "review", "interrupt": interrupt}
+        return answer(parked, Invocation(kind="resume", proc=proc, nonce=proc))
+
+    assert said("w2", "a" * 32) != said("w3", "a" * 32) != said("w3", "b" * 32)
+    assert said("w2", "a" * 32) == said("w2", "a" * 32)
+    tested = {"log": [f"review(1){[said('w2', 'a' * 32)]}"]}
+    reference = {"log": [f"review(1){[said('w4', 'c' * 32)]}"]}
+    assert digest(tested) == digest(reference)
+
+
 def _side(trace: Path, end: FinalState | None = None, failure: str | None = None) -> Side:
     started = datetime(2026, 1, 1, tzinfo=UTC)
     return Side(CellRun(trace, failure=failure), end=end, started=started, seconds=1.5)

@@ -18,8 +18,8 @@ derives the rest of the plan, so it works for graphs it has never seen:
 - `app-update-older`: run to the end, then `update_state(None)` on an older checkpoint (as
   the node that ran before it), and on from the new branch.
 
-Every interrupt gets an answer of its own by default: `{"answer": "ok NODE", "interrupt": ID,
-"nonce": PROCESS}`, distinct per interrupt and per process, so an answer delivered to the wrong
+Every interrupt gets an answer of its own by default: `{"answer": "ok NODE", "nonce": UUID}`,
+the nonce distinct per interrupt and per process, so an answer delivered to the wrong
 interrupt, or delivered twice, shows in the trace. `--answer JSON` gives every interrupt that
 one value instead (for an app that reads its answers' shape); equal answers cannot be told
 apart then. The first invocation gets `--input` (default `{}`).

@@ -78,8 +78,8 @@ NEEDS_SERVER = {
     "answer_json",
     metavar="JSON",
     help="With --app: the value every interrupt() is answered with (default: a distinct "
-    'value per interrupt and process, {"answer": "ok NODE", "interrupt": ID, '
-    '"nonce": PROCESS}, so a misdelivered answer shows).',
+    'value per interrupt and process, {"answer": "ok NODE", "nonce": UUID}, so a '
+    "misdelivered answer shows).",
 )
 @click.option("--backend", metavar="NAME", help=f"A bundled backend: {', '.join(BACKENDS)}.")
 @click.option(

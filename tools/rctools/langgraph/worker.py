@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,10 +82,16 @@ class Cell:
 def answer(parked: dict[str, Any], job: Invocation) -> Any:
     """The job's resume value, else one unique to this interrupt and this process, so the
     trace tells every answer apart: one delivered to the wrong interrupt, or a stale one
-    delivered again, then has a value that was never answered to it."""
+    delivered again, then has a value that was never answered to it.
+
+    The nonce is a UUID (derived from the process and the interrupt id, both of which differ
+    from run to run) because the final-state digest reads every UUID as a placeholder: two runs
+    of one cell that end alike digest alike, whichever process answered and whatever ids
+    LangGraph gave the interrupts (`rctools.langgraph.final`)."""
     if job.answer is not None:
         return job.answer
-    return {"answer": f"ok {parked['node']}", "interrupt": parked["interrupt"], "nonce": job.nonce}
+    nonce = uuid.uuid5(uuid.NAMESPACE_URL, f"resume-check:{job.nonce}:{parked['interrupt']}")
+    return {"answer": f"ok {parked['node']}", "nonce": str(nonce)}
 
 
 def run(
