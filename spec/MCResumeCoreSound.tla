@@ -21,6 +21,7 @@ CONSTANTS
     Durabilities, Levels, Fencings,
     Values,          \* the answer values
     Digests,         \* the content digests a put or a load may report (0: unknown)
+    MadeDigests,     \* the content digests a step, fork or edit may be made with
     Outcomes,        \* the ends a task may report
     Moves            \* the kinds of move explored (a model may leave some out to go deeper)
 
@@ -66,9 +67,9 @@ AnyRun ==
               \E t \in TaskIds, o \in Outcomes, a \in {0} \cup Interrupts, res \in SUBSET Deliveries :
                   (o = "interrupt") = (a # 0) /\ EndTask(p, ch, t, o, a, res)
         \/ "resume" \in Moves /\ \E c \in Cks, a \in Interrupts, v \in Values : Resume(p, ch, c, a, v)
-        \/ "step" \in Moves /\ HasRun(p, ch) /\ Step(p, ch, Fresh, RunOf(p, ch).cur)
-        \/ "fork" \in Moves /\ \E src \in Cks : Fork(p, ch, src, Fresh)
-        \/ "update" \in Moves /\ \E parent \in Cks : Update(p, ch, parent, Fresh)
+        \/ "step" \in Moves /\ HasRun(p, ch) /\ \E d \in MadeDigests : Step(p, ch, Fresh, RunOf(p, ch).cur, d)
+        \/ "fork" \in Moves /\ \E src \in Cks, d \in MadeDigests : Fork(p, ch, src, Fresh, d)
+        \/ "update" \in Moves /\ \E parent \in Cks, d \in MadeDigests : Update(p, ch, parent, Fresh, d)
         \/ "putw" \in Moves /\
               \E c \in Cks, t \in TaskIds, o \in Outcomes, a \in {0} \cup Interrupts :
                   (o = "interrupt") = (a # 0) /\ PutWrites(p, ch, c, t, o, a)

@@ -247,10 +247,12 @@ ChangesOtherBranch(p, ch, c) == c # RunOf(p, ch).cur \/ RunOf(p, ch).pinned
 
 \* FD: a fork copy holds exactly the state of the checkpoint it copies and
 \* schedules the same work.
-ForkDiffers(c, digest) ==
-    /\ ck[c].origin # 0
-    /\ ck[ck[c].origin].digest # 0 /\ digest # 0
-    /\ ck[ck[c].origin].digest # digest
+CopyDiffers(src, digest) == ck[src].digest # 0 /\ digest # 0 /\ ck[src].digest # digest
+ForkDiffers(c, digest) == ck[c].origin # 0 /\ CopyDiffers(ck[c].origin, digest)
+
+\* CV: a checkpoint has one content -- the one it was made with, or else the
+\* one its first put or load showed; it is never stored or returned as another.
+ContentChanged(c, digest) == ck[c].digest # 0 /\ digest # 0 /\ ck[c].digest # digest
 
 ShapeOf(tasks) == {[node |-> s.node, path |-> s.path] : s \in tasks}
 ForkSchedulesOther(c, tasks) ==
@@ -332,9 +334,11 @@ Settle(recs) ==
 Landed(c, t, writes) == {w \in Flying(c, t) : SeenWrite(t, w) \in writes}
 
 \* What a load saw becomes stored: the checkpoint and every write it returned.
-StoreSeen(got, writes, answers) ==
-    /\ ck' = IF got # 0 /\ Known(got) /\ ck[got].st = "made"
-             THEN [ck EXCEPT ![got].st = "stored"] ELSE ck
+StoreSeen(got, digest, writes, answers) ==
+    /\ ck' = IF got # 0 /\ Known(got)
+             THEN [ck EXCEPT ![got].st = IF @ = "made" THEN "stored" ELSE @,
+                             ![got].digest = IF @ = 0 THEN digest ELSE @]
+             ELSE ck
     /\ latest' = IF got # 0 /\ Known(got) /\ Order(got) > Order(Latest(ck[got].ch))
                  THEN Put(latest, ck[got].ch, got) ELSE latest
     /\ Settle(IF got = 0 \/ got \notin DOMAIN wr THEN {}
@@ -361,7 +365,7 @@ Read(p, ch, asked, got, parent, digest, writes, answers) ==
     /\ Observe([ev |-> "read", p |-> p, ch |-> ch, asked |-> asked, got |-> got, parent |-> parent,
                 digest |-> digest, writes |-> writes, answers |-> answers])
     /\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>})
-    /\ StoreSeen(got, writes, answers)
+    /\ StoreSeen(got, digest, writes, answers)
     /\ UNCHANGED <<wf, sched, ans, run, alive, holders, inflight, ledger, crashes, ending>>
 
 \* Process p starts (or restarts) its run on chain ch from what a load returned.
@@ -370,7 +374,7 @@ Load(p, ch, asked, got, parent, digest, writes, answers, nested) ==
                 digest |-> digest, writes |-> writes, answers |-> answers, nested |-> nested])
     /\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>,
               <<"CO", Unfenced(ch, p)>>})
-    /\ StoreSeen(got, writes, answers)
+    /\ StoreSeen(got, digest, writes, answers)
     /\ run' = Put(run, <<p, ch>>,
                    NewRun(got, asked # 0 /\ got # 0 /\ Order(got) < Order(Latest(ch)), nested))
     /\ alive' = [alive EXCEPT ![p] = "up"]
@@ -390,10 +394,11 @@ Refused(p, ch) ==
     /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, run, alive, holders, inflight,
                    ledger, crashes, ending, closed>>
 
-\* A new checkpoint c of chain ch made by p in memory.
-Made(p, ch, c, parent, depth, branch, origin) ==
+\* A new checkpoint c of chain ch made by p in memory, with content digest d
+\* (0: not observed; then its first put or load fixes it).
+Made(p, ch, c, parent, depth, branch, origin, d) ==
     [ch |-> ch, parent |-> parent, order |-> Cardinality(DOMAIN ck) + 1, depth |-> depth,
-     branch |-> branch, st |-> "made", by |-> p, digest |-> 0, origin |-> origin, edit |-> FALSE,
+     branch |-> branch, st |-> "made", by |-> p, digest |-> d, origin |-> origin, edit |-> FALSE,
      begun |-> {}, handled |-> {}]
 
 \* The tasks checkpoint c schedules, as the runtime's routing decided them.
@@ -499,32 +504,33 @@ Resume(p, ch, c, a, v) ==
     /\ inflight' = [inflight EXCEPT ![p].ans = @ \cup {<<c, a, v>>}]
     /\ UNCHANGED <<wf, ck, latest, sched, wr, dlv, closed, run, alive, holders, ledger, crashes, ending>>
 
-\* Process p ends its step on ch and makes checkpoint c (in memory).
-Step(p, ch, c, parent) ==
+\* Process p ends its step on ch and makes checkpoint c (in memory) with
+\* content digest d.
+Step(p, ch, c, parent, d) ==
     LET r == RunOf(p, ch) IN
     /\ HasRun(p, ch) /\ r.running = {}
     /\ parent = r.cur
     /\ ~Known(c) /\ c # 0
     /\ parent = 0 \/ parent \in DOMAIN sched
-    /\ Observe([ev |-> "step", p |-> p, ch |-> ch, c |-> c, parent |-> parent])
+    /\ Observe([ev |-> "step", p |-> p, ch |-> ch, c |-> c, parent |-> parent, digest |-> d])
     /\ Broke(IF parent = 0 THEN {}
              ELSE {<<IF ck[parent].origin # 0 THEN "FD" ELSE "PC", StepIncomplete(p, ch)>>,
                    <<"FD", r.pinned>>})
     /\ ck' = ck @@ (c :> Made(p, ch, c, parent,
                               IF parent = 0 THEN 0 ELSE Depth(parent) + 1,
-                              IF parent = 0 THEN 0 ELSE Branch(parent), 0))
+                              IF parent = 0 THEN 0 ELSE Branch(parent), 0, d))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
     /\ run' = [run EXCEPT ![<<p, ch>>] = NewRun(c, FALSE, @.nested)]
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, alive, holders, ledger, crashes, ending>>
 
-\* Process p forks checkpoint src of ch (time travel): it makes the copy c and
-\* runs from it, on a new branch.
-Fork(p, ch, src, c) ==
+\* Process p forks checkpoint src of ch (time travel): it makes the copy c, with
+\* content digest d, and runs from it, on a new branch.
+Fork(p, ch, src, c, d) ==
     /\ Known(src) /\ ck[src].ch = ch /\ ck[src].st # "lost"
     /\ ~Known(c) /\ c # 0
-    /\ Observe([ev |-> "fork", p |-> p, ch |-> ch, c |-> c, parent |-> src])
-    /\ Broke({})
-    /\ ck' = ck @@ (c :> Made(p, ch, c, src, Depth(src), c, src))
+    /\ Observe([ev |-> "fork", p |-> p, ch |-> ch, c |-> c, parent |-> src, digest |-> d])
+    /\ Broke({<<"FD", CopyDiffers(src, d)>>})
+    /\ ck' = ck @@ (c :> Made(p, ch, c, src, Depth(src), c, src, d))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
     /\ run' = Put(run, <<p, ch>>, NewRun(c, FALSE, FALSE))
     /\ alive' = [alive EXCEPT ![p] = "up"]
@@ -533,15 +539,16 @@ Fork(p, ch, src, c) ==
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, ledger, crashes>>
 
 \* Process p edits the state of ch after checkpoint parent (update_state): it
-\* makes checkpoint c; an edit of an older checkpoint than the latest starts a
-\* branch.
-Update(p, ch, parent, c) ==
+\* makes checkpoint c, with content digest d; an edit of an older checkpoint than
+\* the latest starts a branch.
+Update(p, ch, parent, c, d) ==
     /\ Known(parent) /\ ck[parent].ch = ch /\ ck[parent].st # "lost"
     /\ ~Known(c) /\ c # 0
-    /\ Observe([ev |-> "update", p |-> p, ch |-> ch, c |-> c, parent |-> parent])
+    /\ Observe([ev |-> "update", p |-> p, ch |-> ch, c |-> c, parent |-> parent, digest |-> d])
     /\ Broke({<<"CO", Unfenced(ch, p)>>})
     /\ ck' = ck @@ (c :> [Made(p, ch, c, parent, Depth(parent) + 1,
-                               IF parent = Latest(ch) THEN Branch(parent) ELSE c, 0) EXCEPT !.edit = TRUE])
+                               IF parent = Latest(ch) THEN Branch(parent) ELSE c, 0, d)
+                          EXCEPT !.edit = TRUE])
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, run, alive, holders, ledger, crashes,
                    ending>>
@@ -563,9 +570,9 @@ PutCheckpoint(p, c, d) ==
     IN
     /\ c \in inflight[p].cks
     /\ Observe([ev |-> "put", p |-> p, c |-> c, digest |-> d])
-    /\ Broke({<<"FD", ForkDiffers(c, d)>>})
+    /\ Broke({<<"FD", ForkDiffers(c, d)>>, <<"CV", ContentChanged(c, d)>>})
     /\ ck' = [x \in DOMAIN ck |->
-                IF x = c THEN [ck[c] EXCEPT !.st = "stored", !.digest = d,
+                IF x = c THEN [ck[c] EXCEPT !.st = "stored", !.digest = IF @ = 0 THEN d ELSE @,
                                             !.parent = IF exit THEN StoredAncestor(@) ELSE @]
                 ELSE IF x \in gone THEN [ck[x] EXCEPT !.st = "lost"]
                 ELSE ck[x]]
@@ -724,12 +731,12 @@ RefPin(p) ==
 
 RefFork(p) ==
     /\ Up(p) /\ R(p).pinned /\ R(p).started = {}
-    /\ Fork(p, Chain, R(p).cur, Fresh)
+    /\ Fork(p, Chain, R(p).cur, Fresh, ck[R(p).cur].digest)
 
 \* An edit after a stored checkpoint, by a process that runs nothing.
 RefUpdate(p) ==
     /\ Fenced /\ alive[p] # "up"
-    /\ \E c \in DOMAIN ck : ck[c].st = "stored" /\ Update(p, Chain, c, Fresh)
+    /\ \E c \in DOMAIN ck : ck[c].st = "stored" /\ Update(p, Chain, c, Fresh, Fresh)
 
 RefSchedule(p) ==
     /\ Up(p) /\ R(p).cur # 0 /\ R(p).cur \notin DOMAIN sched
@@ -782,7 +789,7 @@ RefStep(p) ==
     /\ \/ c = 0
        \/ /\ c \in DOMAIN sched /\ sched[c] # {}
           /\ \A s \in sched[c] : HasResult(p, c, s.task)
-    /\ Step(p, Chain, Fresh, c)
+    /\ Step(p, Chain, Fresh, c, Fresh)
 
 \* A step's checkpoint is saved before its writes are (LangGraph's order is
 \* not fixed; the reference takes the simplest).  Exit mode saves only when
@@ -795,12 +802,9 @@ AboutToReturn(p) ==
        \/ \E s \in sched[c] : FlyOf(c, s.task, p).kind = "interrupt"
                               \/ WriteOf(c, s.task).stored.kind = "interrupt"
 
-\* The reference's content digest: each checkpoint its own, a fork copy its source's.
-ContentOf(c) == IF ck[c].origin # 0 THEN ck[ck[c].origin].digest ELSE c
-
 RefPut(p) ==
     /\ wf.durability = "exit" /\ <<p, Chain>> \in DOMAIN run => AboutToReturn(p)
-    /\ \/ \E c \in inflight[p].cks : PutCheckpoint(p, c, ContentOf(c))
+    /\ \/ \E c \in inflight[p].cks : PutCheckpoint(p, c, ck[c].digest)
        \/ \E w \in inflight[p].wrs :
             PutWrites(p, Chain, w[1], w[2], FlyOf(w[1], w[2], p).kind, FlyOf(w[1], w[2], p).interrupt)
        \/ \E x \in inflight[p].ans : PutAnswers(p, x[1])
@@ -845,6 +849,7 @@ Before(i) == 1..(i - 1)
 Between(i, j) == (i + 1)..(j - 1)
 Is(i, kinds) == hist[i].ev \in kinds
 MaxOf(S) == CHOOSE x \in S : \A y \in S : y <= x
+MinOf(S) == CHOOSE x \in S : \A y \in S : x <= y
 
 \* Process p's invocation ended at j: it crashed or returned.
 EndsAt(p, j) == Is(j, {"crash", "finish"}) /\ hist[j].p = p
@@ -933,9 +938,16 @@ ParentAt(c, i) ==
     THEN StoredAncestorAt(MadeParent(c), FirstStored(c, i))
     ELSE MadeParent(c)
 
-PutDigest(c, i) ==
-    LET ps == {j \in Before(i) : Is(j, {"put"}) /\ hist[j].c = c}
-    IN  IF ps = {} THEN 0 ELSE hist[MaxOf(ps)].digest
+\* The content checkpoint c has before event i: the digest it was made with, else
+\* the first one a put or a load of it showed (0: none yet).
+ShowsContent(j, c) ==
+    /\ Is(j, {"step", "fork", "update", "put", "load", "read"})
+    /\ hist[j].digest # 0
+    /\ IF Is(j, {"load", "read"}) THEN hist[j].got = c ELSE hist[j].c = c
+ContentAt(c, i) ==
+    LET js == {j \in Before(i) : ShowsContent(j, c)}
+    IN  IF js = {} THEN 0 ELSE hist[MinOf(js)].digest
+SameContent(c, d, i) == ContentAt(c, i) # 0 /\ d # 0 => d = ContentAt(c, i)
 
 \* What checkpoint c schedules, as first observed before i ({} if never).
 Scheduled(c, i) == \E j \in Before(i) : Is(j, {"schedule"}) /\ hist[j].c = c
@@ -1193,7 +1205,7 @@ LoadRightAt(i) ==
          /\ e.got \in MadeSet(i) /\ ChainOf(e.got) = e.ch /\ ~LostAt(e.got, i)
          /\ e.asked = 0 => e.got = last \/ (~StoredAt(e.got, i) /\ Newer(e.got, last))
          /\ e.parent = ParentAt(e.got, i)
-         /\ PutDigest(e.got, i) # 0 /\ e.digest # 0 => e.digest = PutDigest(e.got, i)
+         /\ SameContent(e.got, e.digest, i)
          /\ MustWritesAt(e.got, i) \subseteq e.writes
          /\ \A w \in e.writes : w = HeldW(e.got, w.task, i - 1) \/ FlyingW(e.got, w, i)
          /\ MustAnswersAt(e.got, i) \subseteq e.answers
@@ -1201,6 +1213,7 @@ LoadRightAt(i) ==
 
 CVRightAt(i) ==
         /\ Is(i, {"load", "read"}) => LoadRightAt(i)
+        /\ Is(i, {"put"}) => SameContent(hist[i].c, hist[i].digest, i)
         /\ Is(i, {"refused"}) => \E q \in Procs \ {hist[i].p} : Holds(q, hist[i].ch, i)
 HistCV == Last(CVRightAt)
 
@@ -1224,8 +1237,8 @@ FDRightAt(i) ==
         /\ Is(i, {"end", "step"}) => ~PinnedAt(e.p, e.ch, i)
         /\ Is(i, {"resume"}) => ~PinnedAt(e.p, e.ch, i) /\ e.c = CurAt(e.p, e.ch, i)
         /\ Is(i, {"putw"}) => PutwRightAt(i)
-        /\ Is(i, {"put"}) /\ IsFork(e.c) =>
-              (PutDigest(MadeParent(e.c), i) # 0 /\ e.digest # 0 => e.digest = PutDigest(MadeParent(e.c), i))
+        /\ Is(i, {"put"}) /\ IsFork(e.c) => SameContent(MadeParent(e.c), e.digest, i)
+        /\ Is(i, {"fork"}) => SameContent(e.parent, e.digest, i)
         /\ Is(i, {"schedule"}) /\ IsFork(e.c) /\ Scheduled(MadeParent(e.c), i) =>
               ShapeOfTasks(SchedAt(MadeParent(e.c), i)) = ShapeOfTasks(e.tasks)
         /\ Is(i, {"step"}) /\ IsFork(e.parent) => StepCompleteAt(i)

@@ -82,9 +82,9 @@ Apply(e) ==
     \/ e.ev = "effect" /\ Effect(e.proc, e.thread, e.task, e.intent, e.kind, e.status)
     \/ e.ev = "task_end" /\ EndTask(e.proc, e.thread, e.task, e.outcome, e.interrupt, e.resumed)
     \/ e.ev = "resume" /\ Resume(e.proc, e.thread, e.checkpoint, e.interrupt, e.value)
-    \/ e.ev = "step" /\ Step(e.proc, e.thread, e.checkpoint, e.parent)
-    \/ e.ev = "fork" /\ Fork(e.proc, e.thread, e.parent, e.checkpoint)
-    \/ e.ev = "update" /\ Update(e.proc, e.thread, e.parent, e.checkpoint)
+    \/ e.ev = "step" /\ Step(e.proc, e.thread, e.checkpoint, e.parent, e.digest)
+    \/ e.ev = "fork" /\ Fork(e.proc, e.thread, e.parent, e.checkpoint, e.digest)
+    \/ e.ev = "update" /\ Update(e.proc, e.thread, e.parent, e.checkpoint, e.digest)
     \/ e.ev = "put" /\ PutCheckpoint(e.proc, e.checkpoint, e.digest)
     \/ e.ev = "put_writes" /\ e.task # 0 /\
           PutWrites(e.proc, e.thread, e.checkpoint, e.task, e.kind, e.interrupt)

@@ -564,7 +564,8 @@ class Recorder:
                 return kind == "fork" or self._has_results(parent)
 
             def write() -> None:
-                self._write(kind, {**self._where(chain), "checkpoint": cid, "parent": parent})
+                made = {"checkpoint": cid, "parent": parent, "digest": dig}
+                self._write(kind, {**self._where(chain), **made})
                 self._made(chain, cid, int(metadata.get("step", -1)), moves=kind != "update")
                 if tasks is not None:
                     self._write_schedule(chain, cid, tasks)
