@@ -107,6 +107,9 @@ def test_a_fork_has_its_sources_content_digest(recorded: dict[str, tuple[Path, V
     assert forks
     for fork in forks:
         assert digest[fork["checkpoint"]] == digest[fork["parent"]]
+    # every checkpoint is made with the content it is saved with, a fork copy with its source's
+    made = [e for e in events if e["ev"] in ("step", "fork", "update")]
+    assert made and all(e["digest"] == digest[e["checkpoint"]] for e in made)
 
 
 @pytest.mark.parametrize("cell", ["two-interrupts.exit", "subgraph.exit"])
