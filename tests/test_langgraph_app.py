@@ -327,7 +327,7 @@ def test_an_app_on_a_broken_saver_is_a_saver_finding_and_on_a_correct_one_is_not
         run = run_cli(
             "run", "langgraph", "--app", f"{APPS / 'research.py'}:make_graph",
             "--saver", f"broken_savers:{saver}", "--durability", "sync", "--scenarios", "fork",
-            "--kill-stride", "3",
+            "--kill-stride", "3", "--api", "sync",
             "--format", "json", "--no-progress", *JOBS, "--out", tmp_path / saver, env=env,
         )  # fmt: skip
         run.assert_no_traceback()

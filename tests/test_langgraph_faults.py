@@ -24,7 +24,8 @@ ENV = {"PYTHONPATH": str(ROOT / "tests" / "fixtures")}
 
 def _matrix(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Run:
     run = run_cli(
-        "run", "langgraph", *args, "--format", "json", "--out", tmp_path, "--no-progress",
+        "run", "langgraph", *args, "--api", "sync", "--format", "json", "--out", tmp_path,
+        "--no-progress",
         *JOBS, env=env,
     )  # fmt: skip
     run.assert_no_traceback()

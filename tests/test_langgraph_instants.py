@@ -40,8 +40,9 @@ def _matrix(tmp_path: Path, saver: str, *cells: str, reference: bool = True) -> 
     globs = [arg for cell in cells for arg in ("--cells", cell)]
     run = run_cli(
         "run", "langgraph", "--saver", saver, "--scenarios", "two-interrupts",
-        "--durability", "sync,async", *globs, "--format", "json", "--out", tmp_path,
-        "--no-progress", *JOBS, *([] if reference else ["--no-reference"]), env=ENV,
+        "--durability", "sync,async", "--api", "sync", *globs, "--format", "json",
+        "--out", tmp_path, "--no-progress", *JOBS, *([] if reference else ["--no-reference"]),
+        env=ENV,
     )  # fmt: skip
     run.assert_no_traceback()
     document: dict[str, Any] = run.json()
@@ -88,6 +89,25 @@ def test_the_writes_of_a_call_held_in_the_store_classify_its_instant() -> None:
     put = {"call": "put", "checkpoint_id": "c1"}
     assert classify(put, {"found": True, "writes": []}) == ALL
     assert classify(put, {"found": False, "writes": []}) == NOTHING
+
+
+def test_an_answer_resent_by_another_process_is_another_write() -> None:
+    """Two answers to one interrupt differ only by their nonce (a UUID, which the final-state
+    digest reads as a placeholder): the store holding the first is not the second taken
+    effect, so a process killed while sending the second is not at the instant of one whose
+    second answer landed."""
+    from rctools.langgraph.effect import of_writes
+    from rctools.langgraph.worker import Invocation, answer
+
+    parked = {"node": "review", "interrupt": "a" * 32}
+    first, second = (
+        answer(parked, Invocation(kind="resume", proc=p, nonce=p)) for p in ("w2", "w3")
+    )
+    config = {"configurable": {"thread_id": "t1", "checkpoint_id": "c1"}}
+    held = of_writes(config, [("__resume__", first)], "0")["writes"]
+    call = of_writes(config, [("__resume__", second)], "0")
+    assert classify(call, {"found": True, "writes": held}) == NOTHING
+    assert classify(call, {"found": True, "writes": call["writes"]}) == ALL
 
 
 # -- real LangGraph, real SQLite, real SIGKILL ----------------------------------------------

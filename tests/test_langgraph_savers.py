@@ -38,6 +38,8 @@ def _matrix(tmp_path: Path, factory: str, scenarios: str, stride: int) -> dict[s
         scenarios,
         "--durability",
         "sync",
+        "--api",
+        "sync",
         "--kill-stride",
         str(stride),
         "--format",

@@ -32,6 +32,9 @@ import pytest
 with contextlib.suppress(ImportError):  # absent when this module runs as the worker
     from services import services  # noqa: F401  (session fixture: the real servers)
 
+# Savers with the sync and the async API: their matrix cells here run through the sync one
+# (test_langgraph_async.py drives the async API).
+BOTH_APIS = ("dynamodb", "dynamodb-checkpoint")
 THIRD_PARTY = (
     "mysql",
     "mysql-async",
@@ -400,7 +403,8 @@ def _matrix(backend: str, scenarios: str, out: Path, *extra: str) -> dict[str, A
 
     run = run_cli(
         "run", "langgraph", "--backend", backend, "--scenarios", scenarios,
-        "--durability", "sync", "--format", "json", "--no-progress", "--out", out, *extra,
+        "--durability", "sync", *(("--api", "sync") if backend in BOTH_APIS else ()),
+        "--format", "json", "--no-progress", "--out", out, *extra,
     )  # fmt: skip
     run.assert_no_traceback()
     document = run.json()

@@ -174,6 +174,20 @@ def sqlite_async() -> contextlib.AbstractAsyncContextManager[BaseCheckpointSaver
     return AsyncSqliteSaver.from_conn_string(str(store_dir() / "checkpoints.sqlite"))
 
 
+def sqlite_async_slowed() -> contextlib.AbstractAsyncContextManager[BaseCheckpointSaver]:
+    """`sqlite_slowed` for the async API: AsyncSqliteSaver whose `aput_writes` first waits."""
+    import asyncio
+
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    class SlowedAsyncSqliteSaver(AsyncSqliteSaver):
+        async def aput_writes(self, *args: Any, **kwargs: Any) -> None:
+            await asyncio.sleep(SLOWED_WRITES_SECONDS)
+            await super().aput_writes(*args, **kwargs)
+
+    return SlowedAsyncSqliteSaver.from_conn_string(str(store_dir() / "checkpoints.sqlite"))
+
+
 def _pg_schema_url() -> tuple[str, str, int]:
     """(url with the cell's schema as search_path, schema, advisory lock key)."""
     schema = f"rc_{cell_token()}"

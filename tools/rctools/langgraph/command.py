@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import click
@@ -22,6 +23,7 @@ from rctools.langgraph.app import (
     parse_json,
 )
 from rctools.langgraph.app import KINDS as APP_KINDS
+from rctools.langgraph.final import saver_apis
 from rctools.langgraph.matrix import (
     DURABILITIES,
     MODES,
@@ -34,7 +36,7 @@ from rctools.langgraph.matrix import (
 )
 from rctools.langgraph.report import fault_words, finish_matrix
 from rctools.langgraph.scenarios import ALL as SCENARIOS
-from rctools.langgraph_backends import BACKENDS, BackendError, resolve
+from rctools.langgraph_backends import BACKENDS, BackendError, Factory, resolve
 from rctools.suite import reports
 from rctools.suite.command import (
     fresh_traces,
@@ -101,6 +103,16 @@ NEEDS_SERVER = {
     help="Comma-separated LangGraph durability modes.",
 )
 @click.option(
+    "--api",
+    "api_choice",
+    type=click.Choice(["both", "sync", "async"]),
+    default="both",
+    show_default=True,
+    help="The saver API the graphs are driven through: both runs every cell through the "
+    "sync API and again through the async one (ainvoke on aget_tuple, aput...; cells named "
+    "*.ainvoke) when the saver has both, else through the one it has.",
+)
+@click.option(
     "--kill-stride",
     default=1,
     show_default=True,
@@ -141,6 +153,7 @@ def command(
     saver: str | None,
     scenarios: str | None,
     durability: str,
+    api_choice: str,
     kill_stride: int,
     kill_inside: bool,
     seed: int,
@@ -182,7 +195,9 @@ def command(
 
     \b
     A cell's name is SCENARIO.FAULT.DURABILITY, e.g. chain.kill-put-entry_2.sync (the trace
-    file's name and the summary's cells[].cell). The kill cells are known only once each
+    file's name and the summary's cells[].cell), with .ainvoke after it when the cell drives
+    the graph through the async API of a saver that has both (--api; the reference of such a
+    cell is LangGraph's AsyncSqliteSaver). The kill cells are known only once each
     fault-free run has counted its kill points, so the fault-free runs of every --scenarios
     and --durability are always recorded first (narrow those to plan less); --list prints
     the cells then; --cells and --stride choose among them what is recorded and judged (a
@@ -216,15 +231,16 @@ def command(
     started = _servers_for(name)
     fresh_traces(out)
     shown = Progress(progress)
-    plan = Plan(
-        picked,
-        modes,
-        kill_stride,
-        in_process=name == "memory",
-        kill_inside=kill_inside,
-        seed=seed,
-    )
     try:
+        plan = Plan(
+            picked,
+            modes,
+            kill_stride,
+            in_process=name == "memory",
+            kill_inside=kill_inside,
+            seed=seed,
+            apis=("",) if name == "memory" else _apis_for(api_choice, name, factory, out),
+        )
         shown.note(f"planning: the fault-free runs on {name} into {out}")
         planned = plan_matrix(
             out,
@@ -267,6 +283,24 @@ def command(
         f"{len(matrix.cells)} cells judged: {len(matrix.findings('saver'))} saver finding(s)"
     )
     return finish_matrix(matrix, invocation, fmt, out, shown, strict=strict, modes=modes)
+
+
+def _apis_for(choice: str, name: str, factory: Factory, out: Path) -> tuple[str, ...]:
+    """The APIs every cell runs through (`Plan.apis`) for --api CHOICE, from what the saver
+    implements: "" its own (sync where it has it), "async" its async API as well."""
+    probe = out / "cells" / "api-probe"
+    probe.mkdir(parents=True, exist_ok=True)
+    try:
+        has = saver_apis(probe, factory)
+    except BackendError as exc:
+        raise UsageError(f"{name}: {exc}") from None
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+    if choice != "both" and choice not in has:
+        raise UsageError(f"--api {choice}: {name} implements only the {', '.join(has)} API")
+    if choice == "sync" or has != {"sync", "async"}:
+        return ("",)
+    return ("async",) if choice == "async" else ("", "async")
 
 
 def _plan_for(

@@ -64,12 +64,16 @@ class CellRun:
         return None if self.asked is None else self.killed_at is not None
 
 
-def header(scenario: Scenario, fault: str, durability: str, backend: str) -> dict[str, Any]:
+def header(
+    scenario: Scenario, fault: str, durability: str, backend: str, api: str = ""
+) -> dict[str, Any]:
+    through = ", async API" if api == "async" else ""
     return record.header(
         scenario.build(),
         durability=durability,
         backend=backend,
-        scenario=f"{scenario.name} ({fault}, durability={durability}): {scenario.description}",
+        scenario=f"{scenario.name} ({fault}, durability={durability}{through}): "
+        f"{scenario.description}",
         thread=", ".join(scenario.threads),
     )
 
@@ -86,13 +90,15 @@ def run_cell(
     kill_point: tuple[str, int] | KillPoint | None = None,
     *,
     serialize: bool = True,
+    api: str = "",
 ) -> CellRun:
     """Records the cell into folder/trace.jsonl; the saver keeps its data in folder/store.
 
     `in_process`: every invocation runs in one worker process that keeps one saver (a saver
     that lives in memory has nothing to hand to a second process). `kill_point`: the
     (label, occurrence) to kill at (`killpoints`). `serialize=False`: saver calls of
-    different processes are not serialized, so they can race."""
+    different processes are not serialized, so they can race. `api="async"`: the graph is
+    driven through the saver's async API even where it has the sync one."""
     folder.mkdir(parents=True, exist_ok=True)
     store = folder / "store"
     store.mkdir(exist_ok=True)
@@ -106,8 +112,9 @@ def run_cell(
         make_input=scenario.make_input,
         factory=factory,
         serialize=serialize,
+        api=api,
     )
-    TraceFile(trace, "-").header(header(scenario, fault, durability, backend))
+    TraceFile(trace, "-").header(header(scenario, fault, durability, backend, api))
     result = CellRun(trace)
     if isinstance(kill_point, tuple):
         kill_point = KillPoint(*kill_point)

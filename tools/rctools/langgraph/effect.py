@@ -11,7 +11,8 @@ through the saver's own API whether the call took effect:
 
 - `put`: is the checkpoint it put there (`get_tuple` with its id)?
 - `put_writes`: how many of the call's writes (channel and value, digested in the canonical
-  form of `rctools.langgraph.final`, so any serializer reads alike) are among the pending
+  form of `rctools.langgraph.final`, so any serializer reads alike, ids kept: two answers
+  that differ only by their nonce are two writes) are among the pending
   writes of its task on its checkpoint? LangGraph's special channels (`__interrupt__`,
   `__resume__`, `__error__`...: one per task, replaced by the next) decide only a call made of
   them alone: an earlier call of the same task may have left the very same one.
@@ -60,7 +61,7 @@ def of_writes(config: Any, writes: Sequence[tuple[str, Any]], task_id: str) -> d
         "call": "put_writes",
         **_where(config, conf.get("checkpoint_id")),
         "task_id": str(task_id),
-        "writes": [[str(channel), digest(value)] for channel, value in writes],
+        "writes": [[str(channel), digest(value, ids=True)] for channel, value in writes],
     }
 
 
@@ -107,7 +108,7 @@ def _answer(identity: dict[str, Any], tup: Any) -> dict[str, Any]:
         return {"found": False, "writes": []}
     task = identity.get("task_id")
     writes = [
-        [str(channel), digest(value)]
+        [str(channel), digest(value, ids=True)]
         for task_id, channel, value in (tup.pending_writes or [])
         if task is not None and str(task_id) == task
     ]

@@ -52,30 +52,32 @@ class FinalState:
         return dataclasses.asdict(self) | {"next": list(self.next)}
 
 
-def _plain(value: Any) -> Any:
-    """`value` as JSON data, whatever object LangGraph or the app put in the state."""
+def _plain(value: Any, ids: bool) -> Any:
+    """`value` as JSON data, whatever object LangGraph or the app put in the state; UUIDs
+    replaced by a placeholder unless `ids`."""
     if hasattr(value, "model_dump"):
-        return _plain(value.model_dump())
+        return _plain(value.model_dump(), ids)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _plain(dataclasses.asdict(value))
+        return _plain(dataclasses.asdict(value), ids)
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): _plain(v, ids) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [_plain(v, ids) for v in value]
     if isinstance(value, set | frozenset):
-        return sorted((_plain(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+        return sorted((_plain(v, ids) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
     if isinstance(value, bytes):
         return value.hex()
-    if isinstance(value, str):
-        return _UUID.sub("<uuid>", value)
     if value is None or isinstance(value, bool | int | float):
         return value
-    return _UUID.sub("<uuid>", repr(value))
+    text = value if isinstance(value, str) else repr(value)
+    return text if ids else _UUID.sub("<uuid>", text)
 
 
-def digest(values: Any) -> str:
-    """The canonical digest of a thread's values (see the module's docstring)."""
-    text = json.dumps(_plain(values), sort_keys=True, separators=(",", ":"))
+def digest(values: Any, *, ids: bool = False) -> str:
+    """The canonical digest of a thread's values (see the module's docstring). `ids=True`
+    keeps UUIDs: within one run they tell values apart (two answers differ only by their
+    nonce), while across runs they must not (`ids=False`, comparing two runs' ends)."""
+    text = json.dumps(_plain(values, ids), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -105,6 +107,31 @@ def _read(build: Callable[[], Any], factory: Callable[[], Any]) -> dict[str, Any
             return _of(await _compiled(build, saver).aget_state(THREAD_CONFIG))
 
     return asyncio.run(aread())
+
+
+def _apis(factory: Callable[[], Any]) -> dict[str, Any]:
+    try:
+        with open_saver(factory) as saver:
+            return {"apis": sorted(api_of(saver))}
+    except BackendError as exc:
+        if "asynchronously" not in str(exc):
+            raise
+
+    async def aapis() -> dict[str, Any]:
+        async with aopen_saver(factory) as saver:
+            return {"apis": sorted(api_of(saver))}
+
+    return asyncio.run(aapis())
+
+
+def saver_apis(store: Path, factory: Callable[[], Any]) -> frozenset[str]:
+    """Which APIs the saver really implements ("sync", "async"), asked of a saver opened on
+    `store` by a fresh process (opening one may bind a connection or an event loop); raises
+    BackendError with the reason when it cannot be opened."""
+    answer = in_fresh_process(store, lambda: _apis(factory))
+    if "problem" in answer:
+        raise BackendError(f"the saver could not be opened: {answer['problem']}")
+    return frozenset(answer["apis"])
 
 
 def read_final(store: Path, build: Callable[[], Any], factory: Callable[[], Any]) -> FinalState:

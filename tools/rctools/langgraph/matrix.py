@@ -45,9 +45,19 @@ from rctools.langgraph.killpoints import KillPoint
 from rctools.langgraph.record import CONTRACT
 from rctools.langgraph.scenarios import ALL as SCENARIOS
 from rctools.langgraph.scenarios import Scenario
-from rctools.langgraph_backends import Factory, sqlite, sqlite_slowed
+from rctools.langgraph_backends import (
+    Factory,
+    sqlite,
+    sqlite_async,
+    sqlite_async_slowed,
+    sqlite_slowed,
+)
 
 REFERENCE = "sqlite"
+# The reference of a cell driven through the async API: LangGraph's own async SQLite saver,
+# so both sides of the cell run the same code path of LangGraph.
+ASYNC_REFERENCE = "sqlite-async"
+APIS = ("sync", "async")
 DURABILITIES = ("sync", "async", "exit")  # the default modes
 MODES = DURABILITIES
 # Scenarios killed at every point: the others add concurrency, time travel or a shape of
@@ -81,13 +91,17 @@ class CellKey:
     # "kill@N" (older callers): at the N-th point the cell reaches
     fault: str
     durability: str
+    # "async": driven through the saver's async API although it has the sync one too (the
+    # cell's name ends in .ainvoke); "": the saver's own API, sync where it has it
+    api: str = ""
 
     @property
     def slug(self) -> str:
         # a file name without shell or URL specials: kill:put @0.250#3 -> kill-put-at0.250_3
         fault = self.fault.replace("@", "at").replace("#", "_")
         fault = "".join(c if c.isalnum() or c in "-_." else "-" for c in fault)
-        return f"{self.scenario}.{fault}.{self.durability}"
+        through = ".ainvoke" if self.api == "async" else ""
+        return f"{self.scenario}.{fault}.{self.durability}{through}"
 
     @property
     def kill_at(self) -> int | None:
@@ -187,6 +201,9 @@ class Plan:
     seed: int = 0  # of the seeded instants: the same seed, the same cells
     # the multi-process scenarios once more with saver calls not serialized (fault "race")
     races: bool = True
+    # the APIs every cell runs through: "" the saver's own (sync where it has it), "async"
+    # its async API as well (a saver with both: `ainvoke` users reach only that one)
+    apis: tuple[str, ...] = ("",)
 
 
 Progress = Callable[[int, int, str], None]
@@ -229,7 +246,8 @@ def plan_matrix(
     progress = _Counter(expected, on_progress)
     planned = Planned([], {}, {}, catalogue)
     wave = [
-        CellKey(s, "none", d)
+        CellKey(s, "none", d, api)
+        for api in (("",) if plan.in_process else plan.apis)
         for d in plan.durabilities
         for s in plan.scenarios
         if _runs_in(plan, catalogue[s], d)
@@ -245,10 +263,10 @@ def plan_matrix(
             if expand is not None and not clean.run.failure:
                 more = [s for s in expand(scenario, clean.run) if _runs_in(plan, s, key.durability)]
                 catalogue.update((s.name, s) for s in more)
-                wave += [CellKey(s.name, "none", key.durability) for s in more]
+                wave += [CellKey(s.name, "none", key.durability, key.api) for s in more]
                 expected[0] += len(more)
             if plan.races and not plan.in_process and _several(scenario):
-                planned.keys.append(CellKey(key.scenario, RACE, key.durability))
+                planned.keys.append(CellKey(key.scenario, RACE, key.durability, key.api))
             if plan.in_process or not (key.scenario in KILLED or scenario.killed):
                 continue
             for point in killpoints.plan(
@@ -259,7 +277,7 @@ def plan_matrix(
                 seed=plan.seed,
                 inside=plan.kill_inside,
             ):
-                kill = CellKey(key.scenario, point.fault, key.durability)
+                kill = CellKey(key.scenario, point.fault, key.durability, key.api)
                 planned.keys.append(kill)
                 planned.points[kill] = point
     planned.keys.sort()
@@ -321,7 +339,7 @@ def run_matrix(
         # exactly the cells the saver under test ran, killed at the same moment (the n-th
         # time the same kind of point was reached)
         tasks = [
-            _Task(folder, k, REFERENCE, reference, False, _reference_point(cells[k]))
+            _Task(folder, k, REFERENCE, _for_api(reference, k), False, _reference_point(cells[k]))
             for k in sorted(cells)
         ]
         sides = _record_all(tasks, catalogue, jobs, lambda t: progress(f"reference {t.key.slug}"))
@@ -358,7 +376,7 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
     `reference_elsewhere` still names another chosen cell where the reference breaks a
     property the tested run breaks: a hint for a person, no part of the attribution."""
     traces: dict[tuple[str, ...], list[Path]] = {}
-    where: dict[tuple[str, str, str], str] = {}
+    where: dict[tuple[str, str, str, str], str] = {}
     for cell in matrix.cells:
         for side in cell.references:
             if side.verdict is not None:
@@ -370,11 +388,13 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
     for cell in matrix.cells:
         for side in cell.references:
             for prop in breaks(side.verdict):
-                where.setdefault((cell.key.scenario, cell.key.durability, prop), cell.key.fault)
+                where.setdefault(
+                    (cell.key.scenario, cell.key.durability, cell.key.api, prop), cell.key.fault
+                )
     for cell in matrix.cells:
         if cell.reference is None:
             continue
-        group = (cell.key.scenario, cell.key.durability)
+        group = (cell.key.scenario, cell.key.durability, cell.key.api)
         known = broken.get(_group(cell), frozenset())
         checks: list[str] = []
         tested = cell.tested
@@ -476,7 +496,7 @@ def _crash_line(trace: Path) -> int | None:
 
 def _group(cell: Cell) -> tuple[str, ...]:
     """The runs a tested run is compared with: the reference's runs of its own cell."""
-    return (cell.key.scenario, cell.key.fault, cell.key.durability)
+    return (cell.key.scenario, cell.key.fault, cell.key.durability, cell.key.api)
 
 
 def same_instant(cell: Cell) -> bool:
@@ -521,7 +541,8 @@ def _confirm(
         # fast store wins (only for the bundled reference: a --saver reference stays as it is)
         again = sqlite_slowed if attempt > 1 and reference is sqlite else reference
         tasks = [
-            _Task(folder, c.key, REFERENCE, again, False, _reference_point(c)) for c in suspects
+            _Task(folder, c.key, REFERENCE, _for_api(again, c.key), False, _reference_point(c))
+            for c in suspects
         ]
         sides = _record_all(
             tasks, catalogue, jobs, lambda t: progress(f"reference again {t.key.slug}")
@@ -532,6 +553,16 @@ def _confirm(
         _judge(suspects, judgments)
         _attribute(matrix, judgments)
         suspects = [c for c in suspects if set(c.checks) - {VALID, RUNS}]
+
+
+def _for_api(reference: Factory, key: CellKey) -> Factory:
+    """The reference saver of a cell: the bundled one's async twin for a cell driven through
+    the async API (a --saver reference runs as it is)."""
+    if key.api == "async" and reference is sqlite:
+        return sqlite_async
+    if key.api == "async" and reference is sqlite_slowed:
+        return sqlite_async_slowed
+    return reference
 
 
 def _reference_point(cell: Cell) -> KillPoint | None:
@@ -711,6 +742,7 @@ def _one(
         in_process=in_process,
         kill_point=kill_point or key.kill_point,
         serialize=key.fault != RACE,
+        api=key.api,
     )
     end = None
     if not in_process and not run.failure:
@@ -785,6 +817,7 @@ def to_json(matrix: Matrix) -> dict[str, Any]:
                 "scenario": c.key.scenario,
                 "fault": c.key.fault,
                 "durability": c.key.durability,
+                "api": c.key.api or "default",
                 "finding": c.finding,
                 "checks": list(c.checks),
                 "inconclusive": list(c.inconclusive),

@@ -77,6 +77,9 @@ class Cell:
     make_input: Callable[[], Any]
     factory: SaverFactory
     serialize: bool = True  # False: saver calls of different processes may race
+    # "async": drive the graph through the async API (ainvoke, aget_tuple, aput...) even
+    # when the saver has the sync one too; "": the sync API where the saver has it
+    api: str = ""
 
 
 def answer(parked: dict[str, Any], job: Invocation) -> Any:
@@ -98,11 +101,14 @@ def run(
     cell: Cell, job: Invocation, kill_fd: int | None, saver: BaseCheckpointSaver | None = None
 ) -> dict[str, Any]:
     """Runs the invocation in this (forked) process and returns the report. The graph is
-    driven through the sync API when the saver has one, else through the async API; `saver`
-    is given only when all invocations of a cell share one process (an in-memory saver)."""
+    driven through the sync API when the saver has one (unless the cell asks for the async
+    API), else through the async API; `saver` is given only when all invocations of a cell
+    share one process (an in-memory saver)."""
     os.environ[WORLD_VAR] = str(cell.folder / "world")
     if saver is not None:
         return _run_sync(cell, job, kill_fd, saver)
+    if cell.api == "async":
+        return asyncio.run(_run_async(cell, job, kill_fd))
     try:
         with open_saver(cell.factory) as opened:
             if "sync" in api_of(opened):
