@@ -58,7 +58,8 @@ def test_raising(resume_check_cell):
     pass
 
 @pytest.mark.resume_check(
-    saver=broken_savers.parent_as_latest, scenarios=["chain"], durability="sync", kill_stride=40
+    saver=broken_savers.parent_as_latest, scenarios=["chain"], durability="sync", kill_stride=40,
+    api="sync",
 )
 def test_broken(resume_check_cell):
     pass
@@ -68,6 +69,7 @@ def test_broken(resume_check_cell):
     scenarios=["chain", "pinned-twice"],
     durability=["sync"],
     kill_stride=40,
+    api="sync",
 )
 def test_correct(resume_check_cell):
     # the body may look at the cell; the verdict is enforced after it

@@ -7,7 +7,9 @@ A saver author marks a test with the factory and the part of the matrix to run:
     def test_resume(resume_check_cell):
         pass
 
-Every cell (scenario x fault x durability) becomes one test, `test_resume[chain.kill-end-A_1.sync]`:
+Every cell (scenario x fault x durability, and the API: `api="both"` drives a saver that has
+both through `ainvoke` too, cells named `*.ainvoke`) becomes one test,
+`test_resume[chain.kill-end-A_1.sync]`:
 a saver finding fails it with the property, the event and the trace file; a runtime finding
 (LangGraph breaks the cell on the reference saver too) is an xfail unless
 `--resume-check-strict`. The body runs first and may look at the cell; the verdict is enforced
@@ -56,6 +58,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="comma-separated durability modes: sync, async, exit (default: all three)",
     )
     group.addoption(
+        "--resume-check-api",
+        choices=("both", "sync", "async"),
+        help="the saver API the graphs are driven through, instead of the marker's (default: "
+        "both: a saver with both gets every cell twice, the second through ainvoke)",
+    )
+    group.addoption(
         "--resume-check-kill-stride",
         metavar="N",
         type=int,
@@ -82,9 +90,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{MARKER}(saver, name=None, scenarios=None, durability=None, kill_stride=1, "
-        "reference=True, in_process=False, strict=False): run the resume-check LangGraph "
-        f"matrix on the saver factory, one test per cell, for tests using the {FIXTURE} "
-        "fixture",
+        "reference=True, in_process=False, strict=False, api='both'): run the resume-check "
+        "LangGraph matrix on the saver factory, one test per cell, for tests using the "
+        f"{FIXTURE} fixture",
     )
     config.stash[_RUNS] = {}
 
@@ -228,6 +236,7 @@ def _settings(marker: pytest.Mark | None, config: pytest.Config) -> tuple[Any, b
         "reference",
         "in_process",
         "strict",
+        "api",
     }
     unknown = sorted(set(kwargs) - allowed)
     if unknown:
@@ -261,6 +270,7 @@ def _settings(marker: pytest.Mark | None, config: pytest.Config) -> tuple[Any, b
         and not config.getoption("--resume-check-no-reference"),
         in_process=bool(kwargs.get("in_process", False)),
         lifespan=given.lifespan,
+        api=str(config.getoption("--resume-check-api") or kwargs.get("api", "both")),
     )
     try:
         check_settings(settings)

@@ -45,6 +45,9 @@ class Settings:
     reference: bool = True
     in_process: bool = False
     lifespan: Callable[[], AsyncIterator[None]] | None = None
+    # the saver API the cells drive: "both" (a saver with both gets every cell twice, the
+    # second through ainvoke: cells named *.ainvoke), "sync" or "async"
+    api: str = "both"
 
 
 class Action(enum.Enum):
@@ -126,6 +129,8 @@ def check_settings(settings: Settings) -> None:
         raise CellError(f"durability takes {', '.join(MODES)}, not {settings.durabilities}")
     if settings.kill_stride < 1:
         raise CellError(f"kill_stride must be 1 or more, not {settings.kill_stride}")
+    if settings.api not in ("both", "sync", "async"):
+        raise CellError(f"api takes both, sync or async, not {settings.api!r}")
 
 
 def run_cells(
@@ -135,22 +140,32 @@ def run_cells(
 
     The matrix sets $RESUME_CHECK_STORE for each cell's processes; it is put back afterwards so
     the rest of the test session does not inherit the last cell's folder."""
-    from rctools.langgraph.matrix import REFERENCE, Plan, run_matrix
+    from rctools.langgraph.matrix import REFERENCE, Plan, apis_for, run_matrix
+    from rctools.langgraph_backends import BackendError
 
     check_settings(settings)
     _check_toolchain()
     reference = None
     if settings.reference and settings.name != REFERENCE:
         reference = resolve_factory(REFERENCE)
-    plan = Plan(
-        settings.scenarios, settings.durabilities, settings.kill_stride, settings.in_process
-    )
     clock = _CellClock(on_progress)
     shutil.rmtree(out, ignore_errors=True)
     before = os.environ.get(STORE_VAR)
     try:
         with _lifespan(settings.lifespan):
+            apis = ("",)
+            if not settings.in_process:
+                apis = apis_for(settings.api, settings.factory, out / "cells" / "api-probe")
+            plan = Plan(
+                settings.scenarios,
+                settings.durabilities,
+                settings.kill_stride,
+                settings.in_process,
+                apis=apis,
+            )
             matrix = run_matrix(out, settings.name, settings.factory, plan, reference, clock)
+    except BackendError as exc:
+        raise CellError(str(exc)) from None
     except ResumeCheckError as exc:
         raise CellError(f"{type(exc).__name__}: {exc}") from None
     finally:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import click
@@ -23,7 +22,6 @@ from rctools.langgraph.app import (
     parse_json,
 )
 from rctools.langgraph.app import KINDS as APP_KINDS
-from rctools.langgraph.final import saver_apis
 from rctools.langgraph.matrix import (
     DURABILITIES,
     MODES,
@@ -31,6 +29,7 @@ from rctools.langgraph.matrix import (
     Catalogue,
     Expand,
     Plan,
+    apis_for,
     plan_matrix,
     run_matrix,
 )
@@ -239,7 +238,7 @@ def command(
             in_process=name == "memory",
             kill_inside=kill_inside,
             seed=seed,
-            apis=("",) if name == "memory" else _apis_for(api_choice, name, factory, out),
+            apis=("",) if name == "memory" else _apis(api_choice, name, factory, out),
         )
         shown.note(f"planning: the fault-free runs on {name} into {out}")
         planned = plan_matrix(
@@ -285,22 +284,11 @@ def command(
     return finish_matrix(matrix, invocation, fmt, out, shown, strict=strict, modes=modes)
 
 
-def _apis_for(choice: str, name: str, factory: Factory, out: Path) -> tuple[str, ...]:
-    """The APIs every cell runs through (`Plan.apis`) for --api CHOICE, from what the saver
-    implements: "" its own (sync where it has it), "async" its async API as well."""
-    probe = out / "cells" / "api-probe"
-    probe.mkdir(parents=True, exist_ok=True)
+def _apis(choice: str, name: str, factory: Factory, out: Path) -> tuple[str, ...]:
     try:
-        has = saver_apis(probe, factory)
+        return apis_for(choice, factory, out / "cells" / "api-probe")
     except BackendError as exc:
         raise UsageError(f"{name}: {exc}") from None
-    finally:
-        shutil.rmtree(probe, ignore_errors=True)
-    if choice != "both" and choice not in has:
-        raise UsageError(f"--api {choice}: {name} implements only the {', '.join(has)} API")
-    if choice == "sync" or has != {"sync", "async"}:
-        return ("",)
-    return ("async",) if choice == "async" else ("", "async")
 
 
 def _plan_for(

@@ -40,12 +40,13 @@ from rctools.langgraph.attribution import (
     saver_breaks,
 )
 from rctools.langgraph.driver import CellRun, run_cell
-from rctools.langgraph.final import FinalState, read_final
+from rctools.langgraph.final import FinalState, read_final, saver_apis
 from rctools.langgraph.killpoints import KillPoint
 from rctools.langgraph.record import CONTRACT
 from rctools.langgraph.scenarios import ALL as SCENARIOS
 from rctools.langgraph.scenarios import Scenario
 from rctools.langgraph_backends import (
+    BackendError,
     Factory,
     sqlite,
     sqlite_async,
@@ -553,6 +554,25 @@ def _confirm(
         _judge(suspects, judgments)
         _attribute(matrix, judgments)
         suspects = [c for c in suspects if set(c.checks) - {VALID, RUNS}]
+
+
+def apis_for(choice: str, factory: Factory, probe: Path) -> tuple[str, ...]:
+    """`Plan.apis` for a choice of "both", "sync" or "async", from the APIs the saver
+    implements (asked of a fresh process with its store in `probe`, removed afterwards): ""
+    its own (sync where it has it), "async" its async API as well. BackendError when the
+    saver cannot be opened or lacks the API chosen."""
+    probe.mkdir(parents=True, exist_ok=True)
+    try:
+        has = saver_apis(probe, factory)
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+    if choice not in ("both", *APIS):
+        raise BackendError(f"api takes both, sync or async, not {choice!r}")
+    if choice != "both" and choice not in has:
+        raise BackendError(f"--api {choice}: the saver implements only the {', '.join(has)} API")
+    if choice == "sync" or has != {"sync", "async"}:
+        return ("",)
+    return ("async",) if choice == "async" else ("", "async")
 
 
 def _for_api(reference: Factory, key: CellKey) -> Factory:
