@@ -70,8 +70,9 @@ VARIABLES
     alive,    \* proc -> "down" | "up" | "ended"
     holders,  \* chain -> the processes up on it
     inflight, \* proc -> what it made that the store has not acknowledged
-    ledger,   \* effect key -> [fired, by, cut]: times fired, the process of the last fire,
-              \* and whether that process crashed since (cutting that work short)
+    ledger,   \* effect key -> [fired, by, task, over, cut]: times fired, the process and
+              \* task of the last fire, whether that attempt is over, and whether a
+              \* crash cut it short
     crashes,  \* crashes so far
     ending,   \* how the last invocation ended: "none", "running", "crashed", "done", "parked", "failed"
     broke,    \* the properties the last move broke
@@ -245,10 +246,19 @@ CallerIdle(r, b) == b \notin r.running /\ ~Failed(r, b)
 \* never one older than the latest without forking it first.
 ChangesOtherBranch(p, ch, c) == c # RunOf(p, ch).cur \/ RunOf(p, ch).pinned
 
+\* A checkpoint's copies: the checkpoint it is a fork copy of (transitively), and
+\* every copy of that one -- one state, whichever of them shows it first.
+RECURSIVE Root(_)
+Root(c) == IF ck[c].origin = 0 THEN c ELSE Root(ck[c].origin)
+Family(c) == {x \in DOMAIN ck : Root(x) = Root(c)}
+FamilyDigests(c) == {ck[x].digest : x \in Family(c)} \ {0}
+
 \* FD: a fork copy holds exactly the state of the checkpoint it copies and
-\* schedules the same work.
-CopyDiffers(src, digest) == ck[src].digest # 0 /\ digest # 0 /\ ck[src].digest # digest
-ForkDiffers(c, digest) == ck[c].origin # 0 /\ CopyDiffers(ck[c].origin, digest)
+\* schedules the same work -- whichever of the two shows its content or its
+\* schedule first.  CopyDiffers: a copy of src made with content d;
+\* FamilyDiffers: checkpoint c, its own content not yet known, shown with d.
+CopyDiffers(src, d) == d # 0 /\ \E x \in FamilyDigests(src) : x # d
+FamilyDiffers(c, d) == c # 0 /\ Known(c) /\ ck[c].digest = 0 /\ CopyDiffers(c, d)
 
 \* CV: a checkpoint has one content -- the one it was made with, or else the
 \* one its first put or load showed; it is never stored or returned as another.
@@ -256,17 +266,21 @@ ContentChanged(c, digest) == ck[c].digest # 0 /\ digest # 0 /\ ck[c].digest # di
 
 ShapeOf(tasks) == {[node |-> s.node, path |-> s.path] : s \in tasks}
 ForkSchedulesOther(c, tasks) ==
-    /\ ck[c].origin # 0
-    /\ ck[c].origin \in DOMAIN sched
-    /\ ShapeOf(sched[ck[c].origin]) # ShapeOf(tasks)
+    \E x \in Family(c) \ {c} : x \in DOMAIN sched /\ ShapeOf(sched[x]) # ShapeOf(tasks)
 
 \* EO: an effect fires as often as its kind's declared level allows: at most
-\* once for exactly-once and at-most-once, again only after a crash of the
-\* process that fired it last (the crash that cut that work short) for
-\* at-least-once; and (but for at-most-once) it is skipped only if it fired.
+\* once for exactly-once and at-most-once, again only after a crash cut short
+\* the work that fired it last (its process crashed while that attempt still
+\* ran or its ok result was still unsaved) for at-least-once; and (but for
+\* at-most-once) it is skipped only if it fired.
+Unfired == [fired |-> 0, by |-> 0, task |-> 0, over |-> TRUE, cut |-> FALSE]
+\* p's attempt of task t is over (it ended otherwise than ok, or its result was
+\* saved): a crash of p no longer cuts short the effects it fired.
+Over(l, p, t) == [k \in DOMAIN l |-> IF l[k].by = p /\ l[k].task = t THEN [l[k] EXCEPT !.over = TRUE]
+                                    ELSE l[k]]
 EffectWrong(key, kind, status) ==
     LET level == LevelOf(kind)
-        seen == Get(ledger, key, [fired |-> 0, by |-> 0, cut |-> FALSE])
+        seen == Get(ledger, key, Unfired)
     IN  IF status = "fired"
         THEN seen.fired > 0 /\ (level # "at-least-once" \/ ~seen.cut)
         ELSE seen.fired = 0 /\ level # "at-most-once"
@@ -364,7 +378,8 @@ StoreSeen(got, digest, writes, answers) ==
 Read(p, ch, asked, got, parent, digest, writes, answers) ==
     /\ Observe([ev |-> "read", p |-> p, ch |-> ch, asked |-> asked, got |-> got, parent |-> parent,
                 digest |-> digest, writes |-> writes, answers |-> answers])
-    /\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>})
+    /\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>,
+              <<"FD", FamilyDiffers(got, digest)>>})
     /\ StoreSeen(got, digest, writes, answers)
     /\ UNCHANGED <<wf, sched, ans, run, alive, holders, inflight, ledger, crashes, ending>>
 
@@ -373,7 +388,7 @@ Load(p, ch, asked, got, parent, digest, writes, answers, nested) ==
     /\ Observe([ev |-> "load", p |-> p, ch |-> ch, asked |-> asked, got |-> got, parent |-> parent,
                 digest |-> digest, writes |-> writes, answers |-> answers, nested |-> nested])
     /\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>,
-              <<"CO", Unfenced(ch, p)>>})
+              <<"FD", FamilyDiffers(got, digest)>>, <<"CO", Unfenced(ch, p)>>})
     /\ StoreSeen(got, digest, writes, answers)
     /\ run' = Put(run, <<p, ch>>,
                    NewRun(got, asked # 0 /\ got # 0 /\ Order(got) < Order(Latest(ch)), nested))
@@ -461,14 +476,15 @@ EffectKey(p, ch, t, i) ==
 Effect(p, ch, t, i, k, status) ==
     LET r == RunOf(p, ch)
         key == EffectKey(p, ch, t, i)
-        seen == Get(ledger, key, [fired |-> 0, by |-> 0, cut |-> FALSE])
+        seen == Get(ledger, key, Unfired)
     IN
     /\ HasRun(p, ch) /\ t \in r.running
     /\ Observe([ev |-> "effect", p |-> p, ch |-> ch, task |-> t, intent |-> i, kind |-> k,
                 status |-> status])
     /\ Broke({<<"EO", EffectWrong(key, k, status)>>})
     /\ ledger' = IF status = "fired"
-                 THEN Put(ledger, key, [fired |-> seen.fired + 1, by |-> p, cut |-> FALSE])
+                 THEN Put(ledger, key, [fired |-> seen.fired + 1, by |-> p, task |-> t, over |-> FALSE,
+                                        cut |-> FALSE])
                  ELSE ledger
     /\ run' = [run EXCEPT ![<<p, ch>>].pos[t] = @ + 1]
     /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight,
@@ -490,7 +506,8 @@ EndTask(p, ch, t, outcome, a, res) ==
     /\ run' = [run EXCEPT ![<<p, ch>>] =
                  [@ EXCEPT !.running = @ \ {t},
                            !.failed = IF outcome = "error" THEN @ \cup {t} ELSE @ \ {t}]]
-    /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, dlv, closed, alive, holders, ledger, crashes, ending>>
+    /\ ledger' = IF outcome = "ok" THEN ledger ELSE Over(ledger, p, t)
+    /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, dlv, closed, alive, holders, crashes, ending>>
 
 \* Process p writes answer v to interrupt a against checkpoint c.
 Resume(p, ch, c, a, v) ==
@@ -529,7 +546,7 @@ Fork(p, ch, src, c, d) ==
     /\ Known(src) /\ ck[src].ch = ch /\ ck[src].st # "lost"
     /\ ~Known(c) /\ c # 0
     /\ Observe([ev |-> "fork", p |-> p, ch |-> ch, c |-> c, parent |-> src, digest |-> d])
-    /\ Broke({<<"FD", CopyDiffers(src, d)>>})
+    /\ Broke({<<"FD", CopyDiffers(src, d)>>, <<"CO", Unfenced(ch, p)>>})
     /\ ck' = ck @@ (c :> Made(p, ch, c, src, Depth(src), c, src, d))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
     /\ run' = Put(run, <<p, ch>>, NewRun(c, FALSE, FALSE))
@@ -570,7 +587,7 @@ PutCheckpoint(p, c, d) ==
     IN
     /\ c \in inflight[p].cks
     /\ Observe([ev |-> "put", p |-> p, c |-> c, digest |-> d])
-    /\ Broke({<<"FD", ForkDiffers(c, d)>>, <<"CV", ContentChanged(c, d)>>})
+    /\ Broke({<<"FD", FamilyDiffers(c, d)>>, <<"CV", ContentChanged(c, d)>>})
     /\ ck' = [x \in DOMAIN ck |->
                 IF x = c THEN [ck[c] EXCEPT !.st = "stored", !.digest = IF @ = 0 THEN d ELSE @,
                                             !.parent = IF exit THEN StoredAncestor(@) ELSE @]
@@ -608,7 +625,8 @@ PutWrites(p, ch, c, t, k, a) ==
                                              kinds |-> w.kinds \cup {k}]))
     /\ Settle({rec})
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \ {<<c, t>>}]
-    /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, run, alive, holders, ledger, crashes, ending>>
+    /\ ledger' = Over(ledger, p, t)
+    /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, run, alive, holders, crashes, ending>>
 
 \* The saver acknowledged p's answers on c.
 PutAnswers(p, c) ==
@@ -692,8 +710,9 @@ Crash(p, kept) ==
     /\ holders' = [ch \in DOMAIN holders |-> holders[ch] \ {p}]
     /\ inflight' = [inflight EXCEPT ![p] = Empty]
     /\ crashes' = crashes + 1
-    /\ ledger' = [k \in DOMAIN ledger |-> IF ledger[k].by = p THEN [ledger[k] EXCEPT !.cut = TRUE, !.by = 0]
-                                        ELSE ledger[k]]
+    /\ ledger' = [k \in DOMAIN ledger |->
+                    IF ledger[k].by = p /\ ~ledger[k].over THEN [ledger[k] EXCEPT !.cut = TRUE, !.by = 0]
+                    ELSE ledger[k]]
     /\ ending' = IF \E q \in Procs \ {p} : alive[q] = "up" THEN "running" ELSE "crashed"
     /\ UNCHANGED <<wf, sched>>
 
@@ -949,6 +968,16 @@ ContentAt(c, i) ==
     IN  IF js = {} THEN 0 ELSE hist[MinOf(js)].digest
 SameContent(c, d, i) == ContentAt(c, i) # 0 /\ d # 0 => d = ContentAt(c, i)
 
+\* A checkpoint's copies (as the history made them): the checkpoint it is a fork
+\* copy of, transitively, and every copy of that one; the contents they showed
+\* before event i; checkpoint c, its own content not yet shown, shown with d
+\* agrees with them.
+RECURSIVE RootAt(_)
+RootAt(c) == IF IsFork(c) THEN RootAt(MadeParent(c)) ELSE c
+FamilyAt(c, i) == {x \in MadeSet(i) : RootAt(x) = RootAt(c)}
+FamilyContentAt(c, i) == {ContentAt(x, i) : x \in FamilyAt(c, i)} \ {0}
+FamilyAgrees(c, d, i) == ContentAt(c, i) = 0 /\ d # 0 => FamilyContentAt(c, i) \subseteq {d}
+
 \* What checkpoint c schedules, as first observed before i ({} if never).
 Scheduled(c, i) == \E j \in Before(i) : Is(j, {"schedule"}) /\ hist[j].c = c
 SchedAt(c, i) ==
@@ -1167,7 +1196,18 @@ PCRightAt(i) ==
 HistPC == Last(PCRightAt)
 
 \* EO over the history: an effect key fired again only for at-least-once, and only
-\* after the process that fired it last crashed in between; skipped only if fired.
+\* after a crash cut short the work that fired it last -- its process crashed
+\* before that task ended otherwise than ok or had a write saved; skipped only if
+\* fired.
+CutShort(j, i) ==
+    LET p == hist[j].p
+        t == hist[j].task
+    IN  \E k \in Between(j, i) :
+            /\ CrashAt(p, k)
+            /\ ~\E m \in Between(j, k) :
+                   /\ hist[m].p = p
+                   /\ \/ Is(m, {"putw"}) /\ hist[m].task = t
+                      \/ Is(m, {"end"}) /\ hist[m].task = t /\ hist[m].outcome # "ok"
 EORightAt(i) ==
         Is(i, {"effect"}) =>
             LET e == hist[i]
@@ -1175,19 +1215,20 @@ EORightAt(i) ==
                                             /\ KeyAt(j) = KeyAt(i)}
             IN  /\ e.status = "fired" /\ fired # {} =>
                      /\ LevelOf(e.kind) = "at-least-once"
-                     /\ ~NoCrash(hist[MaxOf(fired)].p, MaxOf(fired), i)
+                     /\ CutShort(MaxOf(fired), i)
                 /\ e.status = "skipped" => fired # {} \/ LevelOf(e.kind) = "at-most-once"
 HistEO == Last(EORightAt)
 
 \* CO over the history: a task receives only values answered to that interrupt and
 \* not lost, or recorded received by a stored write; an interrupt not yet consumed
-\* gets no second answer; under a lease no process loads or edits a chain another runs.
+\* gets no second answer; under a lease no process loads, edits or forks a chain
+\* another runs.
 CORightAt(i) ==
         LET e == hist[i] IN
         /\ Is(i, {"end"}) => \A d \in e.res : HeardAt(d.interrupt, d.value, i)
         /\ Is(i, {"resume"}) /\ ~ClosedAt(e.interrupt, i) =>
               \A j \in LiveAnswers(e.interrupt, i) : hist[j].p = e.p /\ hist[j].value = e.value
-        /\ Is(i, {"load", "update"}) /\ wf.fencing = "lease" =>
+        /\ Is(i, {"load", "update", "fork"}) /\ wf.fencing = "lease" =>
               \A q \in Procs \ {e.p} : ~Holds(q, e.ch, i)
 HistCO == Last(CORightAt)
 
@@ -1237,10 +1278,12 @@ FDRightAt(i) ==
         /\ Is(i, {"end", "step"}) => ~PinnedAt(e.p, e.ch, i)
         /\ Is(i, {"resume"}) => ~PinnedAt(e.p, e.ch, i) /\ e.c = CurAt(e.p, e.ch, i)
         /\ Is(i, {"putw"}) => PutwRightAt(i)
-        /\ Is(i, {"put"}) /\ IsFork(e.c) => SameContent(MadeParent(e.c), e.digest, i)
-        /\ Is(i, {"fork"}) => SameContent(e.parent, e.digest, i)
-        /\ Is(i, {"schedule"}) /\ IsFork(e.c) /\ Scheduled(MadeParent(e.c), i) =>
-              ShapeOfTasks(SchedAt(MadeParent(e.c), i)) = ShapeOfTasks(e.tasks)
+        /\ Is(i, {"fork"}) /\ e.digest # 0 => FamilyContentAt(e.parent, i) \subseteq {e.digest}
+        /\ Is(i, {"put"}) => FamilyAgrees(e.c, e.digest, i)
+        /\ Is(i, {"load", "read"}) /\ e.got \in MadeSet(i) => FamilyAgrees(e.got, e.digest, i)
+        /\ Is(i, {"schedule"}) =>
+              \A x \in FamilyAt(e.c, i) \ {e.c} :
+                  Scheduled(x, i) => ShapeOfTasks(SchedAt(x, i)) = ShapeOfTasks(e.tasks)
         /\ Is(i, {"step"}) /\ IsFork(e.parent) => StepCompleteAt(i)
 HistFD == Last(FDRightAt)
 
