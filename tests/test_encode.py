@@ -91,11 +91,12 @@ def test_ids_are_numbered_by_first_appearance(schema: TraceSchema) -> None:
     encoded = encode_trace(schema, header(), events)
     assert encoded.ids.tables["proc"] == {"zeta": 1, "alpha": 2}
     assert encoded.ids.tables["checkpoint"] == {"z-last": 1, "a-first": 2}
-    # load(answers, asked, checkpoint, digest, nested, parent, proc, refused, thread, writes)
+    # load(answers, asked, checkpoint, digest, nested, parent, proc, refused, thread, writes);
+    # step(checkpoint, digest, parent, proc, thread)
     assert events_part(encoded.tla) == (
         "<<TraceEvent_load({}, 0, 0, 0, FALSE, 0, 1, FALSE, 1, {}),\n"
-        "  TraceEvent_step(1, 0, 1, 1),\n"
-        "  TraceEvent_step(2, 1, 2, 1),\n"
+        "  TraceEvent_step(1, 0, 0, 1, 1),\n"
+        "  TraceEvent_step(2, 0, 1, 2, 1),\n"
         "  TraceEvent_put(1, 0, 2)>>]"
     )
 
