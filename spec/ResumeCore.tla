@@ -70,9 +70,9 @@ VARIABLES
     alive,    \* proc -> "down" | "up" | "ended"
     holders,  \* chain -> the processes up on it
     inflight, \* proc -> what it made that the store has not acknowledged
-    ledger,   \* effect key -> [fired, by, task, over, cut]: times fired, the process and
-              \* task of the last fire, whether that attempt is over, and whether a
-              \* crash cut it short
+    ledger,   \* effect key -> [fired, by, task, at, over, cut]: times fired, the process,
+              \* task and checkpoint of the last fire, whether that attempt ended
+              \* otherwise than ok, and whether a crash cut it short
     crashes,  \* crashes so far
     ending,   \* how the last invocation ended: "none", "running", "crashed", "done", "parked", "failed"
     broke,    \* the properties the last move broke
@@ -270,14 +270,18 @@ ForkSchedulesOther(c, tasks) ==
 
 \* EO: an effect fires as often as its kind's declared level allows: at most
 \* once for exactly-once and at-most-once, again only after a crash cut short
-\* the work that fired it last (its process crashed while that attempt still
-\* ran or its ok result was still unsaved) for at-least-once; and (but for
-\* at-most-once) it is skipped only if it fired.
-Unfired == [fired |-> 0, by |-> 0, task |-> 0, over |-> TRUE, cut |-> FALSE]
-\* p's attempt of task t is over (it ended otherwise than ok, or its result was
-\* saved): a crash of p no longer cuts short the effects it fired.
+\* the work that fired it last (its process crashed while that attempt had not
+\* ended otherwise than ok and its ok result was not yet stored on a stored
+\* checkpoint) for at-least-once; and (but for at-most-once) it is skipped only
+\* if it fired.
+Unfired == [fired |-> 0, by |-> 0, task |-> 0, at |-> 0, over |-> TRUE, cut |-> FALSE]
+\* p's attempt of task t ended otherwise than ok: a later crash of p does not cut
+\* short the effects it fired.
 Over(l, p, t) == [k \in DOMAIN l |-> IF l[k].by = p /\ l[k].task = t THEN [l[k] EXCEPT !.over = TRUE]
                                     ELSE l[k]]
+\* The work that fired ledger entry l is safe: its ok result is stored on a
+\* stored checkpoint.
+Saved(l) == l.at # 0 /\ ck[l.at].st = "stored" /\ StoredOk(l.at, l.task)
 EffectWrong(key, kind, status) ==
     LET level == LevelOf(kind)
         seen == Get(ledger, key, Unfired)
@@ -483,8 +487,8 @@ Effect(p, ch, t, i, k, status) ==
                 status |-> status])
     /\ Broke({<<"EO", EffectWrong(key, k, status)>>})
     /\ ledger' = IF status = "fired"
-                 THEN Put(ledger, key, [fired |-> seen.fired + 1, by |-> p, task |-> t, over |-> FALSE,
-                                        cut |-> FALSE])
+                 THEN Put(ledger, key, [fired |-> seen.fired + 1, by |-> p, task |-> t, at |-> r.cur,
+                                        over |-> FALSE, cut |-> FALSE])
                  ELSE ledger
     /\ run' = [run EXCEPT ![<<p, ch>>].pos[t] = @ + 1]
     /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight,
@@ -625,8 +629,7 @@ PutWrites(p, ch, c, t, k, a) ==
                                              kinds |-> w.kinds \cup {k}]))
     /\ Settle({rec})
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \ {<<c, t>>}]
-    /\ ledger' = Over(ledger, p, t)
-    /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, run, alive, holders, crashes, ending>>
+    /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, run, alive, holders, ledger, crashes, ending>>
 
 \* The saver acknowledged p's answers on c.
 PutAnswers(p, c) ==
@@ -711,7 +714,8 @@ Crash(p, kept) ==
     /\ inflight' = [inflight EXCEPT ![p] = Empty]
     /\ crashes' = crashes + 1
     /\ ledger' = [k \in DOMAIN ledger |->
-                    IF ledger[k].by = p /\ ~ledger[k].over THEN [ledger[k] EXCEPT !.cut = TRUE, !.by = 0]
+                    IF ledger[k].by = p /\ ~ledger[k].over /\ ~Saved(ledger[k])
+                    THEN [ledger[k] EXCEPT !.cut = TRUE, !.by = 0]
                     ELSE ledger[k]]
     /\ ending' = IF \E q \in Procs \ {p} : alive[q] = "up" THEN "running" ELSE "crashed"
     /\ UNCHANGED <<wf, sched>>
@@ -1197,17 +1201,17 @@ HistPC == Last(PCRightAt)
 
 \* EO over the history: an effect key fired again only for at-least-once, and only
 \* after a crash cut short the work that fired it last -- its process crashed
-\* before that task ended otherwise than ok or had a write saved; skipped only if
-\* fired.
+\* before that task's attempt ended otherwise than ok and before its ok result
+\* was stored on a stored checkpoint; skipped only if fired.
 CutShort(j, i) ==
     LET p == hist[j].p
         t == hist[j].task
+        c == CurAt(p, hist[j].ch, j)
     IN  \E k \in Between(j, i) :
             /\ CrashAt(p, k)
             /\ ~\E m \in Between(j, k) :
-                   /\ hist[m].p = p
-                   /\ \/ Is(m, {"putw"}) /\ hist[m].task = t
-                      \/ Is(m, {"end"}) /\ hist[m].task = t /\ hist[m].outcome # "ok"
+                   hist[m].p = p /\ Is(m, {"end"}) /\ hist[m].task = t /\ hist[m].outcome # "ok"
+            /\ ~(StoredAt(c, k) /\ HeldW(c, t, k - 1).kind = "ok")
 EORightAt(i) ==
         Is(i, {"effect"}) =>
             LET e == hist[i]
