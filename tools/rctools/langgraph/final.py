@@ -110,15 +110,8 @@ def _read(build: Callable[[], Any], factory: Callable[[], Any]) -> dict[str, Any
 
 
 def _apis(factory: Callable[[], Any]) -> dict[str, Any]:
-    try:
-        with open_saver(factory) as saver:
-            return {"apis": sorted(api_of(saver))}
-    except BackendError as exc:
-        if "asynchronously" not in str(exc):
-            raise
-
     async def aapis() -> dict[str, Any]:
-        async with aopen_saver(factory) as saver:
+        async with aopen_saver(factory) as saver:  # opens sync and async factories alike
             return {"apis": sorted(api_of(saver))}
 
     return asyncio.run(aapis())

@@ -55,9 +55,6 @@ from rctools.langgraph_backends import (
 )
 
 REFERENCE = "sqlite"
-# The reference of a cell driven through the async API: LangGraph's own async SQLite saver,
-# so both sides of the cell run the same code path of LangGraph.
-ASYNC_REFERENCE = "sqlite-async"
 APIS = ("sync", "async")
 DURABILITIES = ("sync", "async", "exit")  # the default modes
 MODES = DURABILITIES
@@ -576,8 +573,9 @@ def apis_for(choice: str, factory: Factory, probe: Path) -> tuple[str, ...]:
 
 
 def _for_api(reference: Factory, key: CellKey) -> Factory:
-    """The reference saver of a cell: the bundled one's async twin for a cell driven through
-    the async API (a --saver reference runs as it is)."""
+    """The reference saver of a cell: the bundled one's async twin (LangGraph's own
+    AsyncSqliteSaver) for a cell driven through the async API, so both sides run the same
+    code path of LangGraph (a --saver reference runs as it is)."""
     if key.api == "async" and reference is sqlite:
         return sqlite_async
     if key.api == "async" and reference is sqlite_slowed:
