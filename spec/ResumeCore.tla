@@ -162,9 +162,11 @@ HasRun(p, ch) == <<p, ch>> \in DOMAIN run /\ alive[p] = "up"
 (*   failed   the tasks whose last attempt in this step ended in an error  *)
 (*   pos      per task: the next op of its body (reference runtime only)   *)
 (*   res      per task: the deliveries its current attempt received       *)
-NewRun(c, pinned, nested) ==
+(*   hz       how many checkpoints were made when its load (or fork) began *)
+(*            it: the ones it surely comes after                           *)
+NewRun(c, pinned, nested, hz) ==
     [cur |-> c, pinned |-> pinned, nested |-> nested, started |-> {}, running |-> {}, failed |-> {},
-     pos |-> [t \in {} |-> 1], res |-> [t \in {} |-> {}]]
+     pos |-> [t \in {} |-> 1], res |-> [t \in {} |-> {}], hz |-> hz]
 
 \* A running task's record among those its step started.
 StartedAs(r, t) == CHOOSE s \in r.started : s.task = t
@@ -177,15 +179,25 @@ StartedAs(r, t) == CHOOSE s \in r.started : s.task = t
 \* The set of property names whose check failed, from <<name, failed>> pairs.
 Failing(checks) == {c[1] : c \in {c \in checks : c[2]}}
 
+\* Checkpoint x surely comes after checkpoint c: its maker made c before it, or
+\* made it in a run whose load began after c was made.  Two processes running one
+\* chain at once make checkpoints in no order the trace can see.
+After(x, c) == Order(c) <= ck[x].hz \/ (ck[x].by = ck[c].by /\ Order(c) < Order(x))
+
+\* A stored checkpoint of ch that no other stored one of ch surely comes after: the
+\* stored one of highest creation order is one; one made concurrently with it is too.
+Newest(ch, c) ==
+    Stored(c) /\ ck[c].ch = ch /\ ~\E x \in DOMAIN ck : Stored(x) /\ ck[x].ch = ch /\ After(x, c)
+
 \* CV: the checkpoint a load returned is the one it had to return: the one
-\* asked for, or (none asked) the stored one of highest creation order or a
-\* newer one still in flight; with the parent, content and pending writes
-\* that were saved.
+\* asked for, or (none asked) the stored one of highest creation order (or one
+\* made concurrently with it, see After) or a newer one still in flight; with the
+\* parent, content and pending writes that were saved.
 LoadWrong(ch, asked, got, parent, digest, writes, answers) ==
     \/ asked # 0 /\ got # asked /\ ~(got = 0 /\ ~Stored(asked))
     \/ asked = 0 /\ got = 0 /\ Latest(ch) # 0
-    \/ asked = 0 /\ got # 0 /\ ~(got = Latest(ch) \/ (Known(got) /\ ck[got].st = "made"
-                                                     /\ Order(got) > Order(Latest(ch))))
+    \/ asked = 0 /\ got # 0 /\ ~(got = Latest(ch) \/ Newest(ch, got)
+                                \/ (Known(got) /\ ck[got].st = "made" /\ Order(got) > Order(Latest(ch))))
     \/ got # 0 /\ ~Known(got)
     \/ got # 0 /\ Known(got) /\
           \/ ck[got].ch # ch
@@ -395,7 +407,8 @@ Load(p, ch, asked, got, parent, digest, writes, answers, nested) ==
               <<"FD", FamilyDiffers(got, digest)>>, <<"CO", Unfenced(ch, p)>>})
     /\ StoreSeen(got, digest, writes, answers)
     /\ run' = Put(run, <<p, ch>>,
-                   NewRun(got, asked # 0 /\ got # 0 /\ Order(got) < Order(Latest(ch)), nested))
+                   NewRun(got, asked # 0 /\ got # 0 /\ Order(got) < Order(Latest(ch)), nested,
+                          Cardinality(DOMAIN ck)))
     /\ alive' = [alive EXCEPT ![p] = "up"]
     /\ holders' = Put(holders, ch, Get(holders, ch, {}) \cup {p})
     /\ ending' = "running"
@@ -414,11 +427,14 @@ Refused(p, ch) ==
                    ledger, crashes, ending, closed>>
 
 \* A new checkpoint c of chain ch made by p in memory, with content digest d
-\* (0: not observed; then its first put or load fixes it).
+\* (0: not observed; then its first put or load fixes it).  It surely comes after
+\* p's own earlier checkpoints and, within a run, those made before the run's load
+\* began it (hz); outside a run, after every checkpoint made so far.
 Made(p, ch, c, parent, depth, branch, origin, d) ==
     [ch |-> ch, parent |-> parent, order |-> Cardinality(DOMAIN ck) + 1, depth |-> depth,
      branch |-> branch, st |-> "made", by |-> p, digest |-> d, origin |-> origin, edit |-> FALSE,
-     begun |-> {}, handled |-> {}]
+     begun |-> {}, handled |-> {},
+     hz |-> IF <<p, ch>> \in DOMAIN run THEN run[<<p, ch>>].hz ELSE Cardinality(DOMAIN ck)]
 
 \* The tasks checkpoint c schedules, as the runtime's routing decided them.
 Schedule(p, ch, c, tasks) ==
@@ -541,7 +557,7 @@ Step(p, ch, c, parent, d) ==
                               IF parent = 0 THEN 0 ELSE Depth(parent) + 1,
                               IF parent = 0 THEN 0 ELSE Branch(parent), 0, d))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
-    /\ run' = [run EXCEPT ![<<p, ch>>] = NewRun(c, FALSE, @.nested)]
+    /\ run' = [run EXCEPT ![<<p, ch>>] = NewRun(c, FALSE, @.nested, @.hz)]
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, alive, holders, ledger, crashes, ending>>
 
 \* Process p forks checkpoint src of ch (time travel): it makes the copy c, with
@@ -553,7 +569,7 @@ Fork(p, ch, src, c, d) ==
     /\ Broke({<<"FD", CopyDiffers(src, d)>>, <<"CO", Unfenced(ch, p)>>})
     /\ ck' = ck @@ (c :> Made(p, ch, c, src, Depth(src), c, src, d))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
-    /\ run' = Put(run, <<p, ch>>, NewRun(c, FALSE, FALSE))
+    /\ run' = Put(run, <<p, ch>>, NewRun(c, FALSE, FALSE, Cardinality(DOMAIN ck)))
     /\ alive' = [alive EXCEPT ![p] = "up"]
     /\ holders' = Put(holders, ch, Get(holders, ch, {}) \cup {p})
     /\ ending' = "running"
@@ -951,6 +967,17 @@ LatestAt(ch, i) ==
     IN  IF s = {} THEN 0 ELSE CHOOSE c \in s : \A d \in s : MadeIdx(d) <= MadeIdx(c)
 Newer(c, d) == d = 0 \/ MadeIdx(c) > MadeIdx(d)
 
+\* Checkpoint x surely came after c: its maker made c first, or made x in a run
+\* begun (by a load or a fork) after c was made; outside a run, after c was made.
+HorizonOf(x) ==
+    LET o == OpenAt(Maker(x), ChainOf(x), MadeIdx(x)) IN IF o = 0 THEN MadeIdx(x) ELSE o
+AfterH(x, c) == MadeIdx(c) < HorizonOf(x) \/ (Maker(x) = Maker(c) /\ MadeIdx(c) < MadeIdx(x))
+
+\* As of event i, c is a stored checkpoint of ch that no stored one surely came after.
+NewestAt(ch, c, i) ==
+    /\ c \in MadeSet(i) /\ ChainOf(c) = ch /\ StoredAt(c, i)
+    /\ ~\E x \in MadeSet(i) : ChainOf(x) = ch /\ StoredAt(x, i) /\ AfterH(x, c)
+
 \* The parent a load must report: the one it was made with, but (exit durability)
 \* one saved by its maker hangs under the nearest checkpoint stored before.
 RECURSIVE StoredAncestorAt(_, _)
@@ -1248,7 +1275,8 @@ LoadRightAt(i) ==
     /\ e.asked = 0 /\ e.got = 0 => last = 0
     /\ e.got # 0 =>
          /\ e.got \in MadeSet(i) /\ ChainOf(e.got) = e.ch /\ ~LostAt(e.got, i)
-         /\ e.asked = 0 => e.got = last \/ (~StoredAt(e.got, i) /\ Newer(e.got, last))
+         /\ e.asked = 0 => \/ e.got = last \/ NewestAt(e.ch, e.got, i)
+                           \/ ~StoredAt(e.got, i) /\ Newer(e.got, last)
          /\ e.parent = ParentAt(e.got, i)
          /\ SameContent(e.got, e.digest, i)
          /\ MustWritesAt(e.got, i) \subseteq e.writes
