@@ -75,9 +75,26 @@ class Run:
 
     def __str__(self) -> str:
         return (
-            f"resume-check {' '.join(self.args)} -> {self.returncode}\n"
+            f"resume-check {' '.join(self.args)} -> {self.returncode}\n{self._findings()}"
             f"--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
         )
+
+    __repr__ = __str__
+
+    def _findings(self) -> str:
+        """A matrix report's cells that did not conform, first: a CI log keeps only the
+        start of a failing assertion's message."""
+        try:
+            cells = json.loads(self.stdout)["details"]["cells"]
+        except (ValueError, KeyError, TypeError):
+            return ""
+        lines = [
+            f"  {c.get('scenario')} {c.get('fault')}: {c.get('finding')} checks={c.get('checks')}"
+            f" runtime={c.get('runtime')} tested={(c.get('tested') or {}).get('verdict')}"
+            for c in cells
+            if isinstance(c, dict) and c.get("finding") != "conforms"
+        ]
+        return "--- cells that do not conform\n" + "\n".join(lines) + "\n" if lines else ""
 
 
 def run_cli(
