@@ -64,3 +64,34 @@ def test_cells_records_only_the_chosen_kill_cells_and_jobs_keeps_their_verdicts(
     # the fault-free run planned the kill cells, and was not reported
     assert (tmp_path / "cells" / "sqlite" / "chain.none.sync" / "trace.jsonl").is_file()
     assert len(summary["traces"]) == 3  # judged: the chosen cells (sqlite is the reference)
+    profile = summary["details"]["profile"]
+    assert profile["name"] == "full"
+    assert profile["left_out"] == "nothing; --scenarios, --durability as given"
+
+
+def test_the_quick_profile_kills_once_per_kind_of_point(tmp_path: Path) -> None:
+    full = [line.split()[0] for line in _run(tmp_path / "full", "--list").stdout.splitlines()]
+    run = _run(tmp_path / "quick", "--list", "--profile", "quick")
+    assert run.returncode == 0, run
+    quick = [line.split()[0] for line in run.stdout.splitlines()]
+    assert set(quick) < set(full) and "chain.none.sync" in quick
+
+    def kinds(names: list[str]) -> list[str]:
+        """The kind of each kill cell's point, from its name (chain.kill-put-at0.136_5.sync)."""
+        found = []
+        for name in names:
+            fault = name.removeprefix("chain.").removesuffix(".sync")
+            if not fault.startswith("kill-"):
+                continue
+            words = fault.removeprefix("kill-").rsplit("_", 1)[0].split("-")
+            if words[0] in ("start", "end"):
+                found.append(words[0])
+            elif "-at0." in fault or "-at1." in fault:
+                found.append(f"{words[0]} @")
+            elif "sql" in words:
+                found.append(f"{words[0]} sql")
+            else:
+                found.append(f"{words[0]} {words[-1]}")
+        return found
+
+    assert sorted(kinds(quick)) == sorted(set(kinds(full)))  # every kind, once

@@ -221,6 +221,7 @@ def test_collect_only_records_nothing(tmp_path_factory: pytest.TempPathFactory) 
         ('saver="no_such_module:f"', "cannot import 'no_such_module'"),
         ("", "no saver: give @pytest.mark.resume_check(saver=factory)"),
         ('saver="broken_savers:correct_sqlite", kill_strid=3', "unknown argument(s) kill_strid"),
+        ('saver="broken_savers:correct_sqlite", profile="fast"', "profile takes quick, pr, full"),
     ],
 )
 def test_a_misconfigured_marker_is_a_collection_error_that_says_why(

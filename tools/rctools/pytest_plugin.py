@@ -64,6 +64,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "both: a saver with both gets every cell twice, the second through ainvoke)",
     )
     group.addoption(
+        "--resume-check-profile",
+        choices=("quick", "pr", "full"),
+        help="how much of the matrix, instead of the marker's (default: full): quick, every "
+        "scenario fault-free in durability sync and one kill point of each kind in four "
+        "scenarios; pr, every durability and two points of each kind; full, every point",
+    )
+    group.addoption(
         "--resume-check-kill-stride",
         metavar="N",
         type=int,
@@ -89,8 +96,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(saver, name=None, scenarios=None, durability=None, kill_stride=1, "
-        "reference=True, in_process=False, strict=False, api='both'): run the resume-check "
+        f"{MARKER}(saver, name=None, scenarios=None, durability=None, kill_stride=None, "
+        "profile='full', reference=True, in_process=False, strict=False, api='both'): run the "
+        "resume-check "
         "LangGraph matrix on the saver factory, one test per cell, for tests using the "
         f"{FIXTURE} fixture",
     )
@@ -233,6 +241,7 @@ def _settings(marker: pytest.Mark | None, config: pytest.Config) -> tuple[Any, b
         "scenarios",
         "durability",
         "kill_stride",
+        "profile",
         "reference",
         "in_process",
         "strict",
@@ -250,22 +259,27 @@ def _settings(marker: pytest.Mark | None, config: pytest.Config) -> tuple[Any, b
         given = Saver(resolve_factory(saver)) if isinstance(saver, str) else as_factory(saver)
     except CellError as exc:
         raise _Misconfigured(str(exc)) from None
-    from rctools.langgraph.matrix import DURABILITIES
-    from rctools.langgraph.scenarios import ALL as SCENARIOS
+    from rctools.langgraph.profiles import DEFAULT, PROFILES
 
+    name = str(config.getoption("--resume-check-profile") or kwargs.get("profile") or DEFAULT)
+    if name not in PROFILES:
+        raise _Misconfigured(f"{MARKER} marker: profile takes {', '.join(PROFILES)}, not {name!r}")
+    profile = PROFILES[name]
     scenarios = _names(config.getoption("--resume-check-scenarios")) or _names(
         kwargs.get("scenarios")
     )
     durability = _names(config.getoption("--resume-check-durability")) or _names(
         kwargs.get("durability")
     )
-    stride = config.getoption("--resume-check-kill-stride") or kwargs.get("kill_stride", 1)
+    stride = config.getoption("--resume-check-kill-stride") or kwargs.get("kill_stride")
     settings = Settings(
         factory=given.factory,
         name=str(kwargs.get("name") or given.name or _name_of(saver)),
-        scenarios=scenarios or tuple(SCENARIOS),
-        durabilities=durability or DURABILITIES,
-        kill_stride=int(stride),
+        scenarios=scenarios or profile.scenarios,
+        durabilities=durability or profile.durabilities,
+        kill_stride=int(stride or 1),
+        per_kind=0 if stride else profile.per_kind,
+        killed=None if scenarios else profile.killed,
         reference=bool(kwargs.get("reference", True))
         and not config.getoption("--resume-check-no-reference"),
         in_process=bool(kwargs.get("in_process", False)),

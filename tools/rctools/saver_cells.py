@@ -42,6 +42,10 @@ class Settings:
     scenarios: tuple[str, ...]
     durabilities: tuple[str, ...]
     kill_stride: int = DEFAULT_STRIDE
+    # of the kill points left, a few of each kind (a --profile's choice; 0: all of them), and
+    # the scenarios killed (None: the matrix's own) -- rctools.langgraph.profiles
+    per_kind: int = 0
+    killed: tuple[str, ...] | None = None
     reference: bool = True
     in_process: bool = False
     lifespan: Callable[[], AsyncIterator[None]] | None = None
@@ -162,6 +166,8 @@ def run_cells(
                 settings.kill_stride,
                 settings.in_process,
                 apis=apis,
+                per_kind=settings.per_kind,
+                killed=settings.killed,
             )
             matrix = run_matrix(out, settings.name, settings.factory, plan, reference, clock)
     except BackendError as exc:

@@ -33,6 +33,8 @@ from rctools.langgraph.matrix import (
     plan_matrix,
     run_matrix,
 )
+from rctools.langgraph.profiles import DEFAULT as DEFAULT_PROFILE
+from rctools.langgraph.profiles import PROFILES
 from rctools.langgraph.report import fault_words, finish_matrix
 from rctools.langgraph.scenarios import ALL as SCENARIOS
 from rctools.langgraph_backends import BACKENDS, BackendError, Factory, resolve
@@ -96,10 +98,22 @@ NEEDS_SERVER = {
     "--app: all of its kinds).",
 )
 @click.option(
-    "--durability",
-    default=",".join(DURABILITIES),
+    "--profile",
+    "profile_name",
+    type=click.Choice(list(PROFILES)),
+    default=DEFAULT_PROFILE,
     show_default=True,
-    help="Comma-separated LangGraph durability modes.",
+    help="How much of the matrix to record. quick: every scenario fault-free, durability "
+    "sync, the latest kill point of each kind (node start/end, each saver call's entry and "
+    "exit, inside a write) in four killed scenarios -- about two minutes; pr: every "
+    "durability and killed scenario, the latest and the first point of each kind; full: "
+    "every kill point. --scenarios, --durability and --kill-stride override it.",
+)
+@click.option(
+    "--durability",
+    default=None,
+    help="Comma-separated LangGraph durability modes (default: the profile's; full: "
+    f"{','.join(DURABILITIES)}).",
 )
 @click.option(
     "--api",
@@ -113,11 +127,11 @@ NEEDS_SERVER = {
 )
 @click.option(
     "--kill-stride",
-    default=1,
-    show_default=True,
+    default=None,
     type=click.IntRange(1),
     help="SIGKILL at every N-th kill point (node start/end, saver call entry/exit, inside "
-    "write calls), of the sorted list the fault-free run gives.",
+    "write calls), of the sorted list the fault-free run gives, instead of the profile's "
+    "choice (full: every point).",
 )
 @click.option(
     "--kill-inside/--no-kill-inside",
@@ -151,9 +165,10 @@ def command(
     backend: str | None,
     saver: str | None,
     scenarios: str | None,
-    durability: str,
+    profile_name: str,
+    durability: str | None,
     api_choice: str,
-    kill_stride: int,
+    kill_stride: int | None,
     kill_inside: bool,
     seed: int,
     reference: bool,
@@ -216,8 +231,14 @@ def command(
         raise UsageError(
             f"--jobs above 1 is not safe on {name}: its cells can share a database; use --jobs 1"
         )
-    catalogue, expand, picked = _plan_for(app_spec, input_json, answer_json, scenarios)
-    modes = tuple(d for d in durability.split(",") if d)
+    profile = PROFILES[profile_name]
+    catalogue, expand, picked = _plan_for(
+        app_spec,
+        input_json,
+        answer_json,
+        scenarios if app_spec else (scenarios or ",".join(profile.scenarios)),
+    )
+    modes = tuple(d for d in (durability or ",".join(profile.durabilities)).split(",") if d)
     if not modes or set(modes) - set(MODES):
         raise UsageError(f"--durability takes {', '.join(MODES)}")
     try:
@@ -234,7 +255,10 @@ def command(
         plan = Plan(
             picked,
             modes,
-            kill_stride,
+            kill_stride or 1,
+            per_kind=0 if kill_stride else profile.per_kind,
+            # an app's scenarios are killed as the app plans them; --scenarios names what to kill
+            killed=None if app_spec or scenarios else profile.killed,
             in_process=name == "memory",
             kill_inside=kill_inside,
             seed=seed,
@@ -281,7 +305,26 @@ def command(
     shown.note(
         f"{len(matrix.cells)} cells judged: {len(matrix.findings('saver'))} saver finding(s)"
     )
-    return finish_matrix(matrix, invocation, fmt, out, shown, strict=strict, modes=modes)
+    given = [
+        option
+        for option, value in (
+            ("--scenarios", scenarios),
+            ("--durability", durability),
+            ("--kill-stride", kill_stride),
+        )
+        if value
+    ]
+    left_out = profile.left_out + (f"; {', '.join(given)} as given" if given else "")
+    return finish_matrix(
+        matrix,
+        invocation,
+        fmt,
+        out,
+        shown,
+        strict=strict,
+        modes=modes,
+        profile=(profile.name, left_out),
+    )
 
 
 def _apis(choice: str, name: str, factory: Factory, out: Path) -> tuple[str, ...]:

@@ -126,6 +126,50 @@ def plan(
     return points[:: max(stride, 1)]
 
 
+def kind(label: str) -> str:
+    """What a kill point is, whatever node, task path, statement or instant it names: `start`,
+    `end`, `put entry`, `put_writes exit`, `put sql` (between two statements), `put @` (a
+    seeded instant inside the call). Two points of one kind test the same thing of a saver
+    at different places of a run."""
+    words = label.split()
+    head = words[0] if words else label
+    if head in ("start", "end"):
+        return head
+    if " @" in label:
+        return f"{head} @"
+    for round_trip in ROUND_TRIPS:
+        if f" {round_trip} " in label:
+            return f"{head} {round_trip}"
+    return f"{head} {words[-1]}" if len(words) > 1 else head
+
+
+def by_kind(points: list[KillPoint], per_kind: int, reached: list[str]) -> list[KillPoint]:
+    """At most `per_kind` points of each kind (`kind`), the ones a saver's bug most likely
+    shows at: first the latest occurrence of the label reached most often (the node a resume
+    re-enters, the call made on every step: the most work acknowledged before it, so a write
+    or checkpoint lost there is one a resume needs), then the earliest point, then the rest
+    from the latest back. `reached`: the labels in the order the fault-free run first reached
+    them (its `points`), which breaks ties between labels reached as often. Kept in `points`'
+    order."""
+    when = {label: n for n, label in enumerate(reached)}
+    groups: dict[str, list[KillPoint]] = {}
+    for point in points:
+        groups.setdefault(kind(point.label), []).append(point)
+    chosen: set[KillPoint] = set()
+    for group in groups.values():
+        often: dict[str, int] = {}
+        for point in group:
+            often[point.label] = max(often.get(point.label, 0), point.occurrence)
+        latest = sorted(
+            group,
+            key=lambda p: (often[p.label], when.get(p.counted_as, -1), p.occurrence, p.label),
+            reverse=True,
+        )
+        order = [latest[0], latest[-1], *latest[1:-1]] if len(latest) > 1 else latest
+        chosen.update(order[:per_kind])
+    return [p for p in points if p in chosen]
+
+
 # What the store held of a write call the saver under test was killed inside (`effect`),
 # read back by a fresh process through the saver (rctools.langgraph.effect):
 NOTHING = "none"  # nothing of the call: the same instant as a kill at the call's entry

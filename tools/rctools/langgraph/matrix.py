@@ -202,6 +202,11 @@ class Plan:
     # the APIs every cell runs through: "" the saver's own (sync where it has it), "async"
     # its async API as well (a saver with both: `ainvoke` users reach only that one)
     apis: tuple[str, ...] = ("",)
+    # n > 0: of the points kill_stride leaves, at most n of each kind (killpoints.by_kind) per
+    # fault-free run -- what a profile keeps of a run's points instead of thinning them
+    per_kind: int = 0
+    # the scenarios killed (None: KILLED, and every app scenario that asks to be)
+    killed: tuple[str, ...] | None = None
 
 
 Progress = Callable[[int, int, str], None]
@@ -265,21 +270,32 @@ def plan_matrix(
                 expected[0] += len(more)
             if plan.races and not plan.in_process and _several(scenario):
                 planned.keys.append(CellKey(key.scenario, RACE, key.durability, key.api))
-            if plan.in_process or not (key.scenario in KILLED or scenario.killed):
+            if plan.in_process or not _killed(plan, key.scenario, scenario):
                 continue
-            for point in killpoints.plan(
+            points = killpoints.plan(
                 clean.run.points,
                 clean.run.lines,
                 clean.run.durations,
                 stride=plan.kill_stride,
                 seed=plan.seed,
                 inside=plan.kill_inside,
-            ):
+            )
+            if plan.per_kind:
+                points = killpoints.by_kind(points, plan.per_kind, list(clean.run.points))
+            for point in points:
                 kill = CellKey(key.scenario, point.fault, key.durability, key.api)
                 planned.keys.append(kill)
                 planned.points[kill] = point
     planned.keys.sort()
     return planned
+
+
+def _killed(plan: Plan, name: str, scenario: Scenario) -> bool:
+    """Whether a scenario's cells include kills: a built-in one in KILLED (or the plan's own
+    list), an app's that asks to be (`Scenario.killed`)."""
+    return name in (KILLED if plan.killed is None else plan.killed) or (
+        plan.killed is None and scenario.killed
+    )
 
 
 def run_matrix(

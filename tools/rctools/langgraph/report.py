@@ -55,6 +55,7 @@ def finish_matrix(
     *,
     strict: bool,
     modes: tuple[str, ...],
+    profile: tuple[str, str] | None = None,
 ) -> int:
     """summary.json, the report in `fmt` and the exit code, by the framework's finish step: a
     row per cell for the trace on the saver under test, the reference's verdicts beside, and
@@ -86,8 +87,11 @@ def finish_matrix(
         verdicts,
         references,
         matrix_exit_code(matrix, strict),
-        to_json(matrix),
-        render_text(matrix, out),
+        {
+            **to_json(matrix),
+            **({"profile": {"name": profile[0], "left_out": profile[1]}} if profile else {}),
+        },
+        render_text(matrix, out, profile),
         render_junit(matrix, invocation, strict),
     )
     return finish(
@@ -131,9 +135,12 @@ def _why(cell: Cell) -> str:
     return describe(cell.tested)
 
 
-def render_text(matrix: Matrix, out: Path) -> str:
+def render_text(matrix: Matrix, out: Path, profile: tuple[str, str] | None = None) -> str:
     """A row per scenario and durability, then the findings with their trace files."""
-    lines = [f"LangGraph conformance matrix: {matrix.backend} (reference: {REFERENCE})", ""]
+    lines = [f"LangGraph conformance matrix: {matrix.backend} (reference: {REFERENCE})"]
+    if profile is not None:
+        lines.append(f"profile {profile[0]}; left out: {profile[1]}")
+    lines.append("")
     lines.append(f"{'scenario':<18} {'durability':<10} {'no fault':<28} SIGKILL at each point")
     rows: dict[tuple[str, str], list[Cell]] = {}
     for cell in matrix.cells:

@@ -1,0 +1,112 @@
+"""What each `--profile` of `run langgraph` costs and catches: cells, wall time and CPU-seconds
+on a correct saver, and which savers of the project's broken-saver zoo it reports as saver
+findings (`tests/fixtures/broken_savers.py`, the savers `tests/test_langgraph_savers.py`
+catches one scenario at a time).
+
+Every run is the command a saver author types, through the saver's sync API, two cells at a
+time (`--jobs 2`), each cell on the saver and on the reference:
+
+    resume-check run langgraph --saver broken_savers:NAME --profile P --api sync --jobs 2
+
+CPU-seconds are the children's (the recording processes and TLC). The machine is shared:
+read wall time beside CPU.
+
+    python bench/profiles_bench.py --profiles quick --out bench/profiles-results.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+CORRECT = ("correct_sqlite",)
+ZOO = (
+    "drops_pending_writes",
+    "parent_as_latest",
+    "writes_kept_in_memory",
+    "write_behind_objectstorage",
+    "ignores_checkpoint_id",
+    "namespaces_mixed",
+    "latest_by_step",
+    "history_only_latest",
+    "stops_early",
+    "two_step_put",
+    "thread_prefix",
+)
+
+
+def _children_cpu() -> float:
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return kids.ru_utime + kids.ru_stime
+
+
+def run(saver: str, profile: str) -> dict[str, object]:
+    """One `run langgraph` on broken_savers:SAVER: its wall, CPU, cells and saver findings."""
+    with tempfile.TemporaryDirectory() as out:
+        command = [
+            *(str(Path(sys.executable).with_name("resume-check")), "run", "langgraph"),
+            *("--saver", f"broken_savers:{saver}", "--profile", profile, "--api", "sync"),
+            *("--jobs", "2", "--no-progress", "--format", "json", "--out", out),
+        ]
+        env = {**os.environ, "PYTHONPATH": str(FIXTURES)}
+        wall, cpu = time.monotonic(), _children_cpu()
+        done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+        wall, cpu = time.monotonic() - wall, _children_cpu() - cpu
+    try:
+        details = json.loads(done.stdout)["details"]
+    except (ValueError, KeyError):
+        return {"saver": saver, "error": done.stderr[-500:], "wall": wall, "cpu": cpu}
+    found = [c for c in details["cells"] if c["finding"] in ("saver", "saver-error")]
+    return {
+        "saver": saver,
+        "wall": wall,
+        "cpu": cpu,
+        "cells": details["counts"]["cells"],
+        "saver_findings": len(found),
+        "checks": sorted({check for c in found for check in c["checks"]}),
+        "exit": done.returncode,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--profiles", default="quick")
+    parser.add_argument("--savers", default=",".join(CORRECT + ZOO))
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    lines = ["# `run langgraph --profile` (`bench/profiles_bench.py`)", ""]
+    for profile in args.profiles.split(","):
+        rows = [run(saver, profile) for saver in args.savers.split(",")]
+        caught = [r for r in rows if r["saver"] in ZOO and r.get("saver_findings")]
+        zoo = [r for r in rows if r["saver"] in ZOO]
+        lines += [
+            f"## {profile}: {len(caught)} of {len(zoo)} broken savers caught",
+            "",
+            "| saver | cells | wall | CPU (children) | saver findings | checks | exit |",
+            "|---|---:|---:|---:|---:|---|---:|",
+        ]
+        for r in rows:
+            if "error" in r:
+                lines.append(f"| {r['saver']} | could not run: {r['error']!r} | | | | | |")
+                continue
+            lines.append(
+                f"| {r['saver']} | {r['cells']} | {r['wall']:.0f} s | {r['cpu']:.0f} s | "
+                f"{r['saver_findings']} | {', '.join(r['checks']) or '-'} | {r['exit']} |"
+            )
+        lines.append("")
+        print("\n".join(lines), flush=True)
+    if args.out:
+        args.out.write_text("\n".join(lines), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
