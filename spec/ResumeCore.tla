@@ -61,7 +61,7 @@ VARIABLES
               \*                   handled: <<t, h>> -- h ran from it as t's error handler]
     latest,   \* chain -> the stored checkpoint of highest creation order
     sched,    \* checkpoint id -> the set of [task, node, path] it schedules, once known
-    wr,       \* checkpoint id -> task -> [stored, fly, kinds]: the task's pending write
+    wr,       \* checkpoint id -> task -> [stored, fly, kinds, raised]: the task's pending write
     aw,       \* checkpoint id -> the answers written on it: [stored, fly]
     ans,      \* interrupt -> the live answers addressed to it, as <<proc, value>>
     dlv,      \* interrupt -> the values stored task writes record it received
@@ -105,12 +105,14 @@ Order(c) == IF Known(c) THEN ck[c].order ELSE 0
 Depth(c) == IF Known(c) THEN ck[c].depth ELSE 0
 Branch(c) == IF Known(c) THEN ck[c].branch ELSE 0
 
-\* The writes of checkpoint c, task -> [stored, fly, kinds]: the write the store
-\* holds, each process's write not yet acknowledged (process -> write: two
-\* unfenced runs may end one task at once), and the kinds ever stored.
+\* The writes of checkpoint c, task -> [stored, fly, kinds, raised]: the write
+\* the store holds, each process's write not yet acknowledged (process -> write:
+\* two unfenced runs may end one task at once), the kinds ever stored, and the
+\* interrupts a stored write of the task raised or received (Raises).
 WritesOf(c) == Get(wr, c, [t \in {} |-> None])
 NoFly == [q \in {} |-> NoWrite]
-WriteOf(c, t) == Get(WritesOf(c), t, [stored |-> NoWrite, fly |-> NoFly, kinds |-> {}])
+WriteOf(c, t) == Get(WritesOf(c), t, [stored |-> NoWrite, fly |-> NoFly, kinds |-> {}, raised |-> {}])
+Raises(w) == (IF w.kind = "interrupt" THEN {w.interrupt} ELSE {}) \cup {d.interrupt : d \in w.res}
 FlyOf(c, t, p) == Get(WriteOf(c, t).fly, p, NoWrite)
 Flying(c, t) == {WriteOf(c, t).fly[q] : q \in DOMAIN WriteOf(c, t).fly}
 Without(f, k) == [x \in DOMAIN f \ {k} |-> f[x]]
@@ -304,6 +306,14 @@ EffectWrong(key, kind, status) ==
 \* CO: an interrupt receives only a value answered to it.
 DeliversForeign(res) == \E d \in res : d.value \notin Heard(d.interrupt)
 
+\* CO: an answer to an interrupt a task raised reaches only that task, resumed on
+\* the checkpoint it parked on (a stored write of it there raised or received it).
+\* An interrupt no stored write raised is a live wait (a durable-execution signal):
+\* the task waiting receives it as it runs.
+RaisedAnywhere(a) == \E c \in DOMAIN wr : \E t \in DOMAIN wr[c] : a \in wr[c][t].raised
+ReceivesUnraised(c, t, res) ==
+    \E d \in res : d.interrupt \notin WriteOf(c, t).raised /\ RaisedAnywhere(d.interrupt)
+
 \* CO: an interrupt has at most one live answer (once its task's final result is
 \* stored, a late answer can no longer reach it).
 AnsweredTwice(a, entries) == a \notin closed /\ Cardinality(entries) > 1
@@ -380,7 +390,8 @@ StoreSeen(got, digest, writes, answers) ==
                         IF landed = {} THEN @[t]
                         ELSE [stored |-> CHOOSE w \in landed : TRUE,
                               fly |-> [q \in {q \in DOMAIN @[t].fly : @[t].fly[q] \notin landed} |-> @[t].fly[q]],
-                              kinds |-> @[t].kinds \cup {w.kind : w \in landed}]]]
+                              kinds |-> @[t].kinds \cup {w.kind : w \in landed},
+                              raised |-> @[t].raised \cup UNION {Raises(w) : w \in landed}]]]
     /\ aw' = IF got = 0 \/ got \notin DOMAIN aw THEN aw
              ELSE [aw EXCEPT ![got] =
                      [stored |-> @.stored \cup {[interrupt |-> a.interrupt, value |-> a.value] :
@@ -520,7 +531,8 @@ EndTask(p, ch, t, outcome, a, res) ==
     /\ HasRun(p, ch) /\ t \in r.running
     /\ Observe([ev |-> "end", p |-> p, ch |-> ch, task |-> t, outcome |-> outcome, interrupt |-> a,
                 res |-> res])
-    /\ Broke({<<"CO", DeliversForeign(res)>>, <<"FD", ChangesOtherBranch(p, ch, r.cur)>>})
+    /\ Broke({<<"CO", DeliversForeign(res)>>, <<"CO", ReceivesUnraised(r.cur, t, res)>>,
+              <<"FD", ChangesOtherBranch(p, ch, r.cur)>>})
     /\ wr' = Put(wr, r.cur, Put(WritesOf(r.cur), t, [WriteOf(r.cur, t) EXCEPT !.fly = Put(@, p, w)]))
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \cup {<<r.cur, t>>}]
     /\ run' = [run EXCEPT ![<<p, ch>>] =
@@ -642,7 +654,8 @@ PutWrites(p, ch, c, t, k, a) ==
     /\ Observe([ev |-> "putw", p |-> p, ch |-> ch, c |-> c, task |-> t, kind |-> k, interrupt |-> a])
     /\ Broke({<<"FD", ~mine /\ ~same /\ ~edit>>})
     /\ wr' = Put(wr, c, Put(WritesOf(c), t, [stored |-> rec, fly |-> IF mine THEN Without(w.fly, p) ELSE w.fly,
-                                             kinds |-> w.kinds \cup {k}]))
+                                             kinds |-> w.kinds \cup {k},
+                                             raised |-> w.raised \cup Raises(rec)]))
     /\ Settle({rec})
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \ {<<c, t>>}]
     /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, run, alive, holders, ledger, crashes, ending>>
@@ -708,7 +721,8 @@ Crash(p, kept) ==
                         IF <<c, t>> \in f.wrs /\ p \in DOMAIN wr[c][t].fly
                         THEN IF <<c, t>> \in kept.wrs
                              THEN [stored |-> wr[c][t].fly[p], fly |-> Without(wr[c][t].fly, p),
-                                   kinds |-> wr[c][t].kinds \cup {wr[c][t].fly[p].kind}]
+                                   kinds |-> wr[c][t].kinds \cup {wr[c][t].fly[p].kind},
+                                   raised |-> wr[c][t].raised \cup Raises(wr[c][t].fly[p])]
                              ELSE [wr[c][t] EXCEPT !.fly = Without(@, p)]
                         ELSE wr[c][t]]
                 ELSE wr[c]]
@@ -1092,6 +1106,14 @@ HeardAt(a, v, i) ==
     \/ \E j \in LiveAnswers(a, i) : hist[j].value = v
     \/ Recorded(a, v, i, {"ok", "error", "interrupt"})
 
+\* The interrupts task end j raised or received; those a stored write of task t on
+\* c raised or received before i; whether a stored write of any task did.
+RaisesH(j) ==
+    (IF hist[j].outcome = "interrupt" THEN {hist[j].interrupt} ELSE {})
+        \cup {d.interrupt : d \in hist[j].res}
+RaisedOnAt(c, t, i) == UNION {RaisesH(j) : j \in {j \in Before(i) : EndOn(j, c, t) /\ WriteStored(j, i)}}
+RaisedAnywhereAt(a, i) == \E j \in Before(i) : Is(j, {"end"}) /\ a \in RaisesH(j) /\ WriteStored(j, i)
+
 \* The store as a register per task: the write of task t on c it holds after
 \* events 1..i (kind "none": nothing).  A write reaches the store when the saver
 \* acknowledges it, when a crash leaves it there, or when a load returns a write
@@ -1251,12 +1273,16 @@ EORightAt(i) ==
 HistEO == Last(EORightAt)
 
 \* CO over the history: a task receives only values answered to that interrupt and
-\* not lost, or recorded received by a stored write; an interrupt not yet consumed
-\* gets no second answer; under a lease no process loads, edits or forks a chain
-\* another runs.
+\* not lost, or recorded received by a stored write, and only for an interrupt it
+\* raised there itself or one no task raised (a live wait); an interrupt not yet
+\* consumed gets no second answer; under a lease no process loads, edits or forks a
+\* chain another runs.
 CORightAt(i) ==
         LET e == hist[i] IN
-        /\ Is(i, {"end"}) => \A d \in e.res : HeardAt(d.interrupt, d.value, i)
+        /\ Is(i, {"end"}) => \A d \in e.res :
+              /\ HeardAt(d.interrupt, d.value, i)
+              /\ \/ d.interrupt \in RaisedOnAt(CurAt(e.p, e.ch, i), e.task, i)
+                 \/ ~RaisedAnywhereAt(d.interrupt, i)
         /\ Is(i, {"resume"}) /\ ~ClosedAt(e.interrupt, i) =>
               \A j \in LiveAnswers(e.interrupt, i) : hist[j].p = e.p /\ hist[j].value = e.value
         /\ Is(i, {"load", "update", "fork"}) /\ wf.fencing = "lease" =>
