@@ -324,3 +324,24 @@ def test_witness_of_a_violation_ends_in_the_bad_state() -> None:
     assert steps[-1]["event"] == event_at(name, 11)
     assert steps[-1]["changed"]["broke"] == '{"PC"}'
     assert "run[<<1, 1>>].running" in steps[-1]["changed"]
+
+
+def test_a_runtime_at_a_version_the_recorder_does_not_take_is_named_with_the_range(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A user with LangGraph 1.0 installed is told which version is installed and which range
+    resume-check records, not "install the runtimes" (the private module it needs is absent
+    from 1.0, not uninstalled)."""
+    from importlib import metadata
+
+    from resumecheck import suites
+
+    assert suites._unsupported("langgraph.pregel._task_status") is None  # 1.2 here: in range
+    real = metadata.version
+    monkeypatch.setattr(
+        metadata, "version", lambda name: "1.0.10" if name == "langgraph" else real(name)
+    )
+    said = suites._unsupported("langgraph.pregel._task_status")
+    assert said is not None and said.startswith("langgraph 1.0.10 is installed")
+    assert ">=1.2" in said and "<1.3" in said
+    assert suites._unsupported("no_such_distribution.sub") is None

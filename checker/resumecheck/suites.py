@@ -79,13 +79,52 @@ class SuiteGroup(click.Group):
         module_name, _, attribute = SUITES[cmd_name][0].partition(":")
         try:
             module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name and module_name.startswith(exc.name):
+        except ImportError as exc:
+            missing = exc.name or ""
+            if isinstance(exc, ModuleNotFoundError) and missing and module_name.startswith(missing):
                 raise EnvironmentProblem(f"suite {cmd_name!r} is not part of this build") from exc
+            unsupported = _unsupported(missing)
+            if unsupported:
+                raise EnvironmentProblem(
+                    f"suite {cmd_name!r} cannot record here: {unsupported} (it failed on: {exc})"
+                ) from exc
             raise EnvironmentProblem(
-                f"suite {cmd_name!r} needs {exc.name!r}, which is not installed; "
+                f"suite {cmd_name!r} needs {missing!r}, which is not installed; "
                 "install the runtimes with: pip install 'resume-check[runtimes]'"
             ) from exc
         command = getattr(module, attribute)
         assert isinstance(command, click.Command)
         return command
+
+
+def _unsupported(module: str) -> str | None:
+    """Why an import failed when the distribution that should provide `module` is installed
+    at a version outside what resume-check records (its extras' requirement, e.g.
+    `langgraph>=1.2,<1.3`): the recorders read runtimes' private modules, which move between
+    releases. None when the distribution is absent or its version is one resume-check takes."""
+    from importlib import metadata
+
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    top = module.partition(".")[0].replace("_", "-")
+    if not top:
+        return None
+    try:
+        installed = metadata.version(top)
+        wanted = metadata.requires("resume-check") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for line in wanted:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if requirement.name == top and requirement.specifier:
+            if requirement.specifier.contains(installed, prereleases=True):
+                return None
+            return (
+                f"{top} {installed} is installed, and resume-check records {top}"
+                f"{requirement.specifier} (its recorder reads {top}'s private modules, which "
+                f"change between releases); install a {top} in that range"
+            )
+    return None
