@@ -249,3 +249,32 @@ def test_html_page_has_a_timeline_per_violation(tmp_path: Path) -> None:
         assert marked.findtext("{http://www.w3.org/2000/svg}title", "").startswith(
             f"event {index}: "
         )
+
+
+def test_html_says_whose_finding_each_trace_is_and_shows_the_saver_first() -> None:
+    """A suite that attributes (run langgraph) hands `labels`: a column per trace, each picture
+    headed by its label, the saver's findings drawn before LangGraph's and the reference's."""
+    from resumecheck.contract import default_spec_paths
+    from resumecheck.htmlreport import render_html
+    from resumecheck.judge import judge
+    from resumecheck.report import Invocation
+
+    names = (
+        "co-answer-of-other-task",
+        "cv-stale-latest-early-mention",
+        "ok-failed-then-overwritten-by-a-concurrent-run",
+    )
+    paths = [TRACES / "core" / f"{n}.jsonl" for n in names]
+    verdicts = judge(paths, spec_paths=default_spec_paths())
+    labels = {
+        str(verdicts[0].path): "runtime finding: the reference breaks it too",
+        str(verdicts[1].path): "saver finding: CV <b>",
+        str(verdicts[2].path): "reference run (sqlite) of chain.none.sync",
+    }
+    page = render_html(verdicts, Invocation("run langgraph"), labels)
+    assert "<th>finding</th>" in page and "CV &lt;b&gt;" in page and "CV <b>" not in page
+    headings = re.findall(r'<h2><span class="finding (\w+)">', page)
+    assert headings == ["saver", "runtime"]  # the conforming reference run has no picture
+    assert '<td class="finding reference">reference run (sqlite) of chain.none.sync</td>' in page
+    plain = render_html(verdicts, Invocation("check"))
+    assert "<th>finding</th>" not in plain and 'class="finding' not in plain

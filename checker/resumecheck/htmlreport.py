@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -49,10 +49,12 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;tex
 body:has(section:target)>:not(section:target){display:none}
 .back{display:none}section:target .back{display:inline}
 code{background:#f4f4f4;padding:0 .2em}
+.finding{font-weight:bold}.saver{color:#b00020}.runtime{color:#8a5a00}
+.inconclusive,.reference{color:#666}
 </style></head><body>
 <h1>resume-check $command</h1>
 <p>$counts &middot; exit code $code &middot; started $started &middot; $seconds s</p>
-<table><tr><th>trace</th><th>contract</th><th>verdict</th><th>events</th><th>detail</th></tr>
+<table><tr><th>trace</th>$finding_head<th>contract</th><th>verdict</th><th>events</th><th>detail</th></tr>
 $rows</table>
 $spec
 $timelines
@@ -67,16 +69,27 @@ def escape(value: object) -> str:
     return html.escape(untrusted.text(value))
 
 
-def render_html(verdicts: Sequence[Verdict], run: Invocation) -> str:
+def render_html(
+    verdicts: Sequence[Verdict], run: Invocation, labels: Mapping[str, str] | None = None
+) -> str:
+    """The page. `labels` (a suite's attribution: trace path -> "saver finding: CV",
+    "runtime finding", "reference run", ...) adds a column saying whose finding each trace is,
+    heads each picture with it, and orders the pictures by it: the saver's findings first, then
+    LangGraph's, then what is inconclusive, then the reference runs that explain them."""
+    labels = labels or {}
     spec = "".join(
         f"<p>spec {escape(contract)}: {escape(spec_files_text(files))}</p>"
         for contract, files in spec_files(verdicts).items()
     )
-    timelines = "\n".join(
-        _timeline(v, number) for number, v in enumerate(verdicts) if v.status is Status.VIOLATES
+    violating = [(n, v) for n, v in enumerate(verdicts) if v.status is Status.VIOLATES]
+    violating.sort(key=lambda item: _rank(labels.get(str(item[1].path), "")))
+    timelines = "\n".join(_timeline(v, number, labels.get(str(v.path))) for number, v in violating)
+    rows = "\n".join(
+        _row(v, number, labels.get(str(v.path), "") if labels else None)
+        for number, v in enumerate(verdicts)
     )
-    rows = "\n".join(_row(v, number) for number, v in enumerate(verdicts))
     return PAGE.substitute(
+        finding_head="<th>finding</th>" if labels else "",
         title=escape(counts_line(verdicts)),
         command=escape(run.command),
         counts=escape(counts_line(verdicts)),
@@ -101,13 +114,32 @@ def anchor(number: int) -> str:
     return f"trace-{number + 1}"
 
 
-def _row(v: Verdict, number: int) -> str:
+# The order of a suite's labels on the page, by their first word.
+LABEL_ORDER = ("saver", "runtime", "inconclusive", "unattributed", "reference")
+
+
+def _rank(label: str) -> int:
+    word = label.split(" ", 1)[0].rstrip(":")
+    return LABEL_ORDER.index(word) if word in LABEL_ORDER else len(LABEL_ORDER)
+
+
+def _label_class(label: str) -> str:
+    word = label.split(" ", 1)[0].rstrip(":")
+    return word if word in LABEL_ORDER else "other"
+
+
+def _row(v: Verdict, number: int, label: str | None = None) -> str:
     status = v.status.value
     name = f"<code>{escape(str(v.path))}</code>"
     if v.status is Status.VIOLATES:
         name = f'<a href="#{anchor(number)}">{name}</a>'
+    finding = (
+        f'<td class="finding {_label_class(label)}">{escape(label)}</td>'
+        if label is not None
+        else ""
+    )
     return (
-        f"<tr><td>{name}</td><td>{escape(v.contract or '')}</td>"
+        f"<tr><td>{name}</td>{finding}<td>{escape(v.contract or '')}</td>"
         f'<td class="{status}">{status}</td><td>{v.events}</td><td>{escape(_what(v))}</td></tr>'
     )
 
@@ -129,7 +161,7 @@ def _lane(event: dict[str, Any], field: str | None) -> str:
     return str(event[field])
 
 
-def _timeline(v: Verdict, number: int) -> str:
+def _timeline(v: Verdict, number: int, finding: str | None = None) -> str:
     """One violating trace: an SVG with lanes down and events left to right (what each event is
     about beside its kind), the bad event marked, the moves a correct runtime could have made
     there drawn below it; then a panel with the bad event's fields, the property's meaning
@@ -205,8 +237,13 @@ def _timeline(v: Verdict, number: int) -> str:
         + (f"; {later} later event(s), never judged, are left out" if later else "")
     )
     return (
-        f'<section id="{anchor(number)}" class="trace"><h2>{escape(str(v.path))}: violates '
-        f"{escape(v.contract or '')}: {escape(broken)}</h2>"
+        f'<section id="{anchor(number)}" class="trace"><h2>'
+        + (
+            f'<span class="finding {_label_class(finding)}">{escape(finding)}</span>: '
+            if finding
+            else ""
+        )
+        + f"{escape(str(v.path))}: violates {escape(v.contract or '')}: {escape(broken)}</h2>"
         f'<p>{legend}. Hover an event for its fields. <a class="back" href="#">All traces</a></p>'
         f'<div class="timeline">{"".join(parts)}</div>'
         f"{checkpoint_graph(events, bad, _graph_nodes(trace.header))}"

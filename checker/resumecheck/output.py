@@ -10,7 +10,7 @@ that parses stdout learns that Java is missing instead of choking on an empty fi
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -91,6 +91,7 @@ def emit_suite(
     *,
     out: Path,
     code: int,
+    labels: Mapping[str, str] | None = None,
 ) -> None:
     """How every `run <suite>` ends: `out/summary.json` (the envelope, the verdicts as `check`
     reports them, then the suite's own `document`) and the report in `fmt` on stdout."""
@@ -101,5 +102,7 @@ def emit_suite(
         click.echo(dump_json(full), nl=False)
     elif fmt == "text":
         click.echo(text, nl=not text.endswith("\n"))
+    elif fmt == "html":  # whose finding each trace is, where the suite says (`labels`)
+        click.echo(render_html(verdicts, invocation, labels), nl=False)
     else:
         click.echo(TRACE_RENDERERS[fmt](verdicts, invocation), nl=False)

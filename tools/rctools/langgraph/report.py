@@ -93,6 +93,7 @@ def finish_matrix(
         },
         render_text(matrix, out, profile),
         render_junit(matrix, invocation, strict),
+        labels=finding_labels(matrix),
     )
     return finish(
         "langgraph",
@@ -125,6 +126,34 @@ def fault_words(key: CellKey) -> str:
     else:
         what = f"SIGKILL at the {key.kill_at}th kill point"
     return f"{what}, durability {key.durability}"
+
+
+# A cell's finding, as the HTML page heads its trace (htmlreport orders by the first word).
+FINDING_WORDS = {
+    "saver": "saver finding",
+    "saver-error": "saver finding (RUNS)",
+    "runtime": "runtime finding: the reference breaks it too (LangGraph itself)",
+    "inconclusive": "inconclusive: no reference run died at the same logical instant",
+    "unattributed": "unattributed: no reference run to tell",
+    "failed": "could not run",
+    "conforms": "conforms",
+}
+
+
+def finding_labels(matrix: Matrix) -> dict[str, str]:
+    """Every judged trace's path -> whose finding it is: a tested run's cell finding with
+    the checks that make it the saver's, a reference run's cell."""
+    labels: dict[str, str] = {}
+    for cell in matrix.cells:
+        if cell.tested.verdict is not None:
+            words = FINDING_WORDS.get(cell.finding, cell.finding)
+            if cell.finding in ("saver", "saver-error") and cell.checks:
+                words += f": {describe_checks(cell.checks)}"
+            labels[str(cell.tested.verdict.path)] = f"{words} ({cell.key.slug})"
+        for side in cell.references:
+            if side.verdict is not None:
+                labels[str(side.verdict.path)] = f"reference run ({REFERENCE}) of {cell.key.slug}"
+    return labels
 
 
 def _why(cell: Cell) -> str:

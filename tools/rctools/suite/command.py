@@ -233,7 +233,8 @@ def finish(
     text = "\n".join(lines)
     if judged is not None and fmt in ("text", "junit"):  # the suite's own reports
         fmt, text = "text", judged.text if fmt == "text" else judged.junit
-    emit_suite(fmt, invocation, verdicts, document, text, out=out, code=code)
+    labels = judged.labels if judged is not None else {}
+    emit_suite(fmt, invocation, verdicts, document, text, out=out, code=code, labels=labels)
     if broken:
         progress.note(f"{len(broken)} cell(s) could not be recorded: {broken[0].problem}")
     return code

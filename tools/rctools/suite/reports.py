@@ -71,3 +71,6 @@ class SuiteVerdicts:
     details: dict[str, Any]  # summary.json's `details`
     text: str  # the text report
     junit: str  # the JUnit report
+    # a verdict's trace path -> whose finding it is, for the HTML page ("saver finding: CV",
+    # "runtime finding", "reference run", ...): the attribution the text and JSON carry
+    labels: dict[str, str] = field(default_factory=dict)
