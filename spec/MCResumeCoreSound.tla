@@ -28,7 +28,8 @@ CONSTANTS
 \* The task instances a schedule or a start may name: two tasks of one node.
 TaskSet == {[task |-> 1, node |-> "A", path |-> "a"], [task |-> 2, node |-> "A", path |-> "b"]}
 
-Chains == {1}
+\* One chain; two (a thread and a subgraph of it) where nested loads are explored.
+Chains == IF "nested" \in Moves THEN {1, 2} ELSE {1}
 Interrupts == {1}
 Intents == {1}
 Kinds == {"k"}
@@ -51,7 +52,8 @@ AnyLoad ==
     \E parent \in IF got = 0 THEN {0} ELSE CkOrNone, d \in IF got = 0 THEN {0} ELSE {0} \cup Digests,
        ws \in IF got = 0 THEN {{}} ELSE SUBSET WriteChoices,
        as \in IF got = 0 THEN {{}} ELSE SUBSET AnswerChoices :
-        \/ "load" \in Moves /\ Load(p, ch, asked, got, parent, d, ws, as, FALSE)
+        \/ "load" \in Moves /\ \E nested \in IF "nested" \in Moves THEN BOOLEAN ELSE {FALSE} :
+              Load(p, ch, asked, got, parent, d, ws, as, nested)
         \/ "read" \in Moves /\ Read(p, ch, asked, got, parent, d, ws, as)
 
 AnyRun ==

@@ -321,6 +321,12 @@ AnsweredTwice(a, entries) == a \notin closed /\ Cardinality(entries) > 1
 \* CO: under a lease, one process at a time runs a chain.
 Unfenced(ch, p) == wf.fencing = "lease" /\ Get(holders, ch, {}) \ {p} # {}
 
+\* PC: a nested load (a subgraph's) happens inside a task its process runs on
+\* another chain; a run that only says it is nested would, in exit durability,
+\* finish having saved nothing of its own (SavedWithParent).
+NestedOrphan(p, ch, nested) ==
+    nested /\ ~\E k \in DOMAIN run : k[1] = p /\ k[2] # ch /\ run[k].running # {}
+
 \* The move's properties: one set for the whole move.
 Broke(checks) == broke' = Failing(checks)
 
@@ -415,7 +421,8 @@ Load(p, ch, asked, got, parent, digest, writes, answers, nested) ==
     /\ Observe([ev |-> "load", p |-> p, ch |-> ch, asked |-> asked, got |-> got, parent |-> parent,
                 digest |-> digest, writes |-> writes, answers |-> answers, nested |-> nested])
     /\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>,
-              <<"FD", FamilyDiffers(got, digest)>>, <<"CO", Unfenced(ch, p)>>})
+              <<"FD", FamilyDiffers(got, digest)>>, <<"CO", Unfenced(ch, p)>>,
+              <<"PC", NestedOrphan(p, ch, nested)>>})
     /\ StoreSeen(got, digest, writes, answers)
     /\ run' = Put(run, <<p, ch>>,
                    NewRun(got, asked # 0 /\ got # 0 /\ Order(got) < Order(Latest(ch)), nested,
@@ -1246,6 +1253,9 @@ PCRightAt(i) ==
              /\ wf.durability = "sync" => StoredAt(c, i)
         /\ Is(i, {"step"}) /\ e.parent # 0 /\ ~IsFork(e.parent) => StepCompleteAt(i)
         /\ Is(i, {"finish"}) => FinishRightAt(i)
+        /\ Is(i, {"load"}) /\ e.nested =>
+             \E j \in Before(i) : Is(j, {"start"}) /\ hist[j].p = e.p /\ hist[j].ch # e.ch
+                                 /\ RunningAt(e.p, hist[j].ch, hist[j].task, i)
 HistPC == Last(PCRightAt)
 
 \* EO over the history: an effect key fired again only for at-least-once, and only
