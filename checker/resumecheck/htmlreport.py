@@ -118,14 +118,15 @@ def anchor(number: int) -> str:
 LABEL_ORDER = ("saver", "runtime", "inconclusive", "unattributed", "reference")
 
 
-def _rank(label: str) -> int:
-    word = label.split(" ", 1)[0].rstrip(":")
-    return LABEL_ORDER.index(word) if word in LABEL_ORDER else len(LABEL_ORDER)
-
-
 def _label_class(label: str) -> str:
+    """A label's kind (its first word, when LABEL_ORDER knows it): its CSS class and rank."""
     word = label.split(" ", 1)[0].rstrip(":")
     return word if word in LABEL_ORDER else "other"
+
+
+def _rank(label: str) -> int:
+    kind = _label_class(label)
+    return LABEL_ORDER.index(kind) if kind in LABEL_ORDER else len(LABEL_ORDER)
 
 
 def _row(v: Verdict, number: int, label: str | None = None) -> str:
