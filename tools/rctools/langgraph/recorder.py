@@ -16,7 +16,8 @@ therefore written only once what it follows is written, and held until then:
   list) -- and a checkpoint's `step` waits for the `task_end` of every task it follows (the
   loop calls `put` for the next checkpoint before the last task's `put_writes` as often as
   not);
-- `put` and `put_writes` wait for the checkpoint they are about.
+- `put` and `put_writes` wait for the checkpoint they are about;
+- a subgraph's `load` waits for the `task_start` of the task it runs inside.
 
 Only the order of lines changes, never what happened. While anything is held the process is
 at no kill point: a SIGKILL there would leave the trace without something that happened.
@@ -144,9 +145,16 @@ class ChainRun:
 
     chain: Chain
     live: bool = False  # loaded in the current invocation
+    starting: bool = False  # its load is made but held (written after its task's start)
     cur: str | None = None  # the checkpoint its current step runs from (written)
     cur_step: int = -2
     last: str | None = None  # the last checkpoint made here (written or held)
+
+    @property
+    def running(self) -> bool:
+        """Loaded in the current invocation, the load written or held: what a checkpoint
+        made now is (a step of this run, not an update from outside)."""
+        return self.live or self.starting
 
 
 @dataclass
@@ -389,6 +397,7 @@ class Recorder:
                 run = self._run(chain)
                 if chain[1] == "":
                     self._thread = chain[0]
+                run.starting = False
                 run.live, run.cur, run.cur_step, run.last = (
                     True,
                     seen.checkpoint,
@@ -400,7 +409,18 @@ class Recorder:
                 if chain[1] == "":
                     self._answers_from_input(chain, seen)
 
-            self._submit(None, write, "load")
+            ready: Callable[[], bool] | None = None
+            if run_start and chain[1]:
+                # a subgraph's load follows the `task_start` of the task it runs inside,
+                # which can be held behind its step's checkpoint (async durability)
+                inside = next(
+                    (a for a in self._attempts.values() if a.ns == chain[1] and not a.started),
+                    None,
+                )
+                if inside is not None:
+                    ready = lambda: inside.started  # noqa: E731
+                    self._run(chain).starting = True
+            self._submit(ready, write, "load")
 
     def replay_load(self, config: dict[str, Any], tup: Any) -> None:
         """A subgraph's run starts while its parent replays: LangGraph loaded the subgraph's
@@ -539,7 +559,7 @@ class Recorder:
             tasks = self._schedule(chain, checkpoint, metadata)
             run = self._run(chain)
             source = metadata.get("source")
-            if self.exit and run.live and source != "update":
+            if self.exit and run.running and source != "update":
                 # Made in memory and announced by the stream; the saver gets it at exit
                 # (with the checkpoint the run started from as its parent). Until the stream
                 # says so, the process is at no kill point: a kill would leave the trace
@@ -548,7 +568,7 @@ class Recorder:
                     self._sched_exact[cid] = tasks
                 self._submit(lambda: cid in self._known, lambda: None, "exit put")
                 return dig
-            kind = "update" if not run.live else "fork" if source == "fork" else "step"
+            kind = "update" if not run.running else "fork" if source == "fork" else "step"
             if kind != "update":
                 run.last = cid
             if source == "input":
@@ -851,7 +871,7 @@ class Recorder:
             if (
                 attempt is None
                 and run is not None
-                and run.live
+                and run.running
                 and (chain, cid, task_id) not in self._ended
             ):
                 # a task that ran without callbacks: the input task (or a cached one)
@@ -969,7 +989,7 @@ class Recorder:
                 outcome = "parked"
             self._write("finish", {"outcome": outcome})
             for run in self._chains.values():
-                run.live = False
+                run.live = run.starting = False
             self._attempts.clear()
             self._chunk_tasks.clear()
             self._ended.clear()
