@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import click
+from packaging.version import Version
 from resumecheck.errors import EnvironmentProblem, UsageError, exit_codes_help
 from resumecheck.output import reported
 from resumecheck.progress import Progress, TLCProgress
@@ -37,6 +38,8 @@ from rctools.langgraph.profiles import DEFAULT as DEFAULT_PROFILE
 from rctools.langgraph.profiles import PROFILES
 from rctools.langgraph.report import fault_words, finish_matrix
 from rctools.langgraph.scenarios import ALL as SCENARIOS
+from rctools.langgraph.versions import SUPPORTED, args_again, combined, run_each
+from rctools.langgraph.versions import parse as parse_versions
 from rctools.langgraph_backends import BACKENDS, BackendError, Factory, resolve
 from rctools.suite import reports
 from rctools.suite.command import (
@@ -155,6 +158,15 @@ NEEDS_SERVER = {
     "runtime findings.",
 )
 @click.option("--strict", is_flag=True, help="Exit 1 on runtime findings too.")
+@click.option(
+    "--langgraph",
+    "langgraph_versions",
+    metavar="VERSION[,VERSION...]",
+    help=f"Record the matrix at each of these LangGraph releases (LangGraph{SUPPORTED}), each "
+    "in an environment of its own built once from the package registry and cached; each "
+    "version's report is in OUT/langgraph-VERSION, and the reports are shown side by side. "
+    "Exit 1 when any version has a finding.",
+)
 @output_options
 @selection_options
 @reported("run langgraph")
@@ -173,6 +185,7 @@ def command(
     seed: int,
     reference: bool,
     strict: bool,
+    langgraph_versions: str | None,
     fmt: str,
     out: Path,
     progress: bool | None,
@@ -223,6 +236,8 @@ def command(
     """
     if (backend and saver) or not (backend or saver or app_spec):
         raise UsageError("give exactly one of --backend NAME or --saver MODULE:FACTORY")
+    if langgraph_versions is not None:
+        return _at_versions(parse_versions(langgraph_versions), fmt, out)
     if not app_spec and (input_json is not None or answer_json is not None):
         raise UsageError("--input and --answer go with --app MODULE:FACTORY")
     name = backend or saver or REFERENCE
@@ -325,6 +340,20 @@ def command(
         modes=modes,
         profile=(profile.name, left_out),
     )
+
+
+def _at_versions(versions: list[Version], fmt: str, out: Path) -> int:
+    """`--langgraph`: the same command at each version, in that version's environment."""
+    if fmt == "html" and len(versions) > 1:
+        raise UsageError("--format html shows one LangGraph version: give one --langgraph")
+    args = args_again(click.get_current_context(), ("langgraph_versions", "out", "fmt"))
+    runs = run_each(versions, args, out, fmt)
+    if len(runs) == 1:
+        click.echo(runs[0].output, nl=False)
+        return runs[0].code
+    text, code = combined(runs, fmt)
+    click.echo(text, nl=False)
+    return code
 
 
 def _apis(choice: str, name: str, factory: Factory, out: Path) -> tuple[str, ...]:

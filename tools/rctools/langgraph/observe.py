@@ -28,9 +28,9 @@ from typing import Any
 from langgraph._internal._config import recast_checkpoint_ns
 from langgraph._internal._constants import INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, PUSH, RESUME
 from langgraph.pregel._algo import prepare_next_tasks, task_path_str
-from langgraph.pregel._checkpoint import channels_from_checkpoint
-from langgraph.pregel._task_status import read_task_statuses
-from langgraph.types import _interrupt_id
+
+from rctools.langgraph.compat import channels_from_checkpoint, read_task_statuses
+from rctools.langgraph.compat import interrupt_id as _interrupt_id
 
 __all__ = [
     "NULL_TASK_ID",

@@ -35,9 +35,9 @@ from typing import Any
 
 from langgraph._internal._constants import NULL_TASK_ID, RESUME
 from langgraph.pregel._algo import task_path_str
-from langgraph.pregel._task_status import read_task_statuses
 
 from rctools.langgraph import observe
+from rctools.langgraph.compat import read_task_statuses
 from rctools.langgraph.killpoints import KillSwitch
 from rctools.langgraph.observe import Chain
 from rctools.langgraph.tracefile import TraceFile
