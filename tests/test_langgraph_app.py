@@ -111,6 +111,33 @@ def test_the_plan_follows_the_fault_free_run(tmp_path: Path) -> None:
     assert sum(e["ev"] == "update" for e in _events(Path(update["tested"]["trace"]))) == 1
 
 
+def test_time_travel_into_a_subgraph_is_planned_per_nested_checkpoint(tmp_path: Path) -> None:
+    """One `app-subfork-I` per checkpoint inside a subgraph that schedules a task: the cell
+    asks LangGraph to continue from inside the subgraph, and the recorded run forks the parent
+    and runs the subgraph's task again (a nested load)."""
+    _, document = _app_matrix(
+        tmp_path, f"{APPS / 'publishing.py'}:make_graph", "--answer", '"ada"',
+        "--durability", "async", "--scenarios", "subfork",
+    )  # fmt: skip
+    cells = document["details"]["cells"]
+    clean = next(c for c in cells if c["scenario"] == "app")
+    events = _events(Path(clean["tested"]["trace"]))
+    stored = {e["checkpoint"] for e in events if e["ev"] == "put"}
+    scheduling = {
+        e["checkpoint"] for e in events if e["ev"] == "schedule" and e.get("ns") and e["tasks"]
+    }
+    subforks = sorted(c["scenario"] for c in cells if c["scenario"].startswith("app-subfork-"))
+    assert subforks == [f"app-subfork-{i}" for i in range(len(scheduling & stored))] != []
+    for cell in (c for c in cells if c["scenario"].startswith("app-subfork-")):
+        assert cell["tested"]["status"] in ("conforms", "violates"), cell
+        after = _events(Path(cell["tested"]["trace"]))
+        last = max(i for i, e in enumerate(after) if e["ev"] == "finish" and e["proc"] == "w2")
+        later = [e["ev"] for e in after[last + 1 :]]
+        assert "fork" in later and any(
+            e["ev"] == "load" and e.get("nested") for e in after[last + 1 :]
+        ), later
+
+
 def _events(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]
 

@@ -15,6 +15,9 @@ derives the rest of the plan, so it works for graphs it has never seen:
   next interrupt, or to the end), answer it again by its id (`Command(resume={id: value})`,
   an id no longer pending), then on;
 - `app-fork-I`: run to the end, then time travel from the I-th checkpoint (oldest first);
+- `app-subfork-I`: run to the end, then time travel from the I-th checkpoint inside a
+  subgraph that schedules a task (oldest first): `invoke(None, config)` with the config
+  LangGraph's own history gives it (its `checkpoint_map`), as Studio's "re-run from here";
 - `app-update-older`: run to the end, then `update_state(None)` on an older checkpoint (as
   the node that ran before it), and on from the new branch.
 
@@ -45,7 +48,16 @@ from rctools.langgraph.scenarios import Scenario
 DEFAULT_INPUT: Any = {}
 DEFAULT_ANSWER: Any = None  # an answer of its own per interrupt and process (worker.answer)
 # What `--scenarios` selects for an app: the run itself and each kind of derived cell.
-KINDS = ("app", "concurrent", "invoke-none", "pinned", "answer-again", "fork", "update-older")
+KINDS = (
+    "app",
+    "concurrent",
+    "invoke-none",
+    "pinned",
+    "answer-again",
+    "fork",
+    "subfork",
+    "update-older",
+)
 
 
 class AppError(Exception):
@@ -226,6 +238,16 @@ class App:
                         f"app-fork-{i}",
                         f"run to the end, then time travel from checkpoint {i} (oldest first)",
                         (("start",), ("auto",), ("fork", f"at:{i}"), ("auto",)),
+                    )
+                )
+        if "subfork" in self.kinds:
+            for i in range(int(clean.nested)):
+                out.append(
+                    self.scenario(
+                        f"app-subfork-{i}",
+                        f"run to the end, then time travel from checkpoint {i} inside a "
+                        "subgraph (oldest first)",
+                        (("start",), ("auto",), ("fork", f"sub:{i}"), ("auto",)),
                     )
                 )
         older = max(2, (checkpoints - 1) // 2)

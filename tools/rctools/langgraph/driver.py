@@ -49,6 +49,7 @@ class CellRun:
     invocations: int = 0
     parks: int = 0  # invocations of the first thread that left it parked at an interrupt
     checkpoints: int = 0  # checkpoints of the first thread's top chain at the end
+    nested: int = 0  # ... and inside its subgraphs, those that schedule a task
     failure: str | None = None
     notes: list[str] = field(default_factory=list)
     # every kill point the cell passed (label -> times) and, per write call, the line events
@@ -150,6 +151,7 @@ def _in_one_process(cell: worker.Cell, scenario: Scenario, result: CellRun) -> C
         "invocations",
         "parks",
         "checkpoints",
+        "nested",
         "failure",
         "notes",
         "points",
@@ -169,6 +171,7 @@ def _play_here(cell: worker.Cell, scenario: Scenario, result: CellRun) -> dict[s
         "invocations": result.invocations,
         "parks": result.parks,
         "checkpoints": result.checkpoints,
+        "nested": result.nested,
         "failure": result.failure,
         "notes": result.notes,
         "points": result.points,
@@ -215,6 +218,7 @@ class _Session:
                 reports[thread] = self.step(step, reports[thread])
         first = reports[self.scenario.threads[0]]
         self.result.checkpoints = int(first.get("checkpoints") or 0)
+        self.result.nested = int(first.get("nested") or 0)
         if not all(r.get("done") for r in reports.values()) and not self.result.failure:
             self.result.notes.append("the thread did not finish")
 

@@ -14,7 +14,7 @@ import asyncio
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,14 +149,16 @@ def _prepare(
     return recording, recording.attach(cell.build(), saver), _quiet(cell.build, saver)
 
 
-def _plan(cell: Cell, job: Invocation, state: Any, history: list[Any]) -> tuple[Any, Any] | None:
+def _plan(
+    cell: Cell, job: Invocation, state: Any, history: list[Any], nested: list[Any]
+) -> tuple[Any, Any] | None:
     """The input and config of this invocation, or None when there is nothing to do."""
     base = job.base
     if job.kind == "start":
         return cell.make_input(), base
     if job.kind == "fork":
         target = job.target if ":" in job.target else f"before:{job.target}"
-        config = _target(target, state, history)
+        config = _target(target, state, history, nested)
         return (None, config) if config is not None else None
     if job.kind == "none":
         return None, base
@@ -185,14 +187,15 @@ def _plan(cell: Cell, job: Invocation, state: Any, history: list[Any]) -> tuple[
     return None
 
 
-def _target(target: str, state: Any, history: list[Any]) -> Any:
+def _target(target: str, state: Any, history: list[Any], nested: Sequence[Any] = ()) -> Any:
     """The config of the checkpoint `target` names: `latest`, `before:NODE` (the last one
-    that schedules just NODE) or `at:I` (the I-th of the thread's top chain, oldest first)."""
+    that schedules just NODE), `at:I` (the I-th of the thread's top chain, oldest first) or
+    `sub:I` (the I-th inside a subgraph that schedules a task, oldest first: `nested_walk`)."""
     if target == "latest":
         return state.config
     kind, _, what = target.partition(":")
-    if kind == "at":
-        oldest_first = history[::-1]
+    if kind in ("at", "sub"):
+        oldest_first = history[::-1] if kind == "at" else nested
         index = int(what)
         return oldest_first[index].config if 0 <= index < len(oldest_first) else None
     before = [s for s in history if s.next == (what,)]
@@ -209,6 +212,48 @@ def _as_node(job: Invocation, target: Any, history: list[Any]) -> str | None:
     parent = (here.parent_config or {}).get("configurable", {}) if here is not None else {}
     before = by_id.get(parent.get("checkpoint_id"))
     return before.next[0] if before is not None and len(before.next) == 1 else None
+
+
+def nested_walk(thread: str, root: list[Any]) -> Generator[dict[str, Any], list[Any], list[Any]]:
+    """The checkpoints inside the thread's subgraphs that schedule a task, oldest first, as
+    LangGraph shows them (a task that runs a subgraph carries the config of its namespace in
+    `StateSnapshot.tasks[].state`; each namespace's history holds configs with the
+    `checkpoint_map` that time travel into a subgraph takes). Sends each namespace's config
+    out and takes its history back, so the sync and async drivers share it."""
+    seen: set[str] = set()
+    out: list[Any] = []
+    todo = [root]
+    while todo:
+        for snapshot in todo.pop():
+            for task in snapshot.tasks:
+                conf = task.state.get("configurable", {}) if isinstance(task.state, dict) else {}
+                ns = conf.get("checkpoint_ns")
+                if ns and ns not in seen:
+                    seen.add(ns)
+                    sub = yield {"configurable": {"thread_id": thread, "checkpoint_ns": ns}}
+                    out += [s for s in sub if s.next]
+                    todo.append(sub)
+    return sorted(out, key=lambda s: s.config["configurable"]["checkpoint_id"])
+
+
+def _nested(quiet: Any, thread: str, root: list[Any]) -> list[Any]:
+    walk = nested_walk(thread, root)
+    try:
+        config = next(walk)
+        while True:
+            config = walk.send(list(quiet.get_state_history(config)))
+    except StopIteration as done:
+        return list(done.value)
+
+
+async def _anested(quiet: Any, thread: str, root: list[Any]) -> list[Any]:
+    walk = nested_walk(thread, root)
+    try:
+        config = next(walk)
+        while True:
+            config = walk.send([s async for s in quiet.aget_state_history(config)])
+    except StopIteration as done:
+        return list(done.value)
 
 
 def _meet(cell: Cell, job: Invocation, at: str = "barrier") -> None:
@@ -264,13 +309,14 @@ def _run_sync(
     with mute():  # the driver's checks are `read` events (judged for CV), not kill points
         state = app.get_state(job.base)
     history = list(quiet.get_state_history(job.base))
+    nested = _nested(quiet, job.thread, history)
     error, ran = None, False
     if job.kind == "update":
         target = _target(job.target, state, history)
         if target is not None:
             app.update_state(target, job.values, as_node=_as_node(job, target, history))
         ran = target is not None
-    elif (plan := _plan(cell, job, state, history)) is not None:
+    elif (plan := _plan(cell, job, state, history, nested)) is not None:
         payload, config = plan
         _meet(cell, job)
         ran = True
@@ -280,7 +326,9 @@ def _run_sync(
             error = f"{type(exc).__name__}: {exc}"
     with mute():
         report = _report(app.get_state(job.base), error, recording, ran)
-    report["checkpoints"] = sum(1 for _ in quiet.get_state_history(job.base))
+    history = list(quiet.get_state_history(job.base))
+    report["checkpoints"] = len(history)
+    report["nested"] = len(_nested(quiet, job.thread, history))
     recording.close()
     return report
 
@@ -292,13 +340,14 @@ async def _run_async(cell: Cell, job: Invocation, kill_fd: int | None) -> dict[s
         with mute():
             state = await app.aget_state(job.base)
         history = [s async for s in quiet.aget_state_history(job.base)]
+        nested = await _anested(quiet, job.thread, history)
         error, ran = None, False
         if job.kind == "update":
             target = _target(job.target, state, history)
             if target is not None:
                 await app.aupdate_state(target, job.values, as_node=_as_node(job, target, history))
             ran = target is not None
-        elif (plan := _plan(cell, job, state, history)) is not None:
+        elif (plan := _plan(cell, job, state, history, nested)) is not None:
             payload, config = plan
             _meet(cell, job)
             ran = True
@@ -308,6 +357,8 @@ async def _run_async(cell: Cell, job: Invocation, kill_fd: int | None) -> dict[s
                 error = f"{type(exc).__name__}: {exc}"
         with mute():
             report = _report(await app.aget_state(job.base), error, recording, ran)
-        report["checkpoints"] = len([s async for s in quiet.aget_state_history(job.base)])
+        history = [s async for s in quiet.aget_state_history(job.base)]
+        report["checkpoints"] = len(history)
+        report["nested"] = len(await _anested(quiet, job.thread, history))
         recording.close()
         return report
