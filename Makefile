@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: setup check-spec check-spec-large test test-long test-fast fuzz demo bench lint clean services-up \
-        services-down record-langgraph
+        services-down record-langgraph findings
 
 setup: $(STAMP)
 
@@ -23,6 +23,11 @@ check-spec: setup
 ## The larger configurations, too slow for CI.
 check-spec-large: setup
 	$(BIN)/resume-check spec --large
+
+## docs/findings.md: each known LangGraph bug's cell, recorded at the releases it lived in and
+## those that fixed it (an environment per release, built once from the package registry).
+findings: setup
+	$(BIN)/python -m rctools.langgraph.known_bugs tests/fixtures/known_bugs docs/findings.md
 
 ## The test suite, end to end with the real TLC (markers slow, services, corpus; not long).
 test: setup

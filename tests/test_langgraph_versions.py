@@ -105,3 +105,27 @@ def test_an_app_at_an_older_langgraph_is_recorded_there_and_judged(tmp_path: Pat
             assert cell["tested"]["status"] == "conforms", cell
             header, _ = read_trace_file(Path(cell["tested"]["trace"]))
             assert header["runtime"]["version"] == entry["langgraph"]
+
+
+@pytest.mark.slow
+def test_a_node_that_asks_twice_at_an_older_release_conforms_and_its_bug_is_co(
+    tmp_path: Path,
+) -> None:
+    """At 1.1.10 (no task-status reader) a task that asks twice holds its first answer in a
+    `__resume__` write while its second question waits: the fault-free run conforms (it was a
+    false CO when that write read as "answered"), and #8837 -- invoke(None) giving the second
+    question the first answer -- is CO."""
+    app = ROOT / "tests" / "fixtures" / "known_bugs" / "lg8837.py"
+    run = run_cli(
+        "run", "langgraph", "--app", f"{app}:make_graph", "--durability", "sync",
+        "--scenarios", "invoke-none", "--cells", "app.none.sync",
+        "--cells", "app-invoke-none-2.none.sync", "--no-progress", "--format", "json",
+        "--langgraph", "1.1.10", "--out", tmp_path,
+    )  # fmt: skip
+    run.assert_no_traceback()
+    cells = {
+        f"{c['scenario']}.{c['fault']}.{c['durability']}": c["tested"]
+        for c in run.json()["details"]["cells"]
+    }
+    assert cells["app.none.sync"]["status"] == "conforms", run
+    assert cells["app-invoke-none-2.none.sync"]["properties"] == ["CO"], run

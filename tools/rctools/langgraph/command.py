@@ -165,7 +165,8 @@ NEEDS_SERVER = {
     help=f"Record the matrix at each of these LangGraph releases (LangGraph{SUPPORTED}), each "
     "in an environment of its own built once from the package registry and cached; each "
     "version's report is in OUT/langgraph-VERSION, and the reports are shown side by side. "
-    "Exit 1 when any version has a finding.",
+    "Exit 1 when the run at any version exits 1 (a saver finding; with --strict, a runtime "
+    "finding too).",
 )
 @output_options
 @selection_options
