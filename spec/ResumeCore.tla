@@ -143,6 +143,11 @@ MustAnswers(c) == {x \in AnswersOf(c).stored : x.value \notin Get(dlv, x.interru
 KeptAnswers(c) == AnswersOf(c).stored
 MayAnswers(c) == KeptAnswers(c) \cup {[interrupt |-> a.interrupt, value |-> a.value] : a \in AnswersOf(c).fly}
 
+\* One answer slot per checkpoint: a later answer stored there replaces an earlier
+\* one, so of the answers stored and not yet received a load returns at least one
+\* (the last stored, where the trace cannot tell which one that was).
+OneSlot(must, answers) == must # {} => must \cap answers # {}
+
 \* The values interrupt a may legitimately receive.
 Heard(a) == {x[2] : x \in Get(ans, a, {})} \cup Get(dlv, a, {})
 
@@ -207,7 +212,7 @@ LoadWrong(ch, asked, got, parent, digest, writes, answers) ==
           \/ ck[got].parent # parent
           \/ ck[got].digest # 0 /\ digest # 0 /\ ck[got].digest # digest
           \/ ~(MustWrites(got) \subseteq writes /\ writes \subseteq MayWrites(got))
-          \/ ~(MustAnswers(got) \subseteq answers /\ answers \subseteq MayAnswers(got))
+          \/ ~(OneSlot(MustAnswers(got), answers) /\ answers \subseteq MayAnswers(got))
 
 \* PC: a task whose result is stored is never run again.
 RerunsStored(p, ch, t) == StoredOk(RunOf(p, ch).cur, t)
@@ -1317,7 +1322,7 @@ LoadRightAt(i) ==
          /\ SameContent(e.got, e.digest, i)
          /\ MustWritesAt(e.got, i) \subseteq e.writes
          /\ \A w \in e.writes : w = HeldW(e.got, w.task, i - 1) \/ FlyingW(e.got, w, i)
-         /\ MustAnswersAt(e.got, i) \subseteq e.answers
+         /\ OneSlot(MustAnswersAt(e.got, i), e.answers)
          /\ e.answers \subseteq MayAnswersAt(e.got, i)
 
 CVRightAt(i) ==

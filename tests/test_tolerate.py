@@ -65,3 +65,15 @@ def test_a_name_that_is_no_property_is_refused_before_reaching_tla() -> None:
         run.assert_no_traceback()
         assert run.returncode == 2, (name, run.stdout, run.stderr)
         assert "not a property of ResumeCore" in run.stderr + run.stdout
+
+
+def test_past_two_answers_to_one_interrupt_a_load_returns_one_of_them() -> None:
+    """A checkpoint keeps one answer slot: once two processes answered one interrupt (CO,
+    LangGraph's when resumers race), the later answer replaces the earlier, and a load that
+    returns only it keeps CV -- the saver is not blamed for LangGraph's race. A load that
+    returns neither stored answer is still CV."""
+    one = TRACES / "core" / "co-later-answer-in-the-one-slot.jsonl"
+    code, v = _verdict("--tolerate", "CO", one)
+    assert (code, v["status"], v["tolerated"]) == (0, "conforms", {"CO": 14})
+    code, v = _verdict("--tolerate", "CO", TRACES / "core" / "co-cv-both-answers-lost.jsonl")
+    assert (code, v["status"], v["properties"], v["event_index"]) == (1, "violates", ["CV"], 17)
