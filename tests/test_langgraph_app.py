@@ -50,6 +50,8 @@ APPS_SEEN_NEVER = [
     (f"{APPS / 'research.py'}:make_graph", ["--input", '{"question": "why are skies blue"}'], 1),
     # a compiled subgraph whose node calls interrupt(), answered with a string
     (f"{APPS / 'publishing.py'}:make_graph", ["--answer", '"ada"'], 1),
+    # the same subgraph compiled with checkpointer=True: its namespace has no task id
+    (f"{APPS / 'publishing_persistent.py'}:make_graph", ["--answer", '"ada"'], 1),
     # parallel Send tasks that each ask: several interrupts at once, a map resume
     (f"{APPS / 'parallel_review.py'}:make_graph", [], 1),
     # the functional API: an @entrypoint whose @task calls run in parallel, a task that calls

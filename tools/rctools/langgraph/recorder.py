@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langgraph._internal._config import recast_checkpoint_ns
 from langgraph._internal._constants import NULL_TASK_ID, RESUME
 from langgraph.pregel._algo import task_path_str
 
@@ -413,8 +414,14 @@ class Recorder:
             if run_start and chain[1]:
                 # a subgraph's load follows the `task_start` of the task it runs inside,
                 # which can be held behind its step's checkpoint (async durability)
+                # (a subgraph compiled with checkpointer=True keeps one namespace for every
+                # run: its task's, without the task id)
                 inside = next(
-                    (a for a in self._attempts.values() if a.ns == chain[1] and not a.started),
+                    (
+                        a
+                        for a in self._attempts.values()
+                        if not a.started and chain[1] in (a.ns, recast_checkpoint_ns(a.ns))
+                    ),
                     None,
                 )
                 if inside is not None:
