@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import venv
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from resumecheck.errors import EnvironmentProblem, UsageError
 # project's tests; below 1.0 the loop's modules have other names.
 SUPPORTED = SpecifierSet(">=1.0,<1.3")
 CACHE_ENV = "RESUME_CHECK_CACHE"  # where the environments are kept (default: the user cache)
+STALE_AFTER = 24 * 3600  # seconds a copy of this program's code is kept unused
 
 
 def installed() -> Version:
@@ -98,6 +100,7 @@ def _sources() -> dict[str, Path]:
 class Environment:
     version: Version
     python: Path
+    code: Path  # this resume-check's packages, put first on the child's PYTHONPATH
 
 
 def environment(version: Version) -> Environment:
@@ -110,8 +113,8 @@ def environment(version: Version) -> Environment:
     with FileLock(str(home) + ".lock"):
         if not (home / "ready").exists():
             _build(home, requirements, version)
-        _link_sources(home)
-    return Environment(version, python)
+        code = _code_copy(home)
+    return Environment(version, python, code)
 
 
 def _build(home: Path, requirements: list[str], version: Version) -> None:
@@ -133,10 +136,11 @@ def _build(home: Path, requirements: list[str], version: Version) -> None:
     (home / "ready").write_text(" ".join(requirements), encoding="utf-8")
 
 
-def _link_sources(home: Path) -> None:
-    """Makes this program's code importable there: a copy of its packages under their import
-    names (a checkout keeps the contracts in spec/, a wheel in resumecheck_spec/), made anew
-    when the code changed, named by a `.pth` file."""
+def _code_copy(home: Path) -> Path:
+    """This program's code as the child imports it: a copy of its packages under their import
+    names (a checkout keeps the contracts in spec/, a wheel in resumecheck_spec/), one per
+    state of the code, so two checkouts sharing the cache never run each other's code. A copy
+    unused for a day is removed."""
     sources = _sources()
     stamp = hashlib.sha256()
     for name, folder in sorted(sources.items()):
@@ -153,10 +157,11 @@ def _link_sources(home: Path) -> None:
         for name, folder in sources.items():
             shutil.copytree(folder, building / name, ignore=shutil.ignore_patterns("__pycache__"))
         building.rename(code)
-        for stale in sorted(home.glob("resume-check-*"), key=lambda p: p.stat().st_mtime)[:-3]:
-            shutil.rmtree(stale, ignore_errors=True)  # code three changes old
-    site = next((home / "lib").glob("python3*/site-packages"))
-    (site / "resume-check-code.pth").write_text(f"{code}\n", encoding="utf-8")
+    os.utime(code)
+    for stale in home.glob("resume-check-*"):
+        if time.time() - stale.stat().st_mtime > STALE_AFTER:
+            shutil.rmtree(stale, ignore_errors=True)
+    return code
 
 
 @dataclass
@@ -172,12 +177,19 @@ def run_each(versions: list[Version], args: list[str], out: Path, fmt: str) -> l
     runs = []
     for version in versions:
         folder = out / f"langgraph-{version}"
-        python = Path(sys.executable) if version == installed() else environment(version).python
+        env = dict(os.environ)
+        python = Path(sys.executable)
+        if version != installed():
+            built = environment(version)
+            python = built.python
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (str(built.code), env.get("PYTHONPATH", "")) if p
+            )
         child = [
             str(python), "-c", "from resumecheck.cli import main; main()",
             "run", "langgraph", *args, "--out", str(folder), "--format", fmt,
         ]  # fmt: skip
-        done = subprocess.run(child, stdout=subprocess.PIPE, text=True)
+        done = subprocess.run(child, stdout=subprocess.PIPE, text=True, env=env)
         runs.append(VersionRun(version, done.returncode, done.stdout))
     return runs
 
