@@ -39,12 +39,16 @@ MCBounds == Cardinality(DOMAIN ck) <= MaxCheckpoints
 
 MCSymmetry == Permutations(Procs)
 
+\* A read changes nothing but the history: told apart, so that the history
+\* predicates are checked on it too.
+ReadLast == hist # <<>> /\ hist[Len(hist)].ev = "read"
+
 \* States told apart by everything but the history: each state of the reference is
 \* explored once, and the history predicates are checked on the history of the
 \* first behaviour that reached it (a shortest one).  Without it every behaviour
 \* is a state of its own and no configuration here would end.
 MCView == <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, run, alive, holders, inflight,
-            ledger, crashes, ending, broke, faults>>
+            ledger, crashes, ending, broke, faults, ReadLast>>
 
 TypeOK ==
     /\ \A p \in Procs : alive[p] \in {"down", "up", "ended"}

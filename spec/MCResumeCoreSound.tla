@@ -28,8 +28,9 @@ CONSTANTS
 \* The task instances a schedule or a start may name: two tasks of one node.
 TaskSet == {[task |-> 1, node |-> "A", path |-> "a"], [task |-> 2, node |-> "A", path |-> "b"]}
 
-\* One chain; two (a thread and a subgraph of it) where nested loads are explored.
-Chains == IF "nested" \in Moves THEN {1, 2} ELSE {1}
+\* One chain; two (a thread and a subgraph of it) where nested loads, or loads of the
+\* latest made before a checkpoint of another chain, are explored.
+Chains == IF {"nested", "before"} \cap Moves # {} THEN {1, 2} ELSE {1}
 Interrupts == {1}
 Intents == {1}
 Kinds == {"k"}
@@ -46,15 +47,17 @@ AnswerChoices == UNION {MayAnswers(c) : c \in Cks}
 Deliveries == {[interrupt |-> a, value |-> v] : a \in Interrupts, v \in Values}
 TaskIds == {s.task : s \in TaskSet}
 
-\* A load that returns nothing reports nothing else.
+\* A load that returns nothing reports nothing else; one asks for a checkpoint, for
+\* the latest, or (with "before") for the latest made before a checkpoint.
 AnyLoad ==
     \E p \in Procs, ch \in Chains, asked, got \in CkOrNone :
+    \E before \in IF asked = 0 /\ "before" \in Moves THEN CkOrNone ELSE {0} :
     \E parent \in IF got = 0 THEN {0} ELSE CkOrNone, d \in IF got = 0 THEN {0} ELSE {0} \cup Digests,
        ws \in IF got = 0 THEN {{}} ELSE SUBSET WriteChoices,
        as \in IF got = 0 THEN {{}} ELSE SUBSET AnswerChoices :
         \/ "load" \in Moves /\ \E nested \in IF "nested" \in Moves THEN BOOLEAN ELSE {FALSE} :
-              Load(p, ch, asked, got, parent, d, ws, as, nested)
-        \/ "read" \in Moves /\ Read(p, ch, asked, got, parent, d, ws, as)
+              Load(p, ch, asked, before, got, parent, d, ws, as, nested)
+        \/ "read" \in Moves /\ Read(p, ch, asked, before, got, parent, d, ws, as)
 
 AnyRun ==
     \E p \in Procs, ch \in Chains :

@@ -196,15 +196,30 @@ After(x, c) == Order(c) <= ck[x].hz \/ (ck[x].by = ck[c].by /\ Order(c) < Order(
 Newest(ch, c) ==
     Stored(c) /\ ck[c].ch = ch /\ ~\E x \in DOMAIN ck : Stored(x) /\ ck[x].ch = ch /\ After(x, c)
 
+\* The stored checkpoints of ch made before checkpoint b: what a request for
+\* "the latest before b" chooses from (none if b was never made).
+StoredBefore(ch, b) == {c \in DOMAIN ck : Stored(c) /\ ck[c].ch = ch /\ Order(c) < Order(b)}
+
+\* CV: a load asked for the latest checkpoint of ch made before b (LangGraph's
+\* `list(before=b, limit=1)` when a subgraph starts under a replaying parent)
+\* returned one made before b that no stored one made before b surely comes after,
+\* or nothing only when none is stored.
+BeforeWrong(ch, b, got) ==
+    IF got = 0 THEN StoredBefore(ch, b) # {}
+    ELSE ~(Known(got) /\ Order(got) < Order(b) /\ ~\E x \in StoredBefore(ch, b) : After(x, got))
+
 \* CV: the checkpoint a load returned is the one it had to return: the one
 \* asked for, or (none asked) the stored one of highest creation order (or one
-\* made concurrently with it, see After) or a newer one still in flight; with the
-\* parent, content and pending writes that were saved.
-LoadWrong(ch, asked, got, parent, digest, writes, answers) ==
+\* made concurrently with it, see After) or a newer one still in flight, or (asked
+\* for the latest before b) the latest stored before b; with the parent, content
+\* and pending writes that were saved.
+LoadWrong(ch, asked, before, got, parent, digest, writes, answers) ==
     \/ asked # 0 /\ got # asked /\ ~(got = 0 /\ ~Stored(asked))
-    \/ asked = 0 /\ got = 0 /\ Latest(ch) # 0
-    \/ asked = 0 /\ got # 0 /\ ~(got = Latest(ch) \/ Newest(ch, got)
-                                \/ (Known(got) /\ ck[got].st = "made" /\ Order(got) > Order(Latest(ch))))
+    \/ asked = 0 /\ before # 0 /\ BeforeWrong(ch, before, got)
+    \/ asked = 0 /\ before = 0 /\ got = 0 /\ Latest(ch) # 0
+    \/ asked = 0 /\ before = 0 /\ got # 0 /\
+          ~(got = Latest(ch) \/ Newest(ch, got)
+            \/ (Known(got) /\ ck[got].st = "made" /\ Order(got) > Order(Latest(ch))))
     \/ got # 0 /\ ~Known(got)
     \/ got # 0 /\ Known(got) /\
           \/ ck[got].ch # ch
@@ -411,21 +426,23 @@ StoreSeen(got, digest, writes, answers) ==
                       fly |-> {a \in @.fly : [interrupt |-> a.interrupt, value |-> a.value] \notin answers}]]
 
 \* Process p reads chain ch: it asked the saver for checkpoint `asked` (0: the
-\* latest) and got checkpoint `got` (0: none) with that parent, content digest,
-\* pending writes and answers.
-Read(p, ch, asked, got, parent, digest, writes, answers) ==
-    /\ Observe([ev |-> "read", p |-> p, ch |-> ch, asked |-> asked, got |-> got, parent |-> parent,
-                digest |-> digest, writes |-> writes, answers |-> answers])
-    /\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>,
+\* latest, or with `before` # 0 the latest made before checkpoint `before`) and
+\* got checkpoint `got` (0: none) with that parent, content digest, pending writes
+\* and answers.
+Read(p, ch, asked, before, got, parent, digest, writes, answers) ==
+    /\ Observe([ev |-> "read", p |-> p, ch |-> ch, asked |-> asked, before |-> before, got |-> got,
+                parent |-> parent, digest |-> digest, writes |-> writes, answers |-> answers])
+    /\ Broke({<<"CV", LoadWrong(ch, asked, before, got, parent, digest, writes, answers)>>,
               <<"FD", FamilyDiffers(got, digest)>>})
     /\ StoreSeen(got, digest, writes, answers)
     /\ UNCHANGED <<wf, sched, ans, run, alive, holders, inflight, ledger, crashes, ending>>
 
 \* Process p starts (or restarts) its run on chain ch from what a load returned.
-Load(p, ch, asked, got, parent, digest, writes, answers, nested) ==
-    /\ Observe([ev |-> "load", p |-> p, ch |-> ch, asked |-> asked, got |-> got, parent |-> parent,
-                digest |-> digest, writes |-> writes, answers |-> answers, nested |-> nested])
-    /\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>,
+Load(p, ch, asked, before, got, parent, digest, writes, answers, nested) ==
+    /\ Observe([ev |-> "load", p |-> p, ch |-> ch, asked |-> asked, before |-> before, got |-> got,
+                parent |-> parent, digest |-> digest, writes |-> writes, answers |-> answers,
+                nested |-> nested])
+    /\ Broke({<<"CV", LoadWrong(ch, asked, before, got, parent, digest, writes, answers)>>,
               <<"FD", FamilyDiffers(got, digest)>>, <<"CO", Unfenced(ch, p)>>,
               <<"PC", NestedOrphan(p, ch, nested)>>})
     /\ StoreSeen(got, digest, writes, answers)
@@ -784,7 +801,7 @@ SavedWrites(c) == MustWrites(c)
 RefLoad(p) ==
     LET c == Latest(Chain) IN
     /\ Fenced
-    /\ Load(p, Chain, 0, c, IF c = 0 THEN 0 ELSE ck[c].parent, IF c = 0 THEN 0 ELSE ck[c].digest,
+    /\ Load(p, Chain, 0, 0, c, IF c = 0 THEN 0 ELSE ck[c].parent, IF c = 0 THEN 0 ELSE ck[c].digest,
             IF c = 0 THEN {} ELSE MustWrites(c), IF c = 0 THEN {} ELSE MustAnswers(c), FALSE)
 
 \* Time travel: load a stored older checkpoint, then fork it.
@@ -792,7 +809,21 @@ RefPin(p) ==
     /\ Fenced
     /\ \E c \in DOMAIN ck :
          /\ ck[c].st = "stored" /\ c # Latest(Chain)
-         /\ Load(p, Chain, c, c, ck[c].parent, ck[c].digest, MustWrites(c), MustAnswers(c), FALSE)
+         /\ Load(p, Chain, c, 0, c, ck[c].parent, ck[c].digest, MustWrites(c), MustAnswers(c), FALSE)
+
+\* The latest stored checkpoint of ch made before b (0: none).
+LatestBefore(ch, b) ==
+    LET s == StoredBefore(ch, b) IN
+    IF s = {} THEN 0 ELSE CHOOSE c \in s : \A d \in s : Order(d) <= Order(c)
+
+\* A read of the latest checkpoint made before another (as a subgraph's run starts
+\* under a replaying parent), while no process runs.
+RefReadBefore(p) ==
+    /\ Fenced
+    /\ \E b \in DOMAIN ck :
+         LET c == LatestBefore(Chain, b) IN
+         Read(p, Chain, 0, b, c, IF c = 0 THEN 0 ELSE ck[c].parent, IF c = 0 THEN 0 ELSE ck[c].digest,
+              IF c = 0 THEN {} ELSE MustWrites(c), IF c = 0 THEN {} ELSE MustAnswers(c))
 
 RefFork(p) ==
     /\ Up(p) /\ R(p).pinned /\ R(p).started = {}
@@ -883,7 +914,7 @@ RefFinish(p) ==
 Run ==
     \E p \in Procs :
         \/ RefLoad(p) \/ RefSchedule(p) \/ RefResume(p) \/ RefStart(p) \/ RefOp(p)
-        \/ RefStep(p) \/ RefPut(p) \/ RefFinish(p) \/ RefFork(p)
+        \/ RefStep(p) \/ RefPut(p) \/ RefFinish(p) \/ RefFork(p) \/ RefReadBefore(p)
 
 Fault ==
     \E p \in Procs :
@@ -1304,8 +1335,15 @@ CORightAt(i) ==
               \A q \in Procs \ {e.p} : ~Holds(q, e.ch, i)
 HistCO == Last(CORightAt)
 
+\* Checkpoint c was made before checkpoint b, both made before event i; and the
+\* stored checkpoints of ch made before b, as of event i.
+MadeBeforeAt(c, b, i) == b \in MadeSet(i) /\ MadeIdx(c) < MadeIdx(b)
+StoredBeforeAt(ch, b, i) ==
+    {c \in MadeSet(i) : ChainOf(c) = ch /\ StoredAt(c, i) /\ MadeBeforeAt(c, b, i)}
+
 \* CV over the history: a load returns the checkpoint asked for (or nothing, if it
-\* was never stored), or the latest stored one or a newer one in flight, of its own
+\* was never stored), or the latest stored one or a newer one in flight (asked for
+\* the latest before b: the latest stored one made before b), of its own
 \* chain, not lost, with the parent, content, writes and answers saved; a load is
 \* refused only while another process runs the chain.
 LoadRightAt(i) ==
@@ -1313,11 +1351,15 @@ LoadRightAt(i) ==
         last == LatestAt(e.ch, i)
     IN
     /\ e.asked # 0 => e.got = e.asked \/ (e.got = 0 /\ ~StoredAt(e.asked, i))
-    /\ e.asked = 0 /\ e.got = 0 => last = 0
+    /\ e.asked = 0 /\ e.before = 0 /\ e.got = 0 => last = 0
+    /\ e.asked = 0 /\ e.before # 0 /\ e.got = 0 => StoredBeforeAt(e.ch, e.before, i) = {}
     /\ e.got # 0 =>
          /\ e.got \in MadeSet(i) /\ ChainOf(e.got) = e.ch /\ ~LostAt(e.got, i)
-         /\ e.asked = 0 => \/ e.got = last \/ NewestAt(e.ch, e.got, i)
-                           \/ ~StoredAt(e.got, i) /\ Newer(e.got, last)
+         /\ e.asked = 0 /\ e.before = 0 => \/ e.got = last \/ NewestAt(e.ch, e.got, i)
+                                           \/ ~StoredAt(e.got, i) /\ Newer(e.got, last)
+         /\ e.asked = 0 /\ e.before # 0 =>
+              /\ MadeBeforeAt(e.got, e.before, i)
+              /\ ~\E x \in StoredBeforeAt(e.ch, e.before, i) : AfterH(x, e.got)
          /\ e.parent = ParentAt(e.got, i)
          /\ SameContent(e.got, e.digest, i)
          /\ MustWritesAt(e.got, i) \subseteq e.writes
@@ -1395,7 +1437,7 @@ EO == "EO" \notin broke
 \* CO, consume-once: an interrupt receives only a value answered to it, never has two live answers, and under a lease one process at a time runs a chain.
 CO == "CO" \notin broke
 
-\* CV, checkpoint validity: a load returns the checkpoint asked for, or the latest by creation, with the parent, content and pending writes that were saved.
+\* CV, checkpoint validity: a load returns the checkpoint asked for, or the latest by creation (made before a named one, if so asked), with the parent, content and pending writes that were saved.
 CV == "CV" \notin broke
 
 \* FD, fork determinism: a run changes only its own branch, a fork copy holds exactly its source's state and work, and a fork never takes over its source's pending writes.

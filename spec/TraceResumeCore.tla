@@ -71,11 +71,11 @@ Justify(e) ==
 
 \* The ResumeCore action that event e records.
 Apply(e) ==
-    \/ e.ev = "load" /\ ~e.refused /\ Load(e.proc, e.thread, e.asked, e.checkpoint, e.parent,
-                                            e.digest, e.writes, e.answers, e.nested)
+    \/ e.ev = "load" /\ ~e.refused /\ Load(e.proc, e.thread, e.asked, e.before, e.checkpoint,
+                                            e.parent, e.digest, e.writes, e.answers, e.nested)
     \/ e.ev = "load" /\ e.refused /\ Refused(e.proc, e.thread)
-    \/ e.ev = "read" /\ Read(e.proc, e.thread, e.asked, e.checkpoint, e.parent, e.digest,
-                             e.writes, e.answers)
+    \/ e.ev = "read" /\ Read(e.proc, e.thread, e.asked, e.before, e.checkpoint, e.parent,
+                             e.digest, e.writes, e.answers)
     \/ e.ev = "schedule" /\ Schedule(e.proc, e.thread, e.checkpoint, e.tasks)
     \/ e.ev = "task_start" /\ e.by = 0 /\ StartTask(e.proc, e.thread, e.task, e.node, e.path)
     \/ e.ev = "task_start" /\ e.by # 0 /\ CallTask(e.proc, e.thread, e.by, e.task, e.node, e.path)

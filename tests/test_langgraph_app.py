@@ -367,3 +367,36 @@ def test_an_app_on_a_broken_saver_is_a_saver_finding_and_on_a_correct_one_is_not
     assert saver_cells and all("CV" in c["tested"]["properties"] for c in saver_cells)
     code, document = found["correct_sqlite"]
     assert code == 0 and document["details"]["counts"]["saver"] == 0
+
+
+def test_a_saver_whose_list_ignores_before_is_a_saver_finding(tmp_path: Path) -> None:
+    """Time travel that replays a subgraph compiled with checkpointer=True loads the
+    subgraph's checkpoint with `list(before=<replayed parent checkpoint>, limit=1)`: the load
+    records that request (`before`), so a saver that drops the bound returns a later
+    checkpoint and is CV, where LangGraph's own saver conforms (it was CV on every saver while
+    the recorder wrote the request as a load of the latest)."""
+    env = {"PYTHONPATH": str(ROOT / "tests" / "fixtures")}
+    found = {}
+    for saver in ("list_ignores_before", "correct_sqlite"):
+        run = run_cli(
+            "run", "langgraph", "--app", f"{APPS / 'publishing_persistent.py'}:make_graph",
+            "--saver", f"broken_savers:{saver}", "--durability", "async", "--scenarios", "fork",
+            "--cells", "app-fork-0.*", "--api", "sync", "--answer", '"ada"',
+            "--format", "json", "--no-progress", *JOBS, "--out", tmp_path / saver, env=env,
+        )  # fmt: skip
+        run.assert_no_traceback()
+        found[saver] = (run.returncode, run.json())
+    code, document = found["list_ignores_before"]
+    assert code == 1
+    (cell,) = [c for c in _cells(document) if c["scenario"] == "app-fork-0"]
+    assert cell["finding"] == "saver" and cell["tested"]["properties"] == ["CV"], cell
+    assert cell["reference"]["status"] == "conforms", cell
+    bad = json.loads(
+        Path(cell["tested"]["trace"])
+        .read_text(encoding="utf-8")
+        .splitlines()[cell["tested"]["event"]]
+    )
+    assert bad["ev"] == "load" and bad["nested"] and bad["before"] is not None, bad
+    code, document = found["correct_sqlite"]
+    assert code == 0 and document["details"]["counts"]["saver"] == 0
+    assert all(c["tested"]["status"] == "conforms" for c in _cells(document, "app-fork-0"))

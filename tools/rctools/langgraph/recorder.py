@@ -365,8 +365,11 @@ class Recorder:
             pending=sorted(set(waiting)),
         )
 
-    def read(self, config: dict[str, Any], tup: Any, run_start: bool) -> None:
-        """A `get_tuple`: a load when a Pregel loop starts a run on the chain, else a read."""
+    def read(
+        self, config: dict[str, Any], tup: Any, run_start: bool, before: str | None = None
+    ) -> None:
+        """A `get_tuple`: a load when a Pregel loop starts a run on the chain, else a read;
+        `before`: the request was for the latest checkpoint made before that one."""
         conf = config.get("configurable", {})
         chain = (str(conf.get("thread_id")), conf.get("checkpoint_ns") or "")
         asked = conf.get("checkpoint_id")
@@ -375,6 +378,7 @@ class Recorder:
             fields = {
                 **self._where(chain),
                 "asked": asked,
+                **({"before": before} if before is not None else {}),
                 "checkpoint": seen.checkpoint,
                 "parent": seen.parent,
                 "digest": seen.digest,
@@ -429,14 +433,13 @@ class Recorder:
                     self._run(chain).starting = True
             self._submit(ready, write, "load")
 
-    def replay_load(self, config: dict[str, Any], tup: Any) -> None:
-        """A subgraph's run starts while its parent replays: LangGraph loaded the subgraph's
-        last checkpoint before the replay point (`list(before=..., limit=1)`); a load that
-        asked for the checkpoint it got, or for the latest when it got none."""
-        conf = dict(config.get("configurable", {}))
-        if tup is not None:
-            conf["checkpoint_id"] = tup.checkpoint["id"]
-        self.read({**config, "configurable": conf}, tup, True)
+    def replay_load(self, config: dict[str, Any], before: Any, tup: Any) -> None:
+        """A subgraph's run starts while its parent replays: LangGraph asked for the
+        subgraph's latest checkpoint made before the replayed parent checkpoint
+        (`list(before=..., limit=1)`); the load records that request as `before`, so
+        a saver whose `list` ignores `before` is a CV."""
+        mark = (before or {}).get("configurable", {}).get("checkpoint_id")
+        self.read(config, tup, True, before=mark)
 
     def _answers_from_input(self, chain: Chain, seen: Observed) -> None:
         """The answers an invocation is given that LangGraph does not hand to the saver as

@@ -216,7 +216,7 @@ class RecordingSaver(BaseCheckpointSaver):
         with self.lock.reading(self.recorder):
             with self.recorder.kill.call("get_tuple"):
                 found = list(self.inner.list(config, filter=filter, before=before, limit=limit))
-            self.recorder.replay_load(config, found[0] if found else None)
+            self.recorder.replay_load(config, before, found[0] if found else None)
         return iter(found)
 
     def put(
@@ -295,7 +295,7 @@ class RecordingSaver(BaseCheckpointSaver):
                         config, filter=filter, before=before, limit=limit
                     )
                 ]
-            self.recorder.replay_load(config, found[0] if found else None)
+            self.recorder.replay_load(config, before, found[0] if found else None)
         for item in found:
             yield item
 
