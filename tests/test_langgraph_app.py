@@ -391,11 +391,9 @@ def test_a_saver_whose_list_ignores_before_is_a_saver_finding(tmp_path: Path) ->
     (cell,) = [c for c in _cells(document) if c["scenario"] == "app-fork-0"]
     assert cell["finding"] == "saver" and cell["tested"]["properties"] == ["CV"], cell
     assert cell["reference"]["status"] == "conforms", cell
-    bad = json.loads(
-        Path(cell["tested"]["trace"])
-        .read_text(encoding="utf-8")
-        .splitlines()[cell["tested"]["event"]]
-    )
+    at = int(re.search(r"at event (\d+)", cell["tested"]["verdict"]).group(1))
+    lines = Path(cell["tested"]["trace"]).read_text(encoding="utf-8").splitlines()
+    bad = json.loads(lines[at])  # line 0 is the header
     assert bad["ev"] == "load" and bad["nested"] and bad["before"] is not None, bad
     code, document = found["correct_sqlite"]
     assert code == 0 and document["details"]["counts"]["saver"] == 0
