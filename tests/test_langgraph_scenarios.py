@@ -120,3 +120,16 @@ def test_exit_durability_answers_and_subgraphs_conform(
     that completes saves nothing of its own (its loads are nested)."""
     _, verdict = recorded[cell]
     assert verdict.status.value == "conforms", verdict.reason
+
+
+def test_the_scripted_chat_model_answers_through_the_async_api_too() -> None:
+    """LangChain's default async path hands `run_manager` to `_generate` by position: the
+    `react` scenario's model must take it, or every async cell of it fails in the model."""
+    import asyncio
+
+    from langchain_core.messages import HumanMessage
+    from rctools.langgraph.scenarios import ScriptedChatModel
+
+    model = ScriptedChatModel(script=["first", "second"])
+    assert asyncio.run(model.ainvoke([HumanMessage("hi")])).content == "first"
+    assert model.invoke([HumanMessage("hi")]).content == "first"

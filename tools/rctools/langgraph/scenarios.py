@@ -116,8 +116,15 @@ class ScriptedChatModel(BaseChatModel):
         return self
 
     def _generate(
-        self, messages: list[BaseMessage], stop: list[str] | None = None, **kwargs: Any
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
     ) -> ChatResult:
+        """`run_manager` as LangChain names it: its default async path passes it by position
+        (without it every `ainvoke` of the model raised TypeError: a false END finding on
+        every async saver's `react` cells)."""
         k = sum(isinstance(m, AIMessage) for m in messages)
         turn = self.script[min(k, len(self.script) - 1)]
         if isinstance(turn, str):
