@@ -21,7 +21,12 @@ PUBLISHING = f"{ROOT / 'tests' / 'fixtures' / 'apps' / 'publishing.py'}:make_gra
 
 @pytest.mark.parametrize(
     ("given", "said"),
-    [("0.6.11", "resume-check records LangGraph"), ("1.x", "exact releases"), (",", "one or more")],
+    [
+        ("0.5.4", "below 0.6 the Pregel loop's modules have other names"),
+        ("1.3.0", "resume-check records LangGraph"),
+        ("1.x", "exact releases"),
+        (",", "one or more"),
+    ],
 )
 def test_a_version_the_recorder_cannot_record_is_refused_before_anything_runs(
     tmp_path: Path, given: str, said: str
@@ -30,7 +35,7 @@ def test_a_version_the_recorder_cannot_record_is_refused_before_anything_runs(
     run.assert_no_traceback()
     assert run.returncode == 2, run
     assert said in run.stderr
-    assert not (tmp_path / "langgraph-0.6.11").exists()
+    assert not list(tmp_path.glob("langgraph-*"))
 
 
 def test_the_child_runs_get_the_options_the_user_gave_and_no_others() -> None:
@@ -105,6 +110,41 @@ def test_an_app_at_an_older_langgraph_is_recorded_there_and_judged(tmp_path: Pat
             assert cell["tested"]["status"] == "conforms", cell
             header, _ = read_trace_file(Path(cell["tested"]["trace"]))
             assert header["runtime"]["version"] == entry["langgraph"]
+
+
+@pytest.mark.slow
+def test_langgraph_0_6_is_recorded_and_its_time_travel_runs_the_old_checkpoint_again(
+    tmp_path: Path,
+) -> None:
+    """LangGraph 0.6.11 (the loop's modules as in 1.0, the older side of every shim in
+    `compat`, its own langgraph-checkpoint 3.0) records in an environment of its own: every
+    fault-free cell of a subgraph app that asks conforms in each durability, and the trace
+    says 0.6.11 ran. Time travel at 0.6 (as at 1.0) makes no fork copy: the loop runs the old
+    checkpoint's task again on that checkpoint, where its result is stored -- PC, and no
+    `fork` event in the trace."""
+    run = run_cli(
+        "run", "langgraph", "--app", PUBLISHING, "--answer", '"ada"', "--scenarios", "fork",
+        "--cells", "app.none.*", "--cells", "app-fork-1.none.sync", "--no-progress",
+        "--format", "json", "--langgraph", "0.6.11", "--out", tmp_path,
+    )  # fmt: skip
+    run.assert_no_traceback()
+    assert run.returncode == 0, run
+    cells = {
+        f"{c['scenario']}.{c['fault']}.{c['durability']}": c["tested"]
+        for c in run.json()["details"]["cells"]
+    }
+    assert sorted(cells) == [
+        "app-fork-1.none.sync", "app.none.async", "app.none.exit", "app.none.sync",
+    ]  # fmt: skip
+    for name, cell in cells.items():
+        header, _ = read_trace_file(Path(cell["trace"]))
+        assert header["runtime"]["version"] == "0.6.11"
+        if name.startswith("app."):
+            assert cell["status"] == "conforms", cell
+    fork = cells["app-fork-1.none.sync"]
+    assert fork["properties"] == ["PC"], run
+    _, events = read_trace_file(Path(fork["trace"]))
+    assert not [e for e in events if e["ev"] == "fork"]
 
 
 @pytest.mark.slow

@@ -329,19 +329,19 @@ def test_witness_of_a_violation_ends_in_the_bad_state() -> None:
 def test_a_runtime_at_a_version_the_recorder_does_not_take_is_named_with_the_range(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A user with LangGraph 0.6 installed is told which version is installed and which range
+    """A user with LangGraph 0.5 installed is told which version is installed and which range
     resume-check records, not "install the runtimes" (the private module it needs is absent
-    from 0.6, not uninstalled)."""
+    from 0.5, not uninstalled)."""
     from importlib import metadata
 
     from resumecheck import suites
 
-    assert suites._unsupported("langgraph.pregel._task_status") is None  # 1.2 here: in range
+    assert suites._unsupported("langgraph.pregel._algo") is None  # 1.2 here: in range
     real = metadata.version
     monkeypatch.setattr(
-        metadata, "version", lambda name: "0.6.11" if name == "langgraph" else real(name)
+        metadata, "version", lambda name: "0.5.4" if name == "langgraph" else real(name)
     )
-    said = suites._unsupported("langgraph.pregel._task_status")
-    assert said is not None and said.startswith("langgraph 0.6.11 is installed")
+    said = suites._unsupported("langgraph.pregel._algo")
+    assert said is not None and said.startswith("langgraph 0.5.4 is installed")
     assert ">=1.0" in said and "<1.3" in said
     assert suites._unsupported("no_such_distribution.sub") is None

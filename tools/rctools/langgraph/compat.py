@@ -1,7 +1,7 @@
-"""The two private LangGraph views the recorder reads that changed between minor releases.
+"""The three private LangGraph views the recorder reads that changed between minor releases.
 
 The recorder asks LangGraph itself how a task ended and what an interrupt is called, and never
-re-derives what LangGraph decides. Two of the functions it asks moved:
+re-derives what LangGraph decides. Three of the functions it asks moved:
 
 - how a superstep's write log reads as task status: later 1.2 releases have one reader for
   it, `langgraph.pregel._task_status.read_task_statuses` (not in 1.2.0 to 1.2.11); before,
@@ -19,6 +19,13 @@ re-derives what LangGraph decides. Two of the functions it asks moved:
 
 Each is chosen by what the installed LangGraph has, never by its version number, so a trace
 says what that release did (`versions.SUPPORTED` is the range the recorder is tested on).
+LangGraph 0.6 takes the older side of all three, as 1.0 does, and needs nothing of its own:
+what else the recorder reads -- the modules `langgraph._internal._config`/`_constants`,
+`pregel._algo` (`prepare_next_tasks`, `task_path_str`), `pregel._checkpoint` and the frames
+of `pregel._loop`, the loop's reading of the write log, `CheckpointTuple`, `Command` and the
+callbacks' metadata -- is as in 1.0 (below 0.6 the modules have other names). Where 0.6
+differs from 1.1 and 1.2 it is behaviour, which the traces show: time travel runs the old
+checkpoint's tasks again on that checkpoint, with no fork copy (as 1.0 does).
 """
 
 from __future__ import annotations

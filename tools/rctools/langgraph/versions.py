@@ -32,9 +32,16 @@ from packaging.version import InvalidVersion, Version
 from platformdirs import user_cache_dir
 from resumecheck.errors import EnvironmentProblem, UsageError
 
-# The LangGraph releases the recorder records: 1.0.10, 1.1.10 and 1.2.24 are recorded in the
-# project's tests; below 1.0 the loop's modules have other names.
-SUPPORTED = SpecifierSet(">=1.0,<1.3")
+# The LangGraph releases the recorder records: 0.6.11, 1.0.10, 1.1.10 and 1.2.24 are recorded
+# in the project's tests. 0.6 has the loop's modules under the names 1.x has (`langgraph.
+# _internal`, `pregel._algo`, `pregel._loop`); below it, `BELOW` says what is missing.
+OLDEST = Version("0.6")
+SUPPORTED = SpecifierSet(f">={OLDEST},<1.3")
+BELOW = (
+    "below 0.6 the Pregel loop's modules have other names (`langgraph.pregel.loop` and "
+    "`pregel.algo`, no `langgraph._internal`), an interrupt has no id, and a run takes "
+    "`checkpoint_during` instead of the durability modes (sync, async, exit) the matrix records"
+)
 CACHE_ENV = "RESUME_CHECK_CACHE"  # where the environments are kept (default: the user cache)
 STALE_AFTER = 24 * 3600  # seconds a copy of this program's code is kept unused
 
@@ -56,9 +63,14 @@ def parse(text: str) -> list[Version]:
                 f"--langgraph takes exact releases such as 1.1.10, not {word!r}"
             ) from None
         if version not in SUPPORTED:
+            why = (
+                BELOW
+                if version < OLDEST
+                else "its recorder reads LangGraph's private modules, which change between "
+                "minor releases"
+            )
             raise UsageError(
-                f"--langgraph {version}: resume-check records LangGraph{SUPPORTED} (its recorder "
-                "reads LangGraph's private modules, which change between minor releases)"
+                f"--langgraph {version}: resume-check records LangGraph{SUPPORTED}; {why}"
             )
         if version not in out:
             out.append(version)
