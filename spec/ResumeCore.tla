@@ -108,7 +108,8 @@ Branch(c) == IF Known(c) THEN ck[c].branch ELSE 0
 \* The writes of checkpoint c, task -> [stored, fly, kinds, raised]: the write
 \* the store holds, each process's write not yet acknowledged (process -> write:
 \* two unfenced runs may end one task at once), the kinds ever stored, and the
-\* interrupts a stored write of the task raised or received (Raises).
+\* interrupts an attempt of the task that ended raised or received (Raises),
+\* whether its write was stored or not.
 WritesOf(c) == Get(wr, c, [t \in {} |-> None])
 NoFly == [q \in {} |-> NoWrite]
 WriteOf(c, t) == Get(WritesOf(c), t, [stored |-> NoWrite, fly |-> NoFly, kinds |-> {}, raised |-> {}])
@@ -209,12 +210,13 @@ BeforeWrong(ch, b, got) ==
     ELSE ~(Known(got) /\ Order(got) < Order(b) /\ ~\E x \in StoredBefore(ch, b) : After(x, got))
 
 \* CV: the checkpoint a load returned is the one it had to return: the one
-\* asked for, or (none asked) the stored one of highest creation order (or one
+\* asked for (or nothing, if no checkpoint of that id was stored on this chain),
+\* or (none asked) the stored one of highest creation order (or one
 \* made concurrently with it, see After) or a newer one still in flight, or (asked
 \* for the latest before b) the latest stored before b; with the parent, content
 \* and pending writes that were saved.
 LoadWrong(ch, asked, before, got, parent, digest, writes, answers) ==
-    \/ asked # 0 /\ got # asked /\ ~(got = 0 /\ ~Stored(asked))
+    \/ asked # 0 /\ got # asked /\ ~(got = 0 /\ ~(Stored(asked) /\ ck[asked].ch = ch))
     \/ asked = 0 /\ before # 0 /\ BeforeWrong(ch, before, got)
     \/ asked = 0 /\ before = 0 /\ got = 0 /\ Latest(ch) # 0
     \/ asked = 0 /\ before = 0 /\ got # 0 /\
@@ -276,6 +278,10 @@ StartsUnscheduled(c, s) == c \in DOMAIN sched /\ s \notin sched[c]
 Failed(r, b) == b \in r.failed \/ WriteOf(r.cur, b).stored.kind = "error"
 CallerIdle(r, b) == b \notin r.running /\ ~Failed(r, b)
 
+\* RD: a task the checkpoint schedules runs as scheduled, never as a task another
+\* task's run makes (a call, an error handler).
+CallsScheduled(r, t) == r.cur \in DOMAIN sched /\ \E s \in sched[r.cur] : s.task = t
+
 \* FD: a run changes only its own branch -- never the checkpoint it left,
 \* never one older than the latest without forking it first.
 ChangesOtherBranch(p, ch, c) == c # RunOf(p, ch).cur \/ RunOf(p, ch).pinned
@@ -327,9 +333,9 @@ EffectWrong(key, kind, status) ==
 DeliversForeign(res) == \E d \in res : d.value \notin Heard(d.interrupt)
 
 \* CO: an answer to an interrupt a task raised reaches only that task, resumed on
-\* the checkpoint it parked on (a stored write of it there raised or received it).
-\* An interrupt no stored write raised is a live wait (a durable-execution signal):
-\* the task waiting receives it as it runs.
+\* the checkpoint it parked on (an attempt of it there that ended raised or
+\* received it, its write stored or lost). An interrupt no ended attempt raised is
+\* a live wait (a durable-execution signal): the task waiting receives it as it runs.
 RaisedAnywhere(a) == \E c \in DOMAIN wr : \E t \in DOMAIN wr[c] : a \in wr[c][t].raised
 ReceivesUnraised(c, t, res) ==
     \E d \in res : d.interrupt \notin WriteOf(c, t).raised /\ RaisedAnywhere(d.interrupt)
@@ -519,8 +525,8 @@ CallTask(p, ch, b, t, n, pa) ==
     /\ HasRun(p, ch) /\ r.cur # 0
     /\ t \notin r.running /\ t # b
     /\ Observe([ev |-> "start", p |-> p, ch |-> ch, task |-> t, node |-> n, path |-> pa, by |-> b])
-    /\ Broke({<<"RD", CallerIdle(r, b)>>, <<"PC", RerunsStored(p, ch, t)>>,
-              <<"PC", RunsAhead(p, ch)>>})
+    /\ Broke({<<"RD", CallerIdle(r, b)>>, <<"RD", CallsScheduled(r, t)>>,
+              <<"PC", RerunsStored(p, ch, t)>>, <<"PC", RunsAhead(p, ch)>>})
     /\ Begin(p, ch, t, n, pa)
     /\ ck' = IF Known(r.cur) /\ b \notin r.running /\ Failed(r, b)
              THEN [ck EXCEPT ![r.cur].handled = @ \cup {<<b, t>>}] ELSE ck
@@ -562,7 +568,8 @@ EndTask(p, ch, t, outcome, a, res) ==
                 res |-> res])
     /\ Broke({<<"CO", DeliversForeign(res)>>, <<"CO", ReceivesUnraised(r.cur, t, res)>>,
               <<"FD", ChangesOtherBranch(p, ch, r.cur)>>})
-    /\ wr' = Put(wr, r.cur, Put(WritesOf(r.cur), t, [WriteOf(r.cur, t) EXCEPT !.fly = Put(@, p, w)]))
+    /\ wr' = Put(wr, r.cur, Put(WritesOf(r.cur), t, [WriteOf(r.cur, t) EXCEPT !.fly = Put(@, p, w),
+                                                                         !.raised = @ \cup Raises(w)]))
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \cup {<<r.cur, t>>}]
     /\ run' = [run EXCEPT ![<<p, ch>>] =
                  [@ EXCEPT !.running = @ \ {t},
@@ -681,7 +688,7 @@ PutWrites(p, ch, c, t, k, a) ==
     IN
     /\ Known(c) /\ ck[c].ch = ch
     /\ Observe([ev |-> "putw", p |-> p, ch |-> ch, c |-> c, task |-> t, kind |-> k, interrupt |-> a])
-    /\ Broke({<<"FD", ~mine /\ ~same /\ ~edit>>})
+    /\ Broke({<<"FD", ~mine /\ ~same /\ ~edit>>, <<"CO", ~HasRun(p, ch) /\ Unfenced(ch, p)>>})
     /\ wr' = Put(wr, c, Put(WritesOf(c), t, [stored |-> rec, fly |-> IF mine THEN Without(w.fly, p) ELSE w.fly,
                                              kinds |-> w.kinds \cup {k},
                                              raised |-> w.raised \cup Raises(rec)]))
@@ -1149,13 +1156,13 @@ HeardAt(a, v, i) ==
     \/ \E j \in LiveAnswers(a, i) : hist[j].value = v
     \/ Recorded(a, v, i, {"ok", "error", "interrupt"})
 
-\* The interrupts task end j raised or received; those a stored write of task t on
-\* c raised or received before i; whether a stored write of any task did.
+\* The interrupts task end j raised or received; those an end of task t on c
+\* raised or received before i; whether an end of any task did (stored or not).
 RaisesH(j) ==
     (IF hist[j].outcome = "interrupt" THEN {hist[j].interrupt} ELSE {})
         \cup {d.interrupt : d \in hist[j].res}
-RaisedOnAt(c, t, i) == UNION {RaisesH(j) : j \in {j \in Before(i) : EndOn(j, c, t) /\ WriteStored(j, i)}}
-RaisedAnywhereAt(a, i) == \E j \in Before(i) : Is(j, {"end"}) /\ a \in RaisesH(j) /\ WriteStored(j, i)
+RaisedOnAt(c, t, i) == UNION {RaisesH(j) : j \in {j \in Before(i) : EndOn(j, c, t)}}
+RaisedAnywhereAt(a, i) == \E j \in Before(i) : Is(j, {"end"}) /\ a \in RaisesH(j)
 
 \* The store as a register per task: the write of task t on c it holds after
 \* events 1..i (kind "none": nothing).  A write reaches the store when the saver
@@ -1321,8 +1328,8 @@ HistEO == Last(EORightAt)
 \* CO over the history: a task receives only values answered to that interrupt and
 \* not lost, or recorded received by a stored write, and only for an interrupt it
 \* raised there itself or one no task raised (a live wait); an interrupt not yet
-\* consumed gets no second answer; under a lease no process loads, edits or forks a
-\* chain another runs.
+\* consumed gets no second answer; under a lease no process loads, edits, forks or
+\* (running nothing there itself) writes on a chain another runs.
 CORightAt(i) ==
         LET e == hist[i] IN
         /\ Is(i, {"end"}) => \A d \in e.res :
@@ -1332,6 +1339,8 @@ CORightAt(i) ==
         /\ Is(i, {"resume"}) /\ ~ClosedAt(e.interrupt, i) =>
               \A j \in LiveAnswers(e.interrupt, i) : hist[j].p = e.p /\ hist[j].value = e.value
         /\ Is(i, {"load", "update", "fork"}) /\ wf.fencing = "lease" =>
+              \A q \in Procs \ {e.p} : ~Holds(q, e.ch, i)
+        /\ Is(i, {"putw"}) /\ wf.fencing = "lease" /\ ~Holds(e.p, e.ch, i) =>
               \A q \in Procs \ {e.p} : ~Holds(q, e.ch, i)
 HistCO == Last(CORightAt)
 
@@ -1350,7 +1359,9 @@ LoadRightAt(i) ==
     LET e == hist[i]
         last == LatestAt(e.ch, i)
     IN
-    /\ e.asked # 0 => e.got = e.asked \/ (e.got = 0 /\ ~StoredAt(e.asked, i))
+    /\ e.asked # 0 => \/ e.got = e.asked
+                      \/ e.got = 0 /\ ~(e.asked \in MadeSet(i) /\ StoredAt(e.asked, i)
+                                       /\ ChainOf(e.asked) = e.ch)
     /\ e.asked = 0 /\ e.before = 0 /\ e.got = 0 => last = 0
     /\ e.asked = 0 /\ e.before # 0 /\ e.got = 0 => StoredBeforeAt(e.ch, e.before, i) = {}
     /\ e.got # 0 =>
@@ -1403,9 +1414,9 @@ FDRightAt(i) ==
 HistFD == Last(FDRightAt)
 
 \* RD over the history: every run from a checkpoint schedules the same tasks,
-\* and every task started from it is among them or made by the run of a task of
-\* the same step (called by one running, or handling one that failed or whose
-\* error is stored).
+\* and every task started from it is among them or, named by none of them, made
+\* by the run of a task of the same step (called by one running, or handling one
+\* that failed or whose error is stored).
 RDRightAt(i) ==
         LET e == hist[i] IN
         /\ Is(i, {"schedule"}) /\ Scheduled(e.c, i) => SchedAt(e.c, i) = e.tasks
@@ -1417,6 +1428,8 @@ RDRightAt(i) ==
               [task |-> e.task, node |-> e.node, path |-> e.path] \in SchedAt(CurAt(e.p, e.ch, i), i)
         /\ Is(i, {"start"}) /\ e.by # 0 =>
               RunningAt(e.p, e.ch, e.by, i) \/ FailedForAt(e.p, e.ch, e.by, i)
+        /\ Is(i, {"start"}) /\ e.by # 0 /\ Scheduled(CurAt(e.p, e.ch, i), i) =>
+              ~\E s \in SchedAt(CurAt(e.p, e.ch, i), i) : s.task = e.task
 HistRD == Last(RDRightAt)
 
 \* Each property's history form, by name: resume-check spec requires one per

@@ -370,3 +370,22 @@ def test_contract_that_does_not_parse_exits_3(tmp_path: Path) -> None:
     assert run.returncode == 3
     assert run.json()["error"]["type"] == "SpecError"
     assert run.stderr.startswith("resume-check: error: contract ResumeCore does not parse: ")
+
+
+def test_a_checkpoint_id_made_twice_is_invalid(tmp_path: Path) -> None:
+    """Ids are global to the trace: a second thread (or a re-creation) that makes an id already
+    made names two checkpoints with one id, which no verdict can be earned on."""
+    header, events = linear()
+    made = next(e for e in events if e["ev"] == "step")
+    events.append({"ev": "load", "proc": "w9", "thread": "t2", "asked": None,
+                   "checkpoint": None, "parent": None, "writes": [], "answers": []})  # fmt: skip
+    events.append({"ev": "step", "proc": "w9", "thread": "t2", "checkpoint": made["checkpoint"],
+                   "parent": None})  # fmt: skip
+    path = write_trace_file(tmp_path / "made-twice.jsonl", header, events)
+    first = events.index(made) + 1
+    assert_invalid(
+        path,
+        f"line {len(events) + 1} (event {len(events)}): checkpoint {made['checkpoint']!r} is made "
+        f"again (first at event {first}); an id names one thing across the trace "
+        "(docs/trace-format.md, Identifiers)",
+    )

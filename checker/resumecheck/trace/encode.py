@@ -34,6 +34,19 @@ class InternTables:
 
     tables: dict[str, dict[Any, int]] = field(default_factory=dict)
     closed: set[str] = field(default_factory=set)
+    made: dict[str, dict[Any, str]] = field(default_factory=dict)  # namespace -> id -> where
+
+    def make(self, namespace: str, key: Any, where: str) -> None:
+        """An event makes the identifier (a step, fork or edit makes its checkpoint): an id
+        names one thing across the whole trace, so one made twice -- by two threads counting
+        their own, or by a re-creation reusing a lost id -- cannot be judged."""
+        made = self.made.setdefault(namespace, {})
+        if key in made:
+            raise EncodeError(
+                f"{where}: {namespace} {_plain_key(key)!r} is made again (first at {made[key]}); "
+                "an id names one thing across the trace (docs/trace-format.md, Identifiers)"
+            )
+        made[key] = where
 
     def number(self, namespace: str, key: Any, where: str) -> int:
         if key is None:
@@ -176,7 +189,7 @@ class _Encoder:
         head, plan = _event_plan(self.schema, event["ev"])
         args = []
         number = self.ids.number
-        for name, default, namespace, scope, fast in plan:
+        for name, default, namespace, scope, fast, makes in plan:
             if name in event:
                 item = event[name]
             elif default is _MISSING:
@@ -185,6 +198,8 @@ class _Encoder:
                 item = default
             if namespace is not None and scope is None:
                 # An identifier: the common case, without the generic walk.
+                if makes and item is not None:
+                    self.ids.make(namespace, _key(item), where)
                 args.append(str(number(namespace, _key(item), f"{where}.{name}")))
             elif fast is not None and (text := fast.get(_literal_key(item))) is not None:
                 args.append(text)  # an enum word or a boolean, encoded once per schema
@@ -275,8 +290,9 @@ _PLANS: dict[tuple[int, str], tuple[str, list[tuple[Any, ...]]]] = {}
 def _event_plan(schema: TraceSchema, kind: str) -> tuple[str, list[tuple[Any, ...]]]:
     """Per event kind, what `event` needs of the schema, looked up once: the constructor and,
     per field in argument order, its name, default (or _MISSING), the namespace of an
-    identifier (None otherwise), the fields scoping it with their defaults (or None), and for
-    an enum or a boolean the TLA+ text of each value it allows (or None).
+    identifier (None otherwise), the fields scoping it with their defaults (or None), for
+    an enum or a boolean the TLA+ text of each value it allows (or None), and whether the
+    event makes that identifier (`x-made`: it may be made only once in a trace).
     The schemas are loaded once per process (`load_schema` caches them), so their ids last.
     """
     key = (id(schema), kind)
@@ -292,7 +308,8 @@ def _event_plan(schema: TraceSchema, kind: str) -> tuple[str, list[tuple[Any, ..
             scope = None
             if namespace is not None and "x-intern-with" in target:
                 scope = tuple((f, _default(schema, props[f])) for f in target["x-intern-with"])
-            fields.append((name, default, namespace, scope, _literals(target)))
+            makes = bool(prop.get("x-made")) and namespace is not None and scope is None
+            fields.append((name, default, namespace, scope, _literals(target), makes))
         plan = _PLANS[key] = (constructor_name(kind), fields)
     return plan
 
