@@ -61,7 +61,10 @@ def test_a_deleted_check_shows_as_mutants_the_checker_misses(tmp_path: Path) -> 
     spec = tmp_path / "spec"
     spec.mkdir()
     base = (default_spec_paths()[-1] / "ResumeCore.tla").read_text(encoding="utf-8")
-    check = '    /\\ Broke({<<"CV", LoadWrong(ch, asked, got, parent, digest, writes, answers)>>,'
+    check = (
+        '    /\\ Broke({<<"CV", '
+        "LoadWrong(ch, asked, before, got, parent, digest, writes, answers)>>,"
+    )
     assert check in base
     (spec / "ResumeCore.tla").write_text(
         base.replace(check, '    /\\ Broke({<<"CV", FALSE>>,'), encoding="utf-8"

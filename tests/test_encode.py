@@ -103,12 +103,12 @@ def test_ids_are_numbered_by_first_appearance(schema: TraceSchema) -> None:
 
 def test_a_thread_is_scoped_by_its_namespace(schema: TraceSchema) -> None:
     """The same thread id in two namespaces is two chains; the default namespace is ""."""
-    base = {"ev": "step", "proc": "w", "checkpoint": "c", "parent": None}
+    base = {"ev": "step", "proc": "w", "parent": None}
     events = [
-        {**base, "thread": "t1"},
-        {**base, "thread": "t1", "ns": ""},
-        {**base, "thread": "t1", "ns": "sub:1"},
-        {**base, "thread": "t2", "ns": "sub:1"},
+        {**base, "checkpoint": "c1", "thread": "t1"},
+        {**base, "checkpoint": "c2", "thread": "t1", "ns": ""},
+        {**base, "checkpoint": "c3", "thread": "t1", "ns": "sub:1"},
+        {**base, "checkpoint": "c4", "thread": "t2", "ns": "sub:1"},
     ]
     encoded = encode_trace(schema, header(), events)
     assert encoded.ids.count("chain") == 3
