@@ -12,7 +12,8 @@ EXTENDS ResumeCore, TraceValidation
 VARIABLES
     keeps,   \* what each crash of the trace left in the store, in order
     past,    \* what the trace did so far: the events that may justify a repeat
-    allowed  \* every repeat the contract let through, with the event that justified it
+    allowed, \* every repeat the contract let through, with the event that justified it
+    settled  \* per chain, how the last invocation that ran it ended so far
 
 \* Every move but a crash is a function of its event, so a state of the trace spec is
 \* determined by the cursor and the crashes' hidden choices: TLC tells states apart by
@@ -69,6 +70,19 @@ Justify(e) ==
             /\ UNCHANGED allowed
       [] OTHER -> UNCHANGED <<past, allowed>>
 
+\* A load or a fork starts an invocation on its chain ("running"); a crash of its
+\* process leaves every chain it ran "crashed", its return ends them as it says.
+\* A function of the events, like `past`, so the VIEW omits it.
+SettleChains(e) ==
+    LET mine == {k[2] : k \in {k \in DOMAIN run : k[1] = e.proc}} IN
+    settled' = CASE e.ev = "load" /\ ~e.refused -> Put(settled, e.thread, "running")
+                 [] e.ev = "fork" -> Put(settled, e.thread, "running")
+                 [] e.ev = "crash" ->
+                      [ch \in DOMAIN settled |-> IF ch \in mine THEN "crashed" ELSE settled[ch]]
+                 [] e.ev = "finish" ->
+                      [ch \in DOMAIN settled |-> IF ch \in mine THEN e.outcome ELSE settled[ch]]
+                 [] OTHER -> settled
+
 \* The ResumeCore action that event e records.
 Apply(e) ==
     \/ e.ev = "load" /\ ~e.refused /\ Load(e.proc, e.thread, e.asked, e.before, e.checkpoint,
@@ -95,12 +109,20 @@ Apply(e) ==
 
 Broken == {name \in DOMAIN Properties : ~Properties[name]}
 
-\* What a conforming trace showed: how it ended ("done", "parked" or
-\* "failed" is complete; "running", "crashed" or "none" is not) and the
-\* strongest effect level it met.
+\* A trace is complete when something ran, every chain's last invocation
+\* returned (done, parked or failed: a thread killed and never resumed, or a run
+\* that never returned, leaves it incomplete, whatever other threads did), and
+\* nothing made is still in flight (an edit whose put never came back).
+Complete ==
+    /\ DOMAIN settled # {}
+    /\ \A ch \in DOMAIN settled : settled[ch] \in {"done", "parked", "failed"}
+    /\ \A p \in Procs : inflight[p].cks = {}
+
+\* What a conforming trace showed: how its last invocation ended, whether it is
+\* complete (above), and the strongest effect level it met.
 Summary ==
     [end |-> ending,
-     complete |-> ending \in {"done", "parked", "failed"},
+     complete |-> Complete,
      effects |-> IF \A key \in DOMAIN ledger : ledger[key].fired <= 1
                  THEN "exactly-once" ELSE "at-least-once",
      repeats |-> allowed]
@@ -139,6 +161,7 @@ TraceInit ==
     /\ keeps = <<>>
     /\ past = NothingPast
     /\ allowed = <<>>
+    /\ settled = [ch \in {} |-> "none"]
 
 \* The move the current event records, with what it justifies.
 Consume ==
@@ -146,6 +169,10 @@ Consume ==
     /\ Apply(Ev)
     /\ Ev.ev # "crash" => UNCHANGED keeps
     /\ Justify(Ev)
+    /\ SettleChains(Ev)
+
+\* A trace with no event is judged too: nothing ran, so it conforms, incomplete.
+NothingToMatch == Len(Events) = 0 => PrintT(<<"rc-accepted", t, Summary>>)
 
 TraceNext == Consume /\ Advance(Broken', Summary')
 =============================================================================
