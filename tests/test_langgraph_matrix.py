@@ -189,6 +189,8 @@ def test_the_text_report_is_a_matrix_with_findings_and_trace_files(tmp_path: Pat
     assert any(f"{prop} at event" in run.stdout for prop in UNFENCED)
     assert str(tmp_path / "traces" / "sqlite" / "concurrent-2.none.sync.jsonl") in run.stdout
     assert (tmp_path / "summary.json").is_file()
+    assert re.search(r"^  put_writes root values +\d+ \(\d+\)", run.stdout, re.M), run.stdout
+    assert "delete_thread: never called" in run.stdout
 
 
 @pytest.mark.parametrize(
@@ -218,6 +220,23 @@ def test_the_json_document_follows_the_report_schema(sqlite_matrix: Run) -> None
     assert document["command"] == "run langgraph" and document["suite"] == "langgraph"
     # no reference: sqlite is it
     assert len(document["traces"]) == document["details"]["counts"]["cells"]
+
+
+def test_the_coverage_counts_every_saver_call_the_cells_made(sqlite_matrix: Run) -> None:
+    """The saver calls of the matrix by shape: writes and loads reached in every cell, a
+    pinned load by fork and pinned-twice, what was never called said with why."""
+    coverage = sqlite_matrix.json()["details"]["coverage"]
+    assert coverage["reference"] is None  # sqlite is the reference: no second saver
+    tested = coverage["tested"]
+    calls: dict[str, int] = {}
+    for row in tested["calls"]:
+        calls[row["method"]] = calls.get(row["method"], 0) + row["calls"]
+    assert calls["put"] > 0 and calls["put_writes"] > 0 and calls["get_tuple"] > 0
+    loads = [r for r in tested["calls"] if r["method"] == "get_tuple" and "load" in r["args"]]
+    assert tested["cells"] == len(sqlite_matrix.json()["details"]["cells"])
+    assert any(r["cells"] == tested["cells"] for r in loads)  # every cell loads
+    never = {n["shape"] for n in tested["never"]}
+    assert "get_tuple(checkpoint_id)" not in never and "delete_thread" in never
 
 
 def test_the_summary_has_every_suites_shape_with_the_matrix_in_details(sqlite_matrix: Run) -> None:

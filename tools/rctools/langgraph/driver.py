@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rctools.langgraph import effect, record, worker
+from rctools.langgraph import coverage, effect, record, worker
 from rctools.langgraph.killpoints import KillPoint, for_reference
 from rctools.langgraph.scenarios import Scenario
 from rctools.langgraph.tracefile import TraceFile
@@ -58,6 +58,8 @@ class CellRun:
     lines: dict[str, list[int]] = field(default_factory=dict)
     durations: dict[str, list[float]] = field(default_factory=dict)
     overlaps: int = 0  # unserialized cells: pairs of write calls of two processes that overlapped
+    # the saver calls of the cell's processes by shape (`coverage.Shape.key` -> calls)
+    saver_calls: dict[str, int] = field(default_factory=dict)
 
     @property
     def kill_reached(self) -> bool | None:
@@ -157,6 +159,7 @@ def _in_one_process(cell: worker.Cell, scenario: Scenario, result: CellRun) -> C
         "points",
         "lines",
         "durations",
+        "saver_calls",
     ):
         if name in report:
             setattr(result, name, report[name])
@@ -177,6 +180,7 @@ def _play_here(cell: worker.Cell, scenario: Scenario, result: CellRun) -> dict[s
         "points": result.points,
         "lines": result.lines,
         "durations": result.durations,
+        "saver_calls": result.saver_calls,
     }
 
 
@@ -361,6 +365,7 @@ class _Session:
             self.result.lines.setdefault(call, []).extend(int(n) for n in counts)
         for call, spans in (report.get("durations") or {}).items():
             self.result.durations.setdefault(call, []).extend(float(t) for t in spans)
+        coverage.add(self.result.saver_calls, report.get("saver_calls"))
         if report.get("failure"):
             self.result.failure = f"{job.proc}: {report['failure']}"
         if report.get("parked"):
@@ -421,6 +426,18 @@ def _has_events(trace: Path, proc: str) -> bool:
     )
 
 
+def _kill_message(fd: int) -> str:
+    """The worker's kill message, read to its newline: with its saver calls it can be longer
+    than one read returns (empty: the worker closed the pipe)."""
+    data = os.read(fd, 4096)
+    while data and not data.endswith(b"\n"):
+        more = os.read(fd, 4096)
+        if not more:
+            break
+        data += more
+    return data.decode().strip()
+
+
 def _wait(cell: worker.Cell, job: worker.Invocation, child: _Child) -> dict[str, Any]:
     """Collects the worker's report, or kills it where it stopped and records the crash."""
     selector = selectors.DefaultSelector()
@@ -439,7 +456,7 @@ def _wait(cell: worker.Cell, job: worker.Invocation, child: _Child) -> dict[str,
                 break
             for key, _ in selector.select(timeout):
                 if key.data == "kills":
-                    said = os.read(child.kills, 4096).decode().strip()
+                    said = _kill_message(child.kills)
                     if not said:
                         selector.unregister(child.kills)
                         continue
@@ -448,7 +465,8 @@ def _wait(cell: worker.Cell, job: worker.Invocation, child: _Child) -> dict[str,
                     os.waitpid(child.pid, 0)
                     if _has_events(cell.trace, job.proc):  # else it died before doing anything
                         TraceFile(cell.trace, job.proc).event("crash")
-                    report = {"killed": point, "hooks": job.kill_at or 0}
+                    calls = point.pop("saver_calls", None) or {}
+                    report = {"killed": point, "hooks": job.kill_at or 0, "saver_calls": calls}
                     break
                 chunk = os.read(child.results, 65536)
                 if chunk:

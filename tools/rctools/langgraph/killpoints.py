@@ -259,6 +259,9 @@ class KillSwitch:
         self.active: dict[int, _Call] = {}
         # called once, at the first task start: concurrent processes meet there
         self.rendezvous: Callable[[], None] | None = None
+        # the process's saver calls so far (coverage.py), sent with a kill: a killed process
+        # sends no report
+        self.tally: Callable[[], dict[str, int]] = dict
 
     @contextlib.contextmanager
     def mute(self) -> Iterator[None]:
@@ -309,6 +312,7 @@ class KillSwitch:
             "call": [call.label, call.occurrence] if call else None,
             "identity": call.identity if call else None,
             "inflight": self._inflight(call),
+            "saver_calls": self.tally(),
         }
         self.sent = True
         os.write(self.pipe_fd, (json.dumps(report) + "\n").encode())

@@ -39,6 +39,7 @@ from rctools.langgraph.attribution import (
     reference_breaks,
     saver_breaks,
 )
+from rctools.langgraph.coverage import Coverage, coverage
 from rctools.langgraph.driver import CellRun, run_cell
 from rctools.langgraph.final import FinalState, read_final, saver_apis
 from rctools.langgraph.killpoints import KillPoint
@@ -830,6 +831,7 @@ def side_json(s: Side) -> dict[str, Any]:
         "effect": s.run.effect,
         "inflight": [list(call) for call in s.run.inflight],
         "overlapping_calls": s.run.overlaps,
+        "saver_calls": s.run.saver_calls,
         "invocations": s.run.invocations,
         "notes": s.run.notes,
         "end": s.end.to_json() if s.end else None,
@@ -838,14 +840,27 @@ def side_json(s: Side) -> dict[str, Any]:
     }
 
 
+def saver_coverage(matrix: Matrix) -> tuple[Coverage, Coverage | None]:
+    """Which saver calls the cells reached, on the saver under test and on the reference
+    (its reruns included: each is a run of the reference saver); None without a reference."""
+    tested = coverage(matrix.backend, [c.tested.run.saver_calls for c in matrix.cells])
+    runs = [r.run.saver_calls for c in matrix.cells for r in c.references]
+    return tested, coverage(REFERENCE, runs) if runs else None
+
+
 def to_json(matrix: Matrix) -> dict[str, Any]:
     """The matrix as the summary's `details` (docs/report.schema.json, `$defs/langgraph`)."""
     counts = {kind: len(matrix.findings(kind)) for kind in KINDS}
+    tested, reference = saver_coverage(matrix)
     return {
         "backend": matrix.backend,
         "reference": REFERENCE,
         "counts": {"cells": len(matrix.cells), **counts},
         "runner_checks": RUNNER_CHECKS,
+        "coverage": {
+            "tested": tested.to_json(),
+            "reference": reference.to_json() if reference else None,
+        },
         "cells": [
             {
                 "scenario": c.key.scenario,

@@ -32,6 +32,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command
 
 from rctools.langgraph.callbacks import RecorderCallbacks
+from rctools.langgraph.coverage import CallTally
 from rctools.langgraph.recorder import KillSwitch, Recorder
 from rctools.langgraph.saver import RecordingSaver, SaverLock
 from rctools.langgraph.tracefile import TraceFile
@@ -115,6 +116,9 @@ class Recording:
         self.recorder = Recorder(self.file, durability=durability, kill=kill)
         self.lock = SaverLock(lock, serialize=serialize)
         self.callbacks = RecorderCallbacks(self.recorder)
+        # the saver calls of this process by shape (coverage.py); a kill message carries them
+        self.calls = CallTally()
+        self.recorder.kill.tally = self.calls.to_json
 
     def header(self, app: Any, *, backend: str, scenario: str, thread: str) -> None:
         self.file.header(
@@ -126,7 +130,7 @@ class Recording:
     def attach(self, app: Any, saver: Any) -> Any:
         """The app with its checkpointer recorded: a StateGraph is compiled with it, a
         compiled graph is copied with it, a factory is called with it (`on_saver`)."""
-        wrapped = RecordingSaver(saver, self.recorder, self.lock)
+        wrapped = RecordingSaver(saver, self.recorder, self.lock, self.calls)
         compiled = on_saver(app, wrapped)
         self.recorder.graph = compiled
         return compiled

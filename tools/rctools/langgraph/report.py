@@ -20,6 +20,7 @@ from resumecheck.progress import Progress
 from resumecheck.report import Invocation, _testsuite, _testsuites, _xml, _xml_line, _xml_text
 from resumecheck.verdict import Verdict
 
+from rctools.langgraph.coverage import render as render_coverage
 from rctools.langgraph.matrix import (
     RACE,
     REFERENCE,
@@ -28,6 +29,7 @@ from rctools.langgraph.matrix import (
     Matrix,
     describe,
     describe_checks,
+    saver_coverage,
     to_json,
 )
 from rctools.langgraph.record import GUARANTEES
@@ -165,7 +167,8 @@ def _why(cell: Cell) -> str:
 
 
 def render_text(matrix: Matrix, out: Path, profile: tuple[str, str] | None = None) -> str:
-    """A row per scenario and durability, then the findings with their trace files."""
+    """A row per scenario and durability, the findings with their trace files, then the
+    saver calls the cells reached (`coverage.render`)."""
     lines = [f"LangGraph conformance matrix: {matrix.backend} (reference: {REFERENCE})"]
     if profile is not None:
         lines.append(f"profile {profile[0]}; left out: {profile[1]}")
@@ -219,6 +222,7 @@ def render_text(matrix: Matrix, out: Path, profile: tuple[str, str] | None = Non
                 f"  {cell.key.scenario} {cell.key.fault} {cell.key.durability}: "
                 f"{_why(cell)}{also}  {cell.tested.run.trace}"
             )
+    lines += ["", *render_coverage(*saver_coverage(matrix))]
     counts = {
         kind: len(matrix.findings(kind))
         for kind in (*SAVER_KINDS, "conforms", "runtime", "inconclusive")

@@ -28,7 +28,7 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 
-from rctools.langgraph import effect
+from rctools.langgraph import coverage, effect
 from rctools.langgraph.killpoints import hook_statements
 from rctools.langgraph.observe import is_replay_load, is_run_start
 from rctools.langgraph.recorder import Recorder
@@ -151,13 +151,22 @@ T = TypeVar("T")
 
 class RecordingSaver(BaseCheckpointSaver):
     """Wraps `inner`; each call's entry and exit, and points inside write calls, are points
-    where a SIGKILL may land (`killpoints`)."""
+    where a SIGKILL may land (`killpoints`). Each call's shape is counted in `tally`
+    (`coverage.py`): a write at its entry, so a call a kill cut counts; a load once it is
+    answered, outside the saver lock."""
 
-    def __init__(self, inner: BaseCheckpointSaver, recorder: Recorder, lock: SaverLock) -> None:
+    def __init__(
+        self,
+        inner: BaseCheckpointSaver,
+        recorder: Recorder,
+        lock: SaverLock,
+        tally: coverage.CallTally | None = None,
+    ) -> None:
         super().__init__(serde=inner.serde)
         self.inner = inner
         self.recorder = recorder
         self.lock = lock
+        self.tally = tally or coverage.CallTally()
         recorder.inner = inner
         recorder.serde = inner.serde
         hook_statements(inner, recorder.kill)
@@ -170,9 +179,11 @@ class RecordingSaver(BaseCheckpointSaver):
         return self.inner.get_next_version(current, channel)
 
     def get_delta_channel_history(self, *args: Any, **kwargs: Any) -> Any:
+        self.tally.note(coverage.Shape("get_delta_channel_history"))
         return self.inner.get_delta_channel_history(*args, **kwargs)
 
     async def aget_delta_channel_history(self, *args: Any, **kwargs: Any) -> Any:
+        self.tally.note(coverage.Shape("aget_delta_channel_history"))
         return await self.inner.aget_delta_channel_history(*args, **kwargs)
 
     def _made(self, submit: Callable[[], T]) -> T:
@@ -199,6 +210,7 @@ class RecordingSaver(BaseCheckpointSaver):
             with self.recorder.kill.call("get_tuple"):
                 tup = self.inner.get_tuple(config)
             self.recorder.read(config, tup, start)
+        self.tally.note(coverage.load_shape("get_tuple", config, tup, start))
         return tup
 
     def list(
@@ -209,7 +221,9 @@ class RecordingSaver(BaseCheckpointSaver):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
+        given = {"before": before, "limit": limit, "filter": filter}
         if not is_replay_load():
+            self.tally.note(coverage.list_shape("list", config, given, None))
             return self.inner.list(config, filter=filter, before=before, limit=limit)
         # a subgraph's run starting under a replaying parent loads through `list`
         self._sync()
@@ -217,6 +231,7 @@ class RecordingSaver(BaseCheckpointSaver):
             with self.recorder.kill.call("get_tuple"):
                 found = list(self.inner.list(config, filter=filter, before=before, limit=limit))
             self.recorder.replay_load(config, before, found[0] if found else None)
+        self.tally.note(coverage.list_shape("list", config, given, found))
         return iter(found)
 
     def put(
@@ -226,6 +241,7 @@ class RecordingSaver(BaseCheckpointSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        self.tally.note(coverage.put_shape("put", config, metadata))
         self._sync()
         self.recorder.wait_step(config, dict(metadata), STEP_WAIT)
         with self.lock.writing():
@@ -246,6 +262,7 @@ class RecordingSaver(BaseCheckpointSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
+        self.tally.note(coverage.writes_shape("put_writes", config, writes))
         self._sync()
         done = self._made(
             lambda: self.recorder.writes_called(config, list(writes), task_id, task_path)
@@ -261,6 +278,7 @@ class RecordingSaver(BaseCheckpointSaver):
             done()
 
     def delete_thread(self, thread_id: str) -> None:
+        self.tally.note(coverage.Shape("delete_thread"))
         self.inner.delete_thread(thread_id)
 
     # -- async: always serialized (an asyncio task cannot hold the recorder's thread lock
@@ -272,6 +290,7 @@ class RecordingSaver(BaseCheckpointSaver):
             with self.recorder.kill.call("get_tuple", inside=False):
                 tup = await self.inner.aget_tuple(config)
             self.recorder.read(config, tup, start)
+        self.tally.note(coverage.load_shape("aget_tuple", config, tup, start))
         return tup
 
     async def alist(
@@ -282,7 +301,9 @@ class RecordingSaver(BaseCheckpointSaver):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
+        given = {"before": before, "limit": limit, "filter": filter}
         if not is_replay_load():
+            self.tally.note(coverage.list_shape("alist", config, given, None))
             async for item in self.inner.alist(config, filter=filter, before=before, limit=limit):
                 yield item
             return
@@ -296,6 +317,7 @@ class RecordingSaver(BaseCheckpointSaver):
                     )
                 ]
             self.recorder.replay_load(config, before, found[0] if found else None)
+        self.tally.note(coverage.list_shape("alist", config, given, found))
         for item in found:
             yield item
 
@@ -306,6 +328,7 @@ class RecordingSaver(BaseCheckpointSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        self.tally.note(coverage.put_shape("aput", config, metadata))
         waited = 0.0
         while waited < STEP_WAIT and not self.recorder.can_step(config, dict(metadata)):
             await asyncio.sleep(0.002)  # the writes' tasks run on this loop
@@ -325,6 +348,7 @@ class RecordingSaver(BaseCheckpointSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
+        self.tally.note(coverage.writes_shape("aput_writes", config, writes))
         done = self.recorder.writes_called(config, list(writes), task_id, task_path)
         identity = effect.of_writes(config, writes, task_id)
         label = f"put_writes {_label(task_path)}"
@@ -334,4 +358,5 @@ class RecordingSaver(BaseCheckpointSaver):
             done()
 
     async def adelete_thread(self, thread_id: str) -> None:
+        self.tally.note(coverage.Shape("adelete_thread"))
         await self.inner.adelete_thread(thread_id)

@@ -298,6 +298,7 @@ def _report(state: Any, error: str | None, recording: Recording, ran: bool) -> d
         "points": kill.seen,
         "lines": kill.lines,
         "durations": kill.durations,
+        "saver_calls": recording.calls.to_json(),
     }
 
 
