@@ -170,11 +170,13 @@ HasRun(p, ch) == <<p, ch>> \in DOMAIN run /\ alive[p] = "up"
 (*   failed   the tasks whose last attempt in this step ended in an error  *)
 (*   pos      per task: the next op of its body (reference runtime only)   *)
 (*   res      per task: the deliveries its current attempt received       *)
+(*   ended    per task: how its last attempt in this step ended            *)
 (*   hz       how many checkpoints were made when its load (or fork) began *)
 (*            it: the ones it surely comes after                           *)
 NewRun(c, pinned, nested, hz) ==
     [cur |-> c, pinned |-> pinned, nested |-> nested, started |-> {}, running |-> {}, failed |-> {},
-     pos |-> [t \in {} |-> 1], res |-> [t \in {} |-> {}], hz |-> hz]
+     pos |-> [t \in {} |-> 1], res |-> [t \in {} |-> {}], ended |-> [t \in {} |-> "none"],
+     hz |-> hz]
 
 \* A running task's record among those its step started.
 StartedAs(r, t) == CHOOSE s \in r.started : s.task = t
@@ -249,10 +251,21 @@ SavedWithParent(k) ==
     /\ wf.durability = "exit" /\ run[k].nested
     /\ run[k].cur \in DOMAIN sched /\ sched[run[k].cur] = {}
 
+\* Run k ends with a write of that kind (an interrupt, an error): one of a task t
+\* on the checkpoint it runs from reached the store, and the run's own last attempt
+\* of t there, if any, ended so too (what another process wrote over it since is
+\* not this run's doing: without a lease a concurrent run may replace it).  In exit
+\* durability a later save may drop the run's own result unsaved: not asked there.
+OwnEnd(k, t, kind) == wf.durability = "exit" \/ Get(run[k].ended, t, kind) = kind
+RunEnds(k, kind) ==
+    \E t \in DOMAIN WritesOf(run[k].cur) :
+        kind \in WriteOf(run[k].cur, t).kinds /\ OwnEnd(k, t, kind)
+
 \* PC: an invocation returns only when the checkpoints it is on, its writes and answers are
 \* stored (acknowledged, or returned by a load: the store has them either way),
 \* and ends as it says: done with nothing scheduled, parked at an interrupt,
-\* or failed.
+\* or failed -- one that reached the store and that its own run has not since
+\* answered and completed, or retried to another end.
 FinishWrong(p, outcome) ==
     LET mine == {k \in DOMAIN run : k[1] = p}
         curs == {run[k].cur : k \in mine}
@@ -261,10 +274,8 @@ FinishWrong(p, outcome) ==
         \/ \E w \in inflight[p].wrs : w[1] \in curs /\ p \in DOMAIN WriteOf(w[1], w[2]).fly
         \/ \E k \in mine : run[k].cur # 0 /\ ~Stored(run[k].cur) /\ ~SavedWithParent(k)
         \/ outcome = "done" /\ \E c \in curs : c \notin DOMAIN sched \/ sched[c] # {}
-        \/ outcome = "parked" /\ ~\E c \in curs : \E t \in DOMAIN WritesOf(c) :
-                                    "interrupt" \in WriteOf(c, t).kinds
-        \/ outcome = "failed" /\ ~\E c \in curs : \E t \in DOMAIN WritesOf(c) :
-                                    "error" \in WriteOf(c, t).kinds
+        \/ outcome = "parked" /\ ~\E k \in mine : RunEnds(k, "interrupt")
+        \/ outcome = "failed" /\ ~\E k \in mine : RunEnds(k, "error")
 
 \* RD: every run from a checkpoint schedules the same tasks.
 ScheduleDiffers(c, tasks) == c \in DOMAIN sched /\ sched[c] # tasks
@@ -307,6 +318,19 @@ ContentChanged(c, digest) == ck[c].digest # 0 /\ digest # 0 /\ ck[c].digest # di
 ShapeOf(tasks) == {[node |-> s.node, path |-> s.path] : s \in tasks}
 ForkSchedulesOther(c, tasks) ==
     \E x \in Family(c) \ {c} : x \in DOMAIN sched /\ ShapeOf(sched[x]) # ShapeOf(tasks)
+
+\* FD: a checkpoint whose own schedule is not known yet starts only work that every
+\* known schedule of its copies (or of the checkpoint it copies) names -- a copy's
+\* task ids are its own, its work (node and path) is its source's.
+StartsOutsideFamily(c, s) ==
+    /\ Known(c) /\ c \notin DOMAIN sched
+    /\ \E x \in Family(c) \ {c} :
+          x \in DOMAIN sched /\ [node |-> s.node, path |-> s.path] \notin ShapeOf(sched[x])
+
+\* FD: a schedule of c names the work any of its copies (or the checkpoint it
+\* copies) began, scheduled or not.
+FamilyBegunOutside(c, tasks) ==
+    \E x \in Family(c) \ {c} : ~(ShapeOf(ck[x].begun) \subseteq ShapeOf(tasks))
 
 \* EO: an effect fires as often as its kind's declared level allows: at most
 \* once for exactly-once and at-most-once, again only after a crash cut short
@@ -488,7 +512,8 @@ Schedule(p, ch, c, tasks) ==
     /\ Observe([ev |-> "schedule", p |-> p, ch |-> ch, c |-> c, tasks |-> tasks])
     /\ Broke({<<"RD", ScheduleDiffers(c, tasks)>>,
               <<"RD", ~(ck[c].begun \subseteq tasks)>>,
-              <<"FD", ForkSchedulesOther(c, tasks)>>})
+              <<"FD", ForkSchedulesOther(c, tasks)>>,
+              <<"FD", FamilyBegunOutside(c, tasks)>>})
     /\ sched' = IF c \in DOMAIN sched THEN sched ELSE sched @@ (c :> tasks)
     /\ UNCHANGED <<wf, ck, latest, wr, aw, ans, dlv, closed, run, alive, holders, inflight, ledger,
                    crashes, ending>>
@@ -508,7 +533,7 @@ StartTask(p, ch, t, n, pa) ==
     /\ t \notin r.running
     /\ Observe([ev |-> "start", p |-> p, ch |-> ch, task |-> t, node |-> n, path |-> pa, by |-> 0])
     /\ Broke({<<"PC", RerunsStored(p, ch, t)>>, <<"PC", RunsAhead(p, ch)>>,
-              <<"RD", StartsUnscheduled(r.cur, s)>>})
+              <<"RD", StartsUnscheduled(r.cur, s)>>, <<"FD", StartsOutsideFamily(r.cur, s)>>})
     /\ Begin(p, ch, t, n, pa)
     /\ ck' = IF Known(r.cur) THEN [ck EXCEPT ![r.cur].begun = @ \cup {s}] ELSE ck
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight, ledger,
@@ -573,7 +598,8 @@ EndTask(p, ch, t, outcome, a, res) ==
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \cup {<<r.cur, t>>}]
     /\ run' = [run EXCEPT ![<<p, ch>>] =
                  [@ EXCEPT !.running = @ \ {t},
-                           !.failed = IF outcome = "error" THEN @ \cup {t} ELSE @ \ {t}]]
+                           !.failed = IF outcome = "error" THEN @ \cup {t} ELSE @ \ {t},
+                           !.ended = Put(@, t, outcome)]]
     /\ ledger' = IF outcome = "ok" THEN ledger ELSE Over(ledger, p, t)
     /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, dlv, closed, alive, holders, crashes, ending>>
 
@@ -693,7 +719,8 @@ PutWrites(p, ch, c, t, k, a) ==
                                              kinds |-> w.kinds \cup {k},
                                              raised |-> w.raised \cup Raises(rec)]))
     /\ Settle({rec})
-    /\ inflight' = [inflight EXCEPT ![p].wrs = @ \ {<<c, t>>}]
+    \* (p's own write of t, if another, is still in flight: this acknowledged the one stored)
+    /\ inflight' = [inflight EXCEPT ![p].wrs = IF ~mine /\ p \in DOMAIN w.fly THEN @ ELSE @ \ {<<c, t>>}]
     /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, run, alive, holders, ledger, crashes, ending>>
 
 \* The saver acknowledged p's answers on c.
@@ -1273,6 +1300,14 @@ FinishRightAt(i) ==
         savedWithParent(ch) == wf.durability = "exit" /\ nested(ch)
                                /\ Scheduled(CurAt(p, ch, i), i) /\ SchedAt(CurAt(p, ch, i), i) = {}
         o == hist[i].outcome
+        \* p's own last end of t on the checkpoint its run on ch is on, if any, is of kind k
+        ownEnd(ch, t, k) ==
+            LET ends == {j \in Between(OpenAt(p, ch, i), i) :
+                           Is(j, {"end"}) /\ hist[j].p = p /\ hist[j].ch = ch /\ hist[j].task = t
+                           /\ CurAt(p, ch, j) = CurAt(p, ch, i)}
+            IN  wf.durability = "exit" \/ ends = {} \/ hist[MaxOf(ends)].outcome = k
+        endsAt(k) == \E ch \in runs, t \in TasksSeen(i) :
+                        StoredKind(CurAt(p, ch, i), t, k, i) /\ ownEnd(ch, t, k)
     IN
     /\ wf.durability # "exit" =>
           \A j \in Between(since, i) : Creates(j) /\ hist[j].p = p =>
@@ -1280,13 +1315,15 @@ FinishRightAt(i) ==
     /\ \A j \in Between(since, i) :
           Is(j, {"resume"}) /\ hist[j].p = p =>
               AnswerKept(j, i) \/ \E k \in Between(j, i) : ExitSaves(p, hist[j].c, k)
+    \* (a write p replaced in its memory by a later end of the task there is not one to save)
     /\ \A j \in Between(since, i) :
-          Is(j, {"end"}) /\ hist[j].p = p /\ CurAt(p, hist[j].ch, j) \in curs =>
-              WriteStored(j, i) \/ \E k \in Between(j, i) : ExitSaves(p, CurAt(p, hist[j].ch, j), k)
+          /\ Is(j, {"end"}) /\ hist[j].p = p /\ CurAt(p, hist[j].ch, j) \in curs
+          /\ ~\E m \in Between(j, i) : EndOn(m, CurAt(p, hist[j].ch, j), hist[j].task) /\ hist[m].p = p
+          => WriteStored(j, i) \/ \E k \in Between(j, i) : ExitSaves(p, CurAt(p, hist[j].ch, j), k)
     /\ \A ch \in runs : CurAt(p, ch, i) = 0 \/ StoredAt(CurAt(p, ch, i), i) \/ savedWithParent(ch)
     /\ o = "done" => \A c \in curs : Scheduled(c, i) /\ SchedAt(c, i) = {}
-    /\ o = "parked" => \E c \in curs, t \in TasksSeen(i) : StoredKind(c, t, "interrupt", i)
-    /\ o = "failed" => \E c \in curs, t \in TasksSeen(i) : StoredKind(c, t, "error", i)
+    /\ o = "parked" => endsAt("interrupt")
+    /\ o = "failed" => endsAt("error")
 
 PCRightAt(i) ==
         LET e == hist[i] IN
@@ -1410,6 +1447,16 @@ FDRightAt(i) ==
         /\ Is(i, {"schedule"}) =>
               \A x \in FamilyAt(e.c, i) \ {e.c} :
                   Scheduled(x, i) => ShapeOfTasks(SchedAt(x, i)) = ShapeOfTasks(e.tasks)
+        /\ Is(i, {"schedule"}) =>
+              \A j \in Before(i) :
+                  /\ Is(j, {"start"}) /\ hist[j].by = 0
+                  /\ CurAt(hist[j].p, hist[j].ch, j) \in FamilyAt(e.c, i) \ {e.c}
+                  => [node |-> hist[j].node, path |-> hist[j].path] \in ShapeOfTasks(e.tasks)
+        /\ Is(i, {"start"}) /\ e.by = 0 =>
+              LET c == CurAt(e.p, e.ch, i) IN
+              c \in MadeSet(i) /\ ~Scheduled(c, i) =>
+                  \A x \in FamilyAt(c, i) \ {c} :
+                      Scheduled(x, i) => [node |-> e.node, path |-> e.path] \in ShapeOfTasks(SchedAt(x, i))
         /\ Is(i, {"step"}) /\ IsFork(e.parent) => StepCompleteAt(i)
 HistFD == Last(FDRightAt)
 

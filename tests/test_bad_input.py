@@ -389,3 +389,21 @@ def test_a_checkpoint_id_made_twice_is_invalid(tmp_path: Path) -> None:
         f"again (first at event {first}); an id names one thing across the trace "
         "(docs/trace-format.md, Identifiers)",
     )
+
+
+def test_a_schedule_naming_one_task_id_twice_is_invalid(tmp_path: Path) -> None:
+    """A task id is one task instance of the step, with one node and one path, and the step's
+    writes are keyed by it: a schedule naming it twice (as two nodes) cannot be judged."""
+    header, events = linear()
+    schedule = next(e for e in events if e["ev"] == "schedule" and e["tasks"])
+    first = schedule["tasks"][0]
+    schedule["tasks"] = [*schedule["tasks"], {**first, "node": "Other", "path": "Other"}]
+    path = write_trace_file(tmp_path / "task-named-twice.jsonl", header, events)
+    line = events.index(schedule) + 2
+    count = len(schedule["tasks"]) - 1
+    assert_invalid(
+        path,
+        f"line {line} (event {line - 1}.tasks[{count}]): task {first['task']!r} is named again "
+        "(first at [0]); one list names each task once "
+        "(docs/trace-format.md, Identifiers)",
+    )

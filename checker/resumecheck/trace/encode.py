@@ -212,6 +212,24 @@ class _Encoder:
                 args.append(self._field(props, event, name, where))
         return f"{head}({', '.join(args)})" if args else head
 
+    @staticmethod
+    def _unique(name: str, value: list[Any], where: str) -> None:
+        """`x-unique`: no two items of the list share field `name` (a schedule names each
+        task id once: the id is one task instance, with one node and one path, and a
+        step's writes are keyed by it -- two entries under one id cannot be judged)."""
+        first: dict[Any, int] = {}
+        for i, item in enumerate(value):
+            if not isinstance(item, dict) or item.get(name) is None:
+                continue
+            key = _key(item[name])
+            if key in first:
+                raise EncodeError(
+                    f"{where}[{i}]: {name} {item[name]!r} is named again (first at "
+                    f"[{first[key]}]); one list names each {name} once "
+                    "(docs/trace-format.md, Identifiers)"
+                )
+            first[key] = i
+
     def _field(self, props: dict[str, Any], value: dict[str, Any], name: str, where: str) -> str:
         prop = props[name]
         item = self._item(prop, value, name, where)
@@ -277,6 +295,8 @@ class _Encoder:
                     self.ids.closed.add(sub["x-declares"])
 
     def _array(self, target: dict[str, Any], value: list[Any], where: str) -> str:
+        if "x-unique" in target:
+            self._unique(target["x-unique"], value, where)
         items = [self.value(target["items"], item, f"{where}[{i}]") for i, item in enumerate(value)]
         if target.get("x-tla") == "tuple":
             return "<<" + ", ".join(items) + ">>"
