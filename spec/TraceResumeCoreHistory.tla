@@ -34,7 +34,7 @@ Judge ==
     /\ ~judged
     /\ Judged(l - 1, HistoryBroken, Summary, Matched)
     /\ judged' = TRUE
-    /\ UNCHANGED <<vars, keeps, past, allowed, t, l>>
+    /\ UNCHANGED <<vars, keeps, past, allowed, settled, t, l>>
 
 OracleNext == Take \/ Judge
 
