@@ -43,6 +43,7 @@ ID_FIELDS = {
     "checkpoint": "checkpoint",
     "parent": "checkpoint",
     "asked": "checkpoint",
+    "before": "checkpoint",
     "proc": "proc",
     "thread": "thread",
     "ns": "ns",
