@@ -90,21 +90,19 @@ def test_the_installed_langgraph_is_one_the_recorder_records() -> None:
 
 @pytest.mark.slow
 def test_an_app_at_an_older_langgraph_is_recorded_there_and_judged(tmp_path: Path) -> None:
-    """LangGraph 0.6.11, 1.0.10 and 1.1.10 (no task-status reader, interrupt ids without an
-    answer count, no delta channels) record in environments of their own: the traces say
-    which release ran, every fault-free cell of a subgraph app that asks conforms there, and
-    the installed release runs beside them."""
+    """LangGraph 1.0.10 and 1.1.10 (no task-status reader, interrupt ids without an answer
+    count, no delta channels) record in environments of their own: the traces say which
+    release ran, every fault-free cell of a subgraph app that asks conforms there, and the
+    installed release runs beside them (0.6.11: make test-long, below)."""
     run = run_cli(
         "run", "langgraph", "--app", PUBLISHING, "--answer", '"ada"', "--scenarios", "fork",
         "--cells", "app.none.*", "--no-progress", "--format", "json",
-        "--langgraph", f"0.6.11,1.0.10,1.1.10,{compat.VERSION}", "--out", tmp_path,
+        "--langgraph", f"1.0.10,1.1.10,{compat.VERSION}", "--out", tmp_path,
     )  # fmt: skip
     run.assert_no_traceback()
     assert run.returncode == 0, run
     versions = run.json()["versions"]
-    assert [v["langgraph"] for v in versions] == [
-        "0.6.11", "1.0.10", "1.1.10", str(compat.VERSION),
-    ]  # fmt: skip
+    assert [v["langgraph"] for v in versions] == ["1.0.10", "1.1.10", str(compat.VERSION)]
     for entry in versions:
         cells = entry["report"]["details"]["cells"]
         assert sorted(c["durability"] for c in cells) == ["async", "exit", "sync"]
@@ -114,7 +112,7 @@ def test_an_app_at_an_older_langgraph_is_recorded_there_and_judged(tmp_path: Pat
             assert header["runtime"]["version"] == entry["langgraph"]
 
 
-@pytest.mark.long  # 0.6.11's fault-free cells run in make test, beside 1.0 and 1.1 (above)
+@pytest.mark.long  # CI time: make test-long
 def test_langgraph_0_6_is_recorded_and_its_time_travel_runs_the_old_checkpoint_again(
     tmp_path: Path,
 ) -> None:
