@@ -344,23 +344,34 @@ def test_record_run_answers_several_interrupts_at_once_with_a_map_resume(tmp_pat
     assert any(e["ev"] == "put_writes" and e["task"] is None for e in events)
 
 
+def _on_savers(
+    tmp_path: Path, app: str, savers: tuple[str, ...], *options: str
+) -> dict[str, tuple[int, dict[str, Any]]]:
+    """The app's matrix on each zoo saver (tests/fixtures/broken_savers.py) through the sync
+    API: saver -> (exit code, JSON report)."""
+    env = {"PYTHONPATH": str(ROOT / "tests" / "fixtures")}
+    found = {}
+    for saver in savers:
+        run = run_cli(
+            "run", "langgraph", "--app", app, "--saver", f"broken_savers:{saver}", *options,
+            "--api", "sync", "--format", "json", "--no-progress", *JOBS,
+            "--out", tmp_path / saver, env=env,
+        )  # fmt: skip
+        run.assert_no_traceback()
+        found[saver] = (run.returncode, run.json())
+    return found
+
+
 def test_an_app_on_a_broken_saver_is_a_saver_finding_and_on_a_correct_one_is_not(
     tmp_path: Path,
 ) -> None:
     """With --saver, every cell of the app's plan runs on that saver and on the reference: a
     saver that returns the parent of the latest checkpoint breaks the app's resume (CV) where
     SqliteSaver does not; LangGraph's own saver behind the same factory contract has none."""
-    env = {"PYTHONPATH": str(ROOT / "tests" / "fixtures")}
-    found = {}
-    for saver in ("parent_as_latest", "correct_sqlite"):
-        run = run_cli(
-            "run", "langgraph", "--app", f"{APPS / 'research.py'}:make_graph",
-            "--saver", f"broken_savers:{saver}", "--durability", "sync", "--scenarios", "fork",
-            "--kill-stride", "3", "--api", "sync",
-            "--format", "json", "--no-progress", *JOBS, "--out", tmp_path / saver, env=env,
-        )  # fmt: skip
-        run.assert_no_traceback()
-        found[saver] = (run.returncode, run.json())
+    found = _on_savers(
+        tmp_path, f"{APPS / 'research.py'}:make_graph", ("parent_as_latest", "correct_sqlite"),
+        "--durability", "sync", "--scenarios", "fork", "--kill-stride", "3",
+    )  # fmt: skip
     code, document = found["parent_as_latest"]
     assert code == 1
     saver_cells = [c for c in document["details"]["cells"] if c["finding"] == "saver"]
@@ -375,17 +386,12 @@ def test_a_saver_whose_list_ignores_before_is_a_saver_finding(tmp_path: Path) ->
     records that request (`before`), so a saver that drops the bound returns a later
     checkpoint and is CV, where LangGraph's own saver conforms (it was CV on every saver while
     the recorder wrote the request as a load of the latest)."""
-    env = {"PYTHONPATH": str(ROOT / "tests" / "fixtures")}
-    found = {}
-    for saver in ("list_ignores_before", "correct_sqlite"):
-        run = run_cli(
-            "run", "langgraph", "--app", f"{APPS / 'publishing_persistent.py'}:make_graph",
-            "--saver", f"broken_savers:{saver}", "--durability", "async", "--scenarios", "fork",
-            "--cells", "app-fork-0.*", "--api", "sync", "--answer", '"ada"',
-            "--format", "json", "--no-progress", *JOBS, "--out", tmp_path / saver, env=env,
-        )  # fmt: skip
-        run.assert_no_traceback()
-        found[saver] = (run.returncode, run.json())
+    found = _on_savers(
+        tmp_path, f"{APPS / 'publishing_persistent.py'}:make_graph",
+        ("list_ignores_before", "correct_sqlite"),
+        "--durability", "async", "--scenarios", "fork", "--cells", "app-fork-0.*",
+        "--answer", '"ada"',
+    )  # fmt: skip
     code, document = found["list_ignores_before"]
     assert code == 1
     (cell,) = [c for c in _cells(document) if c["scenario"] == "app-fork-0"]
