@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import SPEC, Run, run_cli
 from resumecheck.speccheck import parse_mutant
-from test_spec import expected_property, rows_of
+from test_spec import add_to_manifest, expected_property, rows_of
 
 pytestmark = pytest.mark.slow
 
@@ -76,7 +76,7 @@ def test_every_property_has_a_one_sentence_comment() -> None:
 
 
 def test_the_witness_is_the_unchanged_protocol_with_one_invariant_added(mutants_run: Run) -> None:
-    mutant = parse_mutant(WITNESS)
+    mutant = parse_mutant(WITNESS, expected_property(WITNESS))
     assert mutant.patches == ()
     assert mutant.invariant == mutant.expect == "NoLegalButInadmissibleRestore"
     row = rows_of(mutants_run)[WITNESS.stem]
@@ -87,7 +87,6 @@ HOLDING_WITNESS = """\
 # A witness whose invariant holds in every reachable state: the row must fail.
 module: SemanticRecovery
 config: MCSemanticRecoverySchedule.cfg
-expect: TypeOK
 invariant: TypeOK
 """
 
@@ -96,6 +95,7 @@ def test_a_witness_that_finds_nothing_fails_its_row(tmp_path: Path) -> None:
     folder = tmp_path / "spec"
     shutil.copytree(SPEC, folder)
     (folder / "mutants" / "zz-holding-witness.mutant").write_text(HOLDING_WITNESS, "utf-8")
+    add_to_manifest(folder, zz_holding_witness="TypeOK")
     run = run_cli("spec", "--spec-dir", folder, "--only", "zz-", "--jobs", "1", timeout=300)
     run.assert_no_traceback()
     assert run.returncode == 1, run

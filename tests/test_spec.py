@@ -1,11 +1,14 @@
 """`resume-check spec`: every MC configuration passes and every mutant is rejected for exactly
-the property it names; a mutant that does not apply or changes nothing fails its row.
+the property spec/manifest.json names for it; a mutant that does not apply or changes nothing
+fails its row. The manifest's own rules (a file it does not list, a count that changed,
+`--update-manifest`): test_spec_manifest.py.
 
 The full run model-checks the contract once per configuration and mutant (about 15 TLC runs).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from dataclasses import dataclass
@@ -22,7 +25,6 @@ _ROW = re.compile(
     r"^(?P<kind>config|mutant|contract)\s+(?P<name>\S+)\s+(?P<distinct>[\d,]+|-)\s+(?P<seconds>[\d.]+)s\s+"
     r"(?P<outcome>.+?)\s+expected (?P<expected>\S+)\s+(?P<mark>PASS|FAIL)$"
 )
-_EXPECT = re.compile(r"^expect:\s*(\S+)\s*$", re.M)
 
 
 @dataclass(frozen=True)
@@ -48,9 +50,20 @@ def rows_of(run: Run) -> dict[str, Row]:
 
 
 def expected_property(mutant: Path) -> str:
-    match = _EXPECT.search(mutant.read_text(encoding="utf-8"))
-    assert match, f"{mutant} names no expected property"
-    return match.group(1)
+    """The property the manifest of the mutant's spec folder names for it."""
+    manifest = json.loads((mutant.parent.parent / "manifest.json").read_text(encoding="utf-8"))
+    entry = manifest["mutants"].get(mutant.stem)
+    assert entry, f"{mutant} is not in its folder's manifest.json"
+    return str(entry["property"])
+
+
+def add_to_manifest(folder: Path, **mutants: str) -> None:
+    """Lists mutants (name=property; a name's `_` stands for `-`) in a copied spec folder."""
+    path = folder / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    for name, prop in mutants.items():
+        manifest["mutants"][name.replace("_", "-")] = {"property": prop}
+    path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +136,6 @@ BAD_PATCH = """\
 # A patch whose text occurs nowhere in the module.
 module: ResumeCore
 config: MCResumeCore.cfg
-expect: PC
 --- replace
 THIS TEXT DOES NOT OCCUR IN RESUMECORE
 --- with
@@ -135,7 +147,6 @@ COMMENT_ONLY = """\
 # Rewords a comment: the protocol is unchanged, so no property can fail.
 module: ResumeCore
 config: MCResumeCoreTiny.cfg
-expect: PC
 --- replace
 \\* f[k], or d when k is not in f's domain.
 --- with
@@ -172,7 +183,6 @@ WRONG_PROPERTY = """\
 # The runtime does not wait for a durable checkpoint in sync mode: that breaks PC, not EO.
 module: ResumeCore
 config: MCResumeCore.cfg
-expect: EO
 --- replace
 StepMayStart(p) == wf.durability = "sync" => Stored(R(p).cur)
 --- with
@@ -195,6 +205,7 @@ def bad_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("zz-wrong-property", WRONG_PROPERTY),
     ):
         (folder / "mutants" / f"{name}.mutant").write_text(body, encoding="utf-8")
+    add_to_manifest(folder, zz_bad_patch="PC", zz_comment_only="PC", zz_wrong_property="EO")
     return folder
 
 
@@ -241,9 +252,7 @@ def test_malformed_mutant_file_is_a_usage_error(tmp_path: Path) -> None:
     run = run_cli("spec", "--spec-dir", folder, "--only", "zz-")
     run.assert_no_traceback()
     assert run.returncode == 2
-    assert "zz-malformed.mutant: needs module:, config:, expect: and a replace/with/end block" in (
-        run.stderr
-    )
+    assert "zz-malformed.mutant: needs module:, config: and a replace/with/end block" in run.stderr
 
 
 # --- every property stated twice --------------------------------------------------------------
@@ -290,7 +299,7 @@ def test_a_property_stated_once_is_a_coverage_gap(tmp_path: Path, change: str, g
             config.write_text(text.replace("    HistCV\n", ""), encoding="utf-8")
     elif change == "drop-sound-mutant":
         for mutant in (folder / "mutants").glob("*.mutant"):
-            if "expect: HistEO" in mutant.read_text(encoding="utf-8"):
+            if expected_property(mutant) == "HistEO":
                 mutant.unlink()
     else:
         for config in folder.glob("MCResumeCore*.cfg"):

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from resumecheck import __version__, escape, executor, tempdirs
+from resumecheck import __version__, escape, executor, speccheck, tempdirs
 from resumecheck.agreement import agree as agree_on
 from resumecheck.agreement import render_text as render_agreement
 from resumecheck.batch import DEFAULT_MAX_HEAP, parse_heap
@@ -34,6 +34,7 @@ from resumecheck.output import TRACE_RENDERERS, format_option, reported
 from resumecheck.progress import Progress, TLCProgress, progress_option
 from resumecheck.report import FORMATS, Invocation, exit_code, render_spec
 from resumecheck.speccheck import Row, check_all, format_row, header_line
+from resumecheck.specmanifest import MANIFEST
 from resumecheck.suites import SuiteGroup
 from resumecheck.trace.reader import MAX_BYTES, MAX_LINE_BYTES, Limits
 
@@ -240,6 +241,12 @@ def check(
 @click.option("--only", metavar="TEXT", help="Run only configurations and mutants named so.")
 @click.option("--jobs", default=2, show_default=True, help="TLC processes at once.")
 @click.option(
+    "--update-manifest",
+    is_flag=True,
+    help="Write the distinct-state counts of the configurations run into manifest.json "
+    "(and add a new configuration that passes); results and mutants' properties stay as written.",
+)
+@click.option(
     "--spec-dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="The spec folder (default: the contracts installed with resume-check).",
@@ -251,16 +258,19 @@ def spec(
     large: bool,
     only: str | None,
     jobs: int,
+    update_manifest: bool,
     spec_dir: Path | None,
     fmt: str,
     progress: bool | None,
     invocation: Invocation,
 ) -> int:
-    """Model-check the contract: every MC*.cfg must pass, every mutant must be rejected.
+    """Model-check the contract against manifest.json: every MC*.cfg gets its result (ok) and
+    its distinct-state count, every mutant is rejected for its property.
 
     A mutant (mutants/*.mutant in the spec folder) is a broken variant of the protocol; TLC
-    must report a violation of exactly the property it names, which shows that property can
-    fail. Exit code 1 when any row fails.
+    must report a violation of exactly the property the manifest names for it, which shows
+    that property can fail. A file the manifest does not list, or an entry without its file,
+    fails its row with the entry to write. Exit code 1 when any row fails.
     """
     folder = spec_dir or bundled_spec_dir()
     if not folder.is_dir():
@@ -277,8 +287,15 @@ def spec(
 
     if fmt == "text":
         click.echo(header_line())
-    rows = check_all(folder, large=large, only=only, jobs=jobs, on_row=on_row)
+    rows = check_all(
+        folder, large=large, only=only, jobs=jobs, on_row=on_row, update=update_manifest
+    )
     shown.clear()
+    if update_manifest:
+        written = speccheck.update_manifest(folder, rows)
+        click.echo(
+            f"{written or folder / MANIFEST}: {'written' if written else 'unchanged'}", err=True
+        )
     failed = [row for row in rows if not row.passed]
     code = 1 if failed or not rows else 0
     if fmt != "text":

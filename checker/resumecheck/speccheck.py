@@ -5,34 +5,42 @@ to a base module -- a broken variant of the protocol -- and must make TLC report
 exactly the property the mutant names. A mutant that TLC does not reject shows a property that
 cannot fail (or a mutant that no longer means anything): both are failures of the contract.
 
+What each row must find is in the folder's `manifest.json` (:mod:`resumecheck.specmanifest`):
+every configuration's outcome and distinct-state count, every mutant's property. A file the
+manifest does not list, or an entry with no file, is a failing row that names the entry to
+write; `--update-manifest` writes the counts.
+
 Mutant file format::
 
     # One or more comment lines: what the broken runtime does.
     module: ResumeCore
     config: MCResumeCore.cfg
-    expect: PC
     --- replace
     <exact text that occurs once in the module>
     --- with
     <its replacement>
     --- end
 
+and in manifest.json, under "mutants": `"<file name without .mutant>": {"property": "PC"}`.
+
 A mutant may instead (or also) add an invariant to its configuration with `invariant: NAME`:
 a *witness* that some state the unchanged protocol reaches breaks NAME (e.g. a restore that is
-legal for the controller yet inadmissible). TLC must then report exactly NAME (`expect: NAME`).
+legal for the controller yet inadmissible). TLC must then report exactly NAME (the manifest's
+property is NAME).
 """
 
 from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from resumecheck import tempdirs
+from resumecheck import specmanifest, tempdirs
 from resumecheck.errors import UsageError
+from resumecheck.specmanifest import MANIFEST, Manifest
 from resumecheck.tlc import warm
 from resumecheck.tlc.output import Outcome
 from resumecheck.tlc.warm import Runner
@@ -46,35 +54,42 @@ class Mutant:
     description: str
     module: str
     config: str
-    expect: str
     patches: tuple[tuple[str, str], ...]
     invariant: str | None = None
+    expect: str | None = None  # the property manifest.json names; None: not listed there
+    stale_expect: str | None = None  # an `expect:` line left in the file (the manifest's now)
 
 
 @dataclass(frozen=True)
 class Row:
     kind: str  # "config" or "mutant"
     name: str
-    expected: str  # "ok" or the property the mutant must break
+    expected: str  # "ok" or the property the mutant must break ("-": the manifest has none)
     outcome: str
     distinct: int | None
     seconds: float
     passed: bool
     detail: str = ""
+    expected_distinct: int | None = None  # a configuration's count in manifest.json
 
 
 _META = re.compile(r"^(module|config|expect|invariant):\s*(\S+)\s*$", re.M)
 _PATCH = re.compile(r"^--- replace\n(.*?)^--- with\n(.*?)^--- end$", re.M | re.S)
 
 
-def parse_mutant(path: Path) -> Mutant:
+def parse_mutant(path: Path, expect: str | None = None) -> Mutant:
+    """The mutant in `path`; `expect` is the property manifest.json names for it. An `expect:`
+    line (where the property lived before the manifest) is kept as `stale_expect`, so its row
+    can say which entry to write instead of silently ignoring it."""
     text = path.read_text(encoding="utf-8")
     head = text.split("--- replace", 1)[0]
     meta = dict(_META.findall(head))
     patches = tuple(_PATCH.findall(text))
-    missing = {"module", "config", "expect"} - meta.keys()
+    missing = {"module", "config"} - meta.keys()
     if missing or not (patches or "invariant" in meta):
-        raise UsageError(f"{path}: needs module:, config:, expect: and a replace/with/end block")
+        raise UsageError(
+            f"{path}: needs module:, config: and a replace/with/end block (or invariant:)"
+        )
     description = " ".join(
         line.lstrip("# ").strip() for line in head.splitlines() if line.startswith("#")
     )
@@ -83,9 +98,10 @@ def parse_mutant(path: Path) -> Mutant:
         description,
         meta["module"],
         meta["config"],
-        meta["expect"],
         patches,
         meta.get("invariant"),
+        expect,
+        meta.get("expect"),
     )
 
 
@@ -102,24 +118,77 @@ def configs(spec_dir: Path, *, large: bool) -> list[Path]:
     return [c for c in found if c.stem.endswith(LARGE_SUFFIX) == large]
 
 
-def mutants(spec_dir: Path) -> list[Mutant]:
-    return [parse_mutant(p) for p in sorted((spec_dir / "mutants").glob("*.mutant"))]
+def mutants(spec_dir: Path, manifest: Manifest | None = None) -> list[Mutant]:
+    """Every mutant of the folder, each with the property its manifest names."""
+    listed = (manifest or specmanifest.load(spec_dir)).mutants
+    return [
+        parse_mutant(p, listed.get(p.stem)) for p in sorted((spec_dir / "mutants").glob("*.mutant"))
+    ]
 
 
-def check_config(config: Path, run: Runner) -> Row:
+def _large(config: Path) -> bool:
+    return config.stem.endswith(LARGE_SUFFIX)
+
+
+def _count(distinct: int | None) -> str:
+    return "-" if distinct is None else f"{distinct:,}"
+
+
+def check_config(
+    config: Path, run: Runner, entry: specmanifest.ConfigEntry | None, *, update: bool = False
+) -> Row:
+    """A configuration gets the manifest's result and count. Only one worker runs (see
+    :data:`resumecheck.tlc.warm.Runner`), so TLC's breadth-first search, VIEW and SYMMETRY
+    included, reaches the same states in the same order on every run: a count that differs
+    means the module or configuration changed, and the row fails until the manifest is
+    refreshed (`update`: this run's counts are to be written, and the row passes)."""
     result = run(module_for(config), config)
-    passed = result.outcome is Outcome.OK
+    expected = entry.result if entry else "ok"
+    got_expected = result.outcome.value == expected
     outcome = result.outcome.value + (f" {result.violated}" if result.violated else "")
+    distinct = result.distinct_states
+    problems = [] if got_expected else [result.error_text.strip() or f"TLC reports {outcome}"]
+    if entry is None:
+        line = specmanifest.config_entry(config.name, "ok", distinct if got_expected else None)
+        problems.append(f'not in {MANIFEST}: add {line} to its "configurations"')
+        outcome += " (new)" if update and got_expected else ", not in manifest"
+    elif got_expected and entry.distinct is None:
+        outcome += " (measured)" if update else ", no count"
+        problems.append(
+            f"{MANIFEST} has no distinctStates for it ({_count(distinct)} now): run "
+            f"`resume-check spec --update-manifest{' --large' if _large(config) else ''}`"
+        )
+    elif got_expected and distinct != entry.distinct:
+        outcome += f" (was {_count(entry.distinct)})" if update else ", states differ"
+        problems.append(
+            f"{_count(distinct)} distinct states, {MANIFEST} says {_count(entry.distinct)}: if "
+            "the module or configuration changed on purpose, run `resume-check spec "
+            f"--update-manifest{' --large' if _large(config) else ''}`"
+        )
+    passed = got_expected and (update or not problems)
     return Row(
         "config",
         config.name,
-        "ok",
+        expected,
         outcome,
-        result.distinct_states,
+        distinct,
         result.seconds,
         passed,
-        "" if passed else result.error_text.strip(),
+        "" if passed else "; ".join(problems),
+        entry.distinct if entry else None,
     )
+
+
+def _mutant_entry_problem(mutant: Mutant, violated: str) -> str:
+    """What to write where a mutant's property is not (only) in the manifest."""
+    if mutant.stale_expect and mutant.expect:
+        return f"its property is in {MANIFEST} ({mutant.expect}): delete the expect: line"
+    if mutant.stale_expect:
+        line = specmanifest.mutant_entry(mutant.name, mutant.stale_expect)
+        return f'not in {MANIFEST}: add {line} to its "mutants" and delete the expect: line'
+    line = specmanifest.mutant_entry(mutant.name, "PROPERTY")
+    seen = f" (TLC reports {violated} violated)" if violated else ""
+    return f'not in {MANIFEST}: add {line} to its "mutants", the property it must break{seen}'
 
 
 def check_mutant(spec_dir: Path, mutant: Mutant, run: Runner) -> Row:
@@ -136,7 +205,7 @@ def check_mutant(spec_dir: Path, mutant: Mutant, run: Runner) -> Row:
                 return Row(
                     "mutant",
                     mutant.name,
-                    mutant.expect,
+                    mutant.expect or "-",
                     "patch does not apply",
                     None,
                     0.0,
@@ -153,17 +222,25 @@ def check_mutant(spec_dir: Path, mutant: Mutant, run: Runner) -> Row:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     violated = result.violated or ""
-    passed = result.outcome is Outcome.INVARIANT_VIOLATION and violated == mutant.expect
+    listed = mutant.expect is not None and mutant.stale_expect is None
+    passed = listed and result.outcome is Outcome.INVARIANT_VIOLATION and violated == mutant.expect
     outcome = f"violates {violated}" if violated else result.outcome.value
+    detail = "" if listed else _mutant_entry_problem(mutant, violated)
+    if not passed and listed:
+        detail = result.error_text.strip()
+    if mutant.expect is None:
+        outcome += ", not in manifest"
+    elif mutant.stale_expect:
+        outcome += ", expect: line"
     return Row(
         "mutant",
         mutant.name,
-        mutant.expect,
+        mutant.expect or "-",
         outcome,
         result.distinct_states,
         result.seconds,
         passed,
-        "" if passed else result.error_text.strip(),
+        detail,
     )
 
 
@@ -237,14 +314,14 @@ def _extends(module: Path, base: Path) -> bool:
     return bool(match) and base.stem in match.group(1).replace(" ", "").split(",")
 
 
-def check_coverage(spec_dir: Path) -> list[Row]:
+def check_coverage(spec_dir: Path, manifest: Manifest | None = None) -> list[Row]:
     """For every contract: each property of its `Properties` record has a one-sentence comment,
     is an invariant of every MC configuration of the contract, and has a mutant that must break
     it -- so a spec author's new property cannot stay un-model-checked; `StoreProperties`, if
     declared, names only properties of the record."""
     from resumecheck.contract import property_comments, store_properties
 
-    everything = mutants(spec_dir)
+    everything = mutants(spec_dir, manifest)
     rows = []
     for base in sorted(spec_dir.glob("*.tla")):
         text = base.read_text(encoding="utf-8")
@@ -324,6 +401,47 @@ def _history_gaps(
     return problems
 
 
+def unlisted_entries(
+    spec_dir: Path, manifest: Manifest, *, large: bool, only: str | None
+) -> list[Row]:
+    """A failing row for each manifest entry whose file is gone (of the rows this run would
+    check): a renamed or deleted configuration or mutant must leave the manifest too."""
+    configs_here = {c.name for c in spec_dir.glob("MC*.cfg")}
+    mutants_here = {m.stem for m in (spec_dir / "mutants").glob("*.mutant")}
+    rows = [
+        Row("config", name, entry.result, "no file", None, 0.0, False,
+            f"{MANIFEST} lists {name} but {spec_dir} has no such file: remove its entry",
+            entry.distinct)
+        for name, entry in sorted(manifest.configurations.items())
+        if name not in configs_here and Path(name).stem.endswith(LARGE_SUFFIX) == large
+    ]  # fmt: skip
+    if not large:
+        rows += [
+            Row("mutant", name, prop, "no file", None, 0.0, False,
+                f"{MANIFEST} lists {name} but {spec_dir / 'mutants'} has no {name}.mutant: "
+                "remove its entry")
+            for name, prop in sorted(manifest.mutants.items())
+            if name not in mutants_here
+        ]  # fmt: skip
+    return [row for row in rows if not only or only in row.name]
+
+
+def update_manifest(spec_dir: Path, rows: Sequence[Row]) -> Path | None:
+    """Writes into the folder's manifest the counts of the configurations that got their
+    expected result (a new one: ok); None when nothing changed, so an unchanged manifest is not
+    rewritten. Rows of entries with no file, and mutants, change nothing: a person decides."""
+    manifest = specmanifest.load(spec_dir)
+    counts = {
+        row.name: row.distinct
+        for row in rows
+        if row.kind == "config" and row.passed and row.distinct is not None
+    }
+    new = specmanifest.refreshed(manifest, counts)
+    if new == manifest:
+        return None
+    return specmanifest.save(spec_dir, new)
+
+
 def check_all(
     spec_dir: Path,
     *,
@@ -331,30 +449,44 @@ def check_all(
     only: str | None = None,
     jobs: int = 2,
     on_row: Callable[[Row], None] | None = None,
+    update: bool = False,
 ) -> list[Row]:
     """Runs every configuration and mutant (in parallel, `jobs` TLC JVMs at a time, each
-    running one row after another: :mod:`resumecheck.tlc.warm`)."""
+    running one row after another: :mod:`resumecheck.tlc.warm`) against the folder's
+    manifest. With `update` a count that differs does not fail its row, nor does a new
+    configuration that passes: the caller then writes them (:func:`update_manifest`)."""
+    manifest = specmanifest.load(spec_dir)
     tasks: list[tuple[str, Callable[[Runner], Row]]] = [
-        (config.name, lambda run, c=config: check_config(c, run))
+        (
+            config.name,
+            lambda run, c=config: check_config(
+                c, run, manifest.configurations.get(c.name), update=update
+            ),
+        )
         for config in configs(spec_dir, large=large)
     ]
     if not large:
         tasks += [
-            (m.name, lambda run, m=m: check_mutant(spec_dir, m, run)) for m in mutants(spec_dir)
+            (m.name, lambda run, m=m: check_mutant(spec_dir, m, run))
+            for m in mutants(spec_dir, manifest)
         ]
     if only:
         tasks = [(name, task) for name, task in tasks if only in name]
     rows: list[Row] = []
-    for row in check_coverage(spec_dir):
+
+    def emit(row: Row) -> None:
+        rows.append(row)
+        if on_row:
+            on_row(row)
+
+    for row in check_coverage(spec_dir, manifest):
         if not only or only in row.name:
-            rows.append(row)
-            if on_row:
-                on_row(row)
+            emit(row)
+    for row in unlisted_entries(spec_dir, manifest, large=large, only=only):
+        emit(row)
     with warm.runner() as run, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for row in pool.map(lambda named: named[1](run), tasks):
-            rows.append(row)
-            if on_row:
-                on_row(row)
+            emit(row)
     return rows
 
 
