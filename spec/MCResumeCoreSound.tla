@@ -25,8 +25,10 @@ CONSTANTS
     Outcomes,        \* the ends a task may report
     Moves            \* the kinds of move explored (a model may leave some out to go deeper)
 
-\* The task instances a schedule or a start may name: two tasks of one node.
-TaskSet == {[task |-> 1, node |-> "A", path |-> "a"], [task |-> 2, node |-> "A", path |-> "b"]}
+\* The task instances a schedule or a start may name: two tasks of one node (one, where
+\* the model needs length more than breadth).
+TaskSet == IF "one-task" \in Moves THEN {[task |-> 1, node |-> "A", path |-> "a"]}
+           ELSE {[task |-> 1, node |-> "A", path |-> "a"], [task |-> 2, node |-> "A", path |-> "b"]}
 
 \* One chain; two (a thread and a subgraph of it) where nested loads, or loads of the
 \* latest made before a checkpoint of another chain, are explored.
@@ -56,7 +58,8 @@ AnyLoad ==
        ws \in IF got = 0 THEN {{}} ELSE SUBSET WriteChoices,
        as \in IF got = 0 THEN {{}} ELSE SUBSET AnswerChoices :
         \/ "load" \in Moves /\ \E nested \in IF "nested" \in Moves THEN BOOLEAN ELSE {FALSE} :
-              Load(p, ch, asked, before, got, parent, d, ws, as, nested)
+              \E under \in IF nested THEN {0} \cup TaskIds ELSE {0} :
+                  Load(p, ch, asked, before, got, parent, d, ws, as, nested, under)
         \/ "read" \in Moves /\ Read(p, ch, asked, before, got, parent, d, ws, as)
 
 AnyRun ==

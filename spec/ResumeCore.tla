@@ -171,12 +171,14 @@ HasRun(p, ch) == <<p, ch>> \in DOMAIN run /\ alive[p] = "up"
 (*   pos      per task: the next op of its body (reference runtime only)   *)
 (*   res      per task: the deliveries its current attempt received       *)
 (*   ended    per task: how its last attempt in this step ended            *)
+(*   up       a nested run's: the <<chain, task>> of the task it runs      *)
+(*            inside, while that attempt lasts (<<>>: none, or not known)  *)
 (*   hz       how many checkpoints were made when its load (or fork) began *)
 (*            it: the ones it surely comes after                           *)
-NewRun(c, pinned, nested, hz) ==
+NewRun(c, pinned, nested, up, hz) ==
     [cur |-> c, pinned |-> pinned, nested |-> nested, started |-> {}, running |-> {}, failed |-> {},
      pos |-> [t \in {} |-> 1], res |-> [t \in {} |-> {}], ended |-> [t \in {} |-> "none"],
-     hz |-> hz]
+     up |-> up, hz |-> hz]
 
 \* A running task's record among those its step started.
 StartedAs(r, t) == CHOOSE s \in r.started : s.task = t
@@ -371,11 +373,31 @@ AnsweredTwice(a, entries) == a \notin closed /\ Cardinality(entries) > 1
 \* CO: under a lease, one process at a time runs a chain.
 Unfenced(ch, p) == wf.fencing = "lease" /\ Get(holders, ch, {}) \ {p} # {}
 
+\* The tasks a nested load of ch by p may run inside: <<chain, task>> of each task
+\* p's live runs on other chains are running (of id `under`, when the load names it).
+Hosts(p, ch, under) ==
+    LET ks == IF alive[p] = "up" THEN {k \in DOMAIN run : k[1] = p /\ k[2] # ch} ELSE {}
+    IN  UNION {{<<k[2], t>> : t \in {t \in run[k].running : under = 0 \/ t = under}} : k \in ks}
+
+\* The task a nested load runs inside, when only one can be it (<<>> otherwise).
+Host(p, ch, nested, under) ==
+    IF nested /\ Cardinality(Hosts(p, ch, under)) = 1 THEN CHOOSE x \in Hosts(p, ch, under) : TRUE
+    ELSE <<>>
+
 \* PC: a nested load (a subgraph's) happens inside a task its process runs on
-\* another chain; a run that only says it is nested would, in exit durability,
-\* finish having saved nothing of its own (SavedWithParent).
-NestedOrphan(p, ch, nested) ==
-    nested /\ ~\E k \in DOMAIN run : k[1] = p /\ k[2] # ch /\ run[k].running # {}
+\* another chain (the one it names, if it names one); a run that only says it is
+\* nested would, in exit durability, finish having saved nothing of its own
+\* (SavedWithParent).
+NestedOrphan(p, ch, nested, under) == nested /\ Hosts(p, ch, under) = {}
+
+\* PC: a task ends ok only if no subgraph run inside its attempt parked: an
+\* interrupt raised in a subgraph parks the task that runs it, so its answer is
+\* asked for and the subgraph resumed (ended ok, a crash would leave the
+\* interrupt answerable by no one).
+EndsOverParked(p, ch, t, outcome) ==
+    outcome = "ok" /\
+    \E k \in DOMAIN run :
+        k[1] = p /\ run[k].up = <<ch, t>> /\ \E x \in DOMAIN run[k].ended : run[k].ended[x] = "interrupt"
 
 \* The move's properties: one set for the whole move.
 Broke(checks) == broke' = Failing(checks)
@@ -468,17 +490,17 @@ Read(p, ch, asked, before, got, parent, digest, writes, answers) ==
     /\ UNCHANGED <<wf, sched, ans, run, alive, holders, inflight, ledger, crashes, ending>>
 
 \* Process p starts (or restarts) its run on chain ch from what a load returned.
-Load(p, ch, asked, before, got, parent, digest, writes, answers, nested) ==
+Load(p, ch, asked, before, got, parent, digest, writes, answers, nested, under) ==
     /\ Observe([ev |-> "load", p |-> p, ch |-> ch, asked |-> asked, before |-> before, got |-> got,
                 parent |-> parent, digest |-> digest, writes |-> writes, answers |-> answers,
-                nested |-> nested])
+                nested |-> nested, under |-> under])
     /\ Broke({<<"CV", LoadWrong(ch, asked, before, got, parent, digest, writes, answers)>>,
               <<"FD", FamilyDiffers(got, digest)>>, <<"CO", Unfenced(ch, p)>>,
-              <<"PC", NestedOrphan(p, ch, nested)>>})
+              <<"PC", NestedOrphan(p, ch, nested, under)>>})
     /\ StoreSeen(got, digest, writes, answers)
     /\ run' = Put(run, <<p, ch>>,
                    NewRun(got, asked # 0 /\ got # 0 /\ Order(got) < Order(Latest(ch)), nested,
-                          Cardinality(DOMAIN ck)))
+                          Host(p, ch, nested, under), Cardinality(DOMAIN ck)))
     /\ alive' = [alive EXCEPT ![p] = "up"]
     /\ holders' = Put(holders, ch, Get(holders, ch, {}) \cup {p})
     /\ ending' = "running"
@@ -518,11 +540,15 @@ Schedule(p, ch, c, tasks) ==
     /\ UNCHANGED <<wf, ck, latest, wr, aw, ans, dlv, closed, run, alive, holders, inflight, ledger,
                    crashes, ending>>
 
-\* Task t (of node n, path pa) begins running in p's current step on ch.
+\* Task t (of node n, path pa) begins running in p's current step on ch; the
+\* subgraph runs inside its earlier attempt are no longer inside this one.
 Begin(p, ch, t, n, pa) ==
-    run' = [run EXCEPT ![<<p, ch>>] =
-              [@ EXCEPT !.started = @ \cup {[task |-> t, node |-> n, path |-> pa]},
-                        !.running = @ \cup {t}, !.pos = Put(@, t, 1), !.res = Put(@, t, {})]]
+    run' = [k \in DOMAIN run |->
+              IF k = <<p, ch>>
+              THEN [run[k] EXCEPT !.started = @ \cup {[task |-> t, node |-> n, path |-> pa]},
+                                  !.running = @ \cup {t}, !.pos = Put(@, t, 1), !.res = Put(@, t, {})]
+              ELSE IF k[1] = p /\ run[k].up = <<ch, t>> THEN [run[k] EXCEPT !.up = <<>>]
+              ELSE run[k]]
 
 \* Process p starts task t (of node n, path pa) in its current step on ch.
 StartTask(p, ch, t, n, pa) ==
@@ -592,7 +618,7 @@ EndTask(p, ch, t, outcome, a, res) ==
     /\ Observe([ev |-> "end", p |-> p, ch |-> ch, task |-> t, outcome |-> outcome, interrupt |-> a,
                 res |-> res])
     /\ Broke({<<"CO", DeliversForeign(res)>>, <<"CO", ReceivesUnraised(r.cur, t, res)>>,
-              <<"FD", ChangesOtherBranch(p, ch, r.cur)>>})
+              <<"FD", ChangesOtherBranch(p, ch, r.cur)>>, <<"PC", EndsOverParked(p, ch, t, outcome)>>})
     /\ wr' = Put(wr, r.cur, Put(WritesOf(r.cur), t, [WriteOf(r.cur, t) EXCEPT !.fly = Put(@, p, w),
                                                                          !.raised = @ \cup Raises(w)]))
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \cup {<<r.cur, t>>}]
@@ -631,7 +657,7 @@ Step(p, ch, c, parent, d) ==
                               IF parent = 0 THEN 0 ELSE Depth(parent) + 1,
                               IF parent = 0 THEN 0 ELSE Branch(parent), 0, d))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
-    /\ run' = [run EXCEPT ![<<p, ch>>] = NewRun(c, FALSE, @.nested, @.hz)]
+    /\ run' = [run EXCEPT ![<<p, ch>>] = NewRun(c, FALSE, @.nested, @.up, @.hz)]
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, alive, holders, ledger, crashes, ending>>
 
 \* Process p forks checkpoint src of ch (time travel): it makes the copy c, with
@@ -643,7 +669,7 @@ Fork(p, ch, src, c, d) ==
     /\ Broke({<<"FD", CopyDiffers(src, d)>>, <<"CO", Unfenced(ch, p)>>})
     /\ ck' = ck @@ (c :> Made(p, ch, c, src, Depth(src), c, src, d))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
-    /\ run' = Put(run, <<p, ch>>, NewRun(c, FALSE, FALSE, Cardinality(DOMAIN ck)))
+    /\ run' = Put(run, <<p, ch>>, NewRun(c, FALSE, FALSE, <<>>, Cardinality(DOMAIN ck)))
     /\ alive' = [alive EXCEPT ![p] = "up"]
     /\ holders' = Put(holders, ch, Get(holders, ch, {}) \cup {p})
     /\ ending' = "running"
@@ -836,14 +862,15 @@ RefLoad(p) ==
     LET c == Latest(Chain) IN
     /\ Fenced
     /\ Load(p, Chain, 0, 0, c, IF c = 0 THEN 0 ELSE ck[c].parent, IF c = 0 THEN 0 ELSE ck[c].digest,
-            IF c = 0 THEN {} ELSE MustWrites(c), IF c = 0 THEN {} ELSE MustAnswers(c), FALSE)
+            IF c = 0 THEN {} ELSE MustWrites(c), IF c = 0 THEN {} ELSE MustAnswers(c), FALSE, 0)
 
 \* Time travel: load a stored older checkpoint, then fork it.
 RefPin(p) ==
     /\ Fenced
     /\ \E c \in DOMAIN ck :
          /\ ck[c].st = "stored" /\ c # Latest(Chain)
-         /\ Load(p, Chain, c, 0, c, ck[c].parent, ck[c].digest, MustWrites(c), MustAnswers(c), FALSE)
+         /\ Load(p, Chain, c, 0, c, ck[c].parent, ck[c].digest, MustWrites(c), MustAnswers(c), FALSE,
+                 0)
 
 \* The latest stored checkpoint of ch made before b (0: none).
 LatestBefore(ch, b) ==
@@ -1325,6 +1352,25 @@ FinishRightAt(i) ==
     /\ o = "parked" => endsAt("interrupt")
     /\ o = "failed" => endsAt("error")
 
+\* The tasks a nested load at j may run inside: <<chain, task>> of each task its
+\* process runs on another chain then (of id `under`, when the load names it).
+HostsAt(j) ==
+    LET e == hist[j] IN
+    {<<hist[s].ch, hist[s].task>> :
+        s \in {x \in Before(j) : /\ Is(x, {"start"}) /\ hist[x].p = e.p /\ hist[x].ch # e.ch
+                                /\ (e.under = 0 \/ hist[x].task = e.under)
+                                /\ RunningAt(e.p, hist[x].ch, hist[x].task, j)}}
+HostAt(j) == IF Cardinality(HostsAt(j)) = 1 THEN CHOOSE x \in HostsAt(j) : TRUE ELSE <<>>
+
+\* p's run on ch, as of event i, parked: the last attempt of some task in its
+\* current step ended at an interrupt.
+ParkedAt(p, ch, i) ==
+    \E m \in Between(OpenAt(p, ch, i), i) :
+        /\ Is(m, {"end"}) /\ hist[m].p = p /\ hist[m].ch = ch /\ hist[m].outcome = "interrupt"
+        /\ CurAt(p, ch, m) = CurAt(p, ch, i)
+        /\ ~\E x \in Between(m, i) : Is(x, {"end"}) /\ hist[x].p = p /\ hist[x].ch = ch
+                                     /\ hist[x].task = hist[m].task
+
 PCRightAt(i) ==
         LET e == hist[i] IN
         /\ Is(i, {"start"}) =>
@@ -1333,9 +1379,14 @@ PCRightAt(i) ==
              /\ wf.durability = "sync" => StoredAt(c, i)
         /\ Is(i, {"step"}) /\ e.parent # 0 /\ ~IsFork(e.parent) => StepCompleteAt(i)
         /\ Is(i, {"finish"}) => FinishRightAt(i)
-        /\ Is(i, {"load"}) /\ e.nested =>
-             \E j \in Before(i) : Is(j, {"start"}) /\ hist[j].p = e.p /\ hist[j].ch # e.ch
-                                 /\ RunningAt(e.p, hist[j].ch, hist[j].task, i)
+        /\ Is(i, {"load"}) /\ e.nested => HostsAt(i) # {}
+        /\ Is(i, {"end"}) /\ e.outcome = "ok" =>
+             ~\E j \in Before(i) :
+                 /\ Is(j, {"load"}) /\ hist[j].p = e.p /\ hist[j].nested /\ HostAt(j) = <<e.ch, e.task>>
+                 /\ ~\E s \in Between(j, i) : Is(s, {"start"}) /\ hist[s].p = e.p /\ hist[s].ch = e.ch
+                                              /\ hist[s].task = e.task
+                 /\ OpenAt(e.p, hist[j].ch, i) = j
+                 /\ ParkedAt(e.p, hist[j].ch, i)
 HistPC == Last(PCRightAt)
 
 \* EO over the history: an effect key fired again only for at-least-once, and only

@@ -49,6 +49,7 @@ ID_FIELDS = {
     "ns": "ns",
     "task": "task",
     "by": "task",
+    "under": "task",
     "path": "path",
     "interrupt": "interrupt",
     "intent": "intent",

@@ -96,6 +96,18 @@ def test_a_subgraph_load_is_nested(recorded: dict[str, tuple[Path, Verdict]]) ->
     loads = [e for e in events if e["ev"] == "load"]
     assert loads and all(bool(e.get("nested")) == bool(e.get("ns")) for e in loads)
     assert any(e.get("nested") for e in loads)
+    # each names its host: a task of its thread started before it, one namespace up
+    for i, load in enumerate(events):
+        if load["ev"] == "load" and load.get("nested"):
+            hosts = {
+                e["task"]
+                for e in events[:i]
+                if e["ev"] == "task_start"
+                and e["thread"] == load["thread"]
+                and load["ns"].startswith(e.get("ns") or "")
+                and e.get("ns", "") != load["ns"]
+            }
+            assert load.get("under") in hosts, load
 
 
 def test_a_fork_has_its_sources_content_digest(recorded: dict[str, tuple[Path, Verdict]]) -> None:

@@ -387,6 +387,9 @@ class Recorder:
             }
             if run_start and chain[1]:
                 fields["nested"] = True  # a subgraph's loop, inside a task of its parent
+                hosts = self._hosts(chain)
+                if len(hosts) == 1:
+                    fields["under"] = hosts[0].task  # that task: it must not end ok parked
 
             def write() -> None:
                 self._write("load" if run_start else "read", fields)
@@ -420,18 +423,24 @@ class Recorder:
                 # which can be held behind its step's checkpoint (async durability)
                 # (a subgraph compiled with checkpointer=True keeps one namespace for every
                 # run: its task's, without the task id)
-                inside = next(
-                    (
-                        a
-                        for a in self._attempts.values()
-                        if not a.started and chain[1] in (a.ns, recast_checkpoint_ns(a.ns))
-                    ),
-                    None,
-                )
+                inside = next((a for a in self._hosts(chain) if not a.started), None)
                 if inside is not None:
                     ready = lambda: inside.started  # noqa: E731
                     self._run(chain).starting = True
             self._submit(ready, write, "load")
+
+    def _hosts(self, chain: Chain) -> list[Attempt]:
+        """The attempts of this process a subgraph's run on `chain` may run inside: those of
+        its thread whose namespace is the subgraph's (a subgraph compiled with
+        checkpointer=True keeps one namespace for every run: its task's, without the task
+        id, so two tasks of one node both fit it)."""
+        return [
+            a
+            for a in self._attempts.values()
+            if not a.ended
+            and a.chain[0] == chain[0]
+            and chain[1] in (a.ns, recast_checkpoint_ns(a.ns))
+        ]
 
     def replay_load(self, config: dict[str, Any], before: Any, tup: Any) -> None:
         """A subgraph's run starts while its parent replays: LangGraph asked for the
