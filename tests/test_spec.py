@@ -68,9 +68,10 @@ def add_to_manifest(folder: Path, **mutants: str) -> None:
 
 @pytest.fixture(scope="module")
 def full_run() -> Run:
-    # One TLC at a time: concurrent TLC runs race on shared files (see test_tlc_isolation.py),
-    # which would make this test flaky for a reason it is not about.
-    run = run_cli("spec", "--jobs", "1", timeout=1800)
+    # Two TLC runs at once, as `resume-check spec` does for users: each run has its own
+    # folders (test_tlc_isolation.py shows concurrent runs share no file), and the second
+    # core halves the longest test of `make test`.
+    run = run_cli("spec", "--jobs", "2", timeout=1800)
     run.assert_no_traceback()
     return run
 
