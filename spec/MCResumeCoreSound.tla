@@ -58,8 +58,9 @@ AnyLoad ==
        ws \in IF got = 0 THEN {{}} ELSE SUBSET WriteChoices,
        as \in IF got = 0 THEN {{}} ELSE SUBSET AnswerChoices :
         \/ "load" \in Moves /\ \E nested \in IF "nested" \in Moves THEN BOOLEAN ELSE {FALSE} :
-              \E under \in IF nested THEN {0} \cup TaskIds ELSE {0} :
-                  Load(p, ch, asked, before, got, parent, d, ws, as, nested, under)
+              \E under \in IF nested THEN {0} \cup TaskIds ELSE {0},
+                 into \in IF "into" \in Moves /\ ~nested THEN CkOrNone ELSE {0} :
+                  LoadInto(p, ch, asked, before, got, parent, d, ws, as, nested, under, into)
         \/ "read" \in Moves /\ Read(p, ch, asked, before, got, parent, d, ws, as)
 
 AnyRun ==

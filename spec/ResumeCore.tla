@@ -175,10 +175,13 @@ HasRun(p, ch) == <<p, ch>> \in DOMAIN run /\ alive[p] = "up"
 (*            inside, while that attempt lasts (<<>>: none, or not known)  *)
 (*   hz       how many checkpoints were made when its load (or fork) began *)
 (*            it: the ones it surely comes after                           *)
+(*   into     the checkpoint of another chain (a subgraph's) its load was  *)
+(*            asked to continue from, until a nested load of the process   *)
+(*            returns it (0: none)                                         *)
 NewRun(c, pinned, nested, up, hz) ==
     [cur |-> c, pinned |-> pinned, nested |-> nested, started |-> {}, running |-> {}, failed |-> {},
      pos |-> [t \in {} |-> 1], res |-> [t \in {} |-> {}], ended |-> [t \in {} |-> "none"],
-     up |-> up, hz |-> hz]
+     up |-> up, hz |-> hz, into |-> 0]
 
 \* A running task's record among those its step started.
 StartedAs(r, t) == CHOOSE s \in r.started : s.task = t
@@ -399,6 +402,17 @@ EndsOverParked(p, ch, t, outcome) ==
     \E k \in DOMAIN run :
         k[1] = p /\ run[k].up = <<ch, t>> /\ \E x \in DOMAIN run[k].ended : run[k].ended[x] = "interrupt"
 
+\* A nested load that returned checkpoint got, with content digest, continues from
+\* checkpoint x: it returned x, or a copy of x's content.
+Continues(x, got, digest) ==
+    x # 0 /\ got # 0 /\ (got = x \/ (Known(x) /\ ck[x].digest # 0 /\ digest = ck[x].digest))
+
+\* PC: a run asked to continue from a checkpoint inside a subgraph (time travel
+\* into it) steps on, or its invocation returns, only once a nested load of its
+\* process continued from that checkpoint.
+LeavesAsked(p, ch) == <<p, ch>> \in DOMAIN run /\ run[<<p, ch>>].into # 0
+ReturnsLeavingAsked(p) == \E k \in DOMAIN run : k[1] = p /\ run[k].into # 0
+
 \* The move's properties: one set for the whole move.
 Broke(checks) == broke' = Failing(checks)
 
@@ -489,22 +503,31 @@ Read(p, ch, asked, before, got, parent, digest, writes, answers) ==
     /\ StoreSeen(got, digest, writes, answers)
     /\ UNCHANGED <<wf, sched, ans, run, alive, holders, inflight, ledger, crashes, ending>>
 
-\* Process p starts (or restarts) its run on chain ch from what a load returned.
-Load(p, ch, asked, before, got, parent, digest, writes, answers, nested, under) ==
+\* Process p starts (or restarts) its run on chain ch from what a load returned;
+\* `into`: the invocation asked to continue from that checkpoint of another chain
+\* (time travel into a subgraph; 0: none).  A nested load continuing from what a
+\* run of p was asked to continue from settles that run's request.
+LoadInto(p, ch, asked, before, got, parent, digest, writes, answers, nested, under, into) ==
     /\ Observe([ev |-> "load", p |-> p, ch |-> ch, asked |-> asked, before |-> before, got |-> got,
                 parent |-> parent, digest |-> digest, writes |-> writes, answers |-> answers,
-                nested |-> nested, under |-> under])
+                nested |-> nested, under |-> under, into |-> into])
     /\ Broke({<<"CV", LoadWrong(ch, asked, before, got, parent, digest, writes, answers)>>,
               <<"FD", FamilyDiffers(got, digest)>>, <<"CO", Unfenced(ch, p)>>,
               <<"PC", NestedOrphan(p, ch, nested, under)>>})
     /\ StoreSeen(got, digest, writes, answers)
-    /\ run' = Put(run, <<p, ch>>,
-                   NewRun(got, asked # 0 /\ got # 0 /\ Order(got) < Order(Latest(ch)), nested,
-                          Host(p, ch, nested, under), Cardinality(DOMAIN ck)))
+    /\ run' = Put([k \in DOMAIN run |->
+                      IF k[1] = p /\ nested /\ Continues(run[k].into, got, digest)
+                      THEN [run[k] EXCEPT !.into = 0] ELSE run[k]],
+                   <<p, ch>>,
+                   [NewRun(got, asked # 0 /\ got # 0 /\ Order(got) < Order(Latest(ch)), nested,
+                           Host(p, ch, nested, under), Cardinality(DOMAIN ck)) EXCEPT !.into = into])
     /\ alive' = [alive EXCEPT ![p] = "up"]
     /\ holders' = Put(holders, ch, Get(holders, ch, {}) \cup {p})
     /\ ending' = "running"
     /\ UNCHANGED <<wf, sched, ans, inflight, ledger, crashes>>
+
+Load(p, ch, asked, before, got, parent, digest, writes, answers, nested, under) ==
+    LoadInto(p, ch, asked, before, got, parent, digest, writes, answers, nested, under, 0)
 
 \* CV: a runtime refuses a load only while another process runs the chain (its
 \* exclusion at work); refusing otherwise hides the thread's stored checkpoints.
@@ -650,14 +673,14 @@ Step(p, ch, c, parent, d) ==
     /\ ~Known(c) /\ c # 0
     /\ parent = 0 \/ parent \in DOMAIN sched
     /\ Observe([ev |-> "step", p |-> p, ch |-> ch, c |-> c, parent |-> parent, digest |-> d])
-    /\ Broke(IF parent = 0 THEN {}
+    /\ Broke(IF parent = 0 THEN {<<"PC", LeavesAsked(p, ch)>>}
              ELSE {<<IF ck[parent].origin # 0 THEN "FD" ELSE "PC", StepIncomplete(p, ch)>>,
-                   <<"FD", r.pinned>>})
+                   <<"FD", r.pinned>>, <<"PC", LeavesAsked(p, ch)>>})
     /\ ck' = ck @@ (c :> Made(p, ch, c, parent,
                               IF parent = 0 THEN 0 ELSE Depth(parent) + 1,
                               IF parent = 0 THEN 0 ELSE Branch(parent), 0, d))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
-    /\ run' = [run EXCEPT ![<<p, ch>>] = NewRun(c, FALSE, @.nested, @.up, @.hz)]
+    /\ run' = [run EXCEPT ![<<p, ch>>] = [NewRun(c, FALSE, @.nested, @.up, @.hz) EXCEPT !.into = r.into]]
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, alive, holders, ledger, crashes, ending>>
 
 \* Process p forks checkpoint src of ch (time travel): it makes the copy c, with
@@ -669,7 +692,8 @@ Fork(p, ch, src, c, d) ==
     /\ Broke({<<"FD", CopyDiffers(src, d)>>, <<"CO", Unfenced(ch, p)>>})
     /\ ck' = ck @@ (c :> Made(p, ch, c, src, Depth(src), c, src, d))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
-    /\ run' = Put(run, <<p, ch>>, NewRun(c, FALSE, FALSE, <<>>, Cardinality(DOMAIN ck)))
+    /\ run' = Put(run, <<p, ch>>, [NewRun(c, FALSE, FALSE, <<>>, Cardinality(DOMAIN ck)) EXCEPT
+                                     !.into = IF <<p, ch>> \in DOMAIN run THEN run[<<p, ch>>].into ELSE 0])
     /\ alive' = [alive EXCEPT ![p] = "up"]
     /\ holders' = Put(holders, ch, Get(holders, ch, {}) \cup {p})
     /\ ending' = "running"
@@ -766,7 +790,7 @@ PutAnswers(p, c) ==
 Finish(p, outcome) ==
     /\ alive[p] = "up"
     /\ Observe([ev |-> "finish", p |-> p, outcome |-> outcome])
-    /\ Broke({<<"PC", FinishWrong(p, outcome)>>})
+    /\ Broke({<<"PC", FinishWrong(p, outcome)>>, <<"PC", ReturnsLeavingAsked(p)>>})
     /\ run' = [k \in {k \in DOMAIN run : k[1] # p} |-> run[k]]
     /\ alive' = [alive EXCEPT ![p] = "ended"]
     /\ holders' = [ch \in DOMAIN holders |-> holders[ch] \ {p}]
@@ -1371,6 +1395,20 @@ ParkedAt(p, ch, i) ==
         /\ ~\E x \in Between(m, i) : Is(x, {"end"}) /\ hist[x].p = p /\ hist[x].ch = ch
                                      /\ hist[x].task = hist[m].task
 
+\* The loads of p's current invocation, before i, that asked it to continue from a
+\* checkpoint of another chain, each the latest load of p on its chain; and whether
+\* a nested load of p after load j returned that checkpoint or a copy of its content.
+AskedAt(p, i) ==
+    LET life == {j \in Before(i) : EndsAt(p, j)}
+        since == IF life = {} THEN 0 ELSE MaxOf(life)
+        ls == {j \in Between(since, i) : Is(j, {"load"}) /\ hist[j].p = p}
+    IN  {j \in ls : hist[j].into # 0 /\ ~\E k \in ls : k > j /\ hist[k].ch = hist[j].ch}
+ContinuedAt(j, i) ==
+    LET x == hist[j].into IN
+    \E k \in Between(j, i) :
+        /\ Is(k, {"load"}) /\ hist[k].p = hist[j].p /\ hist[k].nested /\ hist[k].got # 0
+        /\ hist[k].got = x \/ (ContentAt(x, k) # 0 /\ hist[k].digest = ContentAt(x, k))
+
 PCRightAt(i) ==
         LET e == hist[i] IN
         /\ Is(i, {"start"}) =>
@@ -1379,6 +1417,8 @@ PCRightAt(i) ==
              /\ wf.durability = "sync" => StoredAt(c, i)
         /\ Is(i, {"step"}) /\ e.parent # 0 /\ ~IsFork(e.parent) => StepCompleteAt(i)
         /\ Is(i, {"finish"}) => FinishRightAt(i)
+        /\ Is(i, {"step"}) => \A j \in AskedAt(e.p, i) : hist[j].ch = e.ch => ContinuedAt(j, i)
+        /\ Is(i, {"finish"}) => \A j \in AskedAt(e.p, i) : ContinuedAt(j, i)
         /\ Is(i, {"load"}) /\ e.nested => HostsAt(i) # {}
         /\ Is(i, {"end"}) /\ e.outcome = "ok" =>
              ~\E j \in Before(i) :

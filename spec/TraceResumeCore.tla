@@ -85,9 +85,9 @@ SettleChains(e) ==
 
 \* The ResumeCore action that event e records.
 Apply(e) ==
-    \/ e.ev = "load" /\ ~e.refused /\ Load(e.proc, e.thread, e.asked, e.before, e.checkpoint,
-                                            e.parent, e.digest, e.writes, e.answers,
-                                            e.nested \/ e.under # 0, e.under)
+    \/ e.ev = "load" /\ ~e.refused /\ LoadInto(e.proc, e.thread, e.asked, e.before, e.checkpoint,
+                                                e.parent, e.digest, e.writes, e.answers,
+                                                e.nested \/ e.under # 0, e.under, e.into)
     \/ e.ev = "load" /\ e.refused /\ Refused(e.proc, e.thread)
     \/ e.ev = "read" /\ Read(e.proc, e.thread, e.asked, e.before, e.checkpoint, e.parent,
                              e.digest, e.writes, e.answers)

@@ -139,12 +139,13 @@ class Recording:
         callbacks = [*(config.get("callbacks") or []), self.callbacks]
         return {**config, "callbacks": callbacks}
 
-    def _expect(self, payload: Any) -> None:
+    def _expect(self, payload: Any, config: dict[str, Any]) -> None:
         if isinstance(payload, Command) and payload.resume is not None:
             self.recorder.expect_resume(payload.resume)
+        self.recorder.expect_into(config)
 
     def invoke(self, app: Any, payload: Any, config: dict[str, Any], **kwargs: Any) -> Any:
-        self._expect(payload)
+        self._expect(payload, config)
         config = self.config(config)
         try:
             if self.durability == "exit":
@@ -169,7 +170,7 @@ class Recording:
         return result
 
     async def ainvoke(self, app: Any, payload: Any, config: dict[str, Any], **kwargs: Any) -> Any:
-        self._expect(payload)
+        self._expect(payload, config)
         config = self.config(config)
         try:
             if self.durability == "exit":

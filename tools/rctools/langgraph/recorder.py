@@ -223,6 +223,7 @@ class Recorder:
         self._carried: dict[tuple[Chain, str], Counter[str]] = {}
         self._answered: set[tuple[Chain, str, str, str]] = set()  # (chain, ck, interrupt, value)
         self._expect: Any = None  # the resume value this invocation was given
+        self._into: str | None = None  # the subgraph checkpoint it was asked to continue from
         self._thread = ""  # the thread of the current invocation
 
     @property
@@ -385,6 +386,9 @@ class Recorder:
                 "writes": seen.writes,
                 "answers": seen.answers,
             }
+            if run_start and not chain[1] and self._into is not None:
+                # time travel into a subgraph: the top-level run must continue from there
+                fields["into"], self._into = self._into, None
             if run_start and chain[1]:
                 fields["nested"] = True  # a subgraph's loop, inside a task of its parent
                 hosts = self._hosts(chain)
@@ -506,6 +510,14 @@ class Recorder:
     def expect_resume(self, value: Any) -> None:
         """This invocation was given `Command(resume=value)`."""
         self._expect = value
+
+    def expect_into(self, config: dict[str, Any]) -> None:
+        """This invocation's config names a checkpoint inside a subgraph (a namespace and a
+        checkpoint id: time travel into it, as LangGraph's history hands it out); its
+        top-level load records that request as `into`."""
+        conf = config.get("configurable") or {}
+        if conf.get("checkpoint_ns") and conf.get("checkpoint_id"):
+            self._into = str(conf["checkpoint_id"])
 
     def _resume(self, chain: Chain, checkpoint: str, to: str, value: Any) -> bool:
         """Writes the answer `value` to interrupt `to` (once); whether it was written now.
@@ -1014,6 +1026,7 @@ class Recorder:
             self._ended.clear()
             self._carried.clear()
             self._expect = None
+            self._into = None
 
 
 def _node_of_path(task_path: str) -> str | None:
