@@ -91,10 +91,10 @@ def test_ids_are_numbered_by_first_appearance(schema: TraceSchema) -> None:
     encoded = encode_trace(schema, header(), events)
     assert encoded.ids.tables["proc"] == {"zeta": 1, "alpha": 2}
     assert encoded.ids.tables["checkpoint"] == {"z-last": 1, "a-first": 2}
-    # load(answers, asked, before, checkpoint, digest, nested, parent, proc, refused, thread,
-    # under, writes); step(checkpoint, digest, parent, proc, thread)
+    # load(answers, asked, before, checkpoint, digest, into, nested, parent, proc, refused,
+    # thread, under, writes); step(checkpoint, digest, parent, proc, thread)
     assert events_part(encoded.tla) == (
-        "<<TraceEvent_load({}, 0, 0, 0, 0, FALSE, 0, 1, FALSE, 1, 0, {}),\n"
+        "<<TraceEvent_load({}, 0, 0, 0, 0, 0, FALSE, 0, 1, FALSE, 1, 0, {}),\n"
         "  TraceEvent_step(1, 0, 0, 1, 1),\n"
         "  TraceEvent_step(2, 0, 1, 2, 1),\n"
         "  TraceEvent_put(1, 0, 2)>>]"
@@ -148,7 +148,7 @@ def test_arrays_are_sets_of_records(schema: TraceSchema) -> None:
     ]  # fmt: skip
     tla = encode_trace(schema, header(), events).tla
     assert events_part(tla) == (
-        "<<TraceEvent_load({[interrupt |-> 1, value |-> 1]}, 0, 0, 1, 0, FALSE, 0, 1, FALSE, 1, 0, "
+        "<<TraceEvent_load({[interrupt |-> 1, value |-> 1]}, 0, 0, 1, 0, 0, FALSE, 0, 1, FALSE, 1, 0, "
         '{[interrupt |-> 0, kind |-> "ok", task |-> 1], '
         '[interrupt |-> 1, kind |-> "interrupt", task |-> 2]})>>]'
     )

@@ -44,6 +44,7 @@ ID_FIELDS = {
     "parent": "checkpoint",
     "asked": "checkpoint",
     "before": "checkpoint",
+    "into": "checkpoint",
     "proc": "proc",
     "thread": "thread",
     "ns": "ns",
