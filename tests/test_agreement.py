@@ -17,6 +17,7 @@ import pytest
 from conftest import invoke
 from resumecheck.agreement import FALSE_ALARM, MISSED, agree, render_text
 from resumecheck.contract import default_spec_paths
+from resumecheck.judge import judge
 from resumecheck.mutation import mutants
 from resumecheck.trace.reader import read_trace
 
@@ -57,7 +58,10 @@ def test_mutants_repeat_for_a_seed_and_differ_from_their_traces() -> None:
 
 def test_a_deleted_check_shows_as_mutants_the_checker_misses(tmp_path: Path) -> None:
     """The comparison can fail: without LoadWrong, a load returning anything passes the
-    checker, and the history oracle still calls such mutants broken (CV)."""
+    checker, and the history oracle still calls such mutants broken (CV) -- or broken
+    later, where a load no longer proves what a crash lost (an answer delivered after the
+    load showed it gone: CO). Each one missed is the deletion's doing: the whole checker
+    flags it as the oracle does."""
     spec = tmp_path / "spec"
     spec.mkdir()
     base = (default_spec_paths()[-1] / "ResumeCore.tla").read_text(encoding="utf-8")
@@ -69,11 +73,18 @@ def test_a_deleted_check_shows_as_mutants_the_checker_misses(tmp_path: Path) -> 
     (spec / "ResumeCore.tla").write_text(
         base.replace(check, '    /\\ Broke({<<"CV", FALSE>>,'), encoding="utf-8"
     )
-    result = agree([TRACES / "core"], count=150, seed=1, spec_paths=default_spec_paths([spec]))
+    keep = tmp_path / "mutants"
+    result = agree(
+        [TRACES / "core"], count=150, seed=1, spec_paths=default_spec_paths([spec]), keep=keep
+    )
     missed = [c for c in result.disagreements if c.disagreement == MISSED]
     assert missed, render_text(result, None)
-    assert all(c.oracle.properties == ["CV"] for c in missed)
+    assert any(c.oracle.properties == ["CV"] for c in missed)
     assert not [c for c in result.disagreements if c.disagreement == FALSE_ALARM]
+    whole = judge([c.path for c in missed], spec_paths=default_spec_paths())
+    for case, verdict in zip(missed, whole, strict=True):
+        assert verdict.status.value == "violates", (case.path.name, verdict)
+        assert verdict.properties == case.oracle.properties, (case.path.name, verdict)
 
 
 def test_agree_command_reports_and_exits_by_agreement(tmp_path: Path) -> None:
