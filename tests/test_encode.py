@@ -148,7 +148,8 @@ def test_arrays_are_sets_of_records(schema: TraceSchema) -> None:
     ]  # fmt: skip
     tla = encode_trace(schema, header(), events).tla
     assert events_part(tla) == (
-        "<<TraceEvent_load({[interrupt |-> 1, value |-> 1]}, 0, 0, 1, 0, 0, FALSE, 0, 1, FALSE, 1, 0, "
+        "<<TraceEvent_load({[interrupt |-> 1, value |-> 1]}, 0, 0, 1, 0, 0, FALSE, 0, 1, FALSE, "
+        "1, 0, "
         '{[interrupt |-> 0, kind |-> "ok", task |-> 1], '
         '[interrupt |-> 1, kind |-> "interrupt", task |-> 2]})>>]'
     )
