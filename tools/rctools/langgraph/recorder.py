@@ -391,7 +391,7 @@ class Recorder:
                 fields["into"], self._into = self._into, None
             if run_start and chain[1]:
                 fields["nested"] = True  # a subgraph's loop, inside a task of its parent
-                hosts = self._hosts(chain)
+                hosts = [a for a in self._hosts(chain) if not a.ended]
                 if len(hosts) == 1:
                     fields["under"] = hosts[0].task  # that task: it must not end ok parked
 
@@ -434,16 +434,15 @@ class Recorder:
             self._submit(ready, write, "load")
 
     def _hosts(self, chain: Chain) -> list[Attempt]:
-        """The attempts of this process a subgraph's run on `chain` may run inside: those of
+        """The attempts of this process a subgraph's run on `chain` may run inside (ended
+        ones included: an end queued before its start still holds the load): those of
         its thread whose namespace is the subgraph's (a subgraph compiled with
         checkpointer=True keeps one namespace for every run: its task's, without the task
         id, so two tasks of one node both fit it)."""
         return [
             a
             for a in self._attempts.values()
-            if not a.ended
-            and a.chain[0] == chain[0]
-            and chain[1] in (a.ns, recast_checkpoint_ns(a.ns))
+            if a.chain[0] == chain[0] and chain[1] in (a.ns, recast_checkpoint_ns(a.ns))
         ]
 
     def replay_load(self, config: dict[str, Any], before: Any, tup: Any) -> None:
