@@ -321,6 +321,39 @@ def test_a_break_before_the_kill_is_the_saver_s_whatever_instant_the_reference_d
     assert (after.finding, after.checks, after.inconclusive) == ("inconclusive", (), ("CV",))
 
 
+LOST_RACE = TRACES / "langgraph" / "valkey" / "findings" / "fanout.none.sync.jsonl"  # EO at 32
+WON_RACE = TRACES / "langgraph" / "sqlite" / "fanout.none.sync.jsonl"  # conforms
+
+
+def test_a_break_the_saver_under_test_does_not_repeat_is_inconclusive(
+    co_then_cv: Path, judgments: Judgments, tmp_path: Path
+) -> None:
+    """LangGraph's sibling-error race in `fanout`: `search` fires its effect, `lookup`
+    raises, and the invocation may end before `search`'s write reaches any saver, so the next
+    one fires it again (EO). LangGraph's own SqliteSaver lost it once in hundreds of cells
+    where every reference run won it. Run again, the saver under test wins it: the EO is not
+    repeated, so the cell is inconclusive, never a saver finding. A saver that breaks it
+    again keeps the finding, and a store property (CV) is never doubted: a store breaks it by
+    how it answers, whatever the timing."""
+
+    def cell(tested: Path, reference: Path, again: Path) -> Cell:
+        made = Cell(CellKey("fanout", "none", "sync"), _side(tested), _side(reference))
+        made.retested.append(_side(again))
+        _matrix([made], judgments)
+        return made
+
+    once = cell(LOST_RACE, WON_RACE, WON_RACE)
+    assert (once.finding, once.checks, once.unrepeated) == ("inconclusive", (), ("EO",))
+    matrix = Matrix("mine", [once])
+    assert matrix_exit_code(matrix) == 0
+    assert "not broken again when the cell ran again" in render_text(matrix, tmp_path)
+    assert to_json(matrix)["cells"][0]["unrepeated"] == ["EO"]
+    twice = cell(LOST_RACE, WON_RACE, LOST_RACE)
+    assert (twice.finding, twice.checks, twice.unrepeated) == ("saver", ("EO",), ())
+    store = cell(co_then_cv, CO_TRACE, CO_TRACE)  # CO is the reference's too; CV is not
+    assert (store.finding, store.checks, store.unrepeated) == ("saver", ("CV",), ())
+
+
 def test_a_thread_that_ends_short_of_the_reference_is_END(judgments: Judgments) -> None:
     short = Cell(
         CellKey("chain", "kill@3", "sync"),

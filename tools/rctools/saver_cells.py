@@ -257,8 +257,9 @@ HEADLINES = {
     "saver-error": "saver error: {name} raised where the reference saver ran the cell",
     "runtime": "runtime finding: fails on the reference saver too (LangGraph itself)",
     "inconclusive": "inconclusive: no reference run of the cell died at the same logical "
-    "instant (what the store held at the kill differs; a call cut inside: {effect}), so none "
-    "measures it -- not a saver finding",
+    "instant (what the store held at the kill differs; a call cut inside: {effect}), or the "
+    "saver under test did not break it again when the cell ran again (a race it lost once), "
+    "so nothing measures it -- not a saver finding",
     "unattributed": "finding not attributed (the reference saver was not run)",
     "failed": "the cell could not run or be judged",
 }
@@ -295,7 +296,7 @@ def _named(cell: Any) -> str:
     from rctools.langgraph.attribution import UNMATCHED
     from rctools.langgraph.matrix import describe
 
-    checks = tuple(cell.checks) or tuple(cell.inconclusive)
+    checks = tuple(cell.checks) or (*cell.inconclusive, *cell.unrepeated)
     verdict = cell.tested.verdict
     if not checks or (verdict is not None and set(checks) == set(verdict.properties)):
         return str(describe(cell.tested))

@@ -148,6 +148,13 @@ class Cell:
     # What would be a saver check but compares runs killed at different logical instants
     # (`same_instant`): never a saver finding, the cell is `inconclusive`.
     inconclusive: tuple[str, ...] = ()
+    # The saver under test's run of the cell again, where a break of a property that is not
+    # a store property would be its finding (`_confirm`).
+    retested: list[Side] = field(default_factory=list)
+    # Saver checks the saver under test did not break again when its cell ran again: a race
+    # of the runtime's that the reference's runs happened not to lose, as far as anything
+    # shows -- never a saver finding, the cell is `inconclusive` (`_attribute`).
+    unrepeated: tuple[str, ...] = ()
 
     @property
     def references(self) -> list[Side]:
@@ -160,7 +167,8 @@ class Cell:
         test (e.g. a store left unreadable by a SIGKILL) where the reference ran the cell
         (check RUNS). `inconclusive`: the tested run breaks what the reference's does not,
         but the two were not killed at the same logical instant, so neither is a measure of
-        the other (`same_instant`)."""
+        the other (`same_instant`), or the saver under test did not break it again when the
+        cell ran again (`unrepeated`)."""
         status = self.tested.status
         if status == "failed":
             if self.reference is not None and self.reference.status != "failed":
@@ -168,7 +176,7 @@ class Cell:
             return "failed"
         if self.checks:
             return "saver"
-        if self.inconclusive:
+        if self.inconclusive or self.unrepeated:
             return "inconclusive"
         if status in ("invalid", "error", "unjudged"):
             return "failed"
@@ -367,7 +375,7 @@ def run_matrix(
     _judge(matrix.cells, judgments)
     _attribute(matrix, judgments)
     if reference is not None:
-        _confirm(out, matrix, reference, progress, judgments, catalogue, jobs)
+        _confirm(out, matrix, (backend, factory), reference, progress, judgments, catalogue, jobs)
     return matrix
 
 
@@ -376,7 +384,7 @@ REFERENCE_RETRIES = 3
 
 def _judge(cells: list[Cell], judgments: Judgments) -> None:
     """The plain verdict of every side (nothing tolerated), in one TLC run."""
-    sides = [s for c in cells for s in (c.tested, *c.references) if not s.run.failure]
+    sides = [s for c in cells for s in (c.tested, *c.retested, *c.references) if not s.run.failure]
     judgments.ensure((s.run.trace, NO_TOLERANCE) for s in sides)
     for side in sides:
         side.verdict = judgments.get(side.run.trace)
@@ -420,8 +428,8 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
             checks.append(RUNS)
         elif _unreadable(tested) and not any(_unreadable(r) for r in cell.references):
             checks.append(RUNS)  # the fresh process could not read the tested thread back
+        race = store if cell.key.fault == RACE else None  # see attribution's docstring
         if tested.verdict is not None and tested.verdict.status is Status.VIOLATES:
-            race = store if cell.key.fault == RACE else None  # see attribution's docstring
             found = saver_breaks(tested.run.trace, known, judgments, past_first=race)
             checks += sorted(found)
         undecided: list[str] = []
@@ -441,6 +449,14 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
             # (VALID, RUNS) is still the saver's
             cell.checks = tuple(c for c in checks if c in (VALID, RUNS))
             cell.inconclusive = tuple(c for c in (*checks, *undecided) if c not in (VALID, RUNS))
+        if cell.retested:  # a break the saver under test does not repeat is no finding
+            again = [
+                saver_breaks(r.run.trace, known, judgments, past_first=race) for r in cell.retested
+            ]
+            cell.unrepeated = tuple(
+                c for c in _doubtful(cell.checks, store) if any(c not in a for a in again)
+            )
+            cell.checks = tuple(c for c in cell.checks if c not in cell.unrepeated)
         cell.runtime = tuple(sorted(breaks(tested.verdict) & known))
         cell.reference_elsewhere = next(
             (
@@ -532,21 +548,56 @@ def _unreadable(side: Side) -> bool:
     return side.end is not None and side.end.problem is not None
 
 
+def _doubtful(checks: Sequence[str], store: frozenset[str]) -> tuple[str, ...]:
+    """The saver checks a race could make: breaks of the contract's properties other than
+    its store properties (a store breaks those by how it answers, whatever the timing), and
+    `unmatched`. Runner checks compare runs killed at the same instant (`_at_same_instant`)."""
+    return tuple(c for c in checks if c not in RUNNER_CHECKS and c not in store)
+
+
 def _confirm(
     out: Path,
     matrix: Matrix,
+    tested: tuple[str, Factory],
     reference: Factory,
     progress: _Counter,
     judgments: Judgments,
     catalogue: Catalogue,
     jobs: int = 1,
 ) -> None:
-    """Runs the reference again where only the saver under test failed.
+    """Runs a suspect cell again: first on the saver under test, then on the reference.
 
-    Some LangGraph behaviour shows only when a background save wins a race against the
-    SIGKILL (a faster or slower store moves the race), and one passing reference run does not
-    prove the reference cannot fail the cell. Each retry's breaks count for the whole
-    scenario, so a check stays the saver's only if no reference run shows it."""
+    Some LangGraph behaviour is a race the saver only times: a `fanout` node's effect fires,
+    its sibling raises, and whether the node's write reached any saver before the invocation
+    ended decides whether it runs (and fires) again -- LangGraph's SqliteSaver lost it in 4
+    of 2,311 cells at stride 1 while winning it in every reference run of those cells. A
+    break of a property that is not a store property (`_doubtful`) stays the saver's only if
+    the saver under test breaks it again when its cell runs again (`Cell.unrepeated`): a
+    saver's own fault repeats, a race lost once in hundreds does not.
+
+    Then the reference again, where the saver under test still fails: a background save can
+    win a race against the SIGKILL (a faster or slower store moves the race), and one passing
+    reference run does not prove the reference cannot fail the cell. Each retry's breaks
+    count for the cell, so a check stays the saver's only if no reference run shows it."""
+    store = find_contract(CONTRACT, judgments.spec_paths).store_properties
+    backend, factory = tested
+    doubted = [c for c in matrix.findings("saver") if _doubtful(c.checks, store)]
+    if doubted:
+        name = folder_name(backend)
+        tasks = [
+            _Task(
+                out / "cells" / f"{name}-again", c.key, backend, factory, False, c.tested.run.asked
+            )
+            for c in doubted
+        ]
+        sides = _record_all(
+            tasks, catalogue, jobs, lambda t: progress(f"{backend} again {t.key.slug}")
+        )
+        for cell, side in zip(doubted, sides, strict=True):
+            _keep(side.run, out / "traces" / f"{name}-again", cell.key)
+            cell.retested.append(side)
+        _judge(doubted, judgments)
+        _attribute(matrix, judgments)
     suspects = [c for c in matrix.findings("saver") if set(c.checks) - {VALID, RUNS}]
     for attempt in range(1, REFERENCE_RETRIES + 1):
         if not suspects:
@@ -875,6 +926,8 @@ def to_json(matrix: Matrix) -> dict[str, Any]:
                 "tested": side_json(c.tested),
                 "reference": side_json(c.reference) if c.reference else None,
                 "again": [side_json(a) for a in c.again],
+                "unrepeated": list(c.unrepeated),
+                "retested": [side_json(r) for r in c.retested],
             }
             for c in matrix.cells
         ],

@@ -73,6 +73,8 @@ def finish_matrix(
             notes["checks"] = list(cell.checks)
         if cell.inconclusive:
             notes["inconclusive"] = list(cell.inconclusive)
+        if cell.unrepeated:
+            notes["unrepeated"] = list(cell.unrepeated)
         problem = side.run.failure or (None if side.verdict else "not judged")
         rows.append(
             reports.CellReport(
@@ -135,7 +137,8 @@ FINDING_WORDS = {
     "saver": "saver finding",
     "saver-error": "saver finding (RUNS)",
     "runtime": "runtime finding: the reference breaks it too (LangGraph itself)",
-    "inconclusive": "inconclusive: no reference run died at the same logical instant",
+    "inconclusive": "inconclusive: no reference run died at the same logical instant, or the "
+    "saver under test did not break it again when the cell ran again",
     "unattributed": "unattributed: no reference run to tell",
     "failed": "could not run",
     "conforms": "conforms",
@@ -161,8 +164,8 @@ def finding_labels(matrix: Matrix) -> dict[str, str]:
 def _why(cell: Cell) -> str:
     if cell.checks:
         return describe_checks(cell.checks)
-    if cell.inconclusive:
-        return describe_checks(cell.inconclusive)
+    if cell.inconclusive or cell.unrepeated:
+        return describe_checks((*cell.inconclusive, *cell.unrepeated))
     return describe(cell.tested)
 
 
@@ -198,8 +201,9 @@ def render_text(matrix: Matrix, out: Path, profile: tuple[str, str] | None = Non
         (
             "inconclusive",
             "Inconclusive: no reference run of the cell died at the same logical instant "
-            "(what the store held at the kill differs), so none measures it (not a saver "
-            "finding)",
+            "(what the store held at the kill differs), so none measures it, or the saver "
+            "under test did not break it again when the cell ran again (a race it lost once); "
+            "not a saver finding",
         ),
         ("unattributed", "Findings not attributed (run without --no-reference to tell)"),
         ("failed", "Cells that could not run or be judged"),
@@ -216,6 +220,9 @@ def render_text(matrix: Matrix, out: Path, profile: tuple[str, str] | None = Non
                 also = f" (the reference breaks it at {cell.reference_elsewhere})"
             elif kind == "runtime" and cell.reference is not None:
                 also = f" (reference: {describe(cell.reference)})"
+            elif kind == "inconclusive" and cell.unrepeated:
+                again = ", ".join(str(r.run.trace) for r in cell.retested)
+                also = f" (not broken again when the cell ran again: {again})"
             elif kind == "inconclusive" and cell.tested.run.effect:
                 also = f" (the store held {cell.tested.run.effect} of the call cut)"
             lines.append(
