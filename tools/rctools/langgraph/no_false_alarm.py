@@ -1,0 +1,176 @@
+"""No false alarm: the full matrix on every bundled correct saver, zero saver findings required.
+
+    python -m rctools.langgraph.no_false_alarm --out out/no-false-alarm --write docs/langgraph.md
+    python -m rctools.langgraph.no_false_alarm --savers correct_sqlite --stride 5 --out out/nfa
+
+`make no-false-alarm` runs it at stride 1 (every kill point) on LangGraph's own savers and the
+project's correct wrappers: hours on two cores, so not in CI, which runs a stride covering every
+kill-point kind on `correct_sqlite` (tests/test_langgraph_savers.py). Each saver is a child
+`resume-check run langgraph` with the reference on, its summary kept under `--out`; a saver
+with any saver finding (or a cell that could not run) fails the run (exit 1). Inconclusive
+cells are counted, not failed: they are no finding (docs/langgraph.md, "Whose fault").
+
+`--write FILE` puts the figures between `<!-- no-false-alarm -->` and
+`<!-- end no-false-alarm -->` in FILE: a row per saver run now, the rows of savers not run kept
+as they were (a run of one saver does not erase the others' figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rctools.langgraph.matrix import REFERENCE
+
+# LangGraph's own savers (the bundled backends that are correct) and the project's correct
+# wrappers of tests/fixtures/broken_savers.py (a --saver the project has never tuned to).
+BUNDLED = ("sqlite", "sqlite-async", "memory", "postgres", "redis", "lmdb", "objectstorage")
+FIXTURES = ("correct_sqlite", "table_saver", "file_dict_saver")
+SERVERS = {"postgres": "postgres", "redis": "redis"}  # backend -> the server it needs
+BEGIN, END = "<!-- no-false-alarm -->", "<!-- end no-false-alarm -->"
+BLOCK = re.compile(re.escape(BEGIN) + r"\n(?P<body>.*?)" + re.escape(END), re.S)
+HEAD = (
+    "| saver | stride | cells | saver findings | inconclusive | runtime | could not run "
+    "| wall | CPU-s | LangGraph | run |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|\n"
+)
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One saver's figures, as the docs table shows them."""
+
+    saver: str
+    stride: int
+    counts: dict[str, int]
+    wall: float
+    cpu: float
+    langgraph: str
+    day: str
+
+    @property
+    def clean(self) -> bool:
+        """No saver finding and every cell run: the saver passed."""
+        counts = self.counts
+        return not (counts.get("saver") or counts.get("saver-error") or counts.get("failed"))
+
+    def markdown(self) -> str:
+        c = self.counts
+        findings = c.get("saver", 0) + c.get("saver-error", 0)
+        return (
+            f"| `{self.saver}` | {self.stride} | {c.get('cells', 0)} | **{findings}** "
+            f"| {c.get('inconclusive', 0)} | {c.get('runtime', 0)} | {c.get('failed', 0)} "
+            f"| {self.wall / 60:.0f} min | {self.cpu:.0f} | {self.langgraph} | {self.day} |"
+        )
+
+
+def command(saver: str, stride: int, out: Path, jobs: int, scenarios: str | None) -> list[str]:
+    """The child run of one saver: every durability, both APIs, the reference on."""
+    if saver == REFERENCE:  # as --backend it would be its own reference: every break LangGraph's
+        which = ["--saver", f"rctools.langgraph_backends:{saver}"]
+    elif saver in BUNDLED:
+        which = ["--backend", saver]
+    else:
+        which = ["--saver", f"broken_savers:{saver}"]
+    tool = Path(sys.executable).with_name("resume-check")  # this environment's entry point
+    argv = [str(tool), "run", "langgraph", *which]
+    argv += ["--kill-stride", str(stride), "--api", "both", "--jobs", str(jobs)]
+    argv += ["--format", "json", "--no-progress", "--out", str(out)]
+    return argv + (["--scenarios", scenarios] if scenarios else [])
+
+
+def run_one(saver: str, stride: int, out: Path, jobs: int, scenarios: str | None) -> Row:
+    """Runs the matrix on one saver and reads its figures from the summary it wrote."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(_path())}
+    before, clock = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+    done = subprocess.run(command(saver, stride, out, jobs, scenarios), env=env, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    summary = out / "summary.json"
+    if not summary.exists():
+        raise SystemExit(f"{saver}: the run wrote no summary (exit {done.returncode})")
+    details = json.loads(summary.read_text(encoding="utf-8")).get("details") or {}
+    return Row(
+        saver,
+        stride,
+        dict(details.get("counts") or {}),
+        time.monotonic() - clock,
+        cpu,
+        _langgraph(),
+        datetime.now(UTC).date().isoformat(),
+    )
+
+
+def _path() -> list[str]:
+    """tests/fixtures for the correct wrappers, before what the environment had."""
+    kept = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return [str(ROOT / "tests" / "fixtures"), *kept]
+
+
+def _langgraph() -> str:
+    from importlib.metadata import version
+
+    return version("langgraph")
+
+
+def merge(text: str, rows: list[Row]) -> str:
+    """`text` with the rows put into its no-false-alarm block: a row per saver, those run now
+    replacing their earlier rows, sorted by saver. A text without the block is an error."""
+    match = BLOCK.search(text)
+    if match is None:
+        raise SystemExit(f"no {BEGIN} ... {END} block to write the figures into")
+    kept: dict[str, str] = {}
+    for line in match["body"].splitlines():
+        name = re.match(r"\| `([^`]+)` \|", line)
+        if name:
+            kept[name[1]] = line
+    kept.update({row.saver: row.markdown() for row in rows})
+    body = HEAD + "".join(kept[name] + "\n" for name in sorted(kept))
+    return text[: match.start("body")] + body + text[match.end("body") :]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m rctools.langgraph.no_false_alarm", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--savers", default=",".join((*BUNDLED, *FIXTURES)))
+    parser.add_argument("--stride", type=int, default=1, help="--kill-stride (1: every point)")
+    parser.add_argument("--scenarios", help="only these scenarios (default: the whole matrix)")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=Path("out/no-false-alarm"))
+    parser.add_argument("--write", type=Path, help="the Markdown file to put the figures in")
+    args = parser.parse_args(argv)
+    savers = [s for s in args.savers.split(",") if s]
+    unknown = sorted(set(savers) - set(BUNDLED) - set(FIXTURES))
+    if unknown:
+        parser.error(f"not a correct saver of the project: {', '.join(unknown)}")
+    servers = sorted({SERVERS[s] for s in savers if s in SERVERS})
+    if servers:
+        from rctools.services import up
+
+        os.environ.update(up(names=servers).env)
+    rows = []
+    for saver in savers:
+        row = run_one(saver, args.stride, args.out / saver, args.jobs, args.scenarios)
+        print(row.markdown(), flush=True)
+        rows.append(row)
+    if args.write is not None and not args.scenarios:  # a part of the matrix is no figure
+        args.write.write_text(merge(args.write.read_text(encoding="utf-8"), rows), "utf-8")
+    failed = [row.saver for row in rows if not row.clean]
+    if failed:
+        print(f"saver findings or cells that could not run on: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
