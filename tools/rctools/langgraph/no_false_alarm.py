@@ -6,9 +6,10 @@
 `make no-false-alarm` runs it at stride 1 (every kill point) on LangGraph's own savers and the
 project's correct wrappers: hours on two cores, so not in CI, which runs a stride covering every
 kill-point kind on `correct_sqlite` (tests/test_langgraph_savers.py). Each saver is a child
-`resume-check run langgraph` with the reference on, its summary kept under `--out`; a saver
-with any saver finding (or a cell that could not run) fails the run (exit 1). Inconclusive
-cells are counted, not failed: they are no finding (docs/langgraph.md, "Whose fault").
+`resume-check run langgraph` with the reference on, its summary kept under `--out` (its text
+report beside, SAVER.txt); a saver with any saver finding (or a cell that could not run) fails
+the run (exit 1). Inconclusive cells are counted, not failed: they are no finding
+(docs/langgraph.md, "Whose fault").
 
 `--write FILE` puts the figures between `<!-- no-false-alarm -->` and
 `<!-- end no-false-alarm -->` in FILE: a row per saver run now, the rows of savers not run kept
@@ -85,7 +86,7 @@ def command(saver: str, stride: int, out: Path, jobs: int, scenarios: str | None
     tool = Path(sys.executable).with_name("resume-check")  # this environment's entry point
     argv = [str(tool), "run", "langgraph", *which]
     argv += ["--kill-stride", str(stride), "--api", "both", "--jobs", str(jobs)]
-    argv += ["--format", "json", "--no-progress", "--out", str(out)]
+    argv += ["--no-progress", "--out", str(out)]
     return argv + (["--scenarios", scenarios] if scenarios else [])
 
 
@@ -93,7 +94,11 @@ def run_one(saver: str, stride: int, out: Path, jobs: int, scenarios: str | None
     """Runs the matrix on one saver and reads its figures from the summary it wrote."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(_path())}
     before, clock = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
-    done = subprocess.run(command(saver, stride, out, jobs, scenarios), env=env, check=False)
+    out.mkdir(parents=True, exist_ok=True)
+    with (out.parent / f"{out.name}.txt").open("w", encoding="utf-8") as report:
+        done = subprocess.run(
+            command(saver, stride, out, jobs, scenarios), env=env, stdout=report, check=False
+        )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     summary = out / "summary.json"
