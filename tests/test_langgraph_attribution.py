@@ -40,6 +40,7 @@ from resumecheck.contract import default_spec_paths
 from resumecheck.report import Invocation
 
 CO_TRACE = TRACES / "core" / "co-answer-of-other-task.jsonl"  # CO at event 16
+STORE = frozenset({"CV"})  # ResumeCore's StoreProperties
 CONFORMS = TRACES / "core" / "ok-crash-resume.jsonl"
 
 
@@ -106,29 +107,31 @@ def test_a_property_only_the_tested_saver_breaks_shows_behind_one_the_reference_
     assert reference == {"CO"}
     assert saver_breaks(co_then_cv, reference, judgments) == {"CV"}
     assert saver_breaks(CO_TRACE, reference, judgments) == frozenset()
-    assert saver_breaks(co_then_cv, frozenset(), judgments) == {"CO"}
+    assert saver_breaks(co_then_cv, frozenset(), judgments) == {"CO"}  # no StoreProperties
+    assert saver_breaks(co_then_cv, frozenset(), judgments, store=STORE) == {"CV"}
 
 
-def test_in_a_race_cell_only_store_properties_count_past_the_runtime_s_first_break(
-    co_then_cv: Path, co_then_pc: Path, co_pc_cv: Path, judgments: Judgments
+@pytest.mark.parametrize("fault", ["none", "kill:A start#1", RACE])
+def test_only_the_store_s_properties_are_a_saver_s_in_every_cell(
+    co_then_cv: Path, co_then_pc: Path, co_pc_cv: Path, judgments: Judgments, fault: str
 ) -> None:
-    """The reference breaks CO in the scenario. Past that CO a race cell's PC is how the
-    racing processes interleaved (no finding); a CV is still how the store answered a load,
-    also when a PC comes between (tolerated in turn). Outside race cells the PC counts."""
+    """A CO or a PC with every load answered as the contract requires is what the runtime
+    did (with this saver's timing), whether or not a reference run shows it: a runtime
+    finding. A CV is how the store answered a load: the saver's, also behind a CO and a PC
+    (each tolerated in turn as it shows)."""
 
-    def cell(tested: Path, fault: str, reference: Path = CO_TRACE) -> Cell:
+    def cell(tested: Path, reference: Path = CO_TRACE) -> Cell:
         found = Cell(CellKey("s", fault, "sync"), _side(tested), _side(reference))
         _matrix([found], judgments)
         return found
 
-    runtime = cell(co_then_pc, RACE)
+    runtime = cell(co_then_pc)
     assert (runtime.finding, runtime.checks, runtime.runtime) == ("runtime", (), ("CO",))
-    store = cell(co_then_cv, RACE)
-    assert (store.finding, store.checks) == ("saver", ("CV",))
-    assert cell(co_pc_cv, RACE).checks == ("CV",)
-    assert cell(co_then_pc, "none").checks == ("PC",)
-    # a first break no reference run shows is the saver's in a race cell too
-    assert cell(co_then_pc, RACE, reference=CONFORMS).checks == ("CO",)
+    unseen = cell(co_then_pc, reference=CONFORMS)  # no reference run breaks CO or PC
+    assert (unseen.finding, unseen.checks, unseen.runtime) == ("runtime", (), ("CO",))
+    store = cell(co_then_cv)
+    assert (store.finding, store.checks, store.runtime) == ("saver", ("CV",), ("CO",))
+    assert cell(co_pc_cv, reference=CONFORMS).checks == ("CV",)
 
 
 def test_what_the_reference_breaks_after_its_first_break_is_the_reference_s_too(
@@ -232,24 +235,24 @@ def test_exit_1_on_a_saver_finding_even_with_cells_that_could_not_run(
 
 
 def test_whose_fault_a_break_is_does_not_depend_on_which_cells_are_chosen(
-    judgments: Judgments,
+    co_then_cv: Path, judgments: Judgments
 ) -> None:
-    """The tested run breaks CO in a cell whose reference run conforms; in another cell of
-    the scenario the reference breaks CO. Chosen together or alone (`--cells`, `--stride`),
-    the first cell's CO is the saver's: only the reference's runs of the same cell, killed at
-    the same instant, measure it. The other cell is named as a hint, nothing more."""
+    """The tested run breaks CO, then CV, in a cell whose reference run conforms; in another
+    cell of the scenario the reference breaks both. Chosen together or alone (`--cells`,
+    `--stride`), the first cell's CV is the saver's: only the reference's runs of the same
+    cell, killed at the same instant, measure it. The other cell is named as a hint."""
 
     def cells() -> list[Cell]:
         return [
-            Cell(CellKey("s", "kill:A start#1", "sync"), _side(CO_TRACE), _side(CONFORMS)),
-            Cell(CellKey("s", "kill:B start#1", "sync"), _side(CO_TRACE), _side(CO_TRACE)),
+            Cell(CellKey("s", "kill:A start#1", "sync"), _side(co_then_cv), _side(CONFORMS)),
+            Cell(CellKey("s", "kill:B start#1", "sync"), _side(co_then_cv), _side(co_then_cv)),
         ]
 
     together = _matrix(cells(), judgments).cells
     alone = [_matrix([cell], judgments).cells[0] for cell in cells()]
     for both, one in zip(together, alone, strict=True):
         assert (both.finding, both.checks, both.runtime) == (one.finding, one.checks, one.runtime)
-    assert (together[0].finding, together[0].checks) == ("saver", ("CO",))
+    assert (together[0].finding, together[0].checks) == ("saver", ("CV",))
     assert together[0].reference_elsewhere == "kill:B start#1"
     assert (together[1].finding, together[1].runtime) == ("runtime", ("CO",))
 
@@ -297,17 +300,17 @@ def test_how_a_thread_ends_is_measured_only_by_a_reference_killed_at_the_same_in
 
 
 def test_a_break_before_the_kill_is_the_saver_s_whatever_instant_the_reference_died_at(
-    co_then_cv: Path, judgments: Judgments
+    co_then_cv: Path, co_pc_cv: Path, judgments: Judgments
 ) -> None:
     """No reference run died at the tested run's instant (its kill landed later). A break the
     tested run shows before its kill is no question of the instant -- the saver's own wrong
     answers are often what made the runs differ -- and stays the saver's; a break after the
     kill needs a reference run killed at the same instant, so without one it is inconclusive.
-    `co_then_cv`: CO at event 16, the crash, then CV."""
+    `co_then_cv`: CO at event 16, the crash, then CV; `co_pc_cv`: the CV with no crash."""
     asked = KillPoint("end A", 1)
 
-    def cell(reference_trace: Path) -> Cell:
-        tested = CellRun(co_then_cv, killed_at="w2: end A", kill_point=("end A", 1))
+    def cell(tested_trace: Path, reference_trace: Path) -> Cell:
+        tested = CellRun(tested_trace, killed_at="w2: end A", kill_point=("end A", 1))
         tested.asked = asked
         reference = CellRun(reference_trace, killed_at="w2: put entry", kill_point=("put entry", 2))
         reference.asked = asked
@@ -315,9 +318,9 @@ def test_a_break_before_the_kill_is_the_saver_s_whatever_instant_the_reference_d
         _matrix([made], judgments)
         return made
 
-    before = cell(CONFORMS)  # the CO, before the kill, is the saver's first break
-    assert (before.finding, before.checks) == ("saver", ("CO",))
-    after = cell(CO_TRACE)  # the reference breaks CO too: the saver's is the CV, after it
+    before = cell(co_pc_cv, CONFORMS)  # the kill never reached: the CV is the saver's
+    assert (before.finding, before.checks) == ("saver", ("CV",))
+    after = cell(co_then_cv, CONFORMS)  # the CV comes after the crash
     assert (after.finding, after.checks, after.inconclusive) == ("inconclusive", (), ("CV",))
 
 
@@ -325,33 +328,54 @@ LOST_RACE = TRACES / "langgraph" / "valkey" / "findings" / "fanout.none.sync.jso
 WON_RACE = TRACES / "langgraph" / "sqlite" / "fanout.none.sync.jsonl"  # conforms
 
 
-def test_a_break_the_saver_under_test_does_not_repeat_is_inconclusive(
-    co_then_cv: Path, judgments: Judgments, tmp_path: Path
+def test_a_runtime_race_the_saver_under_test_lost_is_never_its_finding(
+    judgments: Judgments,
 ) -> None:
     """LangGraph's sibling-error race in `fanout`: `search` fires its effect, `lookup`
     raises, and the invocation may end before `search`'s write reaches any saver, so the next
-    one fires it again (EO). LangGraph's own SqliteSaver lost it once in hundreds of cells
-    where every reference run won it. Run again, the saver under test wins it: the EO is not
-    repeated, so the cell is inconclusive, never a saver finding. A saver that breaks it
-    again keeps the finding, and a store property (CV) is never doubted: a store breaks it by
-    how it answers, whatever the timing."""
+    one fires it again (EO). A saver whose timing loses that race more often than the
+    reference (valkey; a wrapper whose async methods block the event loop) breaks EO where no
+    reference run does, and may do so every time: with every load answered as the contract
+    requires, the EO is the runtime's, never the saver's."""
+    for again in (WON_RACE, LOST_RACE):
+        made = Cell(CellKey("fanout", "none", "sync"), _side(LOST_RACE), _side(WON_RACE))
+        made.retested.append(_side(again))
+        _matrix([made], judgments)
+        assert (made.finding, made.checks, made.runtime) == ("runtime", (), ("EO",))
 
-    def cell(tested: Path, reference: Path, again: Path) -> Cell:
-        made = Cell(CellKey("fanout", "none", "sync"), _side(tested), _side(reference))
+
+@pytest.fixture(scope="module")
+def unmatched(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """WON_RACE with an effect of a task that never started: no action allows event 30."""
+    lines = WON_RACE.read_text(encoding="utf-8").splitlines()
+    stray = {"ev": "effect", "proc": "w1", "thread": "t1", "task": "nobody", "intent": "x:1"}
+    trace = tmp_path_factory.mktemp("attr") / "unmatched.jsonl"
+    trace.write_text("\n".join([*lines[:30], json.dumps(stray), *lines[30:]]) + "\n", "utf-8")
+    return trace
+
+
+def test_an_event_no_action_allows_is_the_saver_s_only_if_it_repeats(
+    unmatched: Path, judgments: Judgments, tmp_path: Path
+) -> None:
+    """An event no action allows (`unmatched`) is no property: a recorder's callbacks of a
+    task LangGraph cancels may arrive out of order once. It stays the saver's only if the
+    saver under test shows it again when its cell runs again; otherwise it is `unrepeated`
+    and the cell inconclusive, never a saver finding."""
+
+    def cell(again: Path) -> Cell:
+        made = Cell(CellKey("fanout", "none", "sync"), _side(unmatched), _side(WON_RACE))
         made.retested.append(_side(again))
         _matrix([made], judgments)
         return made
 
-    once = cell(LOST_RACE, WON_RACE, WON_RACE)
-    assert (once.finding, once.checks, once.unrepeated) == ("inconclusive", (), ("EO",))
+    once = cell(WON_RACE)
+    assert (once.finding, once.checks, once.unrepeated) == ("inconclusive", (), (UNMATCHED,))
     matrix = Matrix("mine", [once])
     assert matrix_exit_code(matrix) == 0
     assert "not broken again when the cell ran again" in render_text(matrix, tmp_path)
-    assert to_json(matrix)["cells"][0]["unrepeated"] == ["EO"]
-    twice = cell(LOST_RACE, WON_RACE, LOST_RACE)
-    assert (twice.finding, twice.checks, twice.unrepeated) == ("saver", ("EO",), ())
-    store = cell(co_then_cv, CO_TRACE, CO_TRACE)  # CO is the reference's too; CV is not
-    assert (store.finding, store.checks, store.unrepeated) == ("saver", ("CV",), ())
+    assert to_json(matrix)["cells"][0]["unrepeated"] == [UNMATCHED]
+    twice = cell(unmatched)
+    assert (twice.finding, twice.checks, twice.unrepeated) == ("saver", (UNMATCHED,), ())
 
 
 def test_a_thread_that_ends_short_of_the_reference_is_END(judgments: Judgments) -> None:

@@ -255,7 +255,8 @@ def action(outcome: CellOutcome, strict: bool = False) -> Action:
 HEADLINES = {
     "saver": "saver finding: fails with {name}, passes with the reference saver",
     "saver-error": "saver error: {name} raised where the reference saver ran the cell",
-    "runtime": "runtime finding: fails on the reference saver too (LangGraph itself)",
+    "runtime": "runtime finding: LangGraph itself (fails on the reference saver too, or your "
+    "saver answered every load as the contract requires)",
     "inconclusive": "inconclusive: no reference run of the cell died at the same logical "
     "instant (what the store held at the kill differs; a call cut inside: {effect}), or the "
     "saver under test did not break it again when the cell ran again (a race it lost once), "

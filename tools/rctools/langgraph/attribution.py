@@ -11,14 +11,18 @@ a break is. Two things make that exact without re-implementing any property in P
   a trace that breaks CO first may break EO after it, and that EO is LangGraph's too.
 - **What the tested saver breaks beyond that** is its trace judged tolerating the reference's
   set: the first property TLC then reports is one no reference run showed.
-- **Race cells** (saver calls of several processes not serialized): once the tested run has
-  broken what the reference breaks, what follows depends on how the processes happened to
-  interleave, which a few reference runs do not sample -- two resumers that both got the
-  answer (CO) may both fire an effect (EO) on one store and never on another. Past that first
-  break only the contract's `StoreProperties` (a store breaks them by how it answers a load,
-  whatever the runs did; CV in ResumeCore) are still the saver's: the trace is judged
-  tolerating every other break until one of them shows or nothing does. A contract that
-  declares no `StoreProperties` keeps the rule above for race cells too.
+- **Only the store's properties are a saver's.** A contract names, in `StoreProperties`,
+  the properties a store breaks by how it answers a load (CV in ResumeCore). Every other
+  property (EO, CO, PC, RD, FD) the runtime breaks or keeps by what it does with those
+  answers: where the tested trace breaks one and every load was answered as the contract
+  requires, the runtime broke it with this saver's *timing*. A slower or faster store moves
+  LangGraph's races -- a `fanout` sibling cancelled after firing its effect, before its write
+  reached any saver, fires it again (EO); a correct saver whose async methods block the event
+  loop lost that race in 13 of 246 `fanout` cells through `ainvoke`, AsyncSqliteSaver in none
+  of 4 runs of each -- and no number of reference runs samples another store's timing. So
+  such a break is a runtime finding, never a saver finding; the trace is judged tolerating it
+  until a store property shows or nothing does. A contract that declares no
+  `StoreProperties` keeps the older rule: any property no reference run of the cell breaks.
 
 An event that no action of the contract allows at all is the pseudo-property `unmatched`.
 TLC decides every break; this module only chooses what to tolerate and compares sets.
@@ -75,7 +79,7 @@ def breaks(verdict: Verdict | None) -> frozenset[str]:
     return frozenset(verdict.properties) or frozenset({UNMATCHED})
 
 
-def _tolerable(props: Iterable[str]) -> frozenset[str]:
+def tolerable(props: Iterable[str]) -> frozenset[str]:
     return frozenset(p for p in props if p != UNMATCHED)
 
 
@@ -125,10 +129,10 @@ def reference_breaks(
     }
     while True:
         wanted = [
-            (path, _tolerable(found[group]))
+            (path, tolerable(found[group]))
             for group, paths in traces.items()
             for path in paths
-            if breaks(judgments.get(path)) and _tolerable(found[group])
+            if breaks(judgments.get(path)) and tolerable(found[group])
         ]
         judgments.ensure(wanted)
         grown = False
@@ -147,27 +151,50 @@ def saver_breaks(
     reference: frozenset[str],
     judgments: Judgments,
     *,
-    past_first: frozenset[str] | None = None,
+    store: frozenset[str] | None = None,
 ) -> frozenset[str]:
-    """The properties the tested trace breaks that the reference never breaks in its
-    scenario: its first break, or else the first break once the reference's are tolerated.
-    With `past_first` (a race cell: the contract's store properties), a break after the
-    first counts only if it is one of those; others are tolerated in turn (see the module)."""
-    first = breaks(judgments.get(path))
-    if not first or first - reference:
-        return first - reference
-    tolerate = _tolerable(reference)
-    if not tolerate or first == {UNMATCHED}:
-        return NO_TOLERANCE
-    while True:
-        found = breaks(judgments.get(path, tolerate)) - tolerate
-        if past_first is None or not found:
-            return found - reference
-        if found & past_first:
-            return found & past_first
-        if UNMATCHED in found:  # no action allows the event: nothing after it is judged
-            return NO_TOLERANCE
+    """The properties the tested trace breaks that are the saver's (`first_saver_break`)."""
+    return first_saver_break(path, reference, judgments, store=store)[0]
+
+
+def first_saver_break(
+    path: Path,
+    reference: frozenset[str],
+    judgments: Judgments,
+    *,
+    store: frozenset[str] | None = None,
+) -> tuple[frozenset[str], Verdict | None]:
+    """The saver's first break in the tested trace, and the verdict that reports it.
+
+    With `store` (the contract's `StoreProperties`), only those are a saver's: the first one
+    the trace breaks that no reference run of the cell breaks, every other break tolerated in
+    turn as it shows. A store is judged by how it answers a load; a break of another property
+    with every load answered as the contract requires is what the runtime did (with the
+    saver's timing, which no reference samples: see the module). `unmatched` -- no action
+    allows an event, and nothing after it is judged -- is the saver's where no reference run
+    shows it. Without `store` (a contract that declares none), the first break no reference
+    run shows, or else the first once the reference's are tolerated."""
+    verdict = judgments.get(path)
+    first = breaks(verdict)
+    if store is None:
+        if not first or first - reference:
+            return first - reference, verdict
+        tolerate = tolerable(reference)
+        if not tolerate or first == {UNMATCHED}:
+            return NO_TOLERANCE, None
+        verdict = judgments.get(path, tolerate)
+        return breaks(verdict) - tolerate - reference, verdict
+    tolerate, found = NO_TOLERANCE, first
+    while found:
+        if UNMATCHED in found:  # nothing after it is judged
+            return frozenset({UNMATCHED}) - reference, verdict
+        mine = (found & store) - reference
+        if mine:
+            return mine, verdict
         tolerate = tolerate | found
+        verdict = judgments.get(path, tolerate)
+        found = breaks(verdict) - tolerate
+    return NO_TOLERANCE, None
 
 
 def acknowledged(

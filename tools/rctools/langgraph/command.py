@@ -214,12 +214,14 @@ def command(
     processes resuming one interrupt at once.
 
     \b
-    A property your saver breaks that no reference run of the scenario breaks is a saver
-    finding, and so is a thread that ends short of the reference's (END) or with other
-    values (STATE), a malformed trace where the reference's is valid (VALID), or a process
-    that raised from your saver (RUNS); what the reference breaks too is a runtime finding
-    (LangGraph itself). Exit 1 on a saver finding (--strict: or a runtime finding), even when
-    some cells could not run; 3 when cells could not run and nothing was found.
+    A load your saver answers against the contract (CV, the store's property) where no
+    reference run of the cell does is a saver finding, and so is a thread that ends short of
+    the reference's (END) or with other values (STATE), a malformed trace where the
+    reference's is valid (VALID), or a process that raised from your saver (RUNS). Any other
+    property broken with every load answered right (EO, CO, PC, RD, FD) is what LangGraph did
+    at your saver's timing: a runtime finding, like whatever the reference breaks too. Exit 1
+    on a saver finding (--strict: or a runtime finding), even when some cells could not run;
+    3 when cells could not run and nothing was found.
 
     \b
     A cell's name is SCENARIO.FAULT.DURABILITY, e.g. chain.kill-put-entry_2.sync (the trace

@@ -10,10 +10,7 @@ Whose fault is it: a cell that fails with the saver under test but passes with t
 from __future__ import annotations
 
 import json
-import os
-import pickle
 import shutil
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,8 +33,10 @@ from rctools.langgraph.attribution import (
     acknowledged,
     breaks,
     end_checks,
+    first_saver_break,
     reference_breaks,
     saver_breaks,
+    tolerable,
 )
 from rctools.langgraph.coverage import Coverage, coverage
 from rctools.langgraph.driver import CellRun, run_cell
@@ -54,6 +53,7 @@ from rctools.langgraph_backends import (
     sqlite_async_slowed,
     sqlite_slowed,
 )
+from rctools.suite.pool import PoolTaskFailed, run_pool
 
 REFERENCE = "sqlite"
 APIS = ("sync", "async")
@@ -137,10 +137,11 @@ class Cell:
     is_reference: bool = False  # the saver under test is the reference saver itself
     # The reference run again where only the saver under test failed (races: see _confirm).
     again: list[Side] = field(default_factory=list)
-    # What the saver under test breaks that no reference run of the scenario does: contract
-    # properties, `unmatched`, runner checks (END, STATE, VALID, RUNS; attribution.py).
+    # What the saver under test breaks that no reference run of the cell does: the contract's
+    # store properties, `unmatched`, runner checks (END, STATE, VALID, RUNS; attribution.py).
     checks: tuple[str, ...] = ()
-    # Properties the tested trace breaks that the reference breaks in this scenario too.
+    # The other properties the tested trace breaks first: the reference's too, or what the
+    # runtime did with every load answered as the contract requires.
     runtime: tuple[str, ...] = ()
     # Another chosen cell of this scenario where the reference breaks a property the tested
     # run breaks (its runtime properties or its checks), if any: a hint, not an attribution.
@@ -428,9 +429,9 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
             checks.append(RUNS)
         elif _unreadable(tested) and not any(_unreadable(r) for r in cell.references):
             checks.append(RUNS)  # the fresh process could not read the tested thread back
-        race = store if cell.key.fault == RACE else None  # see attribution's docstring
+        shown: Verdict | None = None  # the verdict that reports the saver's first break
         if tested.verdict is not None and tested.verdict.status is Status.VIOLATES:
-            found = saver_breaks(tested.run.trace, known, judgments, past_first=race)
+            found, shown = first_saver_break(tested.run.trace, known, judgments, store=store)
             checks += sorted(found)
         undecided: list[str] = []
         # how a thread ends, and what it breaks, is measured only by reference runs killed
@@ -443,7 +444,7 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
                 checks += end_checks(tested.end, [r.end for r in alike])
             else:
                 undecided += end_checks(tested.end, [r.end for r in cell.references])
-        if (same_instant(cell) and alike) or _before_the_kill(cell, known, judgments):
+        if (same_instant(cell) and alike) or _before_the_kill(cell, shown):
             cell.checks, cell.inconclusive = tuple(checks), tuple(undecided)
         else:  # no reference run is this instant: only what a kill anywhere must not do
             # (VALID, RUNS) is still the saver's
@@ -451,13 +452,15 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
             cell.inconclusive = tuple(c for c in (*checks, *undecided) if c not in (VALID, RUNS))
         if cell.retested:  # a break the saver under test does not repeat is no finding
             again = [
-                saver_breaks(r.run.trace, known, judgments, past_first=race) for r in cell.retested
+                saver_breaks(r.run.trace, known, judgments, store=store) for r in cell.retested
             ]
             cell.unrepeated = tuple(
                 c for c in _doubtful(cell.checks, store) if any(c not in a for a in again)
             )
             cell.checks = tuple(c for c in cell.checks if c not in cell.unrepeated)
-        cell.runtime = tuple(sorted(breaks(tested.verdict) & known))
+        # the rest of what the trace breaks first: the reference's too, or what the runtime
+        # did with every load answered as the contract requires (attribution.py)
+        cell.runtime = tuple(sorted(tolerable(breaks(tested.verdict)) - set(cell.checks)))
         cell.reference_elsewhere = next(
             (
                 fault
@@ -490,22 +493,17 @@ def _at_same_instant(cell: Cell, reference: Side) -> bool:
     return mine is not None and mine == acknowledged(run.trace, run.inflight)
 
 
-def _before_the_kill(cell: Cell, known: frozenset[str], judgments: Judgments) -> bool:
-    """Whether the tested run broke a property the reference does not before its kill (or
-    in a run its kill never reached): a break in a fault-free stretch is no question of the
-    kill's instant, and the saver's own wrong answers are often what made the runs differ
-    before the kill (a saver that returns the wrong checkpoint changes what LangGraph writes
-    next). Such a break stays the saver's; only what follows the kill needs a reference run
-    killed at the same instant."""
-    verdict = cell.tested.verdict
-    if verdict is None or verdict.status is not Status.VIOLATES:
-        return False
-    if not breaks(verdict) - known:  # the first break is the runtime's: the saver's is later
-        verdict = judgments.get(cell.tested.run.trace, frozenset(known) - {UNMATCHED})
-    if verdict is None or verdict.line is None:
+def _before_the_kill(cell: Cell, shown: Verdict | None) -> bool:
+    """Whether the saver's first break (`shown`: the verdict reporting it) came before the
+    tested run's kill (or in a run its kill never reached): a break in a fault-free stretch
+    is no question of the kill's instant, and the saver's own wrong answers are often what
+    made the runs differ before the kill (a saver that returns the wrong checkpoint changes
+    what LangGraph writes next). Such a break stays the saver's; only what follows the kill
+    needs a reference run killed at the same instant."""
+    if shown is None or shown.line is None:
         return False
     crash = _crash_line(cell.tested.run.trace)
-    return crash is None or verdict.line < crash
+    return crash is None or shown.line < crash
 
 
 def _crash_line(trace: Path) -> int | None:
@@ -716,91 +714,29 @@ class _Task:
 def _record_all(
     tasks: Sequence[_Task], catalogue: Catalogue, jobs: int, done: Callable[[_Task], None]
 ) -> list[Side]:
-    """Records the tasks, `jobs` at once, and returns their sides in task order.
-
-    Each cell of a job runs in a process forked from this one: the driver keeps a cell's
-    store in $RESUME_CHECK_STORE and forks its workers, both process-wide, so threads could
-    not run two cells at once. This process stays single-threaded (forking is safe) and reads
-    each cell's side back from a pickle next to the cell's folder. A race cell runs alone."""
-    sides: list[Side | None] = [None] * len(tasks)
-    running: dict[int, tuple[int, Path]] = {}  # task index -> (pid, where its side is)
-    pending = list(range(len(tasks)))
+    """Records the tasks, `jobs` at once, and returns their sides in task order: each cell in
+    a process of its own (the driver keeps a cell's store in $RESUME_CHECK_STORE and forks
+    its workers, both process-wide), a race cell alone (`suite.pool`)."""
     try:
-        _schedule(tasks, catalogue, jobs, done, sides, running, pending)
-    finally:  # a cell that failed stops the matrix: the others still running are waited for
-        for pid, _ in running.values():
-            os.waitpid(pid, 0)
-    return [s for s in sides if s is not None]
-
-
-def _schedule(
-    tasks: Sequence[_Task],
-    catalogue: Catalogue,
-    jobs: int,
-    done: Callable[[_Task], None],
-    sides: list[Side | None],
-    running: dict[int, tuple[int, Path]],
-    pending: list[int],
-) -> None:
-    """`_record_all`'s loop: starts cells while fewer than `jobs` run, reaps those done."""
-    while pending or running:
-        alone = bool(pending) and (jobs == 1 or tasks[pending[0]].key.fault == RACE)
-        if alone and not running:
-            index = pending.pop(0)
-            sides[index] = _run(tasks[index], catalogue)
-            done(tasks[index])
-            continue
-        while pending and not alone and len(running) < jobs:
-            index = pending.pop(0)
-            running[index] = _fork(tasks[index], catalogue)
-            alone = bool(pending) and tasks[pending[0]].key.fault == RACE
-        for index, (pid, result) in list(running.items()):
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                del running[index]
-                sides[index] = _side_from(result, tasks[index])
-                done(tasks[index])
-        if running:
-            time.sleep(0.01)
-
-
-def _run(task: _Task, catalogue: Catalogue) -> Side:
-    return _one(
-        task.folder, task.key, task.backend, task.factory, task.in_process, task.point, catalogue
-    )
-
-
-def _fork(task: _Task, catalogue: Catalogue) -> tuple[int, Path]:
-    """Starts recording the cell in a child process; its side will be pickled to the path."""
-    result = task.folder / f"{task.key.slug}.side.pickle"
-    result.parent.mkdir(parents=True, exist_ok=True)
-    result.unlink(missing_ok=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # the cell's process: its own $RESUME_CHECK_STORE and workers
-        try:
-            payload: tuple[str, Any] = ("side", _run(task, catalogue))
-        except BaseException as exc:  # re-raised by the parent, as if recorded there
-            payload = ("error", f"{type(exc).__name__}: {exc}")
-        try:
-            result.write_bytes(pickle.dumps(payload))
-        finally:
-            os._exit(0)
-    return pid, result
-
-
-def _side_from(result: Path, task: _Task) -> Side:
-    """The side a cell's process pickled; a process that died without one is a tool failure."""
-    try:
-        kind, value = pickle.loads(result.read_bytes())
-    except (OSError, pickle.UnpicklingError, EOFError) as exc:
-        raise RecordingFailed(f"cell {task.key.slug}: its process left no result ({exc})") from None
-    finally:
-        result.unlink(missing_ok=True)
-    if kind == "error":
-        raise RecordingFailed(f"cell {task.key.slug}: {value}")
-    side: Side = value
-    return side
+        return run_pool(
+            tasks,
+            lambda task: _one(
+                task.folder,
+                task.key,
+                task.backend,
+                task.factory,
+                task.in_process,
+                task.point,
+                catalogue,
+            ),
+            jobs=jobs,
+            result_path=lambda task: task.folder / f"{task.key.slug}.side.pickle",
+            name=lambda task: f"cell {task.key.slug}",
+            alone=lambda task: task.key.fault == RACE,
+            done=done,
+        )
+    except PoolTaskFailed as exc:
+        raise RecordingFailed(str(exc)) from None
 
 
 def _one(

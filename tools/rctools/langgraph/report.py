@@ -136,7 +136,8 @@ def fault_words(key: CellKey) -> str:
 FINDING_WORDS = {
     "saver": "saver finding",
     "saver-error": "saver finding (RUNS)",
-    "runtime": "runtime finding: the reference breaks it too (LangGraph itself)",
+    "runtime": "runtime finding: LangGraph itself (the reference breaks it too, or the saver "
+    "answered every load as the contract requires)",
     "inconclusive": "inconclusive: no reference run died at the same logical instant, or the "
     "saver under test did not break it again when the cell ran again",
     "unattributed": "unattributed: no reference run to tell",
@@ -197,7 +198,11 @@ def render_text(matrix: Matrix, out: Path, profile: tuple[str, str] | None = Non
             "saver-error",
             f"Saver errors (RUNS): {matrix.backend} raised where the reference did not",
         ),
-        ("runtime", "Runtime findings: the reference saver breaks it too (LangGraph itself)"),
+        (
+            "runtime",
+            "Runtime findings: LangGraph itself (the reference saver breaks it too, or the "
+            "saver answered every load as the contract requires)",
+        ),
         (
             "inconclusive",
             "Inconclusive: no reference run of the cell died at the same logical instant "
