@@ -18,7 +18,7 @@ a break is. Two things make that exact without re-implementing any property in P
   requires, the runtime broke it with this saver's *timing*. A slower or faster store moves
   LangGraph's races -- a `fanout` sibling cancelled after firing its effect, before its write
   reached any saver, fires it again (EO); a correct saver whose async methods block the event
-  loop lost that race in 13 of 246 `fanout` cells through `ainvoke`, AsyncSqliteSaver in none
+  loop lost that race in 17 of 246 `fanout` cells through `ainvoke`, AsyncSqliteSaver in none
   of 4 runs of each -- and no number of reference runs samples another store's timing. So
   such a break is a runtime finding, never a saver finding; the trace is judged tolerating it
   until a store property shows or nothing does. A contract that declares no

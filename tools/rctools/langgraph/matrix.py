@@ -2,9 +2,11 @@
 reference saver, judged in one batch, each failing cell attributed to the saver or to
 LangGraph.
 
-Whose fault is it: a cell that fails with the saver under test but passes with the reference
-(LangGraph's SQLite saver) is a *saver finding*; a cell that fails with the reference too is a
-*runtime finding* -- LangGraph itself, e.g. two processes resuming one parked interrupt.
+Whose fault is it: a store property (CV) or a runner check (END, STATE...) the saver under
+test breaks where the reference (LangGraph's SQLite saver) does not is a *saver finding*; what
+the reference breaks too, or any other property broken with every load answered right, is a
+*runtime finding* -- LangGraph itself, e.g. two processes resuming one parked interrupt
+(attribution.py).
 """
 
 from __future__ import annotations
