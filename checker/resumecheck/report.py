@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from resumecheck import __version__, escape
+from resumecheck import __version__, escape, junit
 from resumecheck.errors import CONFORMS, ENVIRONMENT, INVALID_INPUT, VIOLATES, ResumeCheckError
 from resumecheck.inputs import Skipped
 from resumecheck.speccheck import Row
@@ -228,12 +228,12 @@ def render_junit(verdicts: Sequence[Verdict], run: Invocation) -> str:
     TLC judges all traces of a contract in one run, so a testcase's `time` is its share of that
     run and the testsuite's `time` the whole of it.
     """
-    suites = _testsuites(run)
+    suites = junit.testsuites(run)
     by_contract: dict[str, list[Verdict]] = {}
     for v in verdicts:
-        by_contract.setdefault(_xml_line(v.contract or "unknown"), []).append(v)
+        by_contract.setdefault(junit.line(v.contract or "unknown"), []).append(v)
     for contract, members in by_contract.items():
-        suite = _testsuite(
+        suite = junit.testsuite(
             suites,
             contract,
             run,
@@ -247,8 +247,8 @@ def render_junit(verdicts: Sequence[Verdict], run: Invocation) -> str:
                 suite,
                 "testcase",
                 classname=contract,
-                name=_xml_line(str(v.path)),
-                file=_xml_line(str(v.path)),
+                name=junit.line(str(v.path)),
+                file=junit.line(str(v.path)),
                 time=f"{v.seconds:.3f}",
             )
             if v.status is Status.VIOLATES:
@@ -256,70 +256,24 @@ def render_junit(verdicts: Sequence[Verdict], run: Invocation) -> str:
                     case,
                     "failure",
                     type=",".join(v.properties) or "unmatched",
-                    message=_xml_line(v.reason),
+                    message=junit.line(v.reason),
                 )
-                failure.text = _xml_text("\n".join(_text_one(v, run)))
+                failure.text = junit.text("\n".join(_text_one(v, run)))
             elif v.status is not Status.CONFORMS:
                 error = ET.SubElement(
-                    case, "error", type=v.status.value, message=_xml_line(v.reason)
+                    case, "error", type=v.status.value, message=junit.line(v.reason)
                 )
-                error.text = _xml_line(v.reason)
+                error.text = junit.line(v.reason)
             elif run.require_complete and v.complete is False:
-                note = _xml_line(v.truncation or "the trace stops before an end")
+                note = junit.line(v.truncation or "the trace stops before an end")
                 ET.SubElement(case, "failure", type="incomplete", message=note).text = note
             elif v.truncation is not None:
-                ET.SubElement(case, "system-out").text = _xml_line(v.truncation)
-    return _xml(suites)
+                ET.SubElement(case, "system-out").text = junit.line(v.truncation)
+    return junit.to_xml(suites)
 
 
 def _fails(v: Verdict, run: Invocation) -> bool:
     return v.status is Status.VIOLATES or (run.require_complete and v.complete is False)
-
-
-def _testsuites(run: Invocation) -> ET.Element:
-    return ET.Element(
-        "testsuites",
-        name=f"resume-check {run.command}",
-        timestamp=run.started.isoformat(timespec="seconds"),
-        time=f"{run.seconds:.3f}",
-    )
-
-
-def _testsuite(
-    parent: ET.Element,
-    name: str,
-    run: Invocation,
-    *,
-    tests: int,
-    failures: int,
-    errors: int,
-    seconds: float,
-) -> ET.Element:
-    return ET.SubElement(
-        parent,
-        "testsuite",
-        name=_xml_text(name),
-        tests=str(tests),
-        failures=str(failures),
-        errors=str(errors),
-        timestamp=run.started.isoformat(timespec="seconds"),
-        time=f"{seconds:.3f}",
-    )
-
-
-def _xml(root: ET.Element) -> str:
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def _xml_text(text: str) -> str:
-    """Text for an attribute or element, free of what XML 1.0 cannot carry."""
-    return escape.xml(text)
-
-
-def _xml_line(text: str) -> str:
-    """A file name or a string from a trace: one line, escaped as in the text report."""
-    return escape.xml(escape.text(text))
 
 
 Renderer = Callable[[Sequence[Verdict], Invocation], str]
@@ -338,14 +292,16 @@ def render_failure(fmt: str, run: Invocation, error: ResumeCheckError) -> str:
     carries the error, so a CI step that parses the report sees why instead of nothing."""
     if fmt == "json":
         return dump_json(run.envelope(error.exit_code) | {"error": error_json(error)})
-    suites = _testsuites(run)
-    suite = _testsuite(suites, "resume-check", run, tests=1, failures=0, errors=1, seconds=0.0)
+    suites = junit.testsuites(run)
+    suite = junit.testsuite(suites, "resume-check", run, tests=1, failures=0, errors=1, seconds=0.0)
     case = ET.SubElement(
         suite, "testcase", classname="resume-check", name=run.command, time=f"{run.seconds:.3f}"
     )
-    element = ET.SubElement(case, "error", type=type(error).__name__, message=_xml_text(str(error)))
-    element.text = _xml_text(f"{error.kind}: {error}")
-    return _xml(suites)
+    element = ET.SubElement(
+        case, "error", type=type(error).__name__, message=junit.text(str(error))
+    )
+    element.text = junit.text(f"{error.kind}: {error}")
+    return junit.to_xml(suites)
 
 
 # --- resume-check spec ---------------------------------------------------------------------------
@@ -374,10 +330,10 @@ def render_spec(
                 "rows": [asdict(r) | {"file": str(spec_row_file(spec_dir, r))} for r in rows],
             }
         )
-    suites = _testsuites(invocation)
+    suites = junit.testsuites(invocation)
     for kind in ("contract", "config", "mutant"):
         members = [r for r in rows if r.kind == kind]
-        suite = _testsuite(
+        suite = junit.testsuite(
             suites,
             kind,
             invocation,
@@ -400,7 +356,7 @@ def render_spec(
                     case,
                     "failure",
                     type=row.outcome,
-                    message=_xml_text(f"expected {row.expected}, got {row.outcome}"),
+                    message=junit.text(f"expected {row.expected}, got {row.outcome}"),
                 )
-                failure.text = _xml_text(row.detail)
-    return _xml(suites)
+                failure.text = junit.text(row.detail)
+    return junit.to_xml(suites)

@@ -15,9 +15,10 @@ from importlib.metadata import version
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from resumecheck import junit
 from resumecheck.errors import CONFORMS, ENVIRONMENT, VIOLATES
 from resumecheck.progress import Progress
-from resumecheck.report import Invocation, _testsuite, _testsuites, _xml, _xml_line, _xml_text
+from resumecheck.report import Invocation
 from resumecheck.verdict import Verdict
 
 from rctools.langgraph.coverage import render as render_coverage
@@ -258,13 +259,13 @@ def render_junit(matrix: Matrix, run: Invocation, strict: bool = False) -> str:
     saver under test, `timestamp` when it started, `file` its trace. A saver finding is a
     failure named by its checks, a cell that could not run an error; a runtime finding passes
     (it is LangGraph's) unless --strict, and says so in system-out."""
-    suites = _testsuites(run)
+    suites = junit.testsuites(run)
     by_scenario: dict[str, list[Cell]] = {}
     for cell in matrix.cells:
         by_scenario.setdefault(cell.key.scenario, []).append(cell)
     for scenario, cells in by_scenario.items():
         fails = [c for c in cells if _fails(c, strict)]
-        suite = _testsuite(
+        suite = junit.testsuite(
             suites,
             f"langgraph {matrix.backend} {scenario}",
             run,
@@ -278,29 +279,29 @@ def render_junit(matrix: Matrix, run: Invocation, strict: bool = False) -> str:
             case = ET.SubElement(
                 suite,
                 "testcase",
-                classname=_xml_line(f"langgraph.{matrix.backend}.{scenario}"),
-                name=_xml_line(cell.key.slug),
-                file=_xml_line(str(side.run.trace)),
+                classname=junit.line(f"langgraph.{matrix.backend}.{scenario}"),
+                name=junit.line(cell.key.slug),
+                file=junit.line(str(side.run.trace)),
                 time=f"{side.seconds:.3f}",
             )
             if side.started is not None:
                 case.set("timestamp", side.started.isoformat(timespec="seconds"))
             if cell.finding == "failed":
-                reason = _xml_line(describe(side))
+                reason = junit.line(describe(side))
                 ET.SubElement(case, "error", type="failed", message=reason).text = reason
             elif _fails(cell, strict):
                 kind = ",".join(cell.checks or cell.runtime) or cell.finding
                 element = ET.SubElement(
-                    case, "failure", type=_xml_line(kind), message=_xml_line(_why(cell))
+                    case, "failure", type=junit.line(kind), message=junit.line(_why(cell))
                 )
-                element.text = _xml_text(_detail(cell))
+                element.text = junit.text(_detail(cell))
             elif cell.finding == "runtime":
                 out = ET.SubElement(case, "system-out")
-                out.text = _xml_text(f"runtime finding (LangGraph itself): {_detail(cell)}")
+                out.text = junit.text(f"runtime finding (LangGraph itself): {_detail(cell)}")
             elif cell.finding == "inconclusive":
-                reason = _xml_line(f"inconclusive: {_why(cell)}")
+                reason = junit.line(f"inconclusive: {_why(cell)}")
                 ET.SubElement(case, "skipped", type="inconclusive", message=reason)
-    return _xml(suites)
+    return junit.to_xml(suites)
 
 
 def _fails(cell: Cell, strict: bool) -> bool:

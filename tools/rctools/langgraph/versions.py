@@ -30,6 +30,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 from platformdirs import user_cache_dir
+from resumecheck import junit
 from resumecheck.errors import EnvironmentProblem, UsageError
 
 # The LangGraph releases the recorder records: 0.6.11, 1.0.10, 1.1.10 and 1.2.24 are recorded
@@ -245,7 +246,7 @@ def combined(runs: list[VersionRun], fmt: str) -> tuple[str, int]:
             for suite in ET.fromstring(r.output).iter("testsuite"):
                 suite.set("name", f"langgraph {r.version}: {suite.get('name', '')}")
                 suites.append(suite)
-        return ET.tostring(suites, encoding="unicode") + "\n", code
+        return junit.to_xml(suites), code
     parts = [f"== LangGraph {r.version} (exit {r.code})\n{r.output}" for r in runs]
     return "\n".join(parts), code
 
