@@ -437,9 +437,10 @@ class _Sim:
         self.runs: dict[tuple[str, Chain], _Ck | None] = {}  # (proc, chain) -> its cur
         self.up: set[str] = set()
         self.live: dict[str, set[tuple[str, str]]] = {}  # interrupt -> {(proc, value)}: `ans`
-        # effect key (chain, branch, depth, path, intent) -> (the process of its last fire, or
-        # None once that process crashed: the crash cut that work short)
-        self.ledger: dict[tuple[Chain, str, int, str, str], str | None] = {}
+        # effect key (chain, branch, depth, path, intent) -> (the process and task of its last
+        # fire, whether that attempt has ended otherwise than ok), or None once that process
+        # crashed while the attempt was still on: the crash cut that work short
+        self.ledger: dict[tuple[Chain, str, int, str, str], tuple[str, str, bool] | None] = {}
         self.slots: list[str] = []
         self.tasks = 0
         self.crash_p = 0.1 if violation in _NEEDS_FANOUT else 0.03
@@ -629,8 +630,12 @@ class _Sim:
         """A write the load must return (omitting it breaks CV): one known to be stored."""
         return next((w for w in fields["writes"] if w["task"] in got.known), None)
 
-    def _load(self, run: _Run, asked: _Ck | None = None) -> None:
+    def _load(self, run: _Run, asked: _Ck | None = None, under: str | None = None) -> None:
+        """A load; `under`: a subgraph's, inside that task of its parent (as the LangGraph
+        recorder writes it: the chain it settles ends with that task)."""
         fields = self._load_fields(run.chain, asked)
+        if under is not None:
+            fields["nested"], fields["under"] = True, under
         got = asked or self._latest(run.chain)
         bad = False
         if got is not None and got.put and self._armed("cv-content-differs"):
@@ -867,7 +872,10 @@ class _Sim:
             else:
                 self.live[a].discard((proc, value))
         self.inflight[proc] = _Inflight()
-        self.ledger = {k: (None if by == proc else by) for k, by in self.ledger.items()}
+        self.ledger = {
+            k: None if fire is not None and fire[0] == proc and not fire[2] else fire
+            for k, fire in self.ledger.items()
+        }
         self.runs = {k: v for k, v in self.runs.items() if k[0] != proc}
         self.up.discard(proc)
         raise _Killed
@@ -1101,8 +1109,9 @@ class _Sim:
 
     def _effect(self, run: _Run, task: _Task, intent: str, kind: str | None) -> None:
         """Fires an effect, or skips it when the ledger says it fired and its level forbids a
-        second time; at-least-once fires again once the process that fired it last crashed
-        (ResumeCore's EffectWrong)."""
+        second time; at-least-once fires again once a crash cut short the attempt that fired
+        it last (ResumeCore's EffectWrong: its process crashed before that attempt ended
+        otherwise than ok)."""
         cur = run.cur
         assert cur is not None
         key = (run.chain, cur.branch, cur.depth, task.path, intent)
@@ -1127,7 +1136,7 @@ class _Sim:
             self._violated()
         self.features.add("effect" if not fired else f"effect {status} again")
         if status == "fired":
-            self.ledger[key] = run.proc
+            self.ledger[key] = (run.proc, task.id, False)
 
     def _end(
         self,
@@ -1154,6 +1163,12 @@ class _Sim:
         self._emit("task_end", run.proc, run.chain, **fields)
         if bad:
             self._violated()
+        if outcome != "ok":  # a later crash of the process no longer cuts its effects short
+            self.ledger = {
+                k: (fire[0], fire[1], True) if fire is not None and fire[:2] == (run.proc, task.id)
+                else fire
+                for k, fire in self.ledger.items()
+            }  # fmt: skip
         cur.fly[task.id] = _Write(outcome, interrupt, run.proc)
         self.inflight[run.proc].wrs.add((cur.id, task.id))
         if save:
@@ -1164,7 +1179,7 @@ class _Sim:
         checkpoint: ("ok", None), ("interrupt", the child's interrupt) or ("error", None)."""
         run = _Run(parent.proc, (self.main[0], f"{task.node}:{task.id}"))
         self.features.add("subgraph")
-        self._load(run)
+        self._load(run, under=task.id)
         if run.cur is None:
             self._step(inv, run)
         while True:

@@ -13,7 +13,8 @@ VARIABLES
     keeps,   \* what each crash of the trace left in the store, in order
     past,    \* what the trace did so far: the events that may justify a repeat
     allowed, \* every repeat the contract let through, with the event that justified it
-    settled  \* per chain, how the last invocation that ran it ended so far
+    settled, \* per chain, how the last invocation that ran it ended so far
+    hosts    \* per nested chain, the task its load named as its host (`under`)
 
 \* Every move but a crash is a function of its event, so a state of the trace spec is
 \* determined by the cursor and the crashes' hidden choices: TLC tells states apart by
@@ -70,18 +71,30 @@ Justify(e) ==
             /\ UNCHANGED allowed
       [] OTHER -> UNCHANGED <<past, allowed>>
 
-\* A load or a fork starts an invocation on its chain ("running"); a crash of its
-\* process leaves every chain it ran "crashed", its return ends them as it says.
-\* A function of the events, like `past`, so the VIEW omits it.
+\* A load or a fork starts an invocation on its chain ("running"); an end of the
+\* task a nested chain runs inside (its host, named by a load's `under`), by any
+\* attempt, ends that chain as the task ended (a subgraph that completed is done,
+\* whatever its process does later; one whose host ran again and failed is over);
+\* a crash of the process leaves every chain it still runs "crashed", its return
+\* ends them as it says.  Functions of the events, like `past`, so the VIEW omits
+\* them.
 SettleChains(e) ==
-    LET mine == {k[2] : k \in {k \in DOMAIN run : k[1] = e.proc}} IN
-    settled' = CASE e.ev = "load" /\ ~e.refused -> Put(settled, e.thread, "running")
-                 [] e.ev = "fork" -> Put(settled, e.thread, "running")
-                 [] e.ev = "crash" ->
-                      [ch \in DOMAIN settled |-> IF ch \in mine THEN "crashed" ELSE settled[ch]]
-                 [] e.ev = "finish" ->
-                      [ch \in DOMAIN settled |-> IF ch \in mine THEN e.outcome ELSE settled[ch]]
-                 [] OTHER -> settled
+    LET mine == {k[2] : k \in {k \in DOMAIN run : k[1] = e.proc}}
+        on(ch) == ch \in mine /\ settled[ch] = "running"
+        hosted == {ch \in DOMAIN hosts : hosts[ch] = e.task}
+        ended == IF e.outcome = "ok" THEN "done" ELSE IF e.outcome = "interrupt" THEN "parked" ELSE "failed"
+    IN
+    /\ hosts' = IF e.ev = "load" /\ ~e.refused /\ e.under # 0 THEN Put(hosts, e.thread, e.under)
+                ELSE hosts
+    /\ settled' = CASE e.ev = "load" /\ ~e.refused -> Put(settled, e.thread, "running")
+                    [] e.ev = "fork" -> Put(settled, e.thread, "running")
+                    [] e.ev = "task_end" ->
+                         [ch \in DOMAIN settled |-> IF ch \in hosted THEN ended ELSE settled[ch]]
+                    [] e.ev = "crash" ->
+                         [ch \in DOMAIN settled |-> IF on(ch) THEN "crashed" ELSE settled[ch]]
+                    [] e.ev = "finish" ->
+                         [ch \in DOMAIN settled |-> IF on(ch) THEN e.outcome ELSE settled[ch]]
+                    [] OTHER -> settled
 
 \* The ResumeCore action that event e records.
 Apply(e) ==
@@ -163,6 +176,7 @@ TraceInit ==
     /\ past = NothingPast
     /\ allowed = <<>>
     /\ settled = [ch \in {} |-> "none"]
+    /\ hosts = [ch \in {} |-> 0]
 
 \* The move the current event records, with what it justifies.
 Consume ==

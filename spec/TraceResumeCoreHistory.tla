@@ -34,7 +34,7 @@ Judge ==
     /\ ~judged
     /\ Judged(l - 1, HistoryBroken, Summary, Matched)
     /\ judged' = TRUE
-    /\ UNCHANGED <<vars, keeps, past, allowed, settled, t, l>>
+    /\ UNCHANGED <<vars, keeps, past, allowed, settled, hosts, t, l>>
 
 OracleNext == Take \/ Judge
 

@@ -212,7 +212,7 @@ def test_text_names_property_event_and_line(batch: Path) -> None:
 
 CRASH = "ok-crash-resume.jsonl"
 VARIABLES = {
-    "keeps", "past", "allowed", "settled", "closed",
+    "keeps", "past", "allowed", "settled", "hosts", "closed",
     "wf", "ck", "latest", "sched", "wr", "aw", "ans", "dlv", "run", "alive", "holders",
     "inflight", "ledger", "crashes", "ending", "broke", "hist",
 }  # fmt: skip
