@@ -83,7 +83,7 @@ def test_an_app_never_seen_goes_through_the_whole_matrix(
         assert '"ev": "crash"' in trace or '"ev": "load"' in trace
     names = {c["scenario"] for c in document["details"]["cells"]}
     for k in range(1, parks + 1):
-        kinds = ("concurrent", "invoke-none", "pinned", "answer-again")
+        kinds = ("concurrent", "invoke-none", "pinned", "head", "answer-again")
         assert {f"app-{kind}-{k}" for kind in kinds} <= names
     assert not any(n.startswith("app-concurrent") for n in names if parks == 0)
     assert "app-fork-0" in names

@@ -11,6 +11,9 @@ derives the rest of the plan, so it works for graphs it has never seen:
 - `app-invoke-none-K`: at the K-th interrupt, `invoke(None)` on the parked thread, then on;
 - `app-pinned-K`: run to the end, then resume the K-th interrupt again on its own, older
   checkpoint (`Command(resume=...)` with that `checkpoint_id`), then on;
+- `app-head-K`: parked at the K-th interrupt, answered with `Command(resume=...)` and the
+  config naming the parked checkpoint's id -- the head of the thread, as Studio and the API
+  server send it on every resume (LangGraph #7361: such a resume became a replay);
 - `app-answer-again-K`: once the K-th interrupt was answered and the thread went on (to the
   next interrupt, or to the end), answer it again by its id (`Command(resume={id: value})`,
   an id no longer pending), then on;
@@ -53,6 +56,7 @@ KINDS = (
     "concurrent",
     "invoke-none",
     "pinned",
+    "head",
     "answer-again",
     "fork",
     "subfork",
@@ -218,6 +222,15 @@ class App:
                         f"app-pinned-{k}",
                         f"run to the end, then interrupt {k} resumed again on its own checkpoint",
                         (("start",), ("auto",), ("pinned", k), ("auto",)),
+                    )
+                )
+            if "head" in self.kinds:
+                out.append(
+                    self.scenario(
+                        f"app-head-{k}",
+                        f"parked at interrupt {k}, answered with its checkpoint's id in the "
+                        "config (what Studio and the API server send), then on",
+                        (("start",), ("answers", k), ("pinned", k), ("auto",)),
                     )
                 )
             if "answer-again" in self.kinds:

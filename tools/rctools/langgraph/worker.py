@@ -172,19 +172,29 @@ def _plan(
         # several interrupts at once (parallel tasks that ask): LangGraph takes only a map
         # resume then, one answer per interrupt id
         return Command(resume={p["interrupt"]: answer(p, job) for p in waiting}), base
+    if job.kind == "pinned" and parked and len(waiting) > 1 and _at_head(parked, state):
+        # the head named in the config (as Studio sends it), several interrupts waiting
+        return Command(resume={p["interrupt"]: answer(p, job) for p in waiting}), _pin(job, parked)
     if job.kind == "again" and job.parked:
         return Command(resume={job.parked["interrupt"]: answer(job.parked, job)}), base
     if job.kind in ("resume", "pinned", "auto") and parked:
         value = answer(parked, job)
         if job.kind == "pinned":
-            pinned = {
-                "configurable": {"thread_id": job.thread, "checkpoint_id": parked["checkpoint"]}
-            }
-            return Command(resume=value), pinned
+            return Command(resume=value), _pin(job, parked)
         return Command(resume=value), base
     if state.next or state.tasks or (job.recover and state.created_at is not None):
         return None, base
     return None
+
+
+def _pin(job: Invocation, parked: dict[str, Any]) -> dict[str, Any]:
+    """The config that names the checkpoint an interrupt parked at."""
+    return {"configurable": {"thread_id": job.thread, "checkpoint_id": parked["checkpoint"]}}
+
+
+def _at_head(parked: dict[str, Any], state: Any) -> bool:
+    """Whether the interrupt parked at the thread's latest checkpoint."""
+    return bool(parked.get("checkpoint") == state.config["configurable"].get("checkpoint_id"))
 
 
 def _target(target: str, state: Any, history: list[Any], nested: Sequence[Any] = ()) -> Any:
