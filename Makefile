@@ -102,9 +102,12 @@ no-false-alarm: setup
 ## short ones, one process per trace, `resume-check spec`; wall, CPU-s of the process tree, peak
 ## RSS; every verdict checked -- then the recorder's overhead and --executor against a local
 ## run. Writes bench/results.md, bench/recorder-results.md, bench/executor-results.md. The
-## batch of 10,000 runs in the first round only.
+## batch of 10,000 runs in the first round only. The batch of 1,000 is also judged by the last
+## ResumeCore v2 checker (V2_CHECKER, a commit of this repository), side by side.
+V2_CHECKER ?= 1d0acb4
 bench: setup
-	$(BIN)/python bench/batch_bench.py --sizes 1,100,1000,10000 --out bench/results.md
+	$(BIN)/python bench/batch_bench.py --sizes 1,100,1000,10000 --baseline $(V2_CHECKER) \
+	  --out bench/results.md
 	$(BIN)/python bench/recorder_bench.py --out bench/recorder-results.md
 	$(BIN)/python bench/final_read_bench.py --out bench/final-read-results.md
 	$(BIN)/python bench/executor_bench.py --out bench/executor-results.md

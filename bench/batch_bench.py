@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from resumecheck.batch import TLC_WORKERS
+from resumecheck.contract import SPEC_PATH_ENV
 from resumecheck.tlc.locate import find_java
 from resumecheck.tlc.runner import JAVA_OPTS_ENV
 from resumecheck.tlc.warm import MODE_ENV
@@ -53,6 +54,9 @@ from resumecheck.trace.schema import load_schema
 from tracegen import LONG_EVENTS, TARGET_EVENTS, Trace, generate, generate_long
 
 TARGET_LONG_CPU = 10.0  # CPU-seconds for the 10,000-event trace
+# Event fields a --baseline checker may not know (ResumeCore v3: a nested load's host); the
+# baseline judges the traces without them.
+NEWER_FIELDS = ("under", "into")
 SHORT_SIZE = 100  # the batch the long trace is compared with
 
 
@@ -83,6 +87,9 @@ class Row:
     """Another command instead of judging `path` (the `spec` row)."""
     once: bool = False
     """Run in the first round only (the 10,000-trace batch: minutes per call)."""
+    cli: tuple[str, ...] = ()
+    """Another checker's command instead of this one's (`--baseline`): its verdicts follow
+    its own contract, so only that it judged every trace is checked."""
 
     @property
     def events(self) -> int:
@@ -155,6 +162,15 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="do not time `resume-check spec` (by default once per round, and once with a "
         "JVM per TLC run)",
     )
+    parser.add_argument(
+        "--baseline",
+        metavar="REF",
+        help="also judge the batch of --baseline-size with the checker and spec at this git "
+        "commit (e.g. the last v2 one), side by side in every round",
+    )
+    parser.add_argument(
+        "--baseline-size", type=int, default=1000, help="the batch --baseline judges (default 1000)"
+    )
     parser.add_argument("--seed", type=int, default=1, help="corpus seed (default: 1)")
     parser.add_argument("--out", type=Path, help="write the results as Markdown here")
     parser.add_argument(
@@ -185,6 +201,8 @@ def _bench(args: argparse.Namespace) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="resume-check-bench-")) if temp else args.workdir
     try:
         rows = _rows(workdir, args)
+        if args.baseline:
+            rows += _baseline_rows(rows, args, workdir)
         for row in rows:
             _log(f"{row.key}: {len(row.traces)} trace(s), {row.events} events")
         # One untimed run, so that the first timed one does not also pay for a cold disk cache.
@@ -203,6 +221,8 @@ def _bench(args: argparse.Namespace) -> int:
                 )
         load_after = os.getloadavg()
     finally:
+        if args.baseline:
+            _git("worktree", "remove", "--force", str(workdir / "baseline"))
         if temp:
             shutil.rmtree(workdir, ignore_errors=True)
     report = _report(rows, args, machine, started, (load_before, load_after))
@@ -303,6 +323,34 @@ def _rows(workdir: Path, args: argparse.Namespace) -> list[Row]:
     return rows
 
 
+def _baseline_rows(rows: list[Row], args: argparse.Namespace, workdir: Path) -> list[Row]:
+    """The batch judged by the checker and spec at `--baseline`: a git worktree of that
+    commit, its package first on PYTHONPATH and its spec first on the spec path."""
+    batch = next((r for r in rows if r.key == f"batch-{args.baseline_size}"), None)
+    if batch is None:
+        raise BenchError(f"--baseline-size {args.baseline_size} is not one of --sizes")
+    tree = workdir / "baseline"
+    _git("worktree", "remove", "--force", str(tree))
+    if not _git("worktree", "add", "--detach", str(tree), args.baseline) and not tree.is_dir():
+        raise BenchError(f"--baseline {args.baseline}: no such commit")
+    cli = (sys.executable, "-c", "import sys; from resumecheck.cli import main; main()")
+    env = {"PYTHONPATH": str(tree / "checker"), SPEC_PATH_ENV: str(tree / "spec")}
+    # the same traces without the fields that version's schema did not know yet
+    folder = workdir / f"baseline-batch-{args.baseline_size:05d}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for trace in batch.traces:
+        trace.write(folder)
+        path = folder / trace.file
+        lines = path.read_text(encoding="utf-8").splitlines()
+        events = [json.loads(line) for line in lines[1:]]
+        for event in events:
+            for name in NEWER_FIELDS:
+                event.pop(name, None)
+        path.write_text("\n".join([lines[0], *map(json.dumps, events)]) + "\n", encoding="utf-8")
+    return [Row(f"baseline-{args.baseline_size}", folder, batch.traces, env=env, cli=cli)]
+
+
 def _schema_check(schema: Any, trace: Trace) -> None:
     problem = schema.header_problem(trace.header)
     for i, event in enumerate(trace.events, start=1):
@@ -319,7 +367,8 @@ def _run(cli: Path, row: Row) -> Sample:
     The call is started from a fresh child of a small fork server, not from this process:
     Linux counts the RSS a process had when it called exec in the new program's peak RSS,
     and this process holds the whole corpus (half a gigabyte at 10,000 traces)."""
-    command = [str(cli), "--format", "json", "--no-progress", *row.options, str(row.path)]
+    judge = list(row.cli) or [str(cli)]
+    command = [*judge, "--format", "json", "--no-progress", *row.options, str(row.path)]
     if row.command:
         command = [str(cli), *row.command]
     assert _SPAWNER is not None
@@ -365,6 +414,11 @@ def _verify(row: Row, code: int, stdout: str, stderr: str) -> None:
         raise BenchError(
             f"{row.key}: resume-check exited {code} without a JSON report: {stderr.strip()[-2000:]}"
         ) from None
+    if row.cli:
+        judged = len(document.get("traces", []))
+        if code not in (0, 1) or judged != len(row.traces):
+            raise BenchError(f"{row.key}: exit code {code}, {judged} of {len(row.traces)} judged")
+        return
     expected = {t.file: t for t in row.traces}
     wrong: list[str] = []
     seen = set()
@@ -501,6 +555,16 @@ def _report(
         "- each round runs every row once (rotating the order); one untimed warm-up call before.",
         "- one process per trace: each single trace in its own call; the total for N traces is "
         "N times their median (extrapolated).",
+        *(
+            [
+                f"- the checker at --baseline is commit `{args.baseline}` (its package first on "
+                "PYTHONPATH, its spec first on the spec path), judging the same traces: its "
+                "verdicts follow its own contract, so only that it judged every trace is "
+                "checked."
+            ]
+            if args.baseline
+            else []
+        ),
         "- reproduce: `make bench` (or `.venv/bin/python bench/batch_bench.py --help`; "
         "`--sizes 1,100` drops the 1,000-trace batch, the slowest row).",
         "",
@@ -516,6 +580,11 @@ def _before_after_section(by_key: dict[str, Row]) -> list[str]:
         (f"module-{key[6:]}", key, "generated module", "Java override")
         for key in by_key
         if key.startswith("batch-") and f"module-{key[6:]}" in by_key
+    ]
+    pairs += [
+        (key, f"batch-{key[9:]}", "checker at --baseline", "this checker")
+        for key in by_key
+        if key.startswith("baseline-") and f"batch-{key[9:]}" in by_key
     ]
     pairs += [
         (f"batch-{key[6:]}", key, "one TLC run (2 workers)", "--jobs 2 (1 worker each)")
