@@ -251,6 +251,30 @@ def test_html_page_has_a_timeline_per_violation(tmp_path: Path) -> None:
         )
 
 
+@pytest.mark.parametrize(
+    ("name", "ringed"),
+    [
+        # CO: B receives the answer given to A -- B's park and the answer to A are ringed
+        ("co-answer-of-other-task", {("task_end", "iB"), ("resume", "iA")}),
+        # EO: the first fire of the effect fired again
+        ("eo-at-least-once-refire-without-crash", {("effect", None)}),
+    ],
+)
+def test_html_rings_the_earlier_events_a_violation_is_judged_against(
+    name: str, ringed: set[tuple[str, str | None]]
+) -> None:
+    from resumecheck.htmlreport import RELATED, _related
+
+    trace = TRACES / "core" / f"{name}.jsonl"
+    events = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()[1:]]
+    bad = manifests()[f"core/{name}.jsonl"]["event"]
+    related = {(events[i - 1]["ev"], events[i - 1].get("interrupt")) for i in _related(events, bad)}
+    assert ringed <= related
+    run = invoke("--format", "html", trace)
+    assert run.stdout.count(f'stroke="{RELATED}"') == len(_related(events, bad))
+    assert "ringed (orange)" in run.stdout
+
+
 def test_html_says_whose_finding_each_trace_is_and_shows_the_saver_first() -> None:
     """A suite that attributes (run langgraph) hands `labels`: a column per trace, each picture
     headed by its label, the saver's findings drawn before LangGraph's and the reference's."""

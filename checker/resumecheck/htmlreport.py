@@ -32,7 +32,12 @@ STEP, LANE_HEIGHT, LEFT, TOP = 34, 36, 110, 160
 # A long trace gets narrower steps (down to MIN_STEP, where slanted labels still clear each
 # other) so that about FIT_WIDTH pixels hold it; AFTER_BAD - 1 events after the bad one are drawn.
 MIN_STEP, FIT_WIDTH, AFTER_BAD = 20, 1150, 4
-BAD, MATCHED, EXPECTED = "#b00020", "#3a6ea5", "#17692f"
+BAD, MATCHED, EXPECTED, RELATED = "#b00020", "#3a6ea5", "#17692f", "#d97706"
+# What ties an event to earlier ones for a person reading the picture: the same effect intent,
+# interrupt, or checkpoint (asked for, returned, or named as a parent). Drawn only; the verdict
+# is TLC's, and nothing here decides it.
+TIES = ("intent", "interrupt", "checkpoint", "asked", "before", "parent")
+CHECKPOINT_EVENTS = ("step", "fork", "update", "put", "load", "read")  # make, store, return one
 MAX_EXPECTED = 4  # moves drawn in the "expected instead" row; the panel lists them all
 
 PAGE = Template("""<!DOCTYPE html>
@@ -199,9 +204,15 @@ def _timeline(v: Verdict, number: int, finding: str | None = None) -> str:
             f"<title>{escape(name)}</title></text>"
             f'<line x1="{LEFT - 8}" y1="{y}" x2="{width - 8}" y2="{y}" stroke="#ddd"/>'
         )
+    related = _related(events, bad)
     for index, event in enumerate(shown, start=1):
         x = LEFT + step * index
         y = TOP + lanes.index(_lane(event, field)) * LANE_HEIGHT
+        if index in related:
+            parts.append(
+                f'<circle cx="{x}" cy="{y}" r="11" fill="none" stroke="{RELATED}" '
+                'stroke-width="2"/>'
+            )
         label = f"{index} {_short(str(event.get('ev', '?')), 12)}"
         about = _subject(event, field)
         if about:
@@ -235,6 +246,12 @@ def _timeline(v: Verdict, number: int, finding: str | None = None) -> str:
     later = len(events) - len(shown)
     legend = (f"lanes: {escape(field)}; " if field else "") + (
         f"events 1 to {v.matched} match the contract (blue), event {bad} does not (red)"
+        + (
+            f"; ringed (orange): {len(related)} earlier event(s) with its effect, interrupt "
+            "or checkpoint"
+            if related
+            else ""
+        )
         + (f"; {later} later event(s), never judged, are left out" if later else "")
     )
     return (
@@ -250,6 +267,41 @@ def _timeline(v: Verdict, number: int, finding: str | None = None) -> str:
         f"{checkpoint_graph(events, bad, _graph_nodes(trace.header))}"
         f"{_bad_event_panel(v, events, field, broken, expected)}</section>"
     )
+
+
+def _ties(event: dict[str, Any]) -> set[tuple[str, str]]:
+    """What an event names that another may name too: an effect's intent, an interrupt (raised,
+    answered or received), an answer's value, a checkpoint (made, stored, asked for, returned,
+    a parent)."""
+    found: set[tuple[str, str]] = set()
+    for name in TIES:
+        value = event.get(name)
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            kind = "checkpoint" if name in ("checkpoint", "asked", "before", "parent") else name
+            if kind != "checkpoint" or event.get("ev") in CHECKPOINT_EVENTS:
+                found.add((kind, str(value)))
+    for delivered in event.get("resumed") or []:
+        if isinstance(delivered, dict) and isinstance(delivered.get("interrupt"), (str, int)):
+            found.add(("interrupt", str(delivered["interrupt"])))
+        if isinstance(delivered, dict) and isinstance(delivered.get("value"), (str, int)):
+            found.add(("answer", str(delivered["value"])))
+    if event.get("ev") == "resume" and isinstance(event.get("value"), (str, int)):
+        found.add(("answer", str(event["value"])))
+    return found
+
+
+def _related(events: list[dict[str, Any]], bad: int) -> set[int]:
+    """The earlier events that name what the bad one names (`_ties`): for a CV the checkpoint
+    asked for and the one returned, for a CO the earlier answer and park, for an EO the first
+    fire. Only an effect's intent ties effects, so one effect does not ring every event of its
+    checkpoint."""
+    if not 0 < bad <= len(events):
+        return set()
+    target = events[bad - 1]
+    mine = _ties(target)
+    if target.get("ev") == "effect":
+        mine = {t for t in mine if t[0] == "intent"}
+    return {i for i, e in enumerate(events[: bad - 1], start=1) if _ties(e) & mine}
 
 
 def _graph_nodes(header: dict[str, Any] | None) -> list[str]:
