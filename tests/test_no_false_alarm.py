@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from click.testing import CliRunner
 from conftest import ROOT
 from rctools.langgraph.no_false_alarm import BEGIN, END, Row, command, main, merge
 
@@ -51,11 +52,10 @@ def test_a_saver_finding_or_a_cell_that_could_not_run_fails_the_saver() -> None:
     assert not Row("x", 1, {"failed": 2}, 1.0, 1.0, "1", "d").clean
 
 
-def test_an_unknown_saver_is_refused_before_anything_runs(capsys: pytest.CaptureFixture) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        main(["--savers", "sqlite,mine"])
-    assert exit_.value.code == 2
-    assert "not a correct saver of the project: mine" in capsys.readouterr().err
+def test_an_unknown_saver_is_refused_before_anything_runs() -> None:
+    result = CliRunner().invoke(main, ["--savers", "sqlite,mine"])
+    assert result.exit_code == 2
+    assert "not a correct saver of the project: mine" in result.output
 
 
 def test_the_committed_figures_show_no_saver_finding_on_any_correct_saver() -> None:

@@ -18,7 +18,6 @@ as they were (a run of one saver does not erase the others' figures).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -29,6 +28,8 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+import click
 
 from rctools.langgraph.matrix import REFERENCE
 
@@ -144,38 +145,48 @@ def merge(text: str, rows: list[Row]) -> str:
     return text[: match.start("body")] + body + text[match.end("body") :]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m rctools.langgraph.no_false_alarm", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--savers", default=",".join((*BUNDLED, *FIXTURES)))
-    parser.add_argument("--stride", type=int, default=1, help="--kill-stride (1: every point)")
-    parser.add_argument("--scenarios", help="only these scenarios (default: the whole matrix)")
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=Path("out/no-false-alarm"))
-    parser.add_argument("--write", type=Path, help="the Markdown file to put the figures in")
-    args = parser.parse_args(argv)
-    savers = [s for s in args.savers.split(",") if s]
-    unknown = sorted(set(savers) - set(BUNDLED) - set(FIXTURES))
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help=(__doc__ or "").split("\n")[0],
+)
+@click.option(
+    "--savers",
+    default=",".join((*BUNDLED, *FIXTURES)),
+    show_default=True,
+    help="Comma-separated correct savers of the project.",
+)
+@click.option("--stride", default=1, show_default=True, help="--kill-stride (1: every point).")
+@click.option("--scenarios", help="Only these scenarios (default: the whole matrix).")
+@click.option("--jobs", default=2, show_default=True, help="Cells recorded at once.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("out/no-false-alarm"))
+@click.option(
+    "--write", type=click.Path(path_type=Path), help="The Markdown file to put the figures in."
+)
+def main(
+    savers: str, stride: int, scenarios: str | None, jobs: int, out: Path, write: Path | None
+) -> None:
+    """Exit 1 when a saver has a saver finding or a cell that could not run."""
+    chosen = [s for s in savers.split(",") if s]
+    unknown = sorted(set(chosen) - set(BUNDLED) - set(FIXTURES))
     if unknown:
-        parser.error(f"not a correct saver of the project: {', '.join(unknown)}")
-    servers = sorted({SERVERS[s] for s in savers if s in SERVERS})
+        raise click.UsageError(f"not a correct saver of the project: {', '.join(unknown)}")
+    servers = sorted({SERVERS[s] for s in chosen if s in SERVERS})
     if servers:
         from rctools.services import up
 
         os.environ.update(up(names=servers).env)
     rows = []
-    for saver in savers:
-        row = run_one(saver, args.stride, args.out / saver, args.jobs, args.scenarios)
-        print(row.markdown(), flush=True)
+    for saver in chosen:
+        row = run_one(saver, stride, out / saver, jobs, scenarios)
+        click.echo(row.markdown())
         rows.append(row)
-    if args.write is not None and not args.scenarios:  # a part of the matrix is no figure
-        args.write.write_text(merge(args.write.read_text(encoding="utf-8"), rows), "utf-8")
+    if write is not None and not scenarios:  # a part of the matrix is no figure
+        write.write_text(merge(write.read_text(encoding="utf-8"), rows), "utf-8")
     failed = [row.saver for row in rows if not row.clean]
     if failed:
-        print(f"saver findings or cells that could not run on: {', '.join(failed)}")
-    return 1 if failed else 0
+        click.echo(f"saver findings or cells that could not run on: {', '.join(failed)}")
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main()
