@@ -590,11 +590,8 @@ def _confirm(
             )
             for c in doubted
         ]
-        sides = _record_all(
-            tasks, catalogue, jobs, lambda t: progress(f"{backend} again {t.key.slug}")
-        )
+        sides = _rerun(tasks, out / "traces" / f"{name}-again", catalogue, jobs, progress)
         for cell, side in zip(doubted, sides, strict=True):
-            _keep(side.run, out / "traces" / f"{name}-again", cell.key)
             cell.retested.append(side)
         _judge(doubted, judgments)
         _attribute(matrix, judgments)
@@ -610,15 +607,26 @@ def _confirm(
             _Task(folder, c.key, REFERENCE, _for_api(again, c.key), False, _reference_point(c))
             for c in suspects
         ]
-        sides = _record_all(
-            tasks, catalogue, jobs, lambda t: progress(f"reference again {t.key.slug}")
-        )
-        for cell, side in zip(suspects, sides, strict=True):
-            _keep(side.run, out / "traces" / f"reference-{REFERENCE}-again-{attempt}", cell.key)
+        traces = out / "traces" / f"reference-{REFERENCE}-again-{attempt}"
+        for cell, side in zip(
+            suspects, _rerun(tasks, traces, catalogue, jobs, progress), strict=True
+        ):
             cell.again.append(side)
         _judge(suspects, judgments)
         _attribute(matrix, judgments)
         suspects = [c for c in suspects if set(c.checks) - {VALID, RUNS}]
+
+
+def _rerun(
+    tasks: Sequence[_Task], traces: Path, catalogue: Catalogue, jobs: int, progress: _Counter
+) -> list[Side]:
+    """Records suspect cells again (`_confirm`), their traces kept under `traces`."""
+    sides = _record_all(
+        tasks, catalogue, jobs, lambda t: progress(f"{t.backend} again {t.key.slug}")
+    )
+    for task, side in zip(tasks, sides, strict=True):
+        _keep(side.run, traces, task.key)
+    return sides
 
 
 def apis_for(choice: str, factory: Factory, probe: Path) -> tuple[str, ...]:
