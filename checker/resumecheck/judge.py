@@ -280,6 +280,7 @@ def judge_part(
     """The verdicts of one shard, and with `witness` a witness for each: everything TLC is
     asked for a shard, so that an executor's worker does all of it where it runs."""
     verdicts = _judge_batch(contract, traces, on_line, tolerated, heap, workers)
+    _store_kept_if_possible(contract, traces, verdicts, on_line, tolerated, heap, workers)
     if witness:
         for trace, verdict in zip(traces, verdicts, strict=True):
             if verdict.status is Status.CONFORMS:
@@ -293,6 +294,67 @@ def judge_part(
                     contract, trace.raw, upto, cut=not verdict.properties, tolerated=tolerated
                 )
     return verdicts
+
+
+def _store_kept_if_possible(
+    contract: Contract,
+    traces: list[Prepared],
+    verdicts: list[Verdict],
+    on_line: Progress | None,
+    tolerated: frozenset[str],
+    heap: int | None,
+    workers: int | None,
+) -> None:
+    """A store is blamed only when no behaviour in which it keeps its properties explains the
+    trace: a violation of the contract's `StoreProperties` alone is judged again with every
+    other property tolerated, and where the trace then conforms its verdict becomes the first
+    of those other breaks.
+
+    Why: TLC reports the longest prefix some behaviour matches unbroken, and a crash leaves a
+    choice open (did the write in flight reach the store?) that a later event settles. One
+    branch can run unbroken further than the true one and break a store property there, e.g. a
+    LangGraph worker killed before its subgraph task's write: the branch in which the store got
+    the write lets the next process answer the interrupt again unbroken (its task's answer is
+    consumed) and breaks CV at the load that shows no such write; the branch in which it did not
+    breaks CO at the answer, and nothing after. The store kept its word in the second; blaming it
+    would be a false alarm against a correct saver. Python decides no property here: TLC judges
+    both runs, the contract names the store's properties.
+    """
+    store = contract.store_properties
+    if not store:
+        return
+    suspects = [
+        index
+        for index, verdict in enumerate(verdicts)
+        if verdict.status is Status.VIOLATES
+        and verdict.properties
+        and set(verdict.properties) <= store
+    ]
+    others = frozenset(contract.descriptions) - store - tolerated
+    if not suspects or not others:
+        return
+    again = _judge_batch(
+        contract, [traces[i] for i in suspects], on_line, tolerated | others, heap, workers
+    )
+    for index, verdict in zip(suspects, again, strict=True):
+        breaks = {p: i for p, i in verdict.tolerated.items() if p in others}
+        if verdict.status is not Status.CONFORMS or not breaks:
+            continue
+        first = min(breaks.values())
+        props = sorted(p for p, i in breaks.items() if i == first)
+        trace = traces[index]
+        verdicts[index] = _verdict(
+            trace,
+            Status.VIOLATES,
+            matched=first - 1,
+            event_index=first,
+            line=trace.raw.lines[first - 1],
+            event=trace.raw.raw[first - 1],
+            properties=props,
+            descriptions={p: contract.describe(p) for p in props},
+            reason=f"event {first} leads to a state that breaks {', '.join(props)}",
+            tolerated={p: i for p, i in verdict.tolerated.items() if p in tolerated},
+        )
 
 
 def _judge_batch(
