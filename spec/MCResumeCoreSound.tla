@@ -79,6 +79,7 @@ AnyRun ==
         \/ "step" \in Moves /\ HasRun(p, ch) /\ \E d \in MadeDigests : Step(p, ch, Fresh, RunOf(p, ch).cur, d)
         \/ "fork" \in Moves /\ \E src \in Cks, d \in MadeDigests : Fork(p, ch, src, Fresh, d)
         \/ "update" \in Moves /\ \E parent \in Cks, d \in MadeDigests : Update(p, ch, parent, Fresh, d)
+        \/ "edit" \in Moves /\ \E c \in Cks, t \in TaskIds : EditWrite(p, ch, c, t)
         \/ "putw" \in Moves /\
               \E c \in Cks, t \in TaskIds, o \in Outcomes, a \in {0} \cup Interrupts :
                   (o = "interrupt") = (a # 0) /\ PutWrites(p, ch, c, t, o, a)

@@ -743,6 +743,22 @@ PutCheckpoint(p, c, d) ==
                                     ![p].ans = IF exit THEN {a \in @ : ~older(a[1])} ELSE @]
     /\ UNCHANGED <<wf, sched, wr, aw, ans, dlv, closed, run, alive, holders, ledger, crashes, ending>>
 
+\* Process p, editing ch (update_state), hands the saver its write of task t on
+\* c: from now on the store may hold it, and a crash may leave it there.  Like
+\* the acknowledged write of an edit (PutWrites), it writes values, on the
+\* latest checkpoint of a chain p runs nothing on or on one its update made.
+EditWrite(p, ch, c, t) ==
+    LET w == [kind |-> "ok", interrupt |-> 0, res |-> {}, by |-> p]
+        edits == (ck[c].by = p /\ ck[c].edit) \/ (c = Latest(ch) /\ ~HasRun(p, ch))
+    IN
+    /\ Known(c) /\ ck[c].ch = ch
+    /\ Observe([ev |-> "edit", p |-> p, ch |-> ch, c |-> c, task |-> t])
+    /\ Broke({<<"FD", ~edits>>, <<"CO", ~HasRun(p, ch) /\ Unfenced(ch, p)>>})
+    /\ wr' = Put(wr, c, Put(WritesOf(c), t, [WriteOf(c, t) EXCEPT !.fly = Put(@, p, w)]))
+    /\ inflight' = [inflight EXCEPT ![p].wrs = @ \cup {<<c, t>>}]
+    /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, dlv, closed, run, alive, holders, ledger, crashes,
+                   ending>>
+
 \* The saver acknowledged p's write of task t (kind k, interrupt a) on c.
 \* A write p did not make there, on a checkpoint p did not edit, changes
 \* another branch.  An edit (update_state) builds on the latest checkpoint of
@@ -1161,24 +1177,30 @@ SchedAt(c, i) ==
 \* Task writes: event j is task t's end on checkpoint c by its process.
 EndOn(j, c, t) == Is(j, {"end"}) /\ hist[j].task = t /\ CurAt(hist[j].p, hist[j].ch, j) = c
 
-\* The write of end j reached the store before i: acknowledged, left by a crash,
-\* or returned by a load.
+\* Event j handed the saver a write: a task's end (on the checkpoint its run is
+\* on) or an edit's; the checkpoint and the write.
+SentCk(j) == IF Is(j, {"edit"}) THEN hist[j].c ELSE CurAt(hist[j].p, hist[j].ch, j)
+SentOf(j) == IF Is(j, {"edit"}) THEN [task |-> hist[j].task, kind |-> "ok", interrupt |-> 0]
+             ELSE [task |-> hist[j].task, kind |-> hist[j].outcome, interrupt |-> hist[j].interrupt]
+SendOn(j, c, t) == Is(j, {"end", "edit"}) /\ hist[j].task = t /\ SentCk(j) = c
+
+\* The write event j handed over reached the store before i: acknowledged, left
+\* by a crash, or returned by a load.
 WriteStored(j, i) ==
     LET e == hist[j]
-        c == CurAt(e.p, e.ch, j)
+        c == SentCk(j)
     IN  \E k \in Between(j, i) :
           \/ Is(k, {"putw"}) /\ hist[k].p = e.p /\ hist[k].c = c /\ hist[k].task = e.task
-             /\ hist[k].kind = e.outcome
+             /\ hist[k].kind = SentOf(j).kind
           \/ CrashAt(e.p, k) /\ <<c, e.task>> \in hist[k].kept.wrs
-          \/ Is(k, {"load", "read"}) /\ hist[k].got = c
-             /\ [task |-> e.task, kind |-> e.outcome, interrupt |-> e.interrupt] \in hist[k].writes
+          \/ Is(k, {"load", "read"}) /\ hist[k].got = c /\ SentOf(j) \in hist[k].writes
 
 \* A result of kind k of task t on c is stored before i.
 StoredKind(c, t, k, i) ==
     \/ \E j \in Before(i) : Is(j, {"putw"}) /\ hist[j].c = c /\ hist[j].task = t /\ hist[j].kind = k
     \/ \E j \in Before(i) : Is(j, {"load", "read"}) /\ hist[j].got = c
                             /\ \E w \in hist[j].writes : w.task = t /\ w.kind = k
-    \/ \E j \in Before(i) : EndOn(j, c, t) /\ hist[j].outcome = k /\ WriteStored(j, i)
+    \/ \E j \in Before(i) : SendOn(j, c, t) /\ SentOf(j).kind = k /\ WriteStored(j, i)
 
 \* p made result ok of t on c and has not crashed since.
 HasOwnResult(p, c, t, i) ==
@@ -1247,9 +1269,8 @@ RaisedAnywhereAt(a, i) == \E j \in Before(i) : Is(j, {"end"}) /\ a \in RaisesH(j
 \* acknowledges it, when a crash leaves it there, or when a load returns a write
 \* the store did not hold before (it was in flight and had landed).
 NoneSeen(t) == [task |-> t, kind |-> "none", interrupt |-> 0]
-SeenOfEnd(j) == [task |-> hist[j].task, kind |-> hist[j].outcome, interrupt |-> hist[j].interrupt]
-LastEndOn(p, c, t, i) ==
-    MaxOf({j \in Before(i) : EndOn(j, c, t) /\ hist[j].p = p})
+LastSentOn(p, c, t, i) ==
+    MaxOf({j \in Before(i) : SendOn(j, c, t) /\ hist[j].p = p})
 \* Event j put a write of task t on c into the store, or showed the store held one.
 PutsW(j, c, t) ==
     \/ Is(j, {"putw"}) /\ hist[j].c = c /\ hist[j].task = t
@@ -1263,14 +1284,14 @@ HeldW(c, t, i) ==
                  e == hist[j]
                  shown == {w \in e.writes : w.task = t}
              IN  CASE Is(j, {"putw"}) -> [task |-> t, kind |-> e.kind, interrupt |-> e.interrupt]
-                   [] Is(j, {"crash"}) -> SeenOfEnd(LastEndOn(e.p, c, t, j))
+                   [] Is(j, {"crash"}) -> SentOf(LastSentOn(e.p, c, t, j))
                    \* a load showing two writes of t: the one the store did not hold had landed
                    [] Cardinality(shown) > 1 -> CHOOSE w \in shown : w # HeldW(c, t, j - 1)
                    [] OTHER -> CHOOSE w \in shown : TRUE
 
 \* The tasks with a write on c, made or returned, before i.
 TasksOn(c, i) ==
-    {hist[j].task : j \in {j \in Before(i) : (Is(j, {"putw"}) /\ hist[j].c = c) \/ EndOn(j, c, hist[j].task)}}
+    {hist[j].task : j \in {j \in Before(i) : (Is(j, {"putw"}) /\ hist[j].c = c) \/ SendOn(j, c, hist[j].task)}}
     \cup UNION {{w.task : w \in hist[j].writes} : j \in {j \in Before(i) : Is(j, {"load", "read"}) /\ hist[j].got = c}}
 
 \* A load of c at i must return every write the store holds, and may return
@@ -1278,7 +1299,7 @@ TasksOn(c, i) ==
 MustWritesAt(c, i) == {w \in {HeldW(c, t, i - 1) : t \in TasksOn(c, i)} : w.kind # "none"}
 FlyingW(c, w, i) ==
     \E j \in Before(i) :
-        /\ EndOn(j, c, w.task) /\ SeenOfEnd(j) = w /\ NoCrash(hist[j].p, j, i)
+        /\ SendOn(j, c, w.task) /\ SentOf(j) = w /\ NoCrash(hist[j].p, j, i)
         /\ ~\E k \in Between(j, i) : Is(k, {"putw"}) /\ hist[k].p = hist[j].p /\ hist[k].c = c
                                     /\ hist[k].task = w.task
 
@@ -1337,7 +1358,7 @@ StepCompleteAt(i) ==
         \/ \E j \in Before(i) :
               HandlesAt(j, e.parent, s.task) /\ ResultAt(e.p, e.parent, hist[j].task, i)
 
-TasksSeen(i) == {hist[j].task : j \in {j \in Before(i) : Is(j, {"end", "putw"})}}
+TasksSeen(i) == {hist[j].task : j \in {j \in Before(i) : Is(j, {"end", "putw", "edit"})}}
                 \cup UNION {{w.task : w \in hist[j].writes} : j \in {j \in Before(i) : Is(j, {"load", "read"})}}
 
 FinishRightAt(i) ==
@@ -1468,7 +1489,7 @@ CORightAt(i) ==
               \A j \in LiveAnswers(e.interrupt, i) : hist[j].p = e.p /\ hist[j].value = e.value
         /\ Is(i, {"load", "update", "fork"}) /\ wf.fencing = "lease" =>
               \A q \in Procs \ {e.p} : ~Holds(q, e.ch, i)
-        /\ Is(i, {"putw"}) /\ wf.fencing = "lease" /\ ~Holds(e.p, e.ch, i) =>
+        /\ Is(i, {"putw", "edit"}) /\ wf.fencing = "lease" /\ ~Holds(e.p, e.ch, i) =>
               \A q \in Procs \ {e.p} : ~Holds(q, e.ch, i)
 HistCO == Last(CORightAt)
 
@@ -1517,21 +1538,26 @@ HistCV == Last(CVRightAt)
 \* only by the process that made it, by an edit, or again as the store holds it;
 \* a fork copy has its source's content and work, and steps only when its work
 \* is done.
+\* Event i (a write) is an edit's: on a checkpoint its update made or on the latest.
+EditsAt(i) ==
+    LET e == hist[i] IN
+    \/ Maker(e.c) = e.p /\ Is(MadeIdx(e.c), {"update"})
+    \/ e.c = LatestAt(e.ch, i) /\ ~Holds(e.p, e.ch, i)
+
 PutwRightAt(i) ==
     LET e == hist[i] IN
-    \/ \E j \in Before(i) : EndOn(j, e.c, e.task) /\ hist[j].p = e.p /\ hist[j].outcome = e.kind
-                            /\ hist[j].interrupt = e.interrupt /\ NoCrash(e.p, j, i)
+    \/ \E j \in Before(i) : SendOn(j, e.c, e.task) /\ hist[j].p = e.p /\ NoCrash(e.p, j, i)
+                            /\ SentOf(j) = [task |-> e.task, kind |-> e.kind, interrupt |-> e.interrupt]
     \/ HeldW(e.c, e.task, i - 1) = [task |-> e.task, kind |-> e.kind, interrupt |-> e.interrupt]
-    \* an edit writes values, on a checkpoint its update made or on the latest
-    \/ /\ e.kind = "ok"
-       /\ \/ Maker(e.c) = e.p /\ Is(MadeIdx(e.c), {"update"})
-          \/ e.c = LatestAt(e.ch, i) /\ ~Holds(e.p, e.ch, i)
+    \* an edit writes values
+    \/ e.kind = "ok" /\ EditsAt(i)
 
 FDRightAt(i) ==
         LET e == hist[i] IN
         /\ Is(i, {"end", "step"}) => ~PinnedAt(e.p, e.ch, i)
         /\ Is(i, {"resume"}) => ~PinnedAt(e.p, e.ch, i) /\ e.c = CurAt(e.p, e.ch, i)
         /\ Is(i, {"putw"}) => PutwRightAt(i)
+        /\ Is(i, {"edit"}) => EditsAt(i)
         /\ Is(i, {"fork"}) /\ e.digest # 0 => FamilyContentAt(e.parent, i) \subseteq {e.digest}
         /\ Is(i, {"put"}) => FamilyAgrees(e.c, e.digest, i)
         /\ Is(i, {"load", "read"}) /\ e.got \in MadeSet(i) => FamilyAgrees(e.got, e.digest, i)

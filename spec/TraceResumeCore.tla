@@ -117,6 +117,7 @@ Apply(e) ==
     \/ e.ev = "put_writes" /\ e.task # 0 /\
           PutWrites(e.proc, e.thread, e.checkpoint, e.task, e.kind, e.interrupt)
     \/ e.ev = "put_writes" /\ e.task = 0 /\ PutAnswers(e.proc, e.checkpoint)
+    \/ e.ev = "edit" /\ EditWrite(e.proc, e.thread, e.checkpoint, e.task)
     \/ e.ev = "finish" /\ Finish(e.proc, e.outcome)
     \/ e.ev = "crash" /\ \E kept \in Keepable(e.proc) :
                            Crash(e.proc, kept) /\ keeps' = Append(keeps, kept)

@@ -254,7 +254,7 @@ def test_event_constructors_match_field_order(schema: TraceSchema) -> None:
     ]
     assert event_fields(schema, "crash") == ["proc"]
     lines = event_constructors(schema).splitlines()
-    assert len(lines) == 14
+    assert len(lines) == 15
     assert (
         'TraceEvent_put(a0, a1, a2) == [checkpoint |-> a0, digest |-> a1, ev |-> "put", '
         "proc |-> a2]" in lines

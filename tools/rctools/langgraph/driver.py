@@ -418,7 +418,8 @@ def _spawn(
 
 def _has_events(trace: Path, proc: str) -> bool:
     """Whether the process did anything the contract follows: a process that only read
-    (an `update_state` killed before its edit) ran nothing that a crash could cut short."""
+    (an `update_state` killed before it handed the saver its write: no `edit` event yet) ran
+    nothing that a crash could cut short."""
     marker = f'"proc": "{proc}"'
     return any(
         marker in line and '"ev": "read"' not in line

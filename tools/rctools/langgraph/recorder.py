@@ -923,6 +923,11 @@ class Recorder:
                 self._queue_end(attempt, seen.kind, interrupt, seen.resumed)
             else:
                 ended = None
+            if attempt is None and not (run is not None and run.running) and seen.kind == "ok":
+                # An edit (update_state): its write is handed over now; a kill before the
+                # saver's answer may leave it stored, as a task's write after its end.
+                edit = {**self._where(chain), "checkpoint": cid, "task": task_id}
+                self._submit(lambda: cid in self._known, lambda: self._write("edit", edit), "edit")
         kind, resumed = seen.kind, seen.resumed
 
         def acknowledged() -> None:
