@@ -40,30 +40,44 @@ def _cells(document: dict[str, Any], scenario: str | None = None) -> list[dict[s
     ]
 
 
-# (app, options, interrupts its fault-free run parks at)
+# (app, options, interrupts its fault-free run parks at). `make test` runs a slice that covers
+# every kind of program (a router, Send map-reduce with an interrupt, the functional API); the
+# others are minutes more of the same machinery and run under `make test-long`.
+LONG = pytest.mark.long
 APPS_SEEN_NEVER = [
     # a ReAct loop: scripted chat model, ToolNode with a real tool, a human approval inside
-    (f"{APPS / 'support_agent.py'}:make_graph", ["--input", '{"messages": []}'], 2),
+    pytest.param(
+        f"{APPS / 'support_agent.py'}:make_graph", ["--input", '{"messages": []}'], 2, marks=LONG
+    ),
     # a router, no interrupt: the plan has no concurrent or invoke(None) cells
     (f"{APPS / 'triage.py'}:build", ["--input", '{"text": "my card was charged twice"}'], 0),
     # Send map-reduce, then a review that asks
     (f"{APPS / 'research.py'}:make_graph", ["--input", '{"question": "why are skies blue"}'], 1),
     # a compiled subgraph whose node calls interrupt(), answered with a string
-    (f"{APPS / 'publishing.py'}:make_graph", ["--answer", '"ada"'], 1),
+    pytest.param(f"{APPS / 'publishing.py'}:make_graph", ["--answer", '"ada"'], 1, marks=LONG),
     # the same subgraph compiled with checkpointer=True: its namespace has no task id
-    (f"{APPS / 'publishing_persistent.py'}:make_graph", ["--answer", '"ada"'], 1),
+    pytest.param(
+        f"{APPS / 'publishing_persistent.py'}:make_graph", ["--answer", '"ada"'], 1, marks=LONG
+    ),
     # parallel Send tasks that each ask: several interrupts at once, a map resume
-    (f"{APPS / 'parallel_review.py'}:make_graph", [], 1),
+    pytest.param(f"{APPS / 'parallel_review.py'}:make_graph", [], 1, marks=LONG),
     # the functional API: an @entrypoint whose @task calls run in parallel, a task that calls
     # a task, an interrupt inside a task and one in the entrypoint
     (f"{APPS / 'drafting.py'}:make_workflow", ["--input", '{"queries": ["tides"]}'], 2),
     # a node whose error handler runs when it raises (a task no checkpoint schedules)
-    (f"{APPS / 'payments.py'}:make_graph", ["--input", '{"item": "lamp"}'], 1),
+    pytest.param(
+        f"{APPS / 'payments.py'}:make_graph", ["--input", '{"item": "lamp"}'], 1, marks=LONG
+    ),
 ]
 
 
+def _app_id(case: Any) -> str:
+    app = case.values[0] if hasattr(case, "values") else case[0]
+    return str(app).split("/")[-1]
+
+
 @pytest.mark.parametrize(
-    ("app", "options", "parks"), APPS_SEEN_NEVER, ids=[a[0].split("/")[-1] for a in APPS_SEEN_NEVER]
+    ("app", "options", "parks"), APPS_SEEN_NEVER, ids=[_app_id(a) for a in APPS_SEEN_NEVER]
 )
 def test_an_app_never_seen_goes_through_the_whole_matrix(
     tmp_path: Path, app: str, options: list[str], parks: int
@@ -370,7 +384,7 @@ def test_an_app_on_a_broken_saver_is_a_saver_finding_and_on_a_correct_one_is_not
     SqliteSaver does not; LangGraph's own saver behind the same factory contract has none."""
     found = _on_savers(
         tmp_path, f"{APPS / 'research.py'}:make_graph", ("parent_as_latest", "correct_sqlite"),
-        "--durability", "sync", "--scenarios", "fork", "--kill-stride", "3",
+        "--durability", "sync", "--scenarios", "fork", "--kill-stride", "9",
     )  # fmt: skip
     code, document = found["parent_as_latest"]
     assert code == 1

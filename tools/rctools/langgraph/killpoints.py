@@ -36,6 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 FAULT_PREFIX = "kill:"
@@ -393,7 +394,12 @@ class KillSwitch:
         self.point(f"{label} exit")
 
     def _tracer(self, here: _Call) -> Any:
+        # Only the saver's own lines count: the recorder's and this module's hooks run inside
+        # the call too (a statement hook takes this switch's lock), and an instant landing on
+        # one of their lines would kill -- or deadlock -- inside our own bookkeeping.
         def trace(frame: Any, event: str, arg: Any) -> Any:
+            if event == "call" and frame.f_code.co_filename.startswith(_OWN):
+                return None
             if event == "line":
                 here.lines += 1
                 if here.kill_line and here.lines == here.kill_line:
@@ -434,6 +440,9 @@ class KillSwitch:
         if here.durable:
             verb = (sql.split(None, 1) or ["?"])[0].upper()
             self.point(f"{here.label} {kind} {here.statements} {verb}")
+
+
+_OWN = str(Path(__file__).resolve().parent.parent)  # rctools: the recorder and its hooks
 
 
 def hook_statements(inner: Any, kill: KillSwitch) -> list[str]:
