@@ -34,7 +34,9 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -m "not long" --durations=25
 
-## The checks that take minutes each (docs/pytest.md's worked example run verbatim, twice).
+## The checks that take minutes each: docs/pytest.md's worked example run verbatim, twice; the
+## rest of what `make test` runs a slice of (every unseen app, every correct saver, each
+## third-party saver's other API, a matrix recorded twice for determinism).
 test-long: setup
 	$(BIN)/python -m pytest -q -m long --durations=10
 
