@@ -47,7 +47,7 @@ test-fast: setup
 
 ## Fuzzing: many batches of mutated traces through the real CLI and TLC (`make test` runs 3),
 ## and many mutants of recorded traces judged by the checker and the history oracle
-## (`make test` draws 2,000), on a seed of the day unless AGREE_SEED is given.
+## (`make test` draws 1,000), on a seed of the day unless AGREE_SEED is given.
 FUZZ_EXAMPLES ?= 300
 AGREE_MUTANTS ?= 20000
 AGREE_SEED ?= $(shell date +%Y%m%d)

@@ -384,7 +384,8 @@ def test_an_app_on_a_broken_saver_is_a_saver_finding_and_on_a_correct_one_is_not
     SqliteSaver does not; LangGraph's own saver behind the same factory contract has none."""
     found = _on_savers(
         tmp_path, f"{APPS / 'research.py'}:make_graph", ("parent_as_latest", "correct_sqlite"),
-        "--durability", "sync", "--scenarios", "fork", "--kill-stride", "9",
+        "--durability", "sync", "--scenarios", "fork", "--kill-stride", "1000",
+        "--cells", "app.*", "--cells", "app-fork-1.*",
     )  # fmt: skip
     code, document = found["parent_as_latest"]
     assert code == 1
