@@ -345,3 +345,20 @@ def test_a_runtime_at_a_version_the_recorder_does_not_take_is_named_with_the_ran
     assert said is not None and said.startswith("langgraph 0.5.4 is installed")
     assert ">=1.0" in said and "<1.3" in said
     assert suites._unsupported("no_such_distribution.sub") is None
+
+
+def test_judging_explains_nothing_the_caller_did_not_ask_for() -> None:
+    """`judge()` says where a trace stops matching; what a correct runtime would have done there
+    is a further TLC run that only a report asks for (`explain.add_expected`), so a suite
+    judging many traces pays nothing for explanations it does not show."""
+    from resumecheck.contract import default_spec_paths
+    from resumecheck.explain import add_expected
+    from resumecheck.judge import judge
+
+    (verdict,) = judge([CORE / UNMATCHED], spec_paths=default_spec_paths())
+    assert (verdict.event_index, verdict.properties, verdict.expected) == (5, [], None)
+    add_expected([verdict], default_spec_paths())
+    assert verdict.expected == [
+        {"ev": "finish", "proc": "w1"},
+        {"ev": "task_start", "proc": "w1", "thread": "t1", "task": "k1"},
+    ]

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from resumecheck import __version__, escape, executor, speccheck, tempdirs
+from resumecheck import __version__, escape, executor, explain, speccheck, tempdirs
 from resumecheck.agreement import agree as agree_on
 from resumecheck.agreement import render_text as render_agreement
 from resumecheck.batch import DEFAULT_MAX_HEAP, parse_heap
@@ -230,6 +230,13 @@ def check(
             max_heap=heap,
             jobs=jobs,
             executor=cluster,
+        )
+        # a report says what a correct runtime would have done where no action matched
+        explain.add_expected(
+            verdicts,
+            default_spec_paths(spec_paths),
+            frozenset(tolerate),
+            Limits(max_bytes=max_bytes, max_line_bytes=max_line_bytes),
         )
     shown.clear()
     click.echo(TRACE_RENDERERS[fmt](verdicts, invocation), nl=False)

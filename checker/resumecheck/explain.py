@@ -12,31 +12,56 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from resumecheck.batch import run_batch
-from resumecheck.contract import Contract
+from resumecheck.contract import Contract, find_contract
 from resumecheck.tlc.evalerror import read_evaluation_error
 from resumecheck.tlc.output import Outcome
 from resumecheck.tlc.values import FrozenDict, Value, format_value, parse_value, plain
 from resumecheck.trace.encode import EncodedTrace, encode_trace
-from resumecheck.trace.reader import RawTrace
+from resumecheck.trace.reader import Limits, RawTrace, read_trace
 from resumecheck.trace.schema import TraceSchema, load_schema
 from resumecheck.verdict import Status, Verdict, Witness, WitnessStep, one_line
 
 
 def add_expected(
+    verdicts: Sequence[Verdict],
+    spec_paths: Sequence[Path],
+    tolerated: frozenset[str] = frozenset(),
+    limits: Limits | None = None,
+) -> None:
+    """For each verdict with an event no action allows, the moves the contract's reference
+    runtime could have made there instead (`Verdict.expected`): one more TLC run per contract,
+    over the matched prefixes of all such traces, read again from their files.
+
+    A stage the caller asks for (the `check` command, a failing cell's message): judging does
+    not explain, so a batch of verdicts costs no TLC run beyond its own."""
+    stuck: dict[str, list[Verdict]] = defaultdict(list)
+    for verdict in verdicts:
+        if verdict.status is Status.VIOLATES and not verdict.properties and verdict.contract:
+            stuck[verdict.contract].append(verdict)
+    for name, group in stuck.items():
+        contract = find_contract(name, spec_paths)
+        raws = [read_trace(v.path, limits or Limits()) for v in group]
+        readable = [(r, v) for r, v in zip(raws, group, strict=True) if r.header is not None]
+        own = tolerated & frozenset(contract.descriptions)
+        _add_expected(contract, [r for r, _ in readable], [v for _, v in readable], own)
+
+
+def _add_expected(
     contract: Contract,
     traces: Sequence[RawTrace],
-    verdicts: list[Verdict],
-    tolerated: frozenset[str] = frozenset(),
+    verdicts: Sequence[Verdict],
+    tolerated: frozenset[str],
 ) -> None:
-    """For traces with an event no action allows, asks the contract what its reference runtime
-    would have done instead at that point: one more TLC run over all their matched prefixes."""
     stuck = [
         (trace, verdict)
         for trace, verdict in zip(traces, verdicts, strict=True)
-        if verdict.status is Status.VIOLATES and not verdict.properties
+        if verdict.status is Status.VIOLATES
+        and not verdict.properties
+        and 0 <= verdict.matched <= len(trace.events)
     ]
     if not stuck:
         return

@@ -321,6 +321,11 @@ def _side_lines(title: str, side: Any) -> list[str]:
             text = verdict.descriptions.get(prop)
             if text:  # the spec's comment, which names the property itself
                 lines.append(f"    {' '.join(text.split())}")
+        if not verdict.properties and verdict.expected is None:
+            from resumecheck.contract import default_spec_paths
+            from resumecheck.explain import add_expected
+
+            add_expected([verdict], default_spec_paths())  # asked for this message only
         if not verdict.properties and verdict.expected:
             moves = "; ".join(json.dumps(m) for m in verdict.expected[:3])
             lines.append(f"    a correct runtime would have done: {moves}")

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from resumecheck import tempdirs
+from resumecheck import explain, tempdirs
 from resumecheck.contract import default_spec_paths
 from resumecheck.errors import EnvironmentProblem, UsageError, exit_codes_help
 from resumecheck.judge import judge
@@ -252,6 +252,7 @@ def _judge(
         spec_paths=default_spec_paths(),
         on_line=TLCProgress(progress),
     )
+    explain.add_expected(verdicts, default_spec_paths())  # the report says what was expected
     progress.clear()
     by_trace = dict(zip([r.trace for r in recorded], verdicts, strict=True))
     return by_trace, verdicts, exit_code(verdicts)
