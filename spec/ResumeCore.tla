@@ -743,17 +743,18 @@ PutCheckpoint(p, c, d) ==
                                     ![p].ans = IF exit THEN {a \in @ : ~older(a[1])} ELSE @]
     /\ UNCHANGED <<wf, sched, wr, aw, ans, dlv, closed, run, alive, holders, ledger, crashes, ending>>
 
+\* An edit by p writes on c: one its update made, or the latest of a chain p runs nothing on.
+EditsOn(p, ch, c) == (ck[c].by = p /\ ck[c].edit) \/ (c = Latest(ch) /\ ~HasRun(p, ch))
+
 \* Process p, editing ch (update_state), hands the saver its write of task t on
 \* c: from now on the store may hold it, and a crash may leave it there.  Like
-\* the acknowledged write of an edit (PutWrites), it writes values, on the
-\* latest checkpoint of a chain p runs nothing on or on one its update made.
+\* the acknowledged write of an edit (PutWrites), it writes values (EditsOn).
 EditWrite(p, ch, c, t) ==
     LET w == [kind |-> "ok", interrupt |-> 0, res |-> {}, by |-> p]
-        edits == (ck[c].by = p /\ ck[c].edit) \/ (c = Latest(ch) /\ ~HasRun(p, ch))
     IN
     /\ Known(c) /\ ck[c].ch = ch
     /\ Observe([ev |-> "edit", p |-> p, ch |-> ch, c |-> c, task |-> t])
-    /\ Broke({<<"FD", ~edits>>, <<"CO", ~HasRun(p, ch) /\ Unfenced(ch, p)>>})
+    /\ Broke({<<"FD", ~EditsOn(p, ch, c)>>, <<"CO", ~HasRun(p, ch) /\ Unfenced(ch, p)>>})
     /\ wr' = Put(wr, c, Put(WritesOf(c), t, [WriteOf(c, t) EXCEPT !.fly = Put(@, p, w)]))
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \cup {<<c, t>>}]
     /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, dlv, closed, run, alive, holders, ledger, crashes,
@@ -772,8 +773,7 @@ PutWrites(p, ch, c, t, k, a) ==
         \* the store holds that write already (a load returned it before the saver's
         \* answer came back, or the write is acknowledged again): storing it changes nothing
         same == ~mine /\ w.stored.kind = k /\ w.stored.interrupt = a
-        edit == /\ Known(c) /\ k = "ok"
-                /\ (ck[c].by = p /\ ck[c].edit) \/ (c = Latest(ch) /\ ~HasRun(p, ch))
+        edit == Known(c) /\ k = "ok" /\ EditsOn(p, ch, c)
         rec == CASE mine -> FlyOf(c, t, p)
                  [] same -> w.stored
                  [] OTHER -> [kind |-> k, interrupt |-> a, res |-> {}, by |-> p]

@@ -341,19 +341,12 @@ def _store_kept_if_possible(
         if verdict.status is not Status.CONFORMS or not breaks:
             continue
         first = min(breaks.values())
-        props = sorted(p for p, i in breaks.items() if i == first)
-        trace = traces[index]
-        verdicts[index] = _verdict(
-            trace,
-            Status.VIOLATES,
-            matched=first - 1,
-            event_index=first,
-            line=trace.raw.lines[first - 1],
-            event=trace.raw.raw[first - 1],
-            properties=props,
-            descriptions={p: contract.describe(p) for p in props},
-            reason=f"event {first} leads to a state that breaks {', '.join(props)}",
-            tolerated={p: i for p, i in verdict.tolerated.items() if p in tolerated},
+        verdicts[index] = _violation(
+            contract,
+            traces[index],
+            first,
+            sorted(p for p, i in breaks.items() if i == first),
+            {p: i for p, i in verdict.tolerated.items() if p in tolerated},
         )
 
 
@@ -507,24 +500,29 @@ def _read_verdicts(contract: Contract, traces: list[Prepared], result: TLCResult
             continue
         index = matched + 1
         props = sorted(broken.get((number, index), set()))
-        if props:
-            reason = f"event {index} leads to a state that breaks {', '.join(props)}"
-        else:
-            reason = (
-                f"no action of {contract.name} allows event {index} after the {matched} before it"
-            )
-        verdicts.append(
-            _verdict(
-                trace,
-                Status.VIOLATES,
-                matched=matched,
-                event_index=index,
-                line=trace.raw.lines[index - 1],
-                event=trace.raw.raw[index - 1],
-                properties=props,
-                descriptions={p: contract.describe(p) for p in props},
-                reason=reason,
-                tolerated=kept,
-            )
-        )
+        verdicts.append(_violation(contract, trace, index, props, kept))
     return verdicts
+
+
+def _violation(
+    contract: Contract, trace: Prepared, index: int, props: list[str], tolerated: dict[str, int]
+) -> Verdict:
+    """Event `index` is the first that does not conform: it breaks `props`, or (none) no
+    action allows it after the events before it."""
+    if props:
+        reason = f"event {index} leads to a state that breaks {', '.join(props)}"
+    else:
+        before = index - 1
+        reason = f"no action of {contract.name} allows event {index} after the {before} before it"
+    return _verdict(
+        trace,
+        Status.VIOLATES,
+        matched=index - 1,
+        event_index=index,
+        line=trace.raw.lines[index - 1],
+        event=trace.raw.raw[index - 1],
+        properties=props,
+        descriptions={p: contract.describe(p) for p in props},
+        reason=reason,
+        tolerated=tolerated,
+    )
