@@ -329,6 +329,9 @@ def _store_kept_if_possible(
         if verdict.status is Status.VIOLATES
         and verdict.properties
         and set(verdict.properties) <= store
+        # Tolerating properties that cut no behaviour of the trace would explore the same
+        # behaviours again: no rerun can change the verdict.
+        and verdict.cut_for - store - tolerated
     ]
     others = frozenset(contract.descriptions) - store - tolerated
     if not suspects or not others:
@@ -464,6 +467,7 @@ def _read_verdicts(contract: Contract, traces: list[Prepared], result: TLCResult
     broken: dict[tuple[int, int], set[str]] = defaultdict(set)
     accepted: dict[int, dict[str, Any]] = {}
     tolerated: dict[int, dict[str, int]] = defaultdict(dict)
+    cut_for: dict[int, set[str]] = defaultdict(set)
     for line in result.prints:
         value = parse_value(line)
         if not (isinstance(value, tuple) and value and isinstance(value[0], str)):
@@ -473,6 +477,7 @@ def _read_verdicts(contract: Contract, traces: list[Prepared], result: TLCResult
             progress[args[0]] = max(progress[args[0]], args[1])
         elif tag == "rc-violation":
             broken[(args[0], args[1])] |= set(args[2])
+            cut_for[args[0]] |= set(args[2])
         elif tag == "rc-tolerated":
             for prop in args[2]:
                 seen = tolerated[args[0]]
@@ -495,12 +500,15 @@ def _read_verdicts(contract: Contract, traces: list[Prepared], result: TLCResult
                     matched=total,
                     summary=accepted.get(number, {}),
                     tolerated=kept,
+                    cut_for=frozenset(cut_for[number]),
                 )
             )
             continue
         index = matched + 1
         props = sorted(broken.get((number, index), set()))
-        verdicts.append(_violation(contract, trace, index, props, kept))
+        verdict = _violation(contract, trace, index, props, kept)
+        verdict.cut_for = frozenset(cut_for[number])
+        verdicts.append(verdict)
     return verdicts
 
 

@@ -74,6 +74,10 @@ class Verdict:
     # Under --tolerate: each tolerated property some behaviour broke, and the first event (of
     # the matched prefix) where one did. It did not make the trace violate.
     tolerated: dict[str, int] = field(default_factory=dict)
+    # Every property whose break cut some behaviour of this trace short, on any branch TLC
+    # explored (the violation's own, and branches that stopped earlier): a run that tolerates
+    # none of them explores the same behaviours again.
+    cut_for: frozenset[str] = frozenset()
 
     @property
     def truncated(self) -> bool:
