@@ -58,7 +58,9 @@ VARIABLES
     wf,       \* the workflow's declared guarantees, fixed by Init
     ck,       \* checkpoint id -> [ch, parent, order, depth, branch, st, by, digest, origin, edit,
               \*                   begun: the tasks any run started from it,
-              \*                   handled: <<t, h>> -- h ran from it as t's error handler]
+              \*                   handled: <<t, h>> -- h ran from it as t's error handler,
+              \*                   root: what it copies, transitively (itself if nothing),
+              \*                   family: at a root, it and every copy of it]
     latest,   \* chain -> the stored checkpoint of highest creation order
     sched,    \* checkpoint id -> the set of [task, node, path] it schedules, once known
     wr,       \* checkpoint id -> task -> [stored, fly, kinds, raised]: the task's pending write
@@ -304,9 +306,8 @@ ChangesOtherBranch(p, ch, c) == c # RunOf(p, ch).cur \/ RunOf(p, ch).pinned
 
 \* A checkpoint's copies: the checkpoint it is a fork copy of (transitively), and
 \* every copy of that one -- one state, whichever of them shows it first.
-RECURSIVE Root(_)
-Root(c) == IF ck[c].origin = 0 THEN c ELSE Root(ck[c].origin)
-Family(c) == {x \in DOMAIN ck : Root(x) = Root(c)}
+Root(c) == ck[c].root
+Family(c) == ck[Root(c)].family
 FamilyDigests(c) == {ck[x].digest : x \in Family(c)} \ {0}
 
 \* FD: a fork copy holds exactly the state of the checkpoint it copies and
@@ -549,6 +550,7 @@ Made(p, ch, c, parent, depth, branch, origin, d) ==
     [ch |-> ch, parent |-> parent, order |-> Cardinality(DOMAIN ck) + 1, depth |-> depth,
      branch |-> branch, st |-> "made", by |-> p, digest |-> d, origin |-> origin, edit |-> FALSE,
      begun |-> {}, handled |-> {},
+     root |-> IF origin = 0 THEN c ELSE ck[origin].root, family |-> {c},
      hz |-> IF <<p, ch>> \in DOMAIN run THEN run[<<p, ch>>].hz ELSE Cardinality(DOMAIN ck)]
 
 \* The tasks checkpoint c schedules, as the runtime's routing decided them.
@@ -690,7 +692,7 @@ Fork(p, ch, src, c, d) ==
     /\ ~Known(c) /\ c # 0
     /\ Observe([ev |-> "fork", p |-> p, ch |-> ch, c |-> c, parent |-> src, digest |-> d])
     /\ Broke({<<"FD", CopyDiffers(src, d)>>, <<"CO", Unfenced(ch, p)>>})
-    /\ ck' = ck @@ (c :> Made(p, ch, c, src, Depth(src), c, src, d))
+    /\ ck' = [ck EXCEPT ![Root(src)].family = @ \cup {c}] @@ (c :> Made(p, ch, c, src, Depth(src), c, src, d))
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
     /\ run' = Put(run, <<p, ch>>, [NewRun(c, FALSE, FALSE, <<>>, Cardinality(DOMAIN ck)) EXCEPT
                                      !.into = IF <<p, ch>> \in DOMAIN run THEN run[<<p, ch>>].into ELSE 0])
@@ -732,11 +734,10 @@ PutCheckpoint(p, c, d) ==
     /\ c \in inflight[p].cks
     /\ Observe([ev |-> "put", p |-> p, c |-> c, digest |-> d])
     /\ Broke({<<"FD", FamilyDiffers(c, d)>>, <<"CV", ContentChanged(c, d)>>})
-    /\ ck' = [x \in DOMAIN ck |->
-                IF x = c THEN [ck[c] EXCEPT !.st = "stored", !.digest = IF @ = 0 THEN d ELSE @,
-                                            !.parent = IF exit THEN StoredAncestor(@) ELSE @]
-                ELSE IF x \in gone THEN [ck[x] EXCEPT !.st = "lost"]
-                ELSE ck[x]]
+    /\ ck' = LET own == [ck EXCEPT ![c].st = "stored", ![c].digest = IF @ = 0 THEN d ELSE @,
+                                   ![c].parent = IF exit THEN StoredAncestor(@) ELSE @]
+             IN  IF gone = {} THEN own
+                 ELSE [x \in DOMAIN own |-> IF x \in gone THEN [own[x] EXCEPT !.st = "lost"] ELSE own[x]]
     /\ latest' = IF Order(c) > Order(Latest(ck[c].ch)) THEN Put(latest, ck[c].ch, c) ELSE latest
     /\ inflight' = [inflight EXCEPT ![p].cks = (@ \ {c}) \ gone,
                                     ![p].wrs = IF exit THEN {w \in @ : ~older(w[1])} ELSE @,

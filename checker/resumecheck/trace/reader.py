@@ -211,7 +211,7 @@ def _parse_line(chunk: bytes) -> tuple[dict[str, Any], str, None] | tuple[None, 
     except UnicodeDecodeError:
         return None, "", "not UTF-8 text"
     try:
-        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_object)
+        value = _DECODER.decode(text)
     except _DuplicateKey as exc:
         return None, text, str(exc)
     except RecursionError:
@@ -225,3 +225,7 @@ def _parse_line(chunk: bytes) -> tuple[dict[str, Any], str, None] | tuple[None, 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+# One decoder for every line (json.loads with options builds a new one per call).
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_object)
