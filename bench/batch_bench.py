@@ -9,21 +9,27 @@ seconds of the whole process tree (the CLI and the JVM it waits for, from os.wai
 peak RSS of its largest process (the JVM), because the machine this runs on is shared: wall
 time says how busy the neighbours were, CPU time what the checker itself spent.
 
-Rows (traces from bench/tracegen.py, seeded, 5% violating):
+Rows (traces from bench/tracegen.py, seeded, 5% violating; the last row recorded ones):
 
 - batches of 1, 100 and 1,000 traces of ~100 events, each in ONE call (one TLC run);
 - ONE 10,000-event trace (a long-running thread), against the batch of 100 (about as many
   events in short histories): the contract checks each property on the move that can break
   it, so the cost of an event should not grow with the history before it. The ratio of their
   events per CPU-second says whether it does; the target is the long trace in 10 CPU-s;
-- a few single traces, one process each: the price of not batching, extrapolated to N.
+- a few single traces, one process each: the price of not batching, extrapolated to N;
+- the recorded traces of traces/ (every one whose header names the ResumeCore contract, the
+  violating ones too), copied into one folder and judged in ONE call, against the generated
+  batch closest in events: whether real histories cost what generated ones do. The traces of
+  other contracts are left out: each contract is a TLC run of its own spec, so they would add
+  other specs' fixed costs and per-event costs to a rate that is ResumeCore's.
 
 Every row runs once per round, all rows side by side in each round (order rotated), for
 --repeats rounds; the report gives medians, and ratios are taken within a round and then the
 median, so a noisy neighbour slows both sides of a ratio alike. Every run's verdicts are
 checked against what the generator intended -- status, first bad event, properties,
-completeness -- and any difference stops the benchmark with exit code 2 and no results file:
-a benchmark that times wrong answers is worthless.
+completeness -- or, for the recorded traces, what their folder's manifest.json records (the
+same, completeness where recorded), and any difference stops the benchmark with exit code 2
+and no results file: a benchmark that times wrong answers is worthless.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import multiprocessing
 import os
 import platform
@@ -51,13 +58,15 @@ from resumecheck.tlc.locate import find_java
 from resumecheck.tlc.runner import JAVA_OPTS_ENV
 from resumecheck.tlc.warm import MODE_ENV
 from resumecheck.trace.schema import load_schema
-from tracegen import LONG_EVENTS, TARGET_EVENTS, Trace, generate, generate_long
+from tracegen import LONG_EVENTS, TARGET_EVENTS, Expected, Trace, generate, generate_long
 
 TARGET_LONG_CPU = 10.0  # CPU-seconds for the 10,000-event trace
 # Event fields a --baseline checker may not know (ResumeCore v3: a nested load's host); the
 # baseline judges the traces without them.
 NEWER_FIELDS = ("under", "into")
 SHORT_SIZE = 100  # the batch the long trace is compared with
+TRACES = Path(__file__).resolve().parent.parent / "traces"  # the recorded traces
+REAL_CONTRACT = "ResumeCore"  # the only contract of the generated rows
 
 
 class BenchError(RuntimeError):
@@ -71,6 +80,22 @@ class Sample:
     wall: float
     cpu: float
     rss_kib: int
+
+
+@dataclass(frozen=True)
+class Recorded(Trace):
+    """A committed trace of traces/ and the verdict its folder's manifest.json records; `name`
+    is its path under traces/ with `__` for `/`, so that every area fits in one flat folder."""
+
+    source: Path
+
+    @property
+    def file(self) -> str:
+        return self.name + self.source.suffix
+
+    def write(self, folder: Path) -> Path:
+        """Copies the file as recorded, byte for byte."""
+        return Path(shutil.copyfile(self.source, folder / self.file))
 
 
 @dataclass
@@ -90,6 +115,8 @@ class Row:
     cli: tuple[str, ...] = ()
     """Another checker's command instead of this one's (`--baseline`): its verdicts follow
     its own contract, so only that it judged every trace is checked."""
+    left_out: dict[str, int] = field(default_factory=dict)
+    """Traces of other contracts not in this input, by contract (the `real` row)."""
 
     @property
     def events(self) -> int:
@@ -98,6 +125,12 @@ class Row:
     @property
     def violating(self) -> int:
         return sum(t.expected.status == "violates" for t in self.traces)
+
+    @property
+    def reached(self) -> int:
+        """Events up to each violating trace's first bad event: the TLC run that reports it
+        matches nothing after it, and a recorded trace may go on (a generated one ends there)."""
+        return sum(t.expected.event or len(t.events) for t in self.traces)
 
     def median(self, attribute: str) -> float:
         return statistics.median(getattr(s, attribute) for s in self.samples)
@@ -154,6 +187,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--jobs-size", type=int, default=1000, help="the batch also judged with --jobs 2 (0: none)"
+    )
+    parser.add_argument(
+        "--real",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="judge the recorded ResumeCore traces of traces/ (violating ones too) in one call, "
+        "against the generated batch closest in events; verdicts checked against the "
+        "manifests (default: on)",
     )
     parser.add_argument(
         "--no-spec",
@@ -306,6 +347,17 @@ def _rows(workdir: Path, args: argparse.Namespace) -> list[Row]:
     if picks and violating and not set(picks) & set(violating):
         picks[len(picks) // 2] = violating[0]
     rows += [Row(f"single-{i}", workdir / f"single-{i:04d}", [pool[i]]) for i in sorted(picks)]
+    if args.real:
+        recorded = _recorded()
+        left_out: dict[str, int] = {}
+        for trace in recorded:
+            contract = str(trace.header.get("contract"))
+            if contract != REAL_CONTRACT:
+                left_out[contract] = left_out.get(contract, 0) + 1
+        kept = [t for t in recorded if t.header.get("contract") == REAL_CONTRACT]
+        if not kept:
+            raise BenchError(f"no {REAL_CONTRACT} trace under {TRACES}")
+        rows.append(Row("real", workdir / "real", kept, left_out=left_out))
     schema = load_schema("ResumeCore")
     if schema is None:
         raise BenchError("the installed resumecheck ships no ResumeCore schema")
@@ -321,6 +373,30 @@ def _rows(workdir: Path, args: argparse.Namespace) -> list[Row]:
                 checked.add(trace.name)
             trace.write(row.path)
     return rows
+
+
+def _recorded() -> list[Recorded]:
+    """Every trace of traces/ (any contract) with the verdict its folder's manifest records:
+    properties sorted (a manifest keeps them in no particular order), completeness only where
+    recorded."""
+    traces: list[Recorded] = []
+    for manifest in sorted(TRACES.rglob("manifest.json")):
+        for file, entry in sorted(json.loads(manifest.read_text(encoding="utf-8")).items()):
+            path = manifest.parent / file
+            lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            name = path.relative_to(TRACES).with_suffix("").as_posix().replace("/", "__")
+            expected = Expected(
+                entry["status"],
+                entry.get("event"),
+                tuple(sorted(entry.get("properties", ()))),
+                entry.get("complete"),
+            )
+            events = [json.loads(line) for line in lines[1:]]
+            traces.append(Recorded(name, json.loads(lines[0]), events, expected, path))
+    files = [t.file for t in traces]
+    if len(set(files)) != len(files):
+        raise BenchError("two recorded traces flatten to the same name")
+    return traces
 
 
 def _baseline_rows(rows: list[Row], args: argparse.Namespace, workdir: Path) -> list[Row]:
@@ -356,7 +432,7 @@ def _schema_check(schema: Any, trace: Trace) -> None:
     for i, event in enumerate(trace.events, start=1):
         problem = problem or schema.event_problem(event)
         if problem:
-            raise BenchError(f"generated trace {trace.name} event {i} is invalid: {problem}")
+            raise BenchError(f"trace {trace.name} event {i} is invalid: {problem}")
 
 
 def _run(cli: Path, row: Row) -> Sample:
@@ -403,7 +479,8 @@ def _spawn(command: list[str], env: dict[str, str]) -> tuple[int, str, str, floa
 
 
 def _verify(row: Row, code: int, stdout: str, stderr: str) -> None:
-    """Every trace got exactly the verdict it was generated for, and the exit code agrees."""
+    """Every trace got exactly the verdict it was generated for (a recorded trace: the one its
+    manifest records), and the exit code agrees."""
     if row.command:
         if code != 0:
             raise BenchError(f"{row.key}: exit code {code}: {stderr.strip()[-2000:]}")
@@ -427,14 +504,19 @@ def _verify(row: Row, code: int, stdout: str, stderr: str) -> None:
         seen.add(name)
         trace = expected.get(name)
         if trace is None:
-            wrong.append(f"{name}: judged but not generated")
+            wrong.append(f"{name}: judged but not in the input")
             continue
         want = trace.expected
+        properties = tuple(verdict.get("properties", ()))
+        complete = verdict.get("complete")
+        if isinstance(trace, Recorded):  # as _recorded reads a manifest
+            properties = tuple(sorted(properties))
+            complete = None if want.complete is None else complete
         got = (
             verdict["status"],
             verdict.get("event_index"),
-            tuple(verdict.get("properties", ())),
-            verdict.get("complete"),
+            properties,
+            complete,
             verdict["events"],
         )
         if got != (want.status, want.event, want.properties, want.complete, len(trace.events)):
@@ -492,7 +574,8 @@ def _report(
         f"{args.repeats} rounds (min-max; a batch of {args.once_from:,} traces or more: one "
         "round); every round ran every row once, side by side, and "
         "ratios are medians of the per-round ratios. Every run's verdicts matched what the "
-        "generator intended (status, first bad event, properties, completeness).",
+        "generator intended (status, first bad event, properties, completeness) or, for the "
+        "recorded traces, what their manifests record.",
         "",
         "## Batches of ~100-event traces, one call each",
         "",
@@ -524,6 +607,7 @@ def _report(
     lines += _before_after_section(by_key)
     lines += _long_section(by_key, args)
     lines += _singles_section(batches, singles)
+    lines += _real_section(by_key.get("real"), batches)
     before, after = loads
     busy = max(before[0], after[0]) > len(os.sched_getaffinity(0)) * 0.75
     lines += [
@@ -555,6 +639,17 @@ def _report(
         "- each round runs every row once (rotating the order); one untimed warm-up call before.",
         "- one process per trace: each single trace in its own call; the total for N traces is "
         "N times their median (extrapolated).",
+        *(
+            [
+                f"- the recorded traces: every {REAL_CONTRACT} trace of `traces/` (its header's "
+                "`contract`), copied byte for byte into one flat folder (its path under traces/ "
+                "with `__` for `/`); each verdict checked against its folder's manifest.json "
+                "(status, first bad event, properties; completeness where recorded). Not judged "
+                "by --baseline: they use fields older checkers do not know."
+            ]
+            if args.real
+            else []
+        ),
         *(
             [
                 f"- the checker at --baseline is commit `{args.baseline}` (its package first on "
@@ -724,6 +819,61 @@ def _singles_section(batches: list[Row], singles: list[Row]) -> list[str]:
             f"| {n} | {row.median('cpu'):.2f} | {cpu * n:.1f} | {cpu * n / row.median('cpu'):.1f}x "
             f"| {row.median('wall'):.2f} | {wall * n:.1f} |"
         )
+    return lines
+
+
+def _real_section(real: Row | None, batches: list[Row]) -> list[str]:
+    """The recorded traces of traces/ beside the generated batch closest in events (by ratio)."""
+    if real is None:
+        return []
+    lines = [
+        "",
+        "## Real recorded traces",
+        "",
+        f"Every trace under `traces/` whose header names the {REAL_CONTRACT} contract, violating "
+        "ones included, copied as recorded into one folder and judged in one call; verdicts "
+        "checked against the folders' manifest.json.",
+    ]
+    if real.left_out:
+        others = ", ".join(f"{n} {c}" for c, n in sorted(real.left_out.items()))
+        lines[-1] += (
+            f" Left out: {others} traces -- each contract is a TLC run of its own spec, so they "
+            f"would add other specs' fixed and per-event costs to a rate that is {REAL_CONTRACT}'s."
+        )
+    if not batches:
+        return lines
+    near = min(batches, key=lambda r: abs(math.log(r.events / real.events)))
+    lines += [
+        "",
+        "| input | traces (violating) | events | wall s | CPU-s | peak RSS | events per CPU-s "
+        "| events reached per CPU-s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label, row in (("recorded (traces/)", real), ("generated", near)):
+        cpu = row.median("cpu")
+        lines.append(
+            f"| {label} | {len(row.traces)} ({row.violating}) | {row.events} "
+            f"| {row.spread('wall')} | {row.spread('cpu')} | {_mib(row.median('rss_kib'))} "
+            f"| {row.events / cpu:.0f} | {row.reached / cpu:.0f} |"
+        )
+    pair = {"real": real, "near": near}
+    ratio = statistics.median(
+        _per_round(pair, lambda s: (real.events / s["real"].cpu) / (near.events / s["near"].cpu))
+    )
+    reached = statistics.median(
+        _per_round(pair, lambda s: (real.reached / s["real"].cpu) / (near.reached / s["near"].cpu))
+    )
+    lines += [
+        "",
+        f"Events per CPU-second, recorded / generated (the batch of {len(near.traces):,}, the "
+        f"closest in events; median of per-round ratios): **{ratio:.2f}**; counting only the "
+        f"events reached: **{reached:.2f}**. Both include the fixed cost of a call. An event is "
+        "reached when it is not after a violating trace's first bad event: the TLC run that "
+        "reports a violation matches nothing after it (only a store-property violation judged "
+        "again, the other properties tolerated, may be followed further). "
+        f"{real.events - real.reached:,} of the recorded events come after one; a generated "
+        "violating trace ends at its bad event.",
+    ]
     return lines
 
 
