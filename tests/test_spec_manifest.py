@@ -215,3 +215,14 @@ def test_the_command_fails_then_update_manifest_refreshes_it(tmp_path: Path) -> 
     assert run.returncode == 0, run
     assert f"{folder / 'manifest.json'}: written" in run.stderr
     assert specmanifest.load(folder).configurations["MCToy.cfg"].distinct == 4
+
+
+@pytest.mark.slow
+def test_skip_leaves_out_the_rows_its_globs_match_and_nothing_else(tmp_path: Path) -> None:
+    folder = toy_spec(tmp_path / "spec")
+    rows = by_name(check_all(folder, jobs=1, only="MCToy", skip=("MCToy?*.cfg",)))
+    # MCToyGone.cfg has an entry but no file: its row is left out like the others it matches
+    assert [name for name in rows if name.startswith("MCToy")] == ["MCToy.cfg"]
+    assert by_name(check_all(folder, jobs=1, only="MCToyTiny", skip=("*Wide*",))).keys() == {
+        "MCToyTiny.cfg"
+    }

@@ -246,6 +246,13 @@ def check(
 @cli.command(epilog=exit_codes_help())
 @click.option("--large", is_flag=True, help="Run only the large configurations (MC*Large.cfg).")
 @click.option("--only", metavar="TEXT", help="Run only configurations and mutants named so.")
+@click.option(
+    "--skip",
+    metavar="GLOB",
+    multiple=True,
+    help="Leave out configurations and mutants whose name matches (a shell glob, e.g. "
+    "'MCResumeCoreSound?*.cfg': the soundness models but MCResumeCoreSound.cfg). Repeatable.",
+)
 @click.option("--jobs", default=2, show_default=True, help="TLC processes at once.")
 @click.option(
     "--update-manifest",
@@ -264,6 +271,7 @@ def check(
 def spec(
     large: bool,
     only: str | None,
+    skip: tuple[str, ...],
     jobs: int,
     update_manifest: bool,
     spec_dir: Path | None,
@@ -295,7 +303,13 @@ def spec(
     if fmt == "text":
         click.echo(header_line())
     rows = check_all(
-        folder, large=large, only=only, jobs=jobs, on_row=on_row, update=update_manifest
+        folder,
+        large=large,
+        only=only,
+        skip=skip,
+        jobs=jobs,
+        on_row=on_row,
+        update=update_manifest,
     )
     shown.clear()
     if update_manifest:
