@@ -1,4 +1,4 @@
-"""What judging ResumeCore v2 traces costs: batch sizes, history length, one process per trace.
+"""What judging ResumeCore traces costs: batch sizes, history length, one process per trace.
 
     .venv/bin/python bench/batch_bench.py --out bench/results.md          (what `make bench` runs)
     .venv/bin/python bench/batch_bench.py --sizes 1,100 --repeats 1      (a quick look)
@@ -565,7 +565,7 @@ def _report(
     singles = [r for r in rows if r.key.startswith("single-")]
     one = by_key.get("batch-1")
     lines = [
-        "# resume-check benchmark: judging ResumeCore v2 traces",
+        "# resume-check benchmark: judging ResumeCore traces",
         "",
         "Each row is ONE `resume-check --format json --no-progress PATH` call: Python start-up, "
         "the JVM, SANY and TLC all count. CPU is user+system seconds of the whole process tree "
@@ -728,7 +728,7 @@ def _before_after_section(by_key: dict[str, Row]) -> list[str]:
                 f"CPU ratio default/{mode} {ratio:.2f}"
             )
         lines[-1] += "."
-    return lines
+    return lines if len(lines) > 2 else []  # the heading alone says nothing
 
 
 def _marginal(size: int) -> Any:
