@@ -24,7 +24,7 @@ from resumecheck.trace.reader import read_trace
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 TRACES = ROOT / "traces"
-MUTANTS = int(os.environ.get("RESUME_CHECK_AGREE_MUTANTS", "1000"))
+MUTANTS = int(os.environ.get("RESUME_CHECK_AGREE_MUTANTS", "2000"))
 SEED = int(os.environ.get("RESUME_CHECK_AGREE_SEED", "20261202"))
 
 
