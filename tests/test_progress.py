@@ -49,10 +49,33 @@ def test_on_a_terminal_the_status_line_is_rewritten_in_place() -> None:
     assert screen.getvalue() == "\r\033[Ka\r\033[Kc\r\033[Kdone\n"
 
 
+def test_counted_work_is_a_bar_with_count_and_time_left_on_a_terminal() -> None:
+    clock, screen = Clock(), Terminal()
+    shown = Progress(stream=screen, clock=clock)
+    shown.count(3, 12, "recorded chain.kill-put")
+    shown.update("judging")  # while the bar is up: its label, not a line under it
+    shown.count(4, 12, "recorded chain.kill-end")
+    shown.note("judging 12 traces")  # takes the bar down first
+    text = screen.getvalue()
+    assert "4/12" in text and "recorded chain.kill-end" in text, text
+    assert "0:00:00" in text and " left " in text, text  # the time spent and the time left
+    assert text.endswith("judging 12 traces\n"), text
+
+
+def test_counted_work_off_a_terminal_is_a_plain_count_line() -> None:
+    clock, log = Clock(), io.StringIO()
+    shown = Progress(stream=log, clock=clock)
+    clock.now += PLAIN_INTERVAL
+    shown.count(5, 9, "recorded fork.kill-end")
+    shown.count(6, 9, "recorded fork.kill-put")  # within the interval: dropped
+    assert log.getvalue() == "5/9 recorded fork.kill-end\n"
+
+
 def test_no_progress_prints_nothing() -> None:
     clock, screen = Clock(), Terminal()
     shown = Progress(False, stream=screen, clock=clock)
     shown.update("a")
+    shown.count(1, 2, "c")
     shown.note("b")
     shown.clear()
     assert screen.getvalue() == ""

@@ -1,10 +1,12 @@
 """Progress on stderr that suits where stderr goes: a terminal or a CI log.
 
-On a terminal one status line is rewritten in place (`\\r`), at most ten times a second. Anywhere
-else (a log file, a CI job) a `\\r` would pile up as garbage, so the status is written as a plain
-line, at most once every PLAIN_INTERVAL seconds and only when it changed: a short run prints
-nothing, a long one leaves a heartbeat in the log. Every command uses this one helper, so
-`--progress/--no-progress` means the same everywhere.
+On a terminal one status line is rewritten in place (`\\r`), at most ten times a second; work
+whose size is known (`count`: cells recorded of a matrix) is a bar with the count, the time
+spent and the time left, drawn by rich. Anywhere else (a log file, a CI job) a `\\r` would pile
+up as garbage, so the status is written as a plain line, at most once every PLAIN_INTERVAL
+seconds and only when it changed: a short run prints nothing, a long one leaves a heartbeat in
+the log. Every command uses this one helper, so `--progress/--no-progress` means the same
+everywhere.
 """
 
 from __future__ import annotations
@@ -15,6 +17,16 @@ from collections.abc import Callable
 from typing import TextIO
 
 import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.progress import Progress as Bar
 
 TTY_INTERVAL = 0.1
 PLAIN_INTERVAL = 10.0
@@ -44,6 +56,7 @@ class Progress:
         self._shown_at = clock() if not self.tty else float("-inf")
         self._shown = ""
         self._on_screen = False
+        self._bar: tuple[Bar, TaskID] | None = None
 
     @property
     def stream(self) -> TextIO:
@@ -55,6 +68,10 @@ class Progress:
         when it changed since the last line)."""
         if not self.enabled:
             return
+        if self._bar is not None:
+            bar, task = self._bar
+            bar.update(task, description=text[:60])
+            return
         now = self._clock()
         if self.tty:
             if now - self._shown_at >= TTY_INTERVAL:
@@ -65,6 +82,31 @@ class Progress:
             self._write(f"{text}\n")
             self._shown, self._shown_at = text, now
 
+    def count(self, done: int, total: int, what: str) -> None:
+        """`done` of `total` units of work, the last of them `what`: a bar with the count and
+        the time left on a terminal, a plain `done/total what` line elsewhere."""
+        if not self.enabled:
+            return
+        if not self.tty:
+            self.update(f"{done}/{total} {what}")
+            return
+        if self._bar is None:
+            self.clear()
+            bar = Bar(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("left"),
+                TimeRemainingColumn(),
+                console=Console(file=self.stream),
+                transient=True,
+            )
+            bar.start()
+            self._bar = (bar, bar.add_task(what[:60], total=total))
+        bar, task = self._bar
+        bar.update(task, completed=done, total=total, description=what[:60])
+
     def note(self, text: str) -> None:
         """A line worth keeping in any log: a phase starts, a count is known."""
         if self.enabled:
@@ -72,7 +114,10 @@ class Progress:
             self._write(f"{text}\n")
 
     def clear(self) -> None:
-        """Removes the status line from a terminal before anything else is written there."""
+        """Removes the status line (or bar) from a terminal before anything else is written."""
+        if self._bar is not None:
+            self._bar[0].stop()
+            self._bar = None
         if self._on_screen:
             self._write("\r\033[K")
             self._on_screen = False

@@ -287,7 +287,7 @@ def run_suite(
     def recorded(report: CellReport) -> None:
         nonlocal done
         done += 1
-        shown.update(f"recorded {done}/{len(chosen)}: {report.cell.name}")
+        shown.count(done, len(chosen), f"recorded {report.cell.name}")
 
     record_cells = getattr(matrix, "record_cells", None) or record_each(matrix.record_cell)
     # in resume-check's run folder: a run killed by SIGKILL leaves no sandbox layers behind
