@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 ## Model-check every MC configuration and show that every mutant is rejected for its property.
-## (`make test` runs all of it but the specialised soundness models, `--skip "MCResumeCoreSound?*.cfg"`.)
+## (`make test` runs a slice: tests/test_spec.py, SLICE_SKIP.)
 check-spec: setup
 	$(BIN)/resume-check spec
 

@@ -3,9 +3,11 @@ the property spec/manifest.json names for it; a mutant that does not apply or ch
 fails its row. The manifest's own rules (a file it does not list, a count that changed,
 `--update-manifest`): test_spec_manifest.py.
 
-`make test` runs a slice: every mutant and every configuration but the specialised soundness
-models of ResumeCore (`MCResumeCoreSound<Something>.cfg`, a minute each; `MCResumeCoreSound.cfg`,
-every move at five events, stays). `make check-spec` runs them all.
+`make test` runs a slice: every configuration but the specialised soundness models of ResumeCore
+(`MCResumeCoreSound<Something>.cfg`, a minute each; `MCResumeCoreSound.cfg`, every move at five
+events, stays), and every mutant but the few found only at the end of a long search (15-50 s
+each); the mutants that run still break every property of every contract. `make check-spec`
+runs them all.
 """
 
 from __future__ import annotations
@@ -70,7 +72,20 @@ def add_to_manifest(folder: Path, **mutants: str) -> None:
 
 
 # The rows `make test` leaves to `make check-spec` (resume-check spec --skip).
-SLICE_SKIP = "MCResumeCoreSound?*.cfg"
+SLICE_SKIP = (
+    "MCResumeCoreSound?*.cfg",
+    "core-check-end-changes-other-branch",
+    "core-check-ends-over-parked",
+    "core-check-returns-leaving-asked",
+    "core-check-reruns-stored",
+    "core-check-call-reruns-stored",
+    "core-check-answered-twice",
+    "core-check-finish-own-end",
+)
+
+
+def in_slice(name: str) -> bool:
+    return not any(fnmatch.fnmatchcase(name, glob) for glob in SLICE_SKIP)
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +93,8 @@ def full_run() -> Run:
     # Two TLC runs at once, as `resume-check spec` does for users: each run has its own
     # folders (test_tlc_isolation.py shows concurrent runs share no file), and the second
     # core halves the longest test of `make test`.
-    run = run_cli("spec", "--jobs", "2", "--skip", SLICE_SKIP, timeout=1800)
+    skips = [option for glob in SLICE_SKIP for option in ("--skip", glob)]
+    run = run_cli("spec", "--jobs", "2", *skips, timeout=1800)
     run.assert_no_traceback()
     return run
 
@@ -96,7 +112,7 @@ def test_every_small_configuration_is_checked_and_passes(full_run: Run) -> None:
     assert "MCResumeCoreSound.cfg" in configs
     got = {name: (r.kind, r.outcome, r.expected, r.mark) for name, r in rows.items()}
     for config in configs:
-        if fnmatch.fnmatchcase(config, SLICE_SKIP):
+        if not in_slice(config):
             assert config not in got, f"{config} is left to make check-spec"
         else:
             assert got.get(config) == ("config", "ok", "ok", "PASS"), config
@@ -108,11 +124,17 @@ def test_every_mutant_is_rejected_for_its_property(full_run: Run) -> None:
     rows = rows_of(full_run)
     mutants = sorted((SPEC / "mutants").glob("*.mutant"))
     assert len(mutants) >= 10
-    expected = {m.stem: ("mutant", f"violates {expected_property(m)}", "PASS") for m in mutants}
+    expected = {
+        m.stem: ("mutant", f"violates {expected_property(m)}", "PASS")
+        for m in mutants
+        if in_slice(m.stem)
+    }
     got = {name: (r.kind, r.outcome, r.mark) for name, r in rows.items() if r.kind == "mutant"}
     assert got == expected
-    for mutant in mutants:
-        assert rows[mutant.stem].expected == expected_property(mutant)
+    # the slice still shows every property of every contract able to fail
+    assert {expected_property(m) for m in mutants if in_slice(m.stem)} == {
+        expected_property(m) for m in mutants
+    }
 
 
 def test_every_property_is_shown_to_fail_by_some_mutant(full_run: Run) -> None:

@@ -413,11 +413,12 @@ def _matrix(backend: str, scenarios: str, out: Path, *extra: str) -> dict[str, A
 
 
 # `make test` records the matrix cells on one API of each saver; its other API (the same
-# store behind the async wrapper) under `make test-long`.
+# store behind the async wrapper) under `make test-long`. The two DynamoDB savers (the slowest:
+# a moto server per call) are there too; each keeps a test of its own in `make test` (a killed
+# run resumed in a fresh process; dynamodb-checkpoint's finding).
+LONG_MATRIX = ("dynamodb", "dynamodb-checkpoint")
 MATRIX_SAVERS = [
-    pytest.param(b, marks=pytest.mark.long)
-    if b.endswith("-async") or b == "dynamodb-checkpoint"  # (its finding has a test of its own)
-    else b
+    pytest.param(b, marks=pytest.mark.long) if b.endswith("-async") or b in LONG_MATRIX else b
     for b in THIRD_PARTY
 ]
 
