@@ -36,8 +36,9 @@ test: setup
 	$(BIN)/python -m pytest -q -m "not long" --durations=25
 
 ## The checks that take minutes each: docs/pytest.md's worked example run verbatim, twice; the
-## rest of what `make test` runs a slice of (every unseen app, every correct saver, each
-## third-party saver's other API, a matrix recorded twice for determinism).
+## rest of what `make test` runs a slice of (every unseen app, every correct saver, the whole
+## broken-saver zoo, each third-party saver's other API and the DynamoDB savers' matrices, a
+## matrix recorded twice for determinism). The contract's slice: make check-spec.
 test-long: setup
 	$(BIN)/python -m pytest -q -m long --durations=10
 
