@@ -14,13 +14,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import CLI, ROOT, SPEC, invoke, run_cli
+from resumecheck.waiting import poll
 
 # One folder per contract area (ResumeCore, DagRevision, SemanticRecovery, SandboxCR).
 AREAS = ("traces/core", "traces/revision", "traces/recovery", "traces/sandbox")
@@ -147,10 +147,12 @@ def test_a_worker_killed_while_judging_is_exit_3(scheduler_and_worker: str) -> N
         try:
             # Killed once a shard is on the worker: TLC's start alone takes longer than this
             # loop's step, so the kill lands while the shard is judged.
-            deadline = time.monotonic() + 120
-            while not client.processing().get(worker) and judging.poll() is None:
-                assert time.monotonic() < deadline, "no shard reached the worker"
-                time.sleep(0.05)
+            busy = poll(
+                lambda: client.processing().get(worker) or judging.poll() is not None,
+                timeout=120,
+                every=0.05,
+            )
+            assert busy, "no shard reached the worker"
             os.kill(pid, signal.SIGKILL)
             stdout, stderr = judging.communicate(timeout=180)
         finally:

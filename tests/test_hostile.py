@@ -28,6 +28,7 @@ from resumecheck import escape, tempdirs
 from resumecheck.inputs import expand
 from resumecheck.trace.prefix import is_object_prefix
 from resumecheck.trace.schema import load_schema
+from resumecheck.waiting import poll
 
 # --- seeds ---------------------------------------------------------------------------------
 
@@ -574,26 +575,28 @@ def _kill_when(
 ) -> list[int]:
     """SIGKILLs `process` once it has a descendant whose command line is `wanted`; returns the
     descendants it had then."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def found() -> list[int] | None:
         children = _children(process.pid)
         if any(wanted(_cmdline(child)) for child in children):
-            process.kill()
-            process.wait()
             return children
         assert process.poll() is None, "resume-check finished before it could be killed"
-        time.sleep(0.02)
+        return None
+
+    children = poll(found, timeout=timeout, every=0.02)
     process.kill()
-    raise AssertionError(f"no such child within {timeout} s")
+    process.wait()
+    if children is None:
+        raise AssertionError(f"no such child within {timeout} s")
+    return children
 
 
 def _all_dead(pids: list[int], within: float = 10) -> list[int]:
-    deadline = time.monotonic() + within
-    while True:
-        alive = [p for p in pids if (Path("/proc") / str(p)).exists() and _live(p)]
-        if not alive or time.monotonic() > deadline:
-            return alive
-        time.sleep(0.05)
+    def alive() -> list[int]:
+        return [p for p in pids if (Path("/proc") / str(p)).exists() and _live(p)]
+
+    poll(lambda: not alive(), timeout=within, every=0.05)
+    return alive()
 
 
 def _live(pid: int) -> bool:

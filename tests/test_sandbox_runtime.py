@@ -8,7 +8,6 @@ exactly, and a checkpoint image must rebuild the state it was taken from. (Proce
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from rctools.sandbox.inspector import Inspector
 from rctools.sandbox.namespace import Sandbox, table_digest
 from rctools.sandbox.store import Store
 from rctools.sandbox.tree import WHITEOUT, manifest, merge, tree_digest
+from resumecheck.waiting import poll
 from test_spec import expected_property
 
 pytestmark = pytest.mark.slow
@@ -150,9 +150,7 @@ def test_kernel_file_events_name_what_a_turn_touched(sandbox: Sandbox) -> None:
         assert (
             sandbox.run("(sleep 0.2; echo late >> keep.txt) </dev/null >/dev/null 2>&1 &").exit == 0
         )
-        deadline = time.monotonic() + 10
-        while "keep.txt" not in manifest(sandbox.upper, upper=True) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        poll(lambda: "keep.txt" in manifest(sandbox.upper, upper=True), timeout=10, every=0.05)
         upper = manifest(sandbox.upper, upper=True)
         assert inspector.classify(upper, [], {}) == {"files"}
         assert "keep.txt" in inspector.since

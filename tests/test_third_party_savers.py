@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from resumecheck.waiting import poll
 
 with contextlib.suppress(ImportError):  # absent when this module runs as the worker
     from services import services  # noqa: F401  (session fixture: the real servers)
@@ -260,11 +261,12 @@ def test_a_sigkilled_run_resumes_in_a_fresh_process(backend: str, store: Path) -
     started = time.monotonic()
     first = _worker("start", backend, store)
     try:
-        deadline = time.monotonic() + WORKER_TIMEOUT
-        while not (store / "slow-started").exists():
+
+        def started() -> bool:
             assert first.poll() is None, first.communicate()[1]
-            assert time.monotonic() < deadline, "the graph never reached `slow`"
-            time.sleep(0.05)
+            return (store / "slow-started").exists()
+
+        assert poll(started, timeout=WORKER_TIMEOUT, every=0.05), "the graph never reached `slow`"
         # `slow` runs: the checkpoint after `prepare` was saved before it started (sync).
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=10)

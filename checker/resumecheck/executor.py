@@ -35,6 +35,7 @@ from resumecheck.errors import ExecutorError, ResumeCheckError
 from resumecheck.judge import Prepared
 from resumecheck.remote import ContractFiles, ShardJob, ShardResult, judge_shard
 from resumecheck.verdict import Verdict
+from resumecheck.waiting import poll
 
 CONNECT_SECONDS = 10.0
 WAIT_SECONDS = 60.0
@@ -180,9 +181,11 @@ class DaskExecutor:
         """A call to the scheduler; an ExecutorError if the connection to it is gone."""
         try:
             # A client that lost the scheduler tries to reconnect for a while: waited for.
-            deadline = time.monotonic() + CONNECT_SECONDS
-            while self.client.status == "connecting" and time.monotonic() < deadline:
-                time.sleep(_POLL_SECONDS)
+            poll(
+                lambda: self.client.status != "connecting",
+                timeout=CONNECT_SECONDS,
+                every=_POLL_SECONDS,
+            )
             if self.client.status == "running":
                 return call()
             problem = f"the client is {self.client.status}"

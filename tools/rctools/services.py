@@ -45,10 +45,11 @@ import socket
 import stat
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from resumecheck.waiting import poll
 
 PG_URL_VAR = "RESUME_CHECK_PG_URL"
 REDIS_URL_VAR = "RESUME_CHECK_REDIS_URL"
@@ -183,12 +184,8 @@ def _locked(folder: Path) -> Iterator[None]:
 
 
 def _wait(check: object, what: str, timeout: float = READY_TIMEOUT) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():  # type: ignore[operator]
-            return
-        time.sleep(0.05)
-    raise ServiceError(f"{what} did not become ready within {timeout:.0f} s")
+    if not poll(check, timeout=timeout, every=0.05):  # type: ignore[arg-type]
+        raise ServiceError(f"{what} did not become ready within {timeout:.0f} s")
 
 
 # --------------------------------------------------------------------------- packages
@@ -527,9 +524,7 @@ class Redis:
             return False
         with contextlib.suppress(OSError):
             self._command(port, b"SHUTDOWN NOSAVE\r\n")
-        deadline = time.monotonic() + 10
-        while self.pid() is not None and time.monotonic() < deadline:
-            time.sleep(0.05)
+        poll(lambda: self.pid() is None, timeout=10, every=0.05)
         if self.pid() is not None:
             os.kill(pid, signal.SIGKILL)
         self.pidfile.unlink(missing_ok=True)
@@ -557,9 +552,7 @@ def _stop(pid: int, alive: object, what: str, timeout: float = 20) -> None:
     """SIGTERM (both servers shut down cleanly on it), SIGKILL if it is still there later."""
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while alive() and time.monotonic() < deadline:  # type: ignore[operator]
-        time.sleep(0.05)
+    poll(lambda: not alive(), timeout=timeout, every=0.05)  # type: ignore[operator]
     if alive():  # type: ignore[operator]
         print(f"services: {what} ignored SIGTERM; killing it", file=sys.stderr)
         with contextlib.suppress(ProcessLookupError):

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from platformdirs import user_cache_dir
+
 from resumecheck.errors import ToolchainError
 from resumecheck.tlc.locate import find_jar, find_java
 
@@ -127,8 +129,7 @@ def _cache_root() -> Path:
     explicit = os.environ.get(CACHE_ENV, "").strip()
     if explicit:
         return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    return Path(base) / "resume-check"
+    return Path(user_cache_dir("resume-check", appauthor=False))
 
 
 def _build(folder: Path, sources: dict[str, str], java: str, javac: str, jar: str) -> None:

@@ -14,9 +14,10 @@ import json
 import os
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
+
+from resumecheck.waiting import poll
 
 from rctools.dbos.tables import ck, forks_of, snapshot
 from rctools.suite.crash import KillPoints
@@ -219,14 +220,18 @@ def parked(
 ) -> tuple[str, str]:
     """Waits until the workflow waits in a recv (its timeout row is in the tables); returns
     the interrupt (the recv's task) and the checkpoint it waits at."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def seen() -> tuple[str, str] | None:
         snap = snapshot(rec.db, wf)
         k = snap.parked()
-        if k is not None and f"{wf}:{k}" != other_than:
-            return f"{wf}:{k}", snap.ckid(k - 1)
-        time.sleep(0.02)
-    raise SystemExit(f"{wf} never waited in recv")
+        if k is None or f"{wf}:{k}" == other_than:
+            return None
+        return f"{wf}:{k}", snap.ckid(k - 1)
+
+    found = poll(seen, timeout=timeout, every=0.02)
+    if found is None:
+        raise SystemExit(f"{wf} never waited in recv")
+    return found
 
 
 def answer(rec: Recorder, wf: str, topic: str, value: str, seen: tuple[str, str]) -> None:

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from resumecheck.waiting import poll
+
 FAULT_PREFIX = "kill:"
 WRITE_CALLS = ("put", "put_writes")
 ROUND_TRIPS = ("sql", "cmd")  # the statement points' kinds: SQL statements, redis round trips
@@ -296,9 +298,7 @@ class KillSwitch:
         if hit and self.paused():
             # what is held waits, most often, for another thread (LangGraph's background
             # writer) that is about to write it: give it a moment, then kill here
-            deadline = time.monotonic() + HELD_WAIT
-            while self.paused() and time.monotonic() < deadline:
-                time.sleep(0.001)
+            poll(lambda: not self.paused(), timeout=HELD_WAIT, every=0.001)
         if self.paused():
             if hit:
                 self.deferred = f"{label}#{nth}"

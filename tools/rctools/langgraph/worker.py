@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 import uuid
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from rctools.langgraph.record import Recording, on_saver
 from rctools.langgraph.recorder import KillSwitch
 from rctools.langgraph.scenarios import WORLD_VAR
 from rctools.langgraph_backends import BackendError, aopen_saver, api_of, open_saver
+from rctools.suite.crash import barrier
 
 THREAD = "t1"
 SaverFactory = Callable[[], Any]
@@ -269,14 +269,8 @@ async def _anested(quiet: Any, thread: str, root: list[Any]) -> list[Any]:
 def _meet(cell: Cell, job: Invocation, at: str = "barrier") -> None:
     """Waits (at most 10 s) until `job.barrier` processes reached this point: concurrent
     resumes that really overlap."""
-    if job.barrier < 2:
-        return
-    folder = cell.folder / at
-    folder.mkdir(exist_ok=True)
-    (folder / job.proc).touch()
-    deadline = time.monotonic() + 10
-    while len(list(folder.iterdir())) < job.barrier and time.monotonic() < deadline:
-        time.sleep(0.005)
+    if job.barrier >= 2:
+        barrier(cell.folder / at, job.proc, job.barrier, timeout=10, required=False)
 
 
 def parked_of(state: Any) -> list[dict[str, Any]]:

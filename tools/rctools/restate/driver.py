@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from resumecheck.waiting import poll
+
 from rctools.restate.journal import SERVICE, snapshot
 from rctools.restate.server import Server
 from rctools.services import _free_port
@@ -219,13 +221,10 @@ class Driver:
         self.notes["resubmit"] = [status, body]
 
     def _until(self, check: Any, what: str) -> Any:
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
-            found = check()
-            if found:
-                return found
-            time.sleep(0.05)
-        raise CellFailed(f"timed out waiting for {what}")
+        found = poll(check, timeout=WAIT, every=0.05)
+        if not found:
+            raise CellFailed(f"timed out waiting for {what}")
+        return found
 
     def parked(self, other_than: int | None = None) -> tuple[int, str]:
         """Waits until the workflow waits for a promise; its task index and checkpoint."""
@@ -296,19 +295,20 @@ class Driver:
 
     def output(self) -> Any:
         """Waits for the workflow's result (the ingress's attach)."""
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
+
+        def attached() -> tuple[Any] | None:
             try:
                 status, body = self.server.call(
                     f"/restate/workflow/{SERVICE}/{self.key}/attach", timeout=WAIT
                 )
             except OSError:
-                time.sleep(0.1)
-                continue
-            if status == 200:
-                return body
-            time.sleep(0.1)
-        raise CellFailed("the workflow never completed")
+                return None
+            return (body,) if status == 200 else None
+
+        found = poll(attached, timeout=WAIT, every=0.1)
+        if found is None:
+            raise CellFailed("the workflow never completed")
+        return found[0]
 
     def close_answerers(self) -> None:
         """Each request handler saw the workflow end: a load of the final checkpoint."""

@@ -20,12 +20,13 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from resumecheck.waiting import poll
 
 from rctools.services import ServiceError, _free_port, _locked, services_dir
 
@@ -142,13 +143,15 @@ def _http(method: str, url: str, body: Any = None, *, timeout: float = 30.0) -> 
 
 def query(admin: str, sql: str) -> list[dict[str, Any]]:
     """Restate's SQL introspection (the admin API's /query over sys_journal & co.)."""
-    deadline = time.monotonic() + READY_TIMEOUT / 4
-    while True:
-        status, body = _http("POST", f"{admin}/query", {"query": sql})
-        # a restarted server answers /health before its partition serves queries (500)
-        if status < 500 or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
+    answers: list[tuple[int, Any]] = []
+
+    def served() -> bool:
+        answers.append(_http("POST", f"{admin}/query", {"query": sql}))
+        return answers[-1][0] < 500
+
+    # a restarted server answers /health before its partition serves queries (500)
+    poll(served, timeout=READY_TIMEOUT / 4, every=0.1)
+    status, body = answers[-1]
     if status != 200 or not isinstance(body, dict):
         raise ServiceError(f"restate query failed: {status} {body}")
     rows: list[dict[str, Any]] = body.get("rows", [])
@@ -211,16 +214,16 @@ class Server:
             cwd=self.data,
         )
         log.close()
-        deadline = time.monotonic() + READY_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise ServiceError(
-                    f"restate-server exited ({self.proc.returncode}): {self._tail()}"
-                )
-            if self._ready():
-                return
-            time.sleep(0.05)
-        raise ServiceError(f"restate-server not ready within {READY_TIMEOUT:.0f} s: {self._tail()}")
+        if not poll(self._up, timeout=READY_TIMEOUT, every=0.05):
+            raise ServiceError(
+                f"restate-server not ready within {READY_TIMEOUT:.0f} s: {self._tail()}"
+            )
+
+    def _up(self) -> bool:
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            raise ServiceError(f"restate-server exited ({self.proc.returncode}): {self._tail()}")
+        return self._ready()
 
     def _ready(self) -> bool:
         try:
@@ -251,17 +254,18 @@ class Server:
 
     def register(self, uri: str) -> None:
         """Registers the service deployment at `uri` (the server discovers its handlers)."""
-        deadline = time.monotonic() + READY_TIMEOUT
-        while True:
+        answers: list[tuple[int, Any]] = []
+
+        def registered() -> bool:
             try:
-                status, body = _http("POST", f"{self.admin}/deployments", {"uri": uri})
+                answers.append(_http("POST", f"{self.admin}/deployments", {"uri": uri}))
             except OSError as exc:
-                status, body = 0, str(exc)
-            if status in (200, 201):
-                return
-            if time.monotonic() > deadline:
-                raise ServiceError(f"registering {uri} failed: {status} {body}")
-            time.sleep(0.1)
+                answers.append((0, str(exc)))
+            return answers[-1][0] in (200, 201)
+
+        if not poll(registered, timeout=READY_TIMEOUT, every=0.1):
+            status, body = answers[-1]
+            raise ServiceError(f"registering {uri} failed: {status} {body}")
 
     def query(self, sql: str) -> list[dict[str, Any]]:
         return query(self.admin, sql)

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ import hypercorn.asyncio
 import hypercorn.config
 import restate
 from restate import RunOptions, Workflow, WorkflowContext, WorkflowSharedContext
+from resumecheck.waiting import apoll, poll
 
 from rctools.restate.journal import ck, snapshot
 from rctools.restate.server import query
@@ -90,8 +91,7 @@ class Pauses:
         if label != self.label or self.seen[label] != 1:
             return
         (self.folder / "paused").write_text(attempt.name)
-        while not (self.folder / "go").exists():
-            time.sleep(0.02)
+        poll((self.folder / "go").exists, timeout=math.inf, every=0.02)
         raise Abandoned(label)
 
 
@@ -148,12 +148,14 @@ class Attempt:
     def _visible(self, k: int) -> Any:
         """Waits until the journal holds task k's command (the SDK sends a `ctx.run` command
         before it runs the body): a kill inside the body then always finds it journaled."""
-        deadline = time.monotonic() + VISIBLE_TIMEOUT
-        while True:
-            snap = self.snap()
-            if len(snap.tasks) >= k or time.monotonic() > deadline:
-                return snap
-            time.sleep(0.02)
+        seen: list[Any] = []
+
+        def journaled() -> bool:
+            seen.append(self.snap())
+            return len(seen[-1].tasks) >= k
+
+        poll(journaled, timeout=VISIBLE_TIMEOUT, every=0.02)
+        return seen[-1]
 
     def flush(self) -> None:
         """The consumed promise's result is stored once the journal has a later command: the
@@ -246,12 +248,12 @@ class Attempt:
             "select count(*) as n from sys_invocation where target_handler_name = 'approve' "
             f"and target_service_key = '{self.key}' and status != 'completed'"
         )
-        deadline = time.monotonic() + VISIBLE_TIMEOUT
-        while time.monotonic() < deadline:
+
+        async def settled() -> bool:
             rows = await asyncio.to_thread(query, self.proc.job["admin"], sql)
-            if rows and int(rows[0]["n"]) == 0:
-                return
-            await asyncio.sleep(0.02)
+            return bool(rows) and int(rows[0]["n"]) == 0
+
+        await apoll(settled, timeout=VISIBLE_TIMEOUT, every=0.02)
 
     def returning(self) -> None:
         self.flush()

@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from resumecheck.waiting import poll
+
 from rctools.sandbox.fanotify import FanotifyUnavailable, UpperWatch
 from rctools.sandbox.inspector import MODES as INSPECTORS
 from rctools.sandbox.inspector import Inspector
@@ -151,9 +153,7 @@ class Agent:
         self.sent = history
 
     def _await_processes(self, want: str, timeout: float = 5.0) -> None:
-        deadline = time.monotonic() + timeout
-        while table_digest(self.sandbox.processes()) != want and time.monotonic() < deadline:
-            time.sleep(0.01)
+        poll(lambda: table_digest(self.sandbox.processes()) == want, timeout=timeout, every=0.01)
 
     def _observe(self) -> tuple[str, str]:
         """The sandbox as it is: digests of the merged workspace and of the process table."""

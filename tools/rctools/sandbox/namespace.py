@@ -21,9 +21,10 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from resumecheck.waiting import poll
 
 from rctools.sandbox.tree import digest
 
@@ -212,9 +213,8 @@ class Sandbox:
                 stopped.append(pid)
             except ProcessLookupError:
                 pass
-        deadline = time.monotonic() + 2.0  # SIGSTOP is asynchronous: wait until they stopped
-        while time.monotonic() < deadline and not all(map(_stopped, stopped)):
-            time.sleep(0.001)
+        # SIGSTOP is asynchronous: wait until they stopped
+        poll(lambda: all(map(_stopped, stopped)), timeout=2.0, every=0.001)
         return stopped
 
     def wakeups(self) -> dict[int, tuple[int, int]]:
@@ -259,10 +259,11 @@ def _stopped(pid: int) -> bool:
 
 
 def _child_of(pid: int, timeout: float = 5.0) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        if children:
-            return int(children[0])
-        time.sleep(0.005)
-    raise SandboxError(f"unshare ({pid}) started no sandbox process")
+    children = poll(
+        lambda: Path(f"/proc/{pid}/task/{pid}/children").read_text().split(),
+        timeout=timeout,
+        every=0.005,
+    )
+    if not children:
+        raise SandboxError(f"unshare ({pid}) started no sandbox process")
+    return int(children[0])

@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from resumecheck.waiting import poll
+
 from rctools.suite.reports import WorkerReport
 
 KILL_ENV = "RC_KILL_AT"
@@ -125,13 +127,14 @@ def run_child(
     return WorkerReport(proc, role, "returned", 0, result=result, seconds=seconds)
 
 
-def barrier(folder: Path, proc: str, count: int, timeout: float = 30.0) -> None:
+def barrier(
+    folder: Path, proc: str, count: int, timeout: float = 30.0, *, required: bool = True
+) -> None:
     """Blocks until `count` processes of a phase reached this point (concurrent resumers that
-    really overlap, every time: a cell stays deterministic)."""
+    really overlap, every time: a cell stays deterministic). Past `timeout` a TimeoutError, or,
+    where the overlap is only sought (`required=False`), the caller goes on alone."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / proc).touch()
-    deadline = time.monotonic() + timeout
-    while len(list(folder.iterdir())) < count:
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"barrier {folder}: {len(list(folder.iterdir()))}/{count}")
-        time.sleep(0.01)
+    met = poll(lambda: len(list(folder.iterdir())) >= count, timeout=timeout, every=0.005)
+    if not met and required:
+        raise TimeoutError(f"barrier {folder}: {len(list(folder.iterdir()))}/{count}")

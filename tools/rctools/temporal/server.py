@@ -17,10 +17,10 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 from resumecheck.errors import EnvironmentProblem
+from resumecheck.waiting import poll
 
 READY_TIMEOUT = 60.0
 
@@ -98,16 +98,16 @@ class DevServer:
             argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
         )
         log.close()
-        deadline = time.monotonic() + READY_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                tail = (self.folder / f"server-{self.starts}.log").read_text(errors="replace")
-                raise ServerError(f"temporal dev server exited: {tail[-300:]}")
-            if self._serving():
-                return
-            time.sleep(0.1)
-        self.kill()
-        raise ServerError(f"temporal dev server not serving after {READY_TIMEOUT:g} s")
+        if not poll(self._up, timeout=READY_TIMEOUT, every=0.1):
+            self.kill()
+            raise ServerError(f"temporal dev server not serving after {READY_TIMEOUT:g} s")
+
+    def _up(self) -> bool:
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            tail = (self.folder / f"server-{self.starts}.log").read_text(errors="replace")
+            raise ServerError(f"temporal dev server exited: {tail[-300:]}")
+        return self._serving()
 
     def _serving(self) -> bool:
         """The health check the CLI itself offers (the frontend answers gRPC)."""

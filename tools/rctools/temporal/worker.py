@@ -25,6 +25,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from resumecheck.waiting import apoll
 from temporalio import activity, workflow
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import ResetReapplyExcludeType
@@ -331,17 +332,21 @@ async def parked(
     r: Recorder, other_than: str | None = None, timeout: float = 40
 ) -> tuple[str, str]:
     """Waits until the latest run waits for an answer; returns the wait's task and checkpoint."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while asyncio.get_running_loop().time() < deadline:
+
+    async def seen() -> tuple[str, str] | None:
         try:
             view = await r.view()
-        except Exception:
-            view = None
-        k = view.parked() if view is not None else None
-        if view is not None and k is not None and view.task(k) != other_than:
-            return view.task(k), view.ckid(k - 1)
-        await asyncio.sleep(0.05)
-    raise SystemExit(f"{r.wf} never waited for an answer")
+        except Exception:  # the run is not there yet
+            return None
+        k = view.parked()
+        if k is None or view.task(k) == other_than:
+            return None
+        return view.task(k), view.ckid(k - 1)
+
+    found = await apoll(seen, timeout=timeout, every=0.05)
+    if found is None:
+        raise SystemExit(f"{r.wf} never waited for an answer")
+    return found
 
 
 async def send(r: Recorder, value: str, seen: tuple[str, str], how: str) -> None:
