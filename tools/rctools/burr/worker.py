@@ -22,6 +22,7 @@ from typing import Any
 from rctools.suite.crash import KillPoints, barrier
 from rctools.suite.effects import Effects
 from rctools.suite.trace import TraceWriter
+from rctools.suite.trace import load as trace_load
 
 GRAPHS = {"linear": ["reserve", "charge", "mail", "ship"], "loop": ["plan", "work", "report"]}
 LOOPS = 3  # how often the loop graph's work action runs
@@ -64,16 +65,7 @@ def main(job_path: str) -> int:
             with trace.shared():
                 data = super().load(partition_key, app_id_, sequence_id, **kw)
                 if data is None and job["role"] == "run":
-                    trace.event(
-                        "load",
-                        thread=app_id,
-                        asked=None,
-                        checkpoint=None,
-                        parent=None,
-                        digest=None,
-                        writes=[],
-                        answers=[],
-                    )
+                    trace.event("load", **trace_load(app_id))
                     trace.event("step", thread=app_id, checkpoint=init, parent=None)
                     trace.event("put", checkpoint=init, digest=digest(job["default_state"]))
                     cur["ck"] = init
@@ -81,13 +73,7 @@ def main(job_path: str) -> int:
                     cur["ck"] = init
                     trace.event(
                         "load",
-                        thread=app_id,
-                        asked=None,
-                        checkpoint=init,
-                        parent=None,
-                        digest=digest(job["default_state"]),
-                        writes=[],
-                        answers=[],
+                        **trace_load(app_id, checkpoint=init, digest=digest(job["default_state"])),
                     )
                 else:
                     seq = data["sequence_id"]
@@ -98,13 +84,7 @@ def main(job_path: str) -> int:
                     cur["ck"] = me
                     trace.event(
                         "load",
-                        thread=app_id,
-                        asked=None,
-                        checkpoint=me,
-                        parent=parent,
-                        digest=digest(state),
-                        writes=[],
-                        answers=[],
+                        **trace_load(app_id, checkpoint=me, parent=parent, digest=digest(state)),
                     )
             kill.hit("loaded")
             if job.get("barrier"):

@@ -34,6 +34,7 @@ from typing import Any
 from rctools.suite.crash import KillPoints, barrier
 from rctools.suite.effects import Effects
 from rctools.suite.trace import TraceWriter
+from rctools.suite.trace import load as trace_load
 
 # graph name -> [(method, the method it listens to or None for @start, parks for review)]
 GRAPHS: dict[str, list[tuple[str, str | None, bool]]] = {
@@ -158,14 +159,7 @@ def main(job_path: str) -> int:
                 {"task": f"{ck}:{method}", "kind": "interrupt", "interrupt": f"{ck}:{method}"}
             ]
         trace.event(
-            "load",
-            thread=flow_id,
-            asked=None,
-            checkpoint=ck,
-            parent=parent,
-            digest=dig,
-            writes=writes,
-            answers=[],
+            "load", **trace_load(flow_id, checkpoint=ck, parent=parent, digest=dig, writes=writes)
         )
         if ck is None:
             trace.event("step", thread=flow_id, checkpoint=init, parent=None)

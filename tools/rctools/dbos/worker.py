@@ -22,6 +22,7 @@ from resumecheck.waiting import poll
 from rctools.dbos.tables import ck, forks_of, snapshot
 from rctools.suite.crash import KillPoints
 from rctools.suite.trace import TraceWriter
+from rctools.suite.trace import load as trace_load
 
 # workflow -> its operations in order: ("step", name, effect kind) or ("recv", topic)
 WORKFLOWS: dict[str, list[tuple[str, ...]]] = {
@@ -280,16 +281,7 @@ def main(job_path: str) -> int:
             answer(rec, target, a["topic"], a["value"], seen)
 
     if role == "run":
-        rec.ev(
-            "load",
-            thread=wf,
-            asked=None,
-            checkpoint=None,
-            parent=None,
-            digest=None,
-            writes=[],
-            answers=[],
-        )
+        rec.ev("load", **trace_load(wf))
         rec.ev("step", thread=wf, checkpoint=ck(wf, 0), parent=None)
         rec.made0.add(wf)
         DBOS.launch()

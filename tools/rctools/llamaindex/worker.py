@@ -32,6 +32,7 @@ from typing import Any
 from rctools.suite.crash import KillPoints, barrier
 from rctools.suite.effects import Effects
 from rctools.suite.trace import TraceWriter
+from rctools.suite.trace import load as trace_load
 
 # graph name -> steps in order; the step that waits for a human answer
 GRAPHS: dict[str, list[str]] = {
@@ -246,16 +247,7 @@ async def run_job(job: dict[str, Any]) -> int:
     with trace.shared():
         rows = store.rows(thread)
         if role == "run" and not rows:
-            trace.event(
-                "load",
-                thread=thread,
-                asked=None,
-                checkpoint=None,
-                parent=None,
-                digest=None,
-                writes=[],
-                answers=[],
-            )
+            trace.event("load", **trace_load(thread))
             restored = None
         elif (role == "answer" and not rows[-1][1] and not pending_steps(rows[-1][2])) or (
             role == "recover" and rows[-1][1]

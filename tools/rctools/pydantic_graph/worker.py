@@ -25,6 +25,7 @@ from typing import Any
 from rctools.suite.crash import KillPoints
 from rctools.suite.effects import Effects
 from rctools.suite.trace import TraceWriter
+from rctools.suite.trace import load as trace_load
 
 
 def read_snapshots(path: Path) -> list[dict[str, Any]]:
@@ -164,16 +165,7 @@ def main(job_path: str) -> int:
 
     async def go() -> Any:
         if job["role"] == "run":
-            trace.event(
-                "load",
-                thread=run_id,
-                asked=None,
-                checkpoint=None,
-                parent=None,
-                digest=None,
-                writes=[],
-                answers=[],
-            )
+            trace.event("load", **trace_load(run_id))
             await graph.initialize(first_node(), persistence, state=graphs.State())
             kill.hit("initialized")
         async with graph.iter_from_persistence(persistence) as run:

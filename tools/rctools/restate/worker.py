@@ -38,6 +38,7 @@ from rctools.restate.server import query
 from rctools.suite.crash import KillPoints
 from rctools.suite.effects import Effects
 from rctools.suite.trace import TraceWriter
+from rctools.suite.trace import load as trace_load
 
 # workflow -> its operations in order: ("run", name, effect kind) or ("promise", name)
 WORKFLOWS: dict[str, list[tuple[str, ...]]] = {
@@ -110,16 +111,7 @@ class Attempt:
             snap = self.snap()
             if not snap.started():
                 # the first attempt: the input the server stored is the chain's first checkpoint
-                self.ev(
-                    "load",
-                    thread=self.key,
-                    asked=None,
-                    checkpoint=None,
-                    parent=None,
-                    digest=None,
-                    writes=[],
-                    answers=[],
-                )
+                self.ev("load", **trace_load(self.key))
                 self.ev("step", thread=self.key, checkpoint=ck(self.key, 0), parent=None)
                 self.ev("put", checkpoint=ck(self.key, 0), digest=snap.digest(0))
                 self.loaded = 0

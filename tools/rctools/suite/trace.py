@@ -62,6 +62,30 @@ def header(
     return head
 
 
+def load(
+    thread: str,
+    *,
+    checkpoint: str | None = None,
+    parent: str | None = None,
+    digest: str | None = None,
+    writes: list[dict[str, Any]] | None = None,
+    answers: list[dict[str, Any]] | None = None,
+    asked: str | None = None,
+) -> dict[str, Any]:
+    """The fields of a `load` event, in the order every recorder writes them: what a process
+    read from the store for `thread` (by default nothing: a thread never saved, a run's start),
+    with `asked` the checkpoint it asked for (None: the latest)."""
+    return {
+        "thread": thread,
+        "asked": asked,
+        "checkpoint": checkpoint,
+        "parent": parent,
+        "digest": digest,
+        "writes": writes or [],
+        "answers": answers or [],
+    }
+
+
 class TraceWriter:
     """Appends events of one process (`proc`) to a cell's trace.
 

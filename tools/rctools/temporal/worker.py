@@ -43,6 +43,7 @@ from temporalio.worker import (
 from rctools.suite.crash import KillPoints
 from rctools.suite.effects import Effects
 from rctools.suite.trace import TraceWriter
+from rctools.suite.trace import load as trace_load
 from rctools.temporal.history import PLANS, RunView, ck, node, read
 
 TASK_QUEUE = "resume-check"
@@ -104,7 +105,7 @@ class Recorder:
             except Exception as exc:  # no such workflow yet: an empty thread
                 if "not found" not in str(exc).lower():
                     raise
-                self.trace.event("load", thread=self.wf, asked=None, **empty_load())
+                self.trace.event("load", **trace_load(self.wf))
                 return RunView(self.wf, "", plan=self.job["workflow"])
             fields = view.load_fields(asked)
             self.trace.event(
@@ -152,10 +153,6 @@ class Recorder:
         (the workflow code waits for it; the loop is free meanwhile)."""
         assert self.loop is not None
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout=60)
-
-
-def empty_load() -> dict[str, Any]:
-    return {"checkpoint": None, "parent": None, "digest": None, "writes": [], "answers": []}
 
 
 def rec() -> Recorder:
@@ -450,7 +447,7 @@ async def amain(job: dict[str, Any]) -> Any:
     run_id: str | None = None
     handle: WorkflowHandle[Any, Any] | None = None
     if role == "run":
-        r.ev("load", thread=wf, asked=None, **empty_load())
+        r.ev("load", **trace_load(wf))
         r.ev("step", thread=wf, checkpoint=ck(wf, 0), parent=None)
         handle = await r.client.start_workflow(
             Flow.run,
