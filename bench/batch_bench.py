@@ -34,7 +34,6 @@ and no results file: a benchmark that times wrong answers is worthless.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import math
@@ -47,11 +46,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import click
 from resumecheck.batch import TLC_WORKERS
 from resumecheck.contract import SPEC_PATH_ENV
 from resumecheck.tlc.locate import find_java
@@ -140,100 +139,122 @@ class Row:
         return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Runs the benchmark; exit code 2 (and no results file) when a verdict is wrong."""
-    args = _parse(argv)
-    try:
-        return _bench(args)
-    except BenchError as exc:
-        print(f"batch_bench: FAILED: {exc}", file=sys.stderr)
-        return 2
+@dataclass(frozen=True)
+class Options:
+    """The command line, as the functions below read it (`args`)."""
+
+    sizes: list[int]
+    repeats: int
+    once_from: int
+    long_events: int
+    singles: int
+    before_sizes: list[int]
+    jobs_size: int
+    real: bool
+    spec: bool
+    baseline: str | None
+    baseline_size: int
+    seed: int
+    out: Path | None
+    workdir: Path | None
 
 
-def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument(
-        "--sizes",
-        default="1,100,1000,10000",
-        type=_sizes,
-        help="batch sizes, comma-separated (default: 1,100,1000,10000; --sizes 1,100 drops "
-        "the slow rows)",
-    )
-    parser.add_argument("--repeats", type=int, default=3, help="rounds (medians of them)")
-    parser.add_argument(
-        "--once-from",
-        type=int,
-        default=10000,
-        help="batches of at least this many traces run in the first round only (default 10000)",
-    )
-    parser.add_argument(
-        "--long-events",
-        type=int,
-        default=LONG_EVENTS,
-        help=f"events of the one long trace (default {LONG_EVENTS}; 0: no long trace)",
-    )
-    parser.add_argument(
-        "--singles",
-        type=int,
-        default=4,
-        help="traces judged one process each per round (default 4; 0: none)",
-    )
-    parser.add_argument(
-        "--before-sizes",
-        default="1,100,1000",
-        type=_sizes,
-        help="batch sizes also judged the way before the Java override, through the generated "
-        "module (default: 1,100,1000; an empty list: none)",
-    )
-    parser.add_argument(
-        "--jobs-size", type=int, default=1000, help="the batch also judged with --jobs 2 (0: none)"
-    )
-    parser.add_argument(
-        "--real",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="judge the recorded ResumeCore traces of traces/ (violating ones too) in one call, "
-        "against the generated batch closest in events; verdicts checked against the "
-        "manifests (default: on)",
-    )
-    parser.add_argument(
-        "--no-spec",
-        dest="spec",
-        action="store_false",
-        help="do not time `resume-check spec` (by default once per round, and once with a "
-        "JVM per TLC run)",
-    )
-    parser.add_argument(
-        "--baseline",
-        metavar="REF",
-        help="also judge the batch of --baseline-size with the checker and spec at this git "
-        "commit (e.g. the last v2 one), side by side in every round",
-    )
-    parser.add_argument(
-        "--baseline-size", type=int, default=1000, help="the batch --baseline judges (default 1000)"
-    )
-    parser.add_argument("--seed", type=int, default=1, help="corpus seed (default: 1)")
-    parser.add_argument("--out", type=Path, help="write the results as Markdown here")
-    parser.add_argument(
-        "--workdir", type=Path, help="keep the generated traces here (default: a temp dir)"
-    )
-    args = parser.parse_args(argv)
-    if not args.sizes or min(args.sizes) < 1 or args.repeats < 1:
-        parser.error("--sizes and --repeats must be positive")
-    if args.long_events < 0 or args.singles < 0:
-        parser.error("--long-events and --singles must not be negative")
-    return args
-
-
-def _sizes(text: str) -> list[int]:
-    """`1,100,1000` -> [1, 100, 1000]."""
+def _sizes(ctx: click.Context, param: click.Parameter, text: str) -> list[int]:
+    """`1,100,1000` -> [1, 100, 1000]; the defaults are strings too, parsed the same way."""
     try:
         return sorted({int(part) for part in text.split(",") if part.strip() and part != "-"})
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of integers: {text!r}") from None
+        raise click.BadParameter(f"not a list of integers: {text!r}") from None
 
 
-def _bench(args: argparse.Namespace) -> int:
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help=__doc__.split("\n\n")[0] if __doc__ else None,
+)
+@click.option(
+    "--sizes",
+    default="1,100,1000,10000",
+    callback=_sizes,
+    help="batch sizes, comma-separated (default: 1,100,1000,10000; --sizes 1,100 drops "
+    "the slow rows)",
+)
+@click.option("--repeats", type=int, default=3, help="rounds (medians of them)")
+@click.option(
+    "--once-from",
+    type=int,
+    default=10000,
+    help="batches of at least this many traces run in the first round only (default 10000)",
+)
+@click.option(
+    "--long-events",
+    type=int,
+    default=LONG_EVENTS,
+    help=f"events of the one long trace (default {LONG_EVENTS}; 0: no long trace)",
+)
+@click.option(
+    "--singles",
+    type=int,
+    default=4,
+    help="traces judged one process each per round (default 4; 0: none)",
+)
+@click.option(
+    "--before-sizes",
+    default="1,100,1000",
+    callback=_sizes,
+    help="batch sizes also judged the way before the Java override, through the generated "
+    "module (default: 1,100,1000; an empty list: none)",
+)
+@click.option(
+    "--jobs-size", type=int, default=1000, help="the batch also judged with --jobs 2 (0: none)"
+)
+@click.option(
+    "--real/--no-real",
+    default=True,
+    help="judge the recorded ResumeCore traces of traces/ (violating ones too) in one call, "
+    "against the generated batch closest in events; verdicts checked against the "
+    "manifests (default: on)",
+)
+@click.option(
+    "--no-spec",
+    "spec",
+    flag_value=False,
+    default=True,
+    help="do not time `resume-check spec` (by default once per round, and once with a "
+    "JVM per TLC run)",
+)
+@click.option(
+    "--baseline",
+    metavar="REF",
+    help="also judge the batch of --baseline-size with the checker and spec at this git "
+    "commit (e.g. the last v2 one), side by side in every round",
+)
+@click.option(
+    "--baseline-size", type=int, default=1000, help="the batch --baseline judges (default 1000)"
+)
+@click.option("--seed", type=int, default=1, help="corpus seed (default: 1)")
+@click.option("--out", type=click.Path(path_type=Path), help="write the results as Markdown here")
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path),
+    help="keep the generated traces here (default: a temp dir)",
+)
+def main(**options: Any) -> None:
+    """Runs the benchmark; exit code 2 (and no results file) when a verdict is wrong. The
+    exit code is passed to sys.exit: click ignores a command's return value."""
+    args = Options(**options)
+    if not args.sizes or min(args.sizes) < 1 or args.repeats < 1:
+        raise click.UsageError("--sizes and --repeats must be positive")
+    if args.long_events < 0 or args.singles < 0:
+        raise click.UsageError("--long-events and --singles must not be negative")
+    try:
+        code = _bench(args)
+    except BenchError as exc:
+        print(f"batch_bench: FAILED: {exc}", file=sys.stderr)
+        code = 2
+    sys.exit(code)
+
+
+def _bench(args: Options) -> int:
     cli = _find_cli()
     _start_spawner()
     machine = _machine()
@@ -312,7 +333,7 @@ def _machine() -> dict[str, str]:
     }
 
 
-def _rows(workdir: Path, args: argparse.Namespace) -> list[Row]:
+def _rows(workdir: Path, args: Options) -> list[Row]:
     """The inputs, written one folder each (the CLI judges a folder), schema-checked."""
     corpus = [generate(i, args.seed) for i in range(max(args.sizes))]
     rows = [
@@ -399,7 +420,7 @@ def _recorded() -> list[Recorded]:
     return traces
 
 
-def _baseline_rows(rows: list[Row], args: argparse.Namespace, workdir: Path) -> list[Row]:
+def _baseline_rows(rows: list[Row], args: Options, workdir: Path) -> list[Row]:
     """The batch judged by the checker and spec at `--baseline`: a git worktree of that
     commit, its package first on PYTHONPATH and its spec first on the spec path."""
     batch = next((r for r in rows if r.key == f"batch-{args.baseline_size}"), None)
@@ -553,7 +574,7 @@ def _mib(kib: float) -> str:
 
 def _report(
     rows: list[Row],
-    args: argparse.Namespace,
+    args: Options,
     machine: dict[str, str],
     started: datetime.datetime,
     loads: tuple[tuple[float, float, float], tuple[float, float, float]],
@@ -736,7 +757,7 @@ def _marginal(size: int) -> Any:
     return lambda s: (s["n"].cpu - s["1"].cpu) / (size - 1)
 
 
-def _long_section(by_key: dict[str, Row], args: argparse.Namespace) -> list[str]:
+def _long_section(by_key: dict[str, Row], args: Options) -> list[str]:
     long, short, one = by_key.get("long"), by_key.get(f"batch-{SHORT_SIZE}"), by_key.get("batch-1")
     if long is None or short is None:
         return []
@@ -882,4 +903,4 @@ def _load(values: tuple[float, float, float]) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

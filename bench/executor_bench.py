@@ -26,7 +26,6 @@ nothing: numbers about wrong answers are worthless.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import datetime
 import json
@@ -39,11 +38,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import click
 import psutil
 from tracegen import Trace, generate
 
@@ -70,14 +70,18 @@ class Row:
     samples: list[Sample] = field(default_factory=list)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--out", type=Path, help="write the report here (else stdout)")
-    parser.add_argument("--sizes", default="1,1000", help="batch sizes, comma-separated")
-    parser.add_argument("--repeats", type=int, default=1, help="rounds of every row")
-    parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args(argv)
-    sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help=__doc__.split("\n\n")[0] if __doc__ else None,
+)
+@click.option("--out", type=click.Path(path_type=Path), help="write the report here (else stdout)")
+@click.option("--sizes", "batches", default="1,1000", help="batch sizes, comma-separated")
+@click.option("--repeats", type=int, default=1, help="rounds of every row")
+@click.option("--seed", type=int, default=1)
+def main(out: Path | None, batches: str, repeats: int, seed: int) -> None:
+    """Exit code 2 (and no report) when a verdict or an executor's report is wrong; passed to
+    sys.exit, since click ignores a command's return value."""
+    sizes = sorted({int(s) for s in batches.split(",") if s.strip()})
     cli = Path(sys.executable).parent / "resume-check"
     load_before = os.getloadavg()
     try:
@@ -85,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             tempfile.TemporaryDirectory(prefix="executor-bench-") as tmp,
             _standing_cluster(Path(tmp)) as (address, cluster_cpu),
         ):
-            corpus = [generate(i, args.seed) for i in range(max(sizes))]
+            corpus = [generate(i, seed) for i in range(max(sizes))]
             folders = {n: _write(Path(tmp) / f"batch-{n:05d}", corpus[:n]) for n in sizes}
             modes = (
                 ("local", ()),
@@ -93,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ("standing", ("--executor", address)),
             )
             rows = [Row(mode, n, options) for n in sizes for mode, options in modes]
-            for round_ in range(args.repeats):
+            for round_ in range(repeats):
                 order = rows[round_ % len(rows) :] + rows[: round_ % len(rows)]
                 local_reports: dict[int, dict[str, Any]] = {}
                 for row in sorted(order, key=lambda r: r.mode != "local"):
@@ -112,15 +116,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             idle = _idle(cluster_cpu)
     except BenchError as exc:
         print(f"executor_bench: {exc}", file=sys.stderr)
-        return 2
+        sys.exit(2)
     events = {n: sum(len(t.events) for t in corpus[:n]) for n in sizes}
-    text = _report(rows, events, args, load_before, os.getloadavg(), idle)
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
-        print(f"[bench] wrote {args.out}", file=sys.stderr)
+    text = _report(rows, events, repeats, load_before, os.getloadavg(), idle)
+    if out:
+        out.write_text(text, encoding="utf-8")
+        print(f"[bench] wrote {out}", file=sys.stderr)
     else:
         print(text, end="")
-    return 0
 
 
 def _free_port() -> int:
@@ -230,7 +233,7 @@ def _median(values: list[float]) -> float:
 def _report(
     rows: list[Row],
     events: dict[int, int],
-    args: argparse.Namespace,
+    repeats: int,
     before: tuple[float, float, float],
     after: tuple[float, float, float],
     idle: float,
@@ -246,7 +249,7 @@ def _report(
         "system of the whole process tree (`local:2`: the LocalCluster it starts included; "
         "`standing`: a scheduler and two one-thread workers started before, their CPU-s "
         "during the call added); shard CPU-s is what the workers reported for the shards "
-        f"themselves. Medians of {args.repeats} round(s). Every executor report equalled the "
+        f"themselves. Medians of {repeats} round(s). Every executor report equalled the "
         "local run's, and every local verdict was the one the generator intended.",
         "",
         "| traces | events | mode | wall s | CPU-s | shard CPU-s | events per CPU-s |",
@@ -288,4 +291,4 @@ def _report(
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -11,13 +11,13 @@ the wall and CPU of recording the cell.
 
 from __future__ import annotations
 
-import argparse
 import resource
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
+import click
 from rctools.langgraph.driver import run_cell
 from rctools.langgraph.final import read_final
 from rctools.langgraph.scenarios import ALL
@@ -30,11 +30,10 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--reads", type=int, default=20)
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--reads", type=int, default=20)
+@click.option("--out", type=click.Path(path_type=Path))
+def main(reads: int, out: Path | None) -> None:
     factory, scenario = resolve("sqlite"), ALL["chain"]
     with tempfile.TemporaryDirectory() as scratch:
         cell = Path(scratch) / "cell"
@@ -42,7 +41,7 @@ def main() -> None:
         run_cell(cell, scenario, "sync", factory, "sqlite")
         record = (time.monotonic() - wall, _cpu() - cpu)
         walls, cpus = [], []
-        for _ in range(args.reads):
+        for _ in range(reads):
             wall, cpu = time.monotonic(), _cpu()
             end = read_final(cell / "store", scenario.build, factory)
             walls.append(time.monotonic() - wall)
@@ -51,7 +50,7 @@ def main() -> None:
     lines = [
         "# The end-of-cell read (`bench/final_read_bench.py`)",
         "",
-        f"`chain` on SqliteSaver, sync, no fault; {args.reads} reads, medians.",
+        f"`chain` on SqliteSaver, sync, no fault; {reads} reads, medians.",
         "",
         "| what | wall | CPU |",
         "|---|---:|---:|",
@@ -62,8 +61,8 @@ def main() -> None:
     ]
     text = "\n".join(lines)
     print(text)
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
+    if out:
+        out.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

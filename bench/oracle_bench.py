@@ -11,13 +11,13 @@ medians and the oracle/checker ratio.
 
 from __future__ import annotations
 
-import argparse
 import resource
 import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import click
 from resumecheck.agreement import agree
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
@@ -37,12 +37,11 @@ def _measure(work: Callable[[], object]) -> tuple[float, float]:
     return time.monotonic() - wall, _cpu() - cpu
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--mutants", type=int, default=2000)
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--rounds", type=int, default=3)
+@click.option("--mutants", "count", type=int, default=2000)
+@click.option("--out", type=click.Path(path_type=Path))
+def main(rounds: int, count: int, out: Path | None) -> None:
     spec = default_spec_paths()
     files = sorted(
         p
@@ -51,13 +50,13 @@ def main() -> None:
     )
     events = sum(len(p.read_text(encoding="utf-8").splitlines()) - 1 for p in files)
     runs: dict[str, list[tuple[float, float]]] = {"checker": [], "oracle": []}
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         runs["checker"].append(_measure(lambda: judge(files, spec_paths=spec, jobs=1)))
         runs["oracle"].append(_measure(lambda: judge(files, spec_paths=spec, jobs=1, oracle=True)))
     mutants = _measure(
         lambda: agree(
             [ROOT / "traces"],
-            count=args.mutants,
+            count=count,
             seed=20261202,
             spec_paths=spec,
             max_seed_events=60,
@@ -70,7 +69,7 @@ def main() -> None:
     }
     lines = [
         f"{len(files)} recorded ResumeCore traces, {events} events; one TLC worker; "
-        f"medians of {args.rounds} alternating rounds",
+        f"medians of {rounds} alternating rounds",
         "",
         "| judged by | wall s | CPU-s | events per CPU-s |",
         "|---|---|---|---|",
@@ -81,13 +80,13 @@ def main() -> None:
         "",
         f"oracle/checker CPU ratio: {med['oracle'][1] / med['checker'][1]:.2f}",
         "",
-        f"`agree`, {args.mutants} mutants (seed 20261202, seeds of at most 60 events), both "
+        f"`agree`, {count} mutants (seed 20261202, seeds of at most 60 events), both "
         f"judgements: {mutants[0]:.1f} s wall, {mutants[1]:.1f} CPU-s",
     ]
     text = "\n".join(lines) + "\n"
     print(text)
-    if args.out:
-        args.out.write_text(
+    if out:
+        out.write_text(
             "# History oracle against the checker\n\n"
             "`python bench/oracle_bench.py --out bench/oracle-results.md`\n\n" + text,
             encoding="utf-8",

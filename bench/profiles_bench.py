@@ -16,7 +16,6 @@ read wall time beside CPU.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -25,6 +24,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import click
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -77,15 +78,14 @@ def run(saver: str, profile: str) -> dict[str, object]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--profiles", default="quick")
-    parser.add_argument("--savers", default=",".join(CORRECT + ZOO))
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--profiles", default="quick")
+@click.option("--savers", default=",".join(CORRECT + ZOO))
+@click.option("--out", type=click.Path(path_type=Path))
+def main(profiles: str, savers: str, out: Path | None) -> None:
     lines = ["# `run langgraph --profile` (`bench/profiles_bench.py`)", ""]
-    for profile in args.profiles.split(","):
-        rows = [run(saver, profile) for saver in args.savers.split(",")]
+    for profile in profiles.split(","):
+        rows = [run(saver, profile) for saver in savers.split(",")]
         caught = [r for r in rows if r["saver"] in ZOO and r.get("saver_findings")]
         zoo = [r for r in rows if r["saver"] in ZOO]
         lines += [
@@ -104,8 +104,8 @@ def main() -> None:
             )
         lines.append("")
         print("\n".join(lines), flush=True)
-    if args.out:
-        args.out.write_text("\n".join(lines), encoding="utf-8")
+    if out:
+        out.write_text("\n".join(lines), encoding="utf-8")
 
 
 if __name__ == "__main__":

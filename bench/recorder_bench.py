@@ -13,7 +13,6 @@ stand-in model call (a hosted model answers in hundreds of ms).
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import operator
 import sqlite3
@@ -23,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
+import click
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
@@ -101,31 +101,32 @@ def measure(model_ms: float, rounds: int) -> dict[tuple[bool, int], float]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=30)
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]}, help=__doc__.splitlines()[0]
+)
+@click.option("--rounds", type=int, default=30)
+@click.option("--out", type=click.Path(path_type=Path))
+def main(rounds: int, out: Path | None) -> None:
     rows = []
     for label, model_ms in (
         ("empty nodes (worst case)", 0.0),
         ("5 ms stand-in model call", 5.0),
         ("50 ms stand-in model call", 50.0),
     ):
-        m = measure(model_ms, args.rounds)
+        m = measure(model_ms, rounds)
         rows.append((label, m))
         print(
             f"{label}: wall {m[False, 0] * 1000:.1f} -> {m[True, 0] * 1000:.1f} ms "
             f"({(m[True, 0] / m[False, 0] - 1) * 100:+.1f} %), CPU {m[False, 1] * 1000:.1f} -> "
             f"{m[True, 1] * 1000:.1f} ms ({(m[True, 1] / m[False, 1] - 1) * 100:+.1f} %)"
         )
-    if args.out:
+    if out:
         lines = [
             "# Recorder overhead",
             "",
             f"One invocation of a {NODES}-node LangGraph graph (4 layers of 5, fan-out/fan-in) "
             "on SqliteSaver, durability sync; medians of "
-            f"{args.rounds} alternating runs each (without, with, without, ...), measured in "
+            f"{rounds} alternating runs each (without, with, without, ...), measured in "
             "one process by `python bench/recorder_bench.py`. Wall time is what a user waits; "
             "CPU time of the process is what recording costs and is less disturbed by other "
             "load on the machine. Target: under 5 %.",
@@ -140,7 +141,7 @@ def main() -> None:
                 f"{(m[True, 0] / m[False, 0] - 1) * 100:+.1f} % | {m[False, 1] * 1000:.1f} ms | "
                 f"{m[True, 1] * 1000:.1f} ms | {(m[True, 1] / m[False, 1] - 1) * 100:+.1f} % |"
             )
-        args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

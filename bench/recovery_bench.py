@@ -18,7 +18,6 @@ the benchmark stops with exit code 2 and writes nothing.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import platform
@@ -29,6 +28,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+import click
 from rctools.recovery.matrix import Judged, judge_runs, record
 from rctools.recovery.policies import POLICIES
 from rctools.recovery.workloads import WORKLOADS
@@ -131,26 +131,28 @@ def report(pairs: dict[tuple[str, str], list[Judged]], repeats: int, latency_ms:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--out", type=Path, default=Path("bench/recovery-results.md"))
-    parser.add_argument(
-        "--latency-ms",
-        type=float,
-        default=LATENCY_MS,
-        help="time each model and tool call takes (a remote round trip)",
-    )
-    args = parser.parse_args(argv)
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]}, help=__doc__.splitlines()[0]
+)
+@click.option("--repeats", type=int, default=7)
+@click.option("--out", type=click.Path(path_type=Path), default=Path("bench/recovery-results.md"))
+@click.option(
+    "--latency-ms",
+    type=float,
+    default=LATENCY_MS,
+    help="time each model and tool call takes (a remote round trip)",
+)
+def main(repeats: int, out: Path, latency_ms: float) -> None:
+    """Exit code 2 (and nothing written) when the repeats' verdicts differ; passed to
+    sys.exit, since click ignores a command's return value."""
     try:
-        pairs = measure(args.repeats, args.latency_ms / 1000)
+        pairs = measure(repeats, latency_ms / 1000)
     except BenchError as exc:
         print(f"recovery_bench: {exc}", file=sys.stderr)
-        return 2
-    args.out.write_text(report(pairs, args.repeats, args.latency_ms), encoding="utf-8")
-    print(table(pairs, args.repeats), end="")
-    return 0
+        sys.exit(2)
+    out.write_text(report(pairs, repeats, latency_ms), encoding="utf-8")
+    print(table(pairs, repeats), end="")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

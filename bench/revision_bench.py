@@ -25,7 +25,6 @@ Counts are deterministic; the wall time column is a median on a shared, noisy ma
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import itertools
 import os
@@ -38,6 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import click
 from rctools.revision.injection import Injection, injection_points
 from rctools.revision.matrix import Run, record_racing
 from rctools.revision.racing import RaceOutcome
@@ -92,19 +92,21 @@ def closure(w: Workload, rev: Revision) -> tuple[set[str], set[str], list[str]]:
     return hit & set(active), {n for n in w.order[first:] if n in active}, active
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=Path("bench/revision-results.md"))
-    parser.add_argument(
-        "--racing-executions", type=int, default=300, help="racing executions per policy"
-    )
-    parser.add_argument("--seed", type=int, default=1, help="seed of the racing executions")
-    args = parser.parse_args()
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]}, help=__doc__.split("\n")[0]
+)
+@click.option("--out", type=click.Path(path_type=Path), default=Path("bench/revision-results.md"))
+@click.option("--racing-executions", type=int, default=300, help="racing executions per policy")
+@click.option("--seed", type=int, default=1, help="seed of the racing executions")
+def main(out: Path, racing_executions: int, seed: int) -> None:
+    """Exit code 2 when a recovering policy's run does not conform; passed to sys.exit, since
+    click ignores a command's return value."""
     folder = Path(tempfile.mkdtemp(prefix="rc-revision-bench-"))
     try:
-        return _bench(folder, args.out, args.racing_executions, args.seed)
+        code = _bench(folder, out, racing_executions, seed)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    sys.exit(code)
 
 
 def _bench(folder: Path, out: Path, executions: int, seed: int) -> int:
@@ -383,4 +385,4 @@ def _machine() -> list[str]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -26,7 +26,6 @@ A run that cannot be recorded or judged stops the benchmark with exit code 3 and
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
@@ -37,8 +36,11 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import click
 from rctools.sandbox import measure
 from rctools.sandbox.command import missing_criu
 from rctools.sandbox.policies import POLICIES
@@ -53,31 +55,52 @@ ORDER = ("chat-only", "chat-files", "full", "full-delta", "effect-aware")
 TIMED = ("chat-only", "full", "full-delta", "effect-aware")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("bench/sandbox-results.md"))
-    parser.add_argument("--workload", default="dev-task")
-    parser.add_argument("--reps", type=int, default=3, help="timed runs per policy and kind")
-    parser.add_argument("--latency", type=float, default=0.5, help="model call, s (overhead)")
-    parser.add_argument("--crash-latency", type=float, default=0.02, help="model call, s")
-    parser.add_argument("--crash-points", default="checkpoint", help="comma-separated")
-    parser.add_argument("--crash-turns", default="all", help="correctness runs: e.g. 2,5")
-    parser.add_argument("--crash-turn", type=int, default=5, help="timed crash runs: turn")
-    parser.add_argument("--colocated", type=int, default=4, help="sandboxes side by side")
-    parser.add_argument("--jobs", type=int, default=4, help="correctness runs at once")
-    args = parser.parse_args()
+@dataclass(frozen=True)
+class Options:
+    """The command line, as the functions below read it (`args`)."""
+
+    out: Path
+    workload: str
+    reps: int
+    latency: float
+    crash_latency: float
+    crash_points: str
+    crash_turns: str
+    crash_turn: int
+    colocated: int
+    jobs: int
+
+
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]}, help=__doc__.splitlines()[0]
+)
+@click.option("--out", type=click.Path(path_type=Path), default=Path("bench/sandbox-results.md"))
+@click.option("--workload", default="dev-task")
+@click.option("--reps", type=int, default=3, help="timed runs per policy and kind")
+@click.option("--latency", type=float, default=0.5, help="model call, s (overhead)")
+@click.option("--crash-latency", type=float, default=0.02, help="model call, s")
+@click.option("--crash-points", default="checkpoint", help="comma-separated")
+@click.option("--crash-turns", default="all", help="correctness runs: e.g. 2,5")
+@click.option("--crash-turn", type=int, default=5, help="timed crash runs: turn")
+@click.option("--colocated", type=int, default=4, help="sandboxes side by side")
+@click.option("--jobs", type=int, default=4, help="correctness runs at once")
+def main(**options: Any) -> None:
+    """Exit code 3 when criu is missing or a run cannot be recorded or judged; passed to
+    sys.exit, since click ignores a command's return value."""
+    args = Options(**options)
     problem = missing_criu()
     if problem:
         print(f"sandbox_bench: {problem}", file=sys.stderr)
-        return 3
+        sys.exit(3)
     scratch = Path(tempfile.mkdtemp(prefix="rc-sandbox-bench-"))
     try:
-        return _bench(args, scratch)
+        code = _bench(args, scratch)
     except (RecordError, BenchError) as exc:
         print(f"sandbox_bench: {exc}", file=sys.stderr)
-        return 3
+        code = 3
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    sys.exit(code)
 
 
 class BenchError(RuntimeError):
@@ -124,7 +147,7 @@ def _peak(intervals: list[tuple[float, float]]) -> int:
     return peak
 
 
-def _bench(args: argparse.Namespace, scratch: Path) -> int:
+def _bench(args: Options, scratch: Path) -> int:
     load_before = os.getloadavg()
     points = [p.strip() for p in args.crash_points.split(",")]
 
@@ -205,7 +228,7 @@ def _bench(args: argparse.Namespace, scratch: Path) -> int:
 
 
 def _table(
-    args: argparse.Namespace,
+    args: Options,
     specs: list[RunSpec],
     correctness: dict[str, measure.PolicyStats],
     traffic: dict[str, dict[str, int]],
@@ -316,4 +339,4 @@ def _table(
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

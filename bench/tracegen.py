@@ -35,15 +35,15 @@ to the end of the trace, and the benchmark would time that instead of the contra
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import random
-import sys
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import click
 
 TARGET_EVENTS = 100
 
@@ -1197,28 +1197,30 @@ class _Sim:
             self._step(inv, run)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help=(__doc__.split("\n\n")[0] if __doc__ else "")
+    + "\n\nOUT: folder to write the traces and manifest.json to.",
+)
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option("--count", type=int, default=100, help="traces of ~100 events")
+@click.option("--start", type=int, default=0, help="index of the first trace")
+@click.option("--seed", type=int, default=1)
+@click.option("--events", type=int, help="instead: ONE conforming trace this long")
+def main(out: Path, count: int, start: int, seed: int, events: int | None) -> None:
     """Writes a corpus (or one long trace) and its manifest to a folder."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("out", type=Path, help="folder to write the traces and manifest.json to")
-    parser.add_argument("--count", type=int, default=100, help="traces of ~100 events")
-    parser.add_argument("--start", type=int, default=0, help="index of the first trace")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--events", type=int, help="instead: ONE conforming trace this long")
-    args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    if args.events:
-        traces = [generate_long(args.seed, args.events)]
+    out.mkdir(parents=True, exist_ok=True)
+    if events:
+        traces = [generate_long(seed, events)]
     else:
-        traces = [generate(i, args.seed) for i in range(args.start, args.start + args.count)]
+        traces = [generate(i, seed) for i in range(start, start + count)]
     for trace in traces:
-        trace.write(args.out)
-    write_manifest(args.out, traces)
-    events = sum(len(t.events) for t in traces)
+        trace.write(out)
+    write_manifest(out, traces)
+    total = sum(len(t.events) for t in traces)
     bad = sum(t.expected.status == "violates" for t in traces)
-    print(f"{len(traces)} trace(s), {events} events, {bad} violating -> {args.out}")
-    return 0
+    print(f"{len(traces)} trace(s), {total} events, {bad} violating -> {out}")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -26,13 +26,13 @@ running.
     python -m rctools.services down
     python -m rctools.services reset   # down, then delete .services/ (a fresh cluster next time)
 
-Only the standard library is used, so this runs before anything else is installed (moto is
-started with this interpreter, so it must be installed into it: `pip install -e '.[dynamodb]'`).
+Only the standard library and the package's own dependencies (click, and tenacity under the
+checker's wait helper) are used, so this runs before any extra is installed (moto is started with this interpreter, so it
+must be installed into it: `pip install -e '.[dynamodb]'`).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import fcntl
 import hashlib
@@ -49,6 +49,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import click
 from resumecheck.waiting import poll
 
 PG_URL_VAR = "RESUME_CHECK_PG_URL"
@@ -882,50 +883,52 @@ def env(folder: Path | None = None) -> dict[str, str]:
     return urls
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m rctools.services",
-        description="Private PostgreSQL, redis, MariaDB and moto (DynamoDB) servers on 127.0.0.1 "
-        "for resume-check tests.",
-    )
-    parser.add_argument("action", choices=["up", "down", "env", "status", "reset"])
-    parser.add_argument(
-        "--install",
-        action="store_true",
-        help=f"up: apt-get install {' '.join(APT_PACKAGES)} when missing (as root)",
-    )
-    args = parser.parse_args(argv)
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Private PostgreSQL, redis, MariaDB and moto (DynamoDB) servers on 127.0.0.1 "
+    "for resume-check tests.",
+)
+@click.argument("action", type=click.Choice(["up", "down", "env", "status", "reset"]))
+@click.option(
+    "--install",
+    is_flag=True,
+    help=f"up: apt-get install {' '.join(APT_PACKAGES)} when missing (as root)",
+)
+@click.pass_context
+def main(ctx: click.Context, action: str, install: bool) -> None:
+    """`up` and `env` print nothing but the env lines on stdout (`make record-langgraph` exports
+    them), the rest goes to stderr. Exit codes: 1 `env` while a server is not running, 2 a
+    ServiceError (a server missing or not starting, say)."""
     folder = services_dir()
     try:
-        if args.action == "up":
-            result = up(folder, install=args.install or None, names=list(NAMES))
+        if action == "up":
+            result = up(folder, install=install or None, names=list(NAMES))
             for name in NAMES:
                 verb = "started" if name in result.started else "reused"
                 print(f"services: {name} {verb}", file=sys.stderr)
             urls = result.env
-        elif args.action in ("down", "reset"):
+        elif action in ("down", "reset"):
             stopped = down(folder=folder)
             print(f"services: stopped {', '.join(stopped) or 'nothing'}", file=sys.stderr)
-            if args.action == "reset":
+            if action == "reset":
                 shutil.rmtree(folder, ignore_errors=True)
                 print(f"services: removed {folder}", file=sys.stderr)
-            return 0
+            return
         else:
             urls = env(folder)
-            if args.action == "env" and len(urls) < len(NAMES):
+            if action == "env" and len(urls) < len(NAMES):
                 print("services: not running; start them with `make services-up`", file=sys.stderr)
-                return 1
+                ctx.exit(1)
     except ServiceError as exc:
         print(f"services: {exc}", file=sys.stderr)
-        return 2
-    if args.action == "status":
+        ctx.exit(2)
+    if action == "status":
         for name, var in URL_VARS.items():
             print(f"{name}: {urls.get(var, 'not running')}")
-        return 0
+        return
     for var, url in urls.items():
         print(f"{var}={url}")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main(prog_name="python -m rctools.services")

@@ -27,13 +27,14 @@ MATRIX.md, the whole matrix's table (`rctools.langgraph.tables`).
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import click
 
 from rctools.langgraph.matrix import DURABILITIES, REFERENCE
 from rctools.langgraph.tables import matrix_table
@@ -219,26 +220,43 @@ def publish(summary: Path, folder: Path, reference: Path | None = None) -> int:
     return len(manifest)
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m rctools.langgraph.publish", description=__doc__.split("\n\n")[0]
-    )
-    parser.add_argument("summary", type=Path, help="the run's summary.json")
-    parser.add_argument("folder", type=Path, help="traces/langgraph/<backend>")
-    parser.add_argument(
-        "--reference",
-        type=Path,
-        help="the reference backend's summary.json (default: FOLDER/../sqlite/summary.json)",
-    )
-    args = parser.parse_args(argv)
-    reference = args.reference or args.folder.parent / REFERENCE / "summary.json"
+PROG = "python -m rctools.langgraph.publish"
+
+
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help=__doc__.split("\n\n")[0]
+    + "\n\nSUMMARY: the run's summary.json. FOLDER: traces/langgraph/<backend>.",
+)
+@click.argument("summary", type=click.Path(path_type=Path))
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option(
+    "--reference",
+    type=click.Path(path_type=Path),
+    help="the reference backend's summary.json (default: FOLDER/../sqlite/summary.json)",
+)
+@click.pass_context
+def cli(ctx: click.Context, summary: Path, folder: Path, reference: Path | None) -> None:
+    """Exit code 2 (nothing written) when there is no reference to compare with; through
+    `ctx.exit`, so that `main` gets it back as the shell does."""
+    reference = reference or folder.parent / REFERENCE / "summary.json"
     try:
-        count = publish(args.summary, args.folder, reference)
+        count = publish(summary, folder, reference)
     except NoReference as problem:
         print(f"publish: {problem}", file=sys.stderr)
-        return 2
-    print(f"{count} traces with the checker's verdicts in {args.folder}")
-    return 0
+        ctx.exit(2)
+    print(f"{count} traces with the checker's verdicts in {folder}")
+
+
+def main(argv: list[str]) -> int:
+    """`cli` for a caller in Python (the tests): its exit code returned, not raised; a usage
+    error is shown and exits 2, as on the command line."""
+    try:
+        code: int | None = cli.main(args=argv, prog_name=PROG, standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        raise SystemExit(exc.exit_code) from None
+    return code or 0
 
 
 if __name__ == "__main__":

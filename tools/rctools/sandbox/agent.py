@@ -24,17 +24,16 @@ itself, at one of three instants of turn TURN:
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 import shutil
 import signal
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import click
 from resumecheck.waiting import poll
 
 from rctools.sandbox.fanotify import FanotifyUnavailable, UpperWatch
@@ -295,49 +294,66 @@ class Agent:
         )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--workload", choices=sorted(WORKLOADS), required=True)
-    parser.add_argument("--policy", choices=sorted(POLICIES), required=True)
-    parser.add_argument("--latency", type=float, default=0.05, help="model call, seconds")
-    parser.add_argument("--crash", help="TURN:POINT, POINT one of " + ", ".join(CRASH_POINTS))
-    parser.add_argument("--resume", action="store_true", help="restore from the restore head")
-    parser.add_argument("--processes", choices=MODES, default="criu")
-    parser.add_argument("--inspector", choices=INSPECTORS, default="fanotify")
-    parser.add_argument("--rollback", help="M:K, once turn M is done go back to turn K")
-    parser.add_argument("--fork", type=int, help="start as a rollout from the point of turn K")
-    parser.add_argument("--stop-after", type=int, help="end after turn N (a fork's parent)")
-    parser.add_argument("--slots", type=Path, help="the host's checkpoint scheduler folder")
-    args = parser.parse_args(argv)
-    crash = rollback = None
-    if args.crash:
-        turn, point = args.crash.split(":")
-        crash = (int(turn), point)
-    if args.rollback:
-        later, earlier = args.rollback.split(":")
-        rollback = (int(later), int(earlier))
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]}, help=__doc__.splitlines()[0]
+)
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--workload", type=click.Choice(sorted(WORKLOADS)), required=True)
+@click.option("--policy", type=click.Choice(sorted(POLICIES)), required=True)
+@click.option("--latency", type=float, default=0.05, help="model call, seconds")
+@click.option("--crash", help="TURN:POINT, POINT one of " + ", ".join(CRASH_POINTS))
+@click.option("--resume", is_flag=True, help="restore from the restore head")
+@click.option("--processes", type=click.Choice(MODES), default="criu")
+@click.option("--inspector", type=click.Choice(INSPECTORS), default="fanotify")
+@click.option("--rollback", help="M:K, once turn M is done go back to turn K")
+@click.option("--fork", type=int, help="start as a rollout from the point of turn K")
+@click.option("--stop-after", type=int, help="end after turn N (a fork's parent)")
+@click.option(
+    "--slots", type=click.Path(path_type=Path), help="the host's checkpoint scheduler folder"
+)
+def main(
+    run_dir: Path,
+    workload: str,
+    policy: str,
+    latency: float,
+    crash: str | None,
+    resume: bool,
+    processes: str,
+    inspector: str,
+    rollback: str | None,
+    fork: int | None,
+    stop_after: int | None,
+    slots: Path | None,
+) -> None:
+    """The flags as `recorder._argv` passes them, each in full (click takes no abbreviation of a
+    flag, as argparse did). Exit code 0 when the run ends; a crash point ends it by SIGKILL."""
+    crash_at = rollback_to = None
+    if crash:
+        turn, point = crash.split(":")
+        crash_at = (int(turn), point)
+    if rollback:
+        later, earlier = rollback.split(":")
+        rollback_to = (int(later), int(earlier))
     agent = Agent(
-        args.run_dir,
-        WORKLOADS[args.workload],
-        POLICIES[args.policy],
-        args.latency,
-        crash,
-        processes=args.processes,
-        inspector=args.inspector,
-        rollback=rollback,
-        stop_after=args.stop_after,
-        scheduler=Scheduler.at(args.slots) if args.slots else None,
+        run_dir,
+        WORKLOADS[workload],
+        POLICIES[policy],
+        latency,
+        crash_at,
+        processes=processes,
+        inspector=inspector,
+        rollback=rollback_to,
+        stop_after=stop_after,
+        scheduler=Scheduler.at(slots) if slots else None,
     )
-    if args.resume:
+    if resume:
         agent.resume()
-    elif args.fork is not None:
-        agent.rewind(args.fork, "fork")
+    elif fork is not None:
+        agent.rewind(fork, "fork")
     else:
         agent.fresh()
     agent.run()
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

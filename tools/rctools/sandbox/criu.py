@@ -21,7 +21,6 @@ when needed and then runs `criu check`: where the kernel refuses, the error says
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import fcntl
 import functools
@@ -32,6 +31,8 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import click
 
 DIR_VAR = "RESUME_CHECK_CRIU_DIR"
 DEFAULT_DIR = Path("/var/cache/resume-check/criu-trixie")
@@ -212,20 +213,20 @@ def ensure() -> Criu:
     return criu
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=("install", "check"))
-    args = parser.parse_args(argv)
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]}, help=__doc__.splitlines()[0]
+)
+@click.argument("action", type=click.Choice(("install", "check")))
+def main(action: str) -> None:
+    """Exit code 3 when criu cannot be installed or the kernel refuses it: an environment
+    problem, as for the checker."""
     try:
-        criu = install() if args.action == "install" else ensure()
+        criu = install() if action == "install" else ensure()
     except CriuUnavailable as exc:
         print(f"criu: {exc}", file=sys.stderr)
-        return 3
-    print(
-        f"criu {criu.version()} in {criu.root}" + (": check ok" if args.action == "check" else "")
-    )
-    return 0
+        raise SystemExit(3) from None
+    print(f"criu {criu.version()} in {criu.root}" + (": check ok" if action == "check" else ""))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
