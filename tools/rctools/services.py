@@ -27,8 +27,8 @@ running.
     python -m rctools.services reset   # down, then delete .services/ (a fresh cluster next time)
 
 Only the standard library and the package's own dependencies (click, and tenacity under the
-checker's wait helper) are used, so this runs before any extra is installed (moto is started with this interpreter, so it
-must be installed into it: `pip install -e '.[dynamodb]'`).
+checker's wait helper) are used, so this runs before any extra is installed (moto is started
+with this interpreter, so it must be installed into it: `pip install -e '.[dynamodb]'`).
 """
 
 from __future__ import annotations
