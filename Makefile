@@ -37,8 +37,9 @@ test: setup
 
 ## The checks that take minutes each: docs/pytest.md's worked example run verbatim, twice; the
 ## rest of what `make test` runs a slice of (every unseen app, every correct saver, the whole
-## broken-saver zoo, each third-party saver's other API and the DynamoDB savers' matrices, a
-## matrix recorded twice for determinism). The contract's slice: make check-spec.
+## broken-saver zoo, the redis saver, each third-party saver's other API and the DynamoDB and
+## Valkey savers' matrices, the routed workload's crashes, a matrix recorded twice for
+## determinism). The contract's slice: make check-spec.
 test-long: setup
 	$(BIN)/python -m pytest -q -m long --durations=10
 

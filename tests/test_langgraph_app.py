@@ -41,8 +41,9 @@ def _cells(document: dict[str, Any], scenario: str | None = None) -> list[dict[s
 
 
 # (app, options, interrupts its fault-free run parks at). `make test` runs a slice that covers
-# every kind of program (a router, Send map-reduce with an interrupt, the functional API); the
-# others are minutes more of the same machinery and run under `make test-long`.
+# the two kinds of program (a graph: a router; the functional API, with parallel tasks and
+# interrupts in tasks and in the entrypoint); the others are minutes more of the same machinery
+# and run under `make test-long` (Send map-reduce goes through `make test` on two savers below).
 LONG = pytest.mark.long
 APPS_SEEN_NEVER = [
     # a ReAct loop: scripted chat model, ToolNode with a real tool, a human approval inside
@@ -52,7 +53,12 @@ APPS_SEEN_NEVER = [
     # a router, no interrupt: the plan has no concurrent or invoke(None) cells
     (f"{APPS / 'triage.py'}:build", ["--input", '{"text": "my card was charged twice"}'], 0),
     # Send map-reduce, then a review that asks
-    (f"{APPS / 'research.py'}:make_graph", ["--input", '{"question": "why are skies blue"}'], 1),
+    pytest.param(
+        f"{APPS / 'research.py'}:make_graph",
+        ["--input", '{"question": "why are skies blue"}'],
+        1,
+        marks=LONG,
+    ),
     # a compiled subgraph whose node calls interrupt(), answered with a string
     pytest.param(f"{APPS / 'publishing.py'}:make_graph", ["--answer", '"ada"'], 1, marks=LONG),
     # the same subgraph compiled with checkpointer=True: its namespace has no task id

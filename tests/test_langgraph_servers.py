@@ -15,7 +15,9 @@ from services import services  # noqa: F401  (the session fixture)
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("backend", ["postgres", "redis"])
+# `make test` judges the PostgreSQL saver; the redis one, the same check on another server,
+# under `make test-long`.
+@pytest.mark.parametrize("backend", ["postgres", pytest.param("redis", marks=pytest.mark.long)])
 def test_a_server_backed_saver_keeps_the_contract_where_langgraph_does(
     backend: str,
     services: dict[str, str],  # noqa: F811

@@ -414,11 +414,11 @@ def _matrix(backend: str, scenarios: str, out: Path, *extra: str) -> dict[str, A
     return document
 
 
-# `make test` records the matrix cells on one API of each saver; its other API (the same
-# store behind the async wrapper) under `make test-long`. The two DynamoDB savers (the slowest:
-# a moto server per call) are there too; each keeps a test of its own in `make test` (a killed
-# run resumed in a fresh process; dynamodb-checkpoint's finding).
-LONG_MATRIX = ("dynamodb", "dynamodb-checkpoint")
+# `make test` records the matrix cells on one API of the MariaDB saver; its other API (the same
+# store behind the async wrapper) and the other savers' cells under `make test-long`: the two
+# DynamoDB savers (the slowest: a moto server per call) and Valkey. Each keeps a test of its own
+# in `make test` (a killed run resumed in a fresh process; dynamodb-checkpoint's finding).
+LONG_MATRIX = ("dynamodb", "dynamodb-checkpoint", "valkey")
 MATRIX_SAVERS = [
     pytest.param(b, marks=pytest.mark.long) if b.endswith("-async") or b in LONG_MATRIX else b
     for b in THIRD_PARTY
