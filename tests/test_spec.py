@@ -43,8 +43,9 @@ class Row:
 def rows_of(run: Run) -> dict[str, Row]:
     lines = run.stdout.splitlines()
     assert lines[0].split()[:2] == ["kind", "name"], run
+    assert set(lines[1]) == {"-"}, run  # the rule under the headings
     rows: dict[str, Row] = {}
-    for line in lines[1:-1]:
+    for line in lines[2:-1]:
         match = _ROW.match(line)
         assert match, f"not a table row: {line!r}"
         row = Row(*match.group("kind", "name", "outcome", "expected", "mark"))

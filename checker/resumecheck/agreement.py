@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from resumecheck import escape, tempdirs
+from resumecheck import escape, tempdirs, texttable
 from resumecheck.contract import find_contract
 from resumecheck.errors import SpecError, UsageError
 from resumecheck.inputs import expand, no_traces
@@ -169,7 +169,11 @@ def render_text(agreement: Agreement, kept: Path | None) -> str:
         f"{len(agreement.cases)} mutant(s) of {len(agreement.seeds)} recorded trace(s), "
         "judged by the checker and by the history oracle (checker/oracle):"
     ]
-    lines += [f"  {pair:<22} {n}" for pair, n in sorted(agreement.tally().items())]
+    tally = sorted(agreement.tally().items())
+    if tally:
+        lines.append(
+            texttable.render(["pair", texttable.right("mutants")], tally, header=False, indent=2)
+        )
     for case in agreement.disagreements:
         lines.append("")
         where = str(case.path) if kept else case.path.name

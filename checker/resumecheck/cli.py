@@ -33,7 +33,7 @@ from resumecheck.judge import judge
 from resumecheck.output import TRACE_RENDERERS, format_option, reported
 from resumecheck.progress import Progress, TLCProgress, progress_option
 from resumecheck.report import FORMATS, Invocation, exit_code, render_spec
-from resumecheck.speccheck import Row, check_all, format_row, header_line
+from resumecheck.speccheck import Row, check_all, render_table
 from resumecheck.specmanifest import MANIFEST
 from resumecheck.suites import SuiteGroup
 from resumecheck.trace.reader import MAX_BYTES, MAX_LINE_BYTES, Limits
@@ -295,13 +295,8 @@ def spec(
 
     def on_row(row: Row) -> None:
         done.append(row)
-        if fmt == "text":
-            click.echo(format_row(row))
-        else:
-            shown.update(f"spec: {len(done)} row(s) checked, last {row.name}")
+        shown.update(f"spec: {len(done)} row(s) checked, last {row.name}")
 
-    if fmt == "text":
-        click.echo(header_line())
     rows = check_all(
         folder,
         large=large,
@@ -322,6 +317,8 @@ def spec(
     if fmt != "text":
         click.echo(render_spec(fmt, rows, folder, invocation, code), nl=False)
         return code
+    # The table once every row is in, so its columns fit all of them; progress until then.
+    click.echo(render_table(rows))
     for row in failed:
         if row.detail:
             click.echo(f"\n{row.name}: {row.detail}", err=True)

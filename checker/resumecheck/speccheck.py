@@ -39,7 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from resumecheck import specmanifest, tempdirs
+from resumecheck import specmanifest, tempdirs, texttable
 from resumecheck.errors import UsageError
 from resumecheck.specmanifest import MANIFEST, Manifest
 from resumecheck.tlc import warm
@@ -497,14 +497,22 @@ def check_all(
     return rows
 
 
-def format_row(row: Row) -> str:
-    distinct = f"{row.distinct:,}" if row.distinct is not None else "-"
-    mark = "PASS" if row.passed else "FAIL"
-    return (
-        f"{row.kind:<7} {row.name:<40} {distinct:>10} {row.seconds:>7.1f}s  "
-        f"{row.outcome:<24} expected {row.expected:<6} {mark}"
+def render_table(rows: Sequence[Row]) -> str:
+    """The text table of `resume-check spec`: a row per configuration, mutant and contract."""
+    right = texttable.right
+    columns = ["kind", "name", right("distinct"), right("time"), "outcome", "", "result"]
+    return texttable.render(
+        columns,
+        [
+            (
+                row.kind,
+                row.name,
+                f"{row.distinct:,}" if row.distinct is not None else "-",
+                f"{row.seconds:.1f}s",
+                row.outcome,
+                f"expected {row.expected}",
+                "PASS" if row.passed else "FAIL",
+            )
+            for row in rows
+        ],
     )
-
-
-def header_line() -> str:
-    return f"{'kind':<7} {'name':<40} {'distinct':>10} {'time':>8}  {'outcome':<24} {'':<15} result"

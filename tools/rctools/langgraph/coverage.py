@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from resumecheck import texttable
+
 ROOT, SUBGRAPH, ALL_THREADS = "root", "subgraph", "all-threads"
 # The channels of a write that are the loop's own records, not a node's values.
 SPECIAL_WRITES = ("__error__", "__interrupt__", "__resume__")
@@ -322,20 +324,12 @@ def render(tested: Coverage, reference: Coverage | None = None) -> list[str]:
     ]
     columns = [_column(side) for side in sides]
     shapes = sorted({shape for column in columns for shape in column})
-    call = max([len("call"), *(len(" ".join((s.method, *s.args))) for s in shapes)])
-    got = max([len("got"), *(len(s.got) for s in shapes)])
-    wide = [
-        max([len(t), *(len(v) for v in c.values())]) for t, c in zip(titles, columns, strict=True)
-    ]
-    head = f"  {'call':<{call}}  {'got':<{got}}  " + "  ".join(
-        f"{t:<{w}}" for t, w in zip(titles, wide, strict=True)
+    table = texttable.render(
+        ["call", "got", *titles],
+        [(" ".join((s.method, *s.args)), s.got, *(c.get(s, "-") for c in columns)) for s in shapes],
+        indent=2,
     )
-    lines = ["Saver calls: calls (cells) per method and argument shape", head.rstrip()]
-    for s in shapes:
-        values = "  ".join(f"{c.get(s, '-'):<{w}}" for c, w in zip(columns, wide, strict=True))
-        lines.append(
-            f"  {' '.join((s.method, *s.args)):<{call}}  {s.got:<{got}}  {values}".rstrip()
-        )
+    lines = ["Saver calls: calls (cells) per method and argument shape", *table.splitlines()]
     lines += _never(titles[0], tested, None)
     if reference is not None:
         lines += _never(titles[1], reference, tested)

@@ -15,7 +15,7 @@ from importlib.metadata import version
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from resumecheck import junit
+from resumecheck import junit, texttable
 from resumecheck.errors import CONFORMS, ENVIRONMENT, VIOLATES
 from resumecheck.progress import Progress
 from resumecheck.report import Invocation
@@ -178,10 +178,10 @@ def render_text(matrix: Matrix, out: Path, profile: tuple[str, str] | None = Non
     if profile is not None:
         lines.append(f"profile {profile[0]}; left out: {profile[1]}")
     lines.append("")
-    lines.append(f"{'scenario':<18} {'durability':<10} {'no fault':<28} SIGKILL at each point")
     rows: dict[tuple[str, str], list[Cell]] = {}
     for cell in matrix.cells:
         rows.setdefault((cell.key.scenario, cell.key.durability), []).append(cell)
+    table: list[tuple[str, str, str, str]] = []
     for (scenario, mode), cells in rows.items():
         clean = next((c for c in cells if c.key.fault == "none"), None)
         kills = [c for c in cells if c.key.fault not in ("none", RACE)]
@@ -192,7 +192,9 @@ def render_text(matrix: Matrix, out: Path, profile: tuple[str, str] | None = Non
         after = (
             f"{sum(c.finding == 'conforms' for c in kills)}/{len(kills)} conform" if kills else "-"
         )
-        lines.append(f"{scenario:<18} {mode:<10} {first:<28} {after}")
+        table.append((scenario, mode, first, after))
+    columns = ["scenario", "durability", "no fault", "SIGKILL at each point"]
+    lines.append(texttable.render(columns, table))
     for kind, title in (
         ("saver", f"Saver findings: {matrix.backend} breaks what no reference run breaks"),
         (

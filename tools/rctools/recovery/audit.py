@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from resumecheck import texttable
+
 from rctools.recovery.matrix import Judged
 
 RESTORE_PROPERTIES = ("RestoreSound", "BlockWhenNone", "PreserveCommitted")
@@ -120,20 +122,43 @@ def audit_table(
 ) -> str:
     rows = tabulate(judged, policies)
     domains = Counter(domain_of(j.run.workload) for j in judged if j.run.policy == policies[0])
+    right = texttable.right
+    columns = [
+        "policy",
+        right("runs"),
+        right("restores"),
+        right("unsafe"),
+        right("blocks"),
+        right("necessary"),
+        right("needless"),
+        right("reruns"),
+        right("misloc"),
+        right("via LG"),
+        right("done"),
+        "properties broken (runs)",
+    ]
+    table = [
+        (
+            r.policy,
+            r.runs,
+            r.restores,
+            r.unsafe_restores,
+            r.blocks,
+            r.necessary_blocks,
+            r.needless_blocks,
+            r.reruns,
+            r.mislocalized,
+            r.through_langgraph,
+            r.completed,
+            ", ".join(f"{p} {n}" for p, n in sorted(r.broken.items())) or "-",
+        )
+        for r in rows
+    ]
     lines = [
         f"audit: {workflows} generated workflow(s), seed {seed}, domains "
         + ", ".join(f"{d} {n}" for d, n in sorted(domains.items())),
-        f"{'policy':<11} {'runs':>5} {'restores':>8} {'unsafe':>6} {'blocks':>6} "
-        f"{'necessary':>9} {'needless':>8} {'reruns':>6} {'misloc':>6} {'via LG':>6} {'done':>5}  "
-        "properties broken (runs)",
+        texttable.render(columns, table),
     ]
-    for r in rows:
-        broken = ", ".join(f"{p} {n}" for p, n in sorted(r.broken.items())) or "-"
-        lines.append(
-            f"{r.policy:<11} {r.runs:>5} {r.restores:>8} {r.unsafe_restores:>6} {r.blocks:>6} "
-            f"{r.necessary_blocks:>9} {r.needless_blocks:>8} {r.reruns:>6} {r.mislocalized:>6} "
-            f"{r.through_langgraph:>6} {r.completed:>5}  {broken}"
-        )
     lines.append(
         "unsafe: admitted restores the contract rejects (RestoreSound, BlockWhenNone, "
         "PreserveCommitted); necessary: blocks the spec counts as not needless; misloc: the "

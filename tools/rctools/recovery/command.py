@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import click
+from resumecheck import texttable
 from resumecheck.errors import UsageError
 
 from rctools.recovery.audit import audit_figures, audit_table
@@ -91,11 +92,12 @@ class RecoveryMatrix:
             row["runs"] += 1
             row["conform"] += j.conforms
             row["success"] += j.success
-        text = [f"{'policy':<11} {'runs':>5} {'conform':>7} {'success':>7}"]
-        text += [
-            f"{p:<11} {r['runs']:>5} {r['conform']:>7} {r['success']:>7}" for p, r in per.items()
-        ]
-        return Figures({"ledger": self.ledger, "policies": per}, "\n".join(text))
+        right = texttable.right
+        text = texttable.render(
+            ["policy", right("runs"), right("conform"), right("success")],
+            [(p, r["runs"], r["conform"], r["success"]) for p, r in per.items()],
+        )
+        return Figures({"ledger": self.ledger, "policies": per}, text)
 
 
 def configure(

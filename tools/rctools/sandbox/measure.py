@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from resumecheck import texttable
 from resumecheck.verdict import Status, Verdict
 
 from rctools.sandbox.recorder import RunResult
@@ -130,24 +131,36 @@ def percent(value: float | None) -> str:
 
 
 def render_stats(table: list[PolicyStats]) -> str:
-    head = (
-        f"{'workload':<14} {'policy':<13} {'correct':>14} {'task ok':>8} {'rewinds':>8} "
-        f"{'ckpt bytes':>11} "
-        f"{'skipped':>8} {'wall s':>7} {'cpu s':>6} {'queued s':>8} {'overhead':>9}  violated"
-    )
-    lines = [head, "-" * len(head)]
-    for s in table:
-        correct = f"{s.correct}/{s.crash_runs} {percent(s.correctness)}"
-        rewinds = f"{s.rewinds_correct}/{s.rewind_runs}"
-        task = f"{s.task_success}/{s.crash_runs}"
-        size = "-" if s.checkpoint_bytes is None else f"{s.checkpoint_bytes:,}"
-        wall = "-" if s.seconds is None else f"{s.seconds:.2f}"
-        cpu = "-" if s.cpu_seconds is None else f"{s.cpu_seconds:.2f}"
-        queued = "-" if s.queued_seconds is None else f"{s.queued_seconds:.2f}"
-        over = "-" if s.overhead is None else f"{100 * s.overhead:+.1f} %"
-        lines.append(
-            f"{s.workload:<14} {s.policy:<13} {correct:>14} {task:>8} {rewinds:>8} {size:>11} "
-            f"{percent(s.skipped_share):>8} {wall:>7} {cpu:>6} {queued:>8} {over:>9}  "
-            f"{', '.join(s.violated) or '-'}"
+    right = texttable.right
+    columns = [
+        "workload",
+        "policy",
+        right("correct"),
+        right("task ok"),
+        right("rewinds"),
+        right("ckpt bytes"),
+        right("skipped"),
+        right("wall s"),
+        right("cpu s"),
+        right("queued s"),
+        right("overhead"),
+        "violated",
+    ]
+    rows = [
+        (
+            s.workload,
+            s.policy,
+            f"{s.correct}/{s.crash_runs} {percent(s.correctness)}",
+            f"{s.task_success}/{s.crash_runs}",
+            f"{s.rewinds_correct}/{s.rewind_runs}",
+            "-" if s.checkpoint_bytes is None else f"{s.checkpoint_bytes:,}",
+            percent(s.skipped_share),
+            "-" if s.seconds is None else f"{s.seconds:.2f}",
+            "-" if s.cpu_seconds is None else f"{s.cpu_seconds:.2f}",
+            "-" if s.queued_seconds is None else f"{s.queued_seconds:.2f}",
+            "-" if s.overhead is None else f"{100 * s.overhead:+.1f} %",
+            ", ".join(s.violated) or "-",
         )
-    return "\n".join(lines)
+        for s in table
+    ]
+    return texttable.render(columns, rows)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from resumecheck import explain, tempdirs
+from resumecheck import explain, tempdirs, texttable
 from resumecheck.contract import default_spec_paths
 from resumecheck.errors import EnvironmentProblem, UsageError, exit_codes_help
 from resumecheck.judge import judge
@@ -138,8 +138,7 @@ def fresh_traces(out: Path) -> Path:
 
 
 def list_text(cells: Sequence[Cell]) -> str:
-    width = max((len(c.name) for c in cells), default=0)
-    return "\n".join(f"{c.name:<{width}}  {c.what}" for c in cells)
+    return texttable.render(["cell", "what"], [(c.name, c.what) for c in cells], header=False)
 
 
 def verdict_words(v: Verdict) -> str:
@@ -213,9 +212,7 @@ def finish(
         document["figures"] = extra.data
     if judged is not None:
         document["details"] = judged.details
-    width = max((len(r["cell"]) for r in rows), default=4)
-    lines = [f"{'cell':<{width}}  verdict", f"{'-' * width}  -------"]
-    lines += [f"{r['cell']:<{width}}  {r['verdict']}" for r in rows]
+    lines = [texttable.render(["cell", "verdict"], [(r["cell"], r["verdict"]) for r in rows])]
     conform = sum(1 for r in rows if r["status"] == "conforms")
     lines += [
         "",
