@@ -17,9 +17,10 @@ from typing import Any
 
 from resumecheck.batch import run_batch
 from resumecheck.contract import Contract, find_contract
+from resumecheck.tlc import printed
 from resumecheck.tlc.evalerror import read_evaluation_error
 from resumecheck.tlc.output import Outcome
-from resumecheck.tlc.values import FrozenDict, Value, format_value, parse_value, plain
+from resumecheck.tlc.values import FrozenDict, Value, format_value, plain
 from resumecheck.trace.encode import EncodedTrace, encode_trace
 from resumecheck.trace.reader import Limits, RawTrace, read_trace
 from resumecheck.trace.schema import TraceSchema, load_schema
@@ -74,10 +75,9 @@ def _add_expected(
     if result.outcome is not Outcome.OK:
         return  # an area without TraceExpected: the verdict stands without the hint
     moves: dict[int, set[Value]] = defaultdict(set)
-    for line in result.prints:
-        value = parse_value(line)
-        if isinstance(value, tuple) and value and value[0] == "rc-expected":
-            moves[value[1]] |= set(value[2])
+    for record in printed.records(result.prints):
+        if isinstance(record, printed.Expected):
+            moves[record.trace] |= record.moves
     for number, ((_, verdict), prefix) in enumerate(zip(stuck, prefixes, strict=True), start=1):
         verdict.expected = sorted(
             (_named_event(schema, prefix, move) for move in moves.get(number, ())),

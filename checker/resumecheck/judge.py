@@ -21,9 +21,9 @@ from resumecheck.batch import DEFAULT_MAX_HEAP, events_per_run, parse_heap, run_
 from resumecheck.contract import Contract, find_contract
 from resumecheck.errors import SpecError, TLCError, UsageError
 from resumecheck.inputs import expand, no_traces
+from resumecheck.tlc import printed
 from resumecheck.tlc.evalerror import EvaluationError, read_evaluation_error
 from resumecheck.tlc.output import Outcome, TLCResult
-from resumecheck.tlc.values import parse_value, plain
 from resumecheck.trace.encode import EncodedTrace, EncodeError, encode_trace
 from resumecheck.trace.reader import Limits, RawTrace, read_trace
 from resumecheck.trace.schema import load_schema
@@ -443,11 +443,7 @@ class _Part:
 
 def _matched(result: TLCResult) -> int:
     """The longest prefix of any trace of the run that some behaviour matched."""
-    depths = [
-        value[2]
-        for value in map(parse_value, result.prints)
-        if isinstance(value, tuple) and len(value) == 3 and value[0] == "rc-progress"
-    ]
+    depths = [r.matched for r in printed.records(result.prints) if isinstance(r, printed.Progress)]
     return max(depths, default=0)
 
 
@@ -468,22 +464,18 @@ def _read_verdicts(contract: Contract, traces: list[Prepared], result: TLCResult
     accepted: dict[int, dict[str, Any]] = {}
     tolerated: dict[int, dict[str, int]] = defaultdict(dict)
     cut_for: dict[int, set[str]] = defaultdict(set)
-    for line in result.prints:
-        value = parse_value(line)
-        if not (isinstance(value, tuple) and value and isinstance(value[0], str)):
-            continue
-        tag, *args = value
-        if tag == "rc-progress":
-            progress[args[0]] = max(progress[args[0]], args[1])
-        elif tag == "rc-violation":
-            broken[(args[0], args[1])] |= set(args[2])
-            cut_for[args[0]] |= set(args[2])
-        elif tag == "rc-tolerated":
-            for prop in args[2]:
-                seen = tolerated[args[0]]
-                seen[prop] = min(seen.get(prop, args[1]), args[1])
-        elif tag == "rc-accepted":
-            accepted[args[0]] = plain(args[1])
+    for record in printed.records(result.prints):
+        if isinstance(record, printed.Progress):
+            progress[record.trace] = max(progress[record.trace], record.matched)
+        elif isinstance(record, printed.Broken) and not record.tolerated:
+            broken[(record.trace, record.event)] |= record.properties
+            cut_for[record.trace] |= record.properties
+        elif isinstance(record, printed.Broken):
+            seen = tolerated[record.trace]
+            for prop in record.properties:
+                seen[prop] = min(seen.get(prop, record.event), record.event)
+        elif isinstance(record, printed.Accepted):
+            accepted[record.trace] = record.summary
     verdicts = []
     for number, trace in enumerate(traces, start=1):
         total = len(trace.raw.events)

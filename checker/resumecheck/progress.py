@@ -28,6 +28,8 @@ from rich.progress import (
 )
 from rich.progress import Progress as Bar
 
+from resumecheck.tlc import printed
+
 TTY_INTERVAL = 0.1
 PLAIN_INTERVAL = 10.0
 
@@ -140,13 +142,15 @@ class TLCProgress:
         self.accepted = 0
 
     def __call__(self, line: str) -> None:
-        if line.startswith('<<"rc-accepted"'):
+        # A line as TLC writes it: an acceptance's summary may go on over further lines.
+        kind = printed.tag(line)
+        if kind == "rc-accepted":
             self.accepted += 1
-        elif line.startswith('<<"rc-progress"'):
-            depth = line.rstrip(">").rsplit(",", 1)[-1].strip()
-            if not depth.isdigit():
+        elif kind == "rc-progress":
+            record = printed.decode(line)  # a progress tuple is short: always one line
+            if not isinstance(record, printed.Progress):
                 return
-            self.deepest = max(self.deepest, int(depth))
+            self.deepest = max(self.deepest, record.matched)
         else:
             return
         self.progress.update(
