@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup check-spec check-spec-large test test-long test-fast fuzz demo bench lint clean services-up \
+.PHONY: setup docs check-spec check-spec-large test test-long test-fast fuzz demo bench lint clean services-up \
         services-down record-langgraph findings no-false-alarm
 
 setup: $(STAMP)
@@ -29,6 +29,10 @@ check-spec-large: setup
 ## those that fixed it (an environment per release, built once from the package registry).
 findings: setup
 	$(BIN)/python -m rctools.langgraph.known_bugs tests/fixtures/known_bugs docs/findings.md
+
+## docs/architecture.md's table of suites, from the registry (resumecheck/suites.py).
+docs: setup
+	$(BIN)/python -c 'from pathlib import Path; from resumecheck.suites import write_table; write_table(Path("docs/architecture.md"))'
 
 ## The test suite, end to end with the real TLC (markers slow, services, corpus; not long).
 test: setup

@@ -8,6 +8,8 @@ a suite drives (LangGraph, a sandbox, ...).
 from __future__ import annotations
 
 import importlib
+import re
+from pathlib import Path
 
 import click
 
@@ -60,6 +62,33 @@ SUITES: dict[str, tuple[str, str]] = {
         "sandbox checkpoint policies, SIGKILL at every turn (SandboxCR)",
     ),
 }
+
+
+BEGIN, END = "<!-- suites:begin -->", "<!-- suites:end -->"
+
+
+def markdown_table(docs: Path) -> str:
+    """The table of suites that docs/architecture.md shows, made from this registry so that the
+    page lists every suite there is: its name, what it records, the contract that judges it
+    (the registry's line ends with it in brackets), and its page in `docs` if there is one."""
+    rows = ["| suite | what it records | contract | page |", "|---|---|---|---|"]
+    for name, (_, line) in sorted(SUITES.items()):
+        what, _, contract = line.rpartition(" (")
+        pages = (docs / f"{name}.md", docs / "runtimes" / f"{name}.md")
+        page = next((p.relative_to(docs).as_posix() for p in pages if p.is_file()), None)
+        link = f"[{page}]({page})" if page else "-"
+        rows.append(f"| `{name}` | {what} | {contract.rstrip(')')} | {link} |")
+    return "\n".join(rows)
+
+
+def write_table(page: Path) -> bool:
+    """Puts `markdown_table` between the page's suites markers; True when the page changed."""
+    text = page.read_text(encoding="utf-8")
+    block = f"{BEGIN}\n{markdown_table(page.parent)}\n{END}"
+    new = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S)
+    if new != text:
+        page.write_text(new, encoding="utf-8")
+    return new != text
 
 
 class SuiteGroup(click.Group):
