@@ -262,11 +262,11 @@ def test_a_sigkilled_run_resumes_in_a_fresh_process(backend: str, store: Path) -
     first = _worker("start", backend, store)
     try:
 
-        def started() -> bool:
+        def reached_slow() -> bool:
             assert first.poll() is None, first.communicate()[1]
             return (store / "slow-started").exists()
 
-        assert poll(started, timeout=WORKER_TIMEOUT, every=0.05), "the graph never reached `slow`"
+        assert poll(reached_slow, timeout=WORKER_TIMEOUT, every=0.05), "the graph never reached `slow`"
         # `slow` runs: the checkpoint after `prepare` was saved before it started (sync).
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=10)
