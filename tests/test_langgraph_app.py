@@ -74,6 +74,13 @@ APPS_SEEN_NEVER = [
     pytest.param(
         f"{APPS / 'payments.py'}:make_graph", ["--input", '{"item": "lamp"}'], 1, marks=LONG
     ),
+    # async nodes only (Send fan-out, an interrupt): driven through ainvoke on AsyncSqliteSaver
+    pytest.param(
+        f"{APPS / 'async_assistant.py'}:make_graph",
+        ["--input", '{"question": "tidal power"}'],
+        1,
+        marks=LONG,
+    ),
 ]
 
 
@@ -230,31 +237,70 @@ def test_an_app_that_is_not_a_compiled_graph_is_a_clear_error(tmp_path: Path) ->
         assert message in run.stderr, run
 
 
-def test_an_async_only_entrypoint_is_refused_up_front(tmp_path: Path) -> None:
-    """The matrix drives LangGraph's sync API: an `async def` entrypoint would fail every
-    invocation, and a thread that never ran says nothing; it is said before anything runs."""
-    _write(
-        tmp_path,
-        "asyncflow.py",
-        """
-        from langgraph.func import entrypoint, task
+ASYNC_FLOW = """
+from langgraph.func import entrypoint, task
+from langgraph.types import interrupt
 
-        @task
-        async def fetch(topic):
-            return topic
+@task
+async def fetch(topic):
+    return f"notes on {topic}"
 
-        def make(checkpointer):
-            @entrypoint(checkpointer=checkpointer)
-            async def flow(inputs):
-                return await fetch(inputs.get("topic", "x"))
-            return flow
-        """,
-    )
-    run = run_cli("run", "langgraph", "--app", "asyncflow:make", "--out", tmp_path / "o",
+def make(checkpointer):
+    @entrypoint(checkpointer=checkpointer)
+    async def flow(inputs):
+        notes = await fetch(inputs.get("topic", "tides"))
+        return {"notes": notes, "ok": interrupt("publish?")}
+    return flow
+"""
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--backend", "sqlite"], ["--api", "sync"]],
+    ids=["sync-only-saver", "api-sync"],
+)
+def test_an_async_app_where_only_the_sync_api_runs_is_refused_up_front(
+    tmp_path: Path, options: list[str]
+) -> None:
+    """LangGraph runs an `async def` entrypoint only through `ainvoke`: on a saver without
+    the async API, or with `--api sync`, every invocation would fail, and a thread that never
+    ran says nothing. It is said before anything runs, with the node named."""
+    _write(tmp_path, "asyncflow.py", ASYNC_FLOW)
+    run = run_cli("run", "langgraph", "--app", "asyncflow:make", *options, "--out", tmp_path / "o",
                   cwd=tmp_path)  # fmt: skip
     run.assert_no_traceback()
     assert run.returncode == 2, run
-    assert "not supported yet: node(s) flow are async only" in run.stderr, run
+    assert "node(s) flow are async def only" in run.stderr, run
+    assert not list((tmp_path / "o").rglob("*.jsonl")), "nothing is recorded"
+
+
+@pytest.mark.parametrize("backend", [[], ["--backend", "memory"]], ids=["default", "memory"])
+def test_an_async_app_runs_through_ainvoke_on_both_sides(
+    tmp_path: Path, backend: list[str]
+) -> None:
+    """An app of async nodes (a graph: Send fan-out, an interrupt) and an async functional-API
+    entrypoint run unchanged: every cell through `ainvoke` on the saver's async API (by
+    default LangGraph's AsyncSqliteSaver, then its own reference; in one process on the
+    in-memory saver), the fault-free runs conform, none is invalid or fails to run."""
+    _write(tmp_path, "asyncflow.py", ASYNC_FLOW)
+    apps = [
+        (f"{APPS / 'async_assistant.py'}:make_graph", ["--input", '{"question": "tidal power"}']),
+        ("asyncflow:make", []),
+    ]
+    for index, (app, options) in enumerate(apps):
+        run = run_cli(
+            "run", "langgraph", "--app", app, *options, *backend, "--scenarios", "app",
+            "--durability", "sync", "--kill-stride", "1000", "--no-kill-inside",
+            "--format", "json", "--no-progress", "--out", tmp_path / f"o{index}", cwd=tmp_path,
+        )  # fmt: skip
+        run.assert_no_traceback()
+        assert run.returncode == 0, run
+        cells = _cells(run.json())
+        assert cells and all(c["api"] == "async" for c in cells), cells
+        assert all(c["finding"] in ("conforms", "runtime") for c in cells), cells
+        (clean,) = [c for c in cells if c["scenario"] == "app" and c["fault"] == "none"]
+        assert clean["tested"]["status"] == "conforms", clean
+        assert clean["tested"]["trace"].endswith(".ainvoke.jsonl"), clean
 
 
 def test_every_interrupt_gets_an_answer_of_its_own_by_default(tmp_path: Path) -> None:

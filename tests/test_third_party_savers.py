@@ -266,7 +266,8 @@ def test_a_sigkilled_run_resumes_in_a_fresh_process(backend: str, store: Path) -
             assert first.poll() is None, first.communicate()[1]
             return (store / "slow-started").exists()
 
-        assert poll(reached_slow, timeout=WORKER_TIMEOUT, every=0.05), "the graph never reached `slow`"
+        reached = poll(reached_slow, timeout=WORKER_TIMEOUT, every=0.05)
+        assert reached, "the graph never reached `slow`"
         # `slow` runs: the checkpoint after `prepare` was saved before it started (sync).
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=10)

@@ -24,6 +24,7 @@ from rctools.langgraph.app import (
 )
 from rctools.langgraph.app import KINDS as APP_KINDS
 from rctools.langgraph.matrix import (
+    ASYNC_REFERENCE,
     DURABILITIES,
     MODES,
     REFERENCE,
@@ -31,6 +32,7 @@ from rctools.langgraph.matrix import (
     Expand,
     Plan,
     apis_for,
+    async_api,
     plan_matrix,
     run_matrix,
 )
@@ -250,7 +252,7 @@ def command(
             f"--jobs above 1 is not safe on {name}: its cells can share a database; use --jobs 1"
         )
     profile = PROFILES[profile_name]
-    catalogue, expand, picked = _plan_for(
+    app, catalogue, expand, picked = _plan_for(
         app_spec,
         input_json,
         answer_json,
@@ -259,9 +261,17 @@ def command(
     modes = tuple(d for d in (durability or ",".join(profile.durabilities)).split(",") if d)
     if not modes or set(modes) - set(MODES):
         raise UsageError(f"--durability takes {', '.join(MODES)}")
+    async_app = bool(app and app.async_nodes)
+    if async_app and not (backend or saver):
+        # LangGraph's own saver through the API that can run the app: the reference itself
+        name = ASYNC_REFERENCE
     try:
         factory = resolve(name)
-        reference_factory = resolve(REFERENCE) if reference and name != REFERENCE else None
+        reference_factory = None
+        # every cell of an async app on AsyncSqliteSaver would be its own reference
+        itself = name == REFERENCE or (name == ASYNC_REFERENCE and async_app)
+        if reference and not itself:
+            reference_factory = resolve(REFERENCE)
     except BackendError as exc:
         raise UsageError(str(exc)) from None
     if not list_cells:
@@ -280,7 +290,7 @@ def command(
             in_process=name == "memory",
             kill_inside=kill_inside,
             seed=seed,
-            apis=("",) if name == "memory" else _apis(api_choice, name, factory, out),
+            apis=_apis(api_choice, name, factory, out, app.async_nodes if app else ()),
         )
         shown.note(f"planning: the fault-free runs on {name} into {out}")
         planned = plan_matrix(
@@ -359,18 +369,24 @@ def _at_versions(versions: list[Version], fmt: str, out: Path) -> int:
     return code
 
 
-def _apis(choice: str, name: str, factory: Factory, out: Path) -> tuple[str, ...]:
+def _apis(
+    choice: str, name: str, factory: Factory, out: Path, async_nodes: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The APIs the cells are driven through (the in-memory saver: in one process, through
+    its sync API unless the app's nodes are async def only)."""
     try:
-        return apis_for(choice, factory, out / "cells" / "api-probe")
+        if name == "memory":
+            return (async_api(choice, async_nodes),) if async_nodes else ("",)
+        return apis_for(choice, factory, out / "cells" / "api-probe", async_nodes)
     except BackendError as exc:
         raise UsageError(f"{name}: {exc}") from None
 
 
 def _plan_for(
     app_spec: str | None, input_json: str | None, answer_json: str | None, scenarios: str | None
-) -> tuple[Catalogue | None, Expand | None, tuple[str, ...]]:
-    """The built-in scenarios, or the app's: its catalogue, how its plan grows from its
-    fault-free run, and the scenarios to start with."""
+) -> tuple[App | None, Catalogue | None, Expand | None, tuple[str, ...]]:
+    """The built-in scenarios, or the app's: the app, its catalogue, how its plan grows from
+    its fault-free run, and the scenarios to start with."""
     if app_spec is None:
         picked = tuple(s for s in (scenarios or ",".join(SCENARIOS)).split(",") if s)
         unknown = [s for s in picked if s not in SCENARIOS]
@@ -378,7 +394,7 @@ def _plan_for(
             raise UsageError(
                 f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}"
             )
-        return None, None, picked
+        return None, None, None, picked
     kinds = tuple(s for s in (scenarios or ",".join(APP_KINDS)).split(",") if s)
     unknown = [k for k in kinds if k not in APP_KINDS]
     if unknown:
@@ -399,7 +415,7 @@ def _plan_for(
         )
     except AppError as exc:
         raise UsageError(str(exc)) from None
-    return app.catalogue(), app.expand, ("app",)
+    return app, app.catalogue(), app.expand, ("app",)
 
 
 def _servers_for(name: str) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,6 +58,7 @@ from rctools.langgraph_backends import (
 from rctools.suite.pool import PoolTaskFailed, run_pool
 
 REFERENCE = "sqlite"
+ASYNC_REFERENCE = "sqlite-async"  # the reference of a cell driven through the async API
 APIS = ("sync", "async")
 DURABILITIES = ("sync", "async", "exit")  # the default modes
 MODES = DURABILITIES
@@ -262,7 +263,7 @@ def plan_matrix(
     planned = Planned([], {}, {}, catalogue)
     wave = [
         CellKey(s, "none", d, api)
-        for api in (("",) if plan.in_process else plan.apis)
+        for api in plan.apis
         for d in plan.durabilities
         for s in plan.scenarios
         if _runs_in(plan, catalogue[s], d)
@@ -359,7 +360,7 @@ def run_matrix(
     for key in keys:
         side = planned.clean.get(key) or recorded[key]
         _keep(side.run, out / "traces" / tested, key)
-        cells[key] = Cell(key, side, is_reference=backend == REFERENCE)
+        cells[key] = Cell(key, side, is_reference=_is_reference(backend, key))
     if reference is not None:
         folder = out / "cells" / f"reference-{REFERENCE}"
         # exactly the cells the saver under test ran, killed at the same moment (the n-th
@@ -629,11 +630,15 @@ def _rerun(
     return sides
 
 
-def apis_for(choice: str, factory: Factory, probe: Path) -> tuple[str, ...]:
+def apis_for(
+    choice: str, factory: Factory, probe: Path, async_nodes: Sequence[str] = ()
+) -> tuple[str, ...]:
     """`Plan.apis` for a choice of "both", "sync" or "async", from the APIs the saver
     implements (asked of a fresh process with its store in `probe`, removed afterwards): ""
-    its own (sync where it has it), "async" its async API as well. BackendError when the
-    saver cannot be opened or lacks the API chosen."""
+    its own (sync where it has it), "async" its async API as well. An app with `async_nodes`
+    (async def only) runs through the async API alone, on both sides, since LangGraph's
+    `invoke` cannot run them. BackendError when the saver cannot be opened or lacks the API
+    chosen."""
     probe.mkdir(parents=True, exist_ok=True)
     try:
         has = saver_apis(probe, factory)
@@ -641,11 +646,31 @@ def apis_for(choice: str, factory: Factory, probe: Path) -> tuple[str, ...]:
         shutil.rmtree(probe, ignore_errors=True)
     if choice not in ("both", *APIS):
         raise BackendError(f"api takes both, sync or async, not {choice!r}")
+    if async_nodes:
+        return (async_api(choice, async_nodes, has),)
     if choice != "both" and choice not in has:
         raise BackendError(f"--api {choice}: the saver implements only the {', '.join(has)} API")
     if choice == "sync" or has != {"sync", "async"}:
         return ("",)
     return ("async",) if choice == "async" else ("", "async")
+
+
+def async_api(choice: str, async_nodes: Sequence[str], has: Iterable[str] = APIS) -> str:
+    """The API an app whose `async_nodes` are async def only is driven through: the async
+    one; BackendError naming the nodes when the choice or the saver rules it out."""
+    nodes = ", ".join(async_nodes)
+    if choice == "sync":
+        raise BackendError(
+            f"--api sync: the app's node(s) {nodes} are async def only, and LangGraph runs "
+            "those only through its async API (ainvoke); use --api async or both"
+        )
+    if "async" not in has:
+        raise BackendError(
+            f"the app's node(s) {nodes} are async def only, which LangGraph runs only "
+            "through ainvoke, and this saver implements only the sync API (for SQLite: "
+            "--backend sqlite-async)"
+        )
+    return "async"
 
 
 def _for_api(reference: Factory, key: CellKey) -> Factory:
@@ -657,6 +682,11 @@ def _for_api(reference: Factory, key: CellKey) -> Factory:
     if key.api == "async" and reference is sqlite_slowed:
         return sqlite_async_slowed
     return reference
+
+
+def _is_reference(backend: str, key: CellKey) -> bool:
+    """Whether the saver under test is the very one a reference run of the cell would use."""
+    return backend == REFERENCE or (backend == ASYNC_REFERENCE and key.api == "async")
 
 
 def _reference_point(cell: Cell) -> KillPoint | None:

@@ -171,10 +171,19 @@ def _why(cell: Cell) -> str:
     return describe(cell.tested)
 
 
+def _reference_words(matrix: Matrix) -> str:
+    """What the cells were compared with: said as it was, not as it is by default."""
+    if any(cell.reference for cell in matrix.cells):
+        return f"reference: {REFERENCE}"
+    if matrix.cells and all(cell.is_reference for cell in matrix.cells):
+        return "LangGraph's own saver: the reference itself"
+    return "no reference run"
+
+
 def render_text(matrix: Matrix, out: Path, profile: tuple[str, str] | None = None) -> str:
     """A row per scenario and durability, the findings with their trace files, then the
     saver calls the cells reached (`coverage.render`)."""
-    lines = [f"LangGraph conformance matrix: {matrix.backend} (reference: {REFERENCE})"]
+    lines = [f"LangGraph conformance matrix: {matrix.backend} ({_reference_words(matrix)})"]
     if profile is not None:
         lines.append(f"profile {profile[0]}; left out: {profile[1]}")
     lines.append("")

@@ -105,6 +105,8 @@ def run(
     API), else through the async API; `saver` is given only when all invocations of a cell
     share one process (an in-memory saver)."""
     os.environ[WORLD_VAR] = str(cell.folder / "world")
+    if saver is not None and cell.api == "async":
+        return asyncio.run(_run_async_on(cell, job, kill_fd, saver))
     if saver is not None:
         return _run_sync(cell, job, kill_fd, saver)
     if cell.api == "async":
@@ -340,30 +342,38 @@ def _run_sync(
 
 async def _run_async(cell: Cell, job: Invocation, kill_fd: int | None) -> dict[str, Any]:
     async with aopen_saver(cell.factory) as real:
-        recording, app, quiet = _prepare(cell, job, kill_fd, real)
-        mute = recording.recorder.kill.mute
-        with mute():
-            state = await app.aget_state(job.base)
-        history = [s async for s in quiet.aget_state_history(job.base)]
-        nested = await _anested(quiet, job.thread, history)
-        error, ran = None, False
-        if job.kind == "update":
-            target = _target(job.target, state, history)
-            if target is not None:
-                await app.aupdate_state(target, job.values, as_node=_as_node(job, target, history))
-            ran = target is not None
-        elif (plan := _plan(cell, job, state, history, nested)) is not None:
-            payload, config = plan
-            _meet(cell, job)
-            ran = True
-            try:
-                await recording.ainvoke(app, payload, config)
-            except Exception as exc:
-                error = f"{type(exc).__name__}: {exc}"
-        with mute():
-            report = _report(await app.aget_state(job.base), error, recording, ran)
-        history = [s async for s in quiet.aget_state_history(job.base)]
-        report["checkpoints"] = len(history)
-        report["nested"] = len(await _anested(quiet, job.thread, history))
-        recording.close()
-        return report
+        return await _run_async_on(cell, job, kill_fd, real)
+
+
+async def _run_async_on(
+    cell: Cell, job: Invocation, kill_fd: int | None, real: BaseCheckpointSaver
+) -> dict[str, Any]:
+    """`_run_sync` through the async API (an app whose nodes are async def, or a cell that
+    asks for the async API), on an opened saver."""
+    recording, app, quiet = _prepare(cell, job, kill_fd, real)
+    mute = recording.recorder.kill.mute
+    with mute():
+        state = await app.aget_state(job.base)
+    history = [s async for s in quiet.aget_state_history(job.base)]
+    nested = await _anested(quiet, job.thread, history)
+    error, ran = None, False
+    if job.kind == "update":
+        target = _target(job.target, state, history)
+        if target is not None:
+            await app.aupdate_state(target, job.values, as_node=_as_node(job, target, history))
+        ran = target is not None
+    elif (plan := _plan(cell, job, state, history, nested)) is not None:
+        payload, config = plan
+        _meet(cell, job)
+        ran = True
+        try:
+            await recording.ainvoke(app, payload, config)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+    with mute():
+        report = _report(await app.aget_state(job.base), error, recording, ran)
+    history = [s async for s in quiet.aget_state_history(job.base)]
+    report["checkpoints"] = len(history)
+    report["nested"] = len(await _anested(quiet, job.thread, history))
+    recording.close()
+    return report
