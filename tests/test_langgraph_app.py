@@ -362,6 +362,34 @@ def test_a_dotted_module_in_the_current_folder_is_an_app(tmp_path: Path) -> None
     assert clean["tested"]["status"] == "conforms"
 
 
+def test_arecord_run_records_an_async_app_through_ainvoke(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`arecord_run`: an app of async nodes (Send fan-out, an interrupt), answered to the end
+    on AsyncSqliteSaver, conforms."""
+    import asyncio
+    import importlib
+
+    from rctools.langgraph import arecord_run
+    from resumecheck.contract import default_spec_paths
+    from resumecheck.judge import judge
+
+    monkeypatch.syspath_prepend(str(APPS))
+    module = importlib.import_module("async_assistant")
+    trace = asyncio.run(
+        arecord_run(
+            module.make_graph, {"question": "tidal power"}, answers=["yes"],
+            out=tmp_path / "run.jsonl",
+        )
+    )  # fmt: skip
+    lines = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    assert lines[0]["backend"] == "AsyncSqliteSaver"
+    assert [e["ev"] for e in lines[1:]].count("finish") == 2  # asked, then answered
+    assert sum(e.get("node") == "look_up" for e in lines if e.get("ev") == "task_start") == 2
+    [verdict] = judge([trace], spec_paths=default_spec_paths())
+    assert verdict.status.value == "conforms", verdict.reason
+
+
 def _doc_example() -> str:
     """The record_run example of docs/langgraph.md (the block after its marker)."""
     text = DOCS.read_text(encoding="utf-8")

@@ -6,10 +6,11 @@ processes, `matrix` runs every cell on the saver under test and on the reference
 `command` is `resume-check run langgraph`, and `app` puts a user's own graph through it
 (`--app`).
 
-The public API: `record_run` (one run of your own graph into a trace, for a test) and
-`Recording` (the recorder it is built on).
+The public API: `record_run` (one run of your own graph into a trace, for a test; its twin
+`arecord_run` for an app whose nodes are async def) and `Recording` (the recorder it is built
+on).
 """
 
-from rctools.langgraph.record import Recording, record_run
+from rctools.langgraph.record import Recording, arecord_run, record_run
 
-__all__ = ["Recording", "record_run"]
+__all__ = ["Recording", "arecord_run", "record_run"]

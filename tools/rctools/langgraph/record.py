@@ -21,6 +21,7 @@ append to one trace file share it: one `os.write` per line on an `O_APPEND` desc
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from importlib.metadata import version
 from pathlib import Path
@@ -224,7 +225,8 @@ def record_run(
     once each get it, through a map resume); it ends done, or parked when the answers run
     out. `saver` is a sync `BaseCheckpointSaver` (default: LangGraph's
     SqliteSaver on `out` with the suffix `.sqlite`, created afresh). Judge the trace with
-    `resumecheck.judge.judge([path], spec_paths=default_spec_paths())`."""
+    `resumecheck.judge.judge([path], spec_paths=default_spec_paths())`. An app whose nodes
+    are async def: `arecord_run`."""
     out = Path(out)
     out.unlink(missing_ok=True)
     own: Any = None
@@ -233,9 +235,7 @@ def record_run(
 
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        db = out.with_suffix(".sqlite")
-        db.unlink(missing_ok=True)
-        own = sqlite3.connect(db, check_same_thread=False)
+        own = sqlite3.connect(_fresh_db(out), check_same_thread=False)
         saver = SqliteSaver(own)
     recording = Recording(out, "w1", durability=durability)
     try:
@@ -244,14 +244,65 @@ def record_run(
         config: dict[str, Any] = {"configurable": {"thread_id": thread}}
         recording.invoke(graph, input, config)
         for answer in answers:
-            waiting = [i.id for task in graph.get_state(config).tasks for i in task.interrupts]
-            if not waiting:
+            resume = _resume(graph.get_state(config), answer)
+            if resume is None:
                 break
-            # several interrupts at once (parallel tasks that ask) take a map resume
-            resume = {i: answer for i in waiting} if len(waiting) > 1 else answer
-            recording.invoke(graph, Command(resume=resume), config)
+            recording.invoke(graph, resume, config)
     finally:
         recording.close()
         if own is not None:
             own.close()
     return out
+
+
+async def arecord_run(
+    app: Any,
+    input: Any,
+    *,
+    out: Path,
+    answers: Iterable[Any] = (),
+    saver: Any = None,
+    durability: str = "sync",
+    thread: str = "t1",
+    scenario: str = "one run of my graph",
+) -> Path:
+    """`record_run` through LangGraph's async API (`ainvoke`, the saver's `aget_tuple`,
+    `aput`, ...), which an app whose nodes are async def needs: `saver` is then an async
+    saver (default: LangGraph's AsyncSqliteSaver on a fresh `.sqlite` file beside `out`)."""
+    out = Path(out)
+    out.unlink(missing_ok=True)
+    async with contextlib.AsyncExitStack() as stack:
+        if saver is None:
+            from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+            saver = await stack.enter_async_context(
+                AsyncSqliteSaver.from_conn_string(str(_fresh_db(out)))
+            )
+        recording = Recording(out, "w1", durability=durability)
+        stack.callback(recording.close)
+        recording.header(app, backend=type(saver).__name__, scenario=scenario, thread=thread)
+        graph = recording.attach(app, saver)
+        config: dict[str, Any] = {"configurable": {"thread_id": thread}}
+        await recording.ainvoke(graph, input, config)
+        for answer in answers:
+            resume = _resume(await graph.aget_state(config), answer)
+            if resume is None:
+                break
+            await recording.ainvoke(graph, resume, config)
+    return out
+
+
+def _fresh_db(out: Path) -> Path:
+    """The default saver's SQLite file: beside the trace, created afresh."""
+    db = out.with_suffix(".sqlite")
+    db.unlink(missing_ok=True)
+    return db
+
+
+def _resume(state: Any, answer: Any) -> Command | None:
+    """The resume that gives `answer` to the interrupts the thread waits at (several at once,
+    from parallel tasks, take a map resume), or None when it waits at none."""
+    waiting = [i.id for task in state.tasks for i in task.interrupts]
+    if not waiting:
+        return None
+    return Command(resume={i: answer for i in waiting} if len(waiting) > 1 else answer)
