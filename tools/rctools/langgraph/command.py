@@ -228,8 +228,9 @@ def command(
     \b
     A cell's name is SCENARIO.FAULT.DURABILITY, e.g. chain.kill-put-entry_2.sync (the trace
     file's name and the summary's cells[].cell), with .ainvoke after it when the cell drives
-    the graph through the async API of a saver that has both (--api; the reference of such a
-    cell is LangGraph's AsyncSqliteSaver). The kill cells are known only once each
+    the graph through the saver's async API (--api; every cell of a saver that has only that
+    API, or of an app with async def nodes; the reference of such a cell is LangGraph's
+    AsyncSqliteSaver). The kill cells are known only once each
     fault-free run has counted its kill points, so the fault-free runs of every --scenarios
     and --durability are always recorded first (narrow those to plan less); --list prints
     the cells then; --cells and --stride choose among them what is recorded and judged (a
@@ -268,8 +269,8 @@ def command(
     try:
         factory = resolve(name)
         reference_factory = None
-        # every cell of an async app on AsyncSqliteSaver would be its own reference
-        itself = name == REFERENCE or (name == ASYNC_REFERENCE and async_app)
+        # AsyncSqliteSaver has only the async API: every cell is its own reference's
+        itself = name in (REFERENCE, ASYNC_REFERENCE)
         if reference and not itself:
             reference_factory = resolve(REFERENCE)
     except BackendError as exc:

@@ -635,10 +635,10 @@ def apis_for(
 ) -> tuple[str, ...]:
     """`Plan.apis` for a choice of "both", "sync" or "async", from the APIs the saver
     implements (asked of a fresh process with its store in `probe`, removed afterwards): ""
-    its own (sync where it has it), "async" its async API as well. An app with `async_nodes`
-    (async def only) runs through the async API alone, on both sides, since LangGraph's
-    `invoke` cannot run them. BackendError when the saver cannot be opened or lacks the API
-    chosen."""
+    its sync API, "async" its async API (the only one of a saver without the sync API). An
+    app with `async_nodes` (async def only) runs through the async API alone, on both sides,
+    since LangGraph's `invoke` cannot run them. BackendError when the saver cannot be opened
+    or lacks the API chosen."""
     probe.mkdir(parents=True, exist_ok=True)
     try:
         has = saver_apis(probe, factory)
@@ -650,7 +650,11 @@ def apis_for(
         return (async_api(choice, async_nodes, has),)
     if choice != "both" and choice not in has:
         raise BackendError(f"--api {choice}: the saver implements only the {', '.join(has)} API")
-    if choice == "sync" or has != {"sync", "async"}:
+    if "sync" not in has:
+        # driven through ainvoke whatever is chosen: named so, and judged beside the async
+        # reference, as a saver with both APIs is in its async cells (like with like)
+        return ("async",)
+    if choice == "sync" or "async" not in has:
         return ("",)
     return ("async",) if choice == "async" else ("", "async")
 
