@@ -171,7 +171,8 @@ def test_a_checkpointer_registered_for_the_conformance_package_runs_as_it_is(
     session: Session,
 ) -> None:
     cells = {n: c for n, c in session.cases.items() if n.startswith("test_registered[")}
-    assert "test_registered[chain.none.sync]" in cells, session.output
+    # an async saver (only the async API): driven through ainvoke, its cells say so
+    assert "test_registered[chain.none.sync.ainvoke]" in cells, session.output
     assert all(c.find("failure") is None for c in cells.values()), session.output
     assert any(p.name.startswith("AsyncSqlite-") for p in session.out.iterdir())
 
@@ -199,9 +200,65 @@ def test_strict_fails_a_runtime_finding_and_options_override_the_marker(
     failure = done.cases["test_correct[pinned-twice.none.sync]"].find("failure")
     assert failure is not None, done.output
     assert failure.get("message", "").startswith("Failed: PC at event "), failure.get("message")
-    # test_broken was not named: its matrix was not recorded
-    assert "recording the matrix of broken_savers:parent_as_latest" not in done.output
+    # test_broken was not named: its matrix was not even planned
+    assert "the matrix of broken_savers:correct_sqlite" in done.output
+    assert "the matrix of broken_savers:parent_as_latest" not in done.output
     assert done.returncode == 1
+
+
+def test_k_and_node_ids_choose_the_cells_before_any_is_recorded(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Collection records only the fault-free runs that name the cells; of the cells, only
+    those `-k` or a node id leaves selected are recorded and judged, together, and one cell
+    runs again alone by its id."""
+    folder = _folder(tmp_path_factory, SAVER_TESTS)
+    out = folder / "out"
+
+    def recorded() -> set[str]:
+        return {p.stem for p in out.glob("*/traces/broken_savers-correct_sqlite/*.jsonl")}
+
+    chosen = run_pytest(
+        folder,
+        f"--resume-check-out={out}",
+        "test_my_saver.py::test_correct",
+        "-k",
+        "kill or pinned",
+    )
+    ran = {name.split("[", 1)[1].rstrip("]") for name in chosen.cases}
+    assert len(ran) >= 2 and "chain.none.sync" not in ran, chosen.output
+    assert recorded() == ran, chosen.output  # chain's fault-free cell ran to plan, not recorded
+    assert f"recording {len(ran)} cell(s) of broken_savers:correct_sqlite" in chosen.output
+    one = sorted(ran)[0]
+    again = run_pytest(
+        folder, f"--resume-check-out={out}", f"test_my_saver.py::test_correct[{one}]"
+    )
+    assert set(again.cases) == {f"test_correct[{one}]"}, again.output
+    assert recorded() == {one}, again.output
+
+
+def test_xdist_workers_share_the_plan_and_record_each_cell_once(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """`pytest -n 2`: every worker collects, but the fault-free runs are recorded once (the
+    first worker to plan leaves the plan, the other takes it), and each cell is recorded and
+    judged only by the worker that runs its test."""
+    folder = _folder(tmp_path_factory, SAVER_TESTS)
+    out = folder / "out"
+    done = run_pytest(
+        folder, "-n", "2", f"--resume-check-out={out}", "test_my_saver.py::test_correct"
+    )
+    assert done.returncode == 0, done.output  # pinned-twice's runtime finding is an xfail
+    ran = {name.split("[", 1)[1].rstrip("]") for name in done.cases}
+    assert len(ran) >= 3, done.output
+    assert "[gw0]" in done.output and "[gw1]" in done.output, done.output
+    (matrix,) = out.glob("broken_savers-correct_sqlite-*/")
+    assert len(list(out.glob("*.plan-*.pickle"))) == 1  # planned by one worker
+    tested = sorted(p.stem for p in (matrix / "traces" / "broken_savers-correct_sqlite").iterdir())
+    assert tested == sorted(ran), done.output  # every cell recorded, none twice
+    for cell in ran:
+        runs = matrix / "cells" / "broken_savers-correct_sqlite" / cell
+        assert runs.is_dir(), cell
 
 
 def test_collect_only_records_nothing(tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -15,10 +15,12 @@ a saver finding fails it with the property, the event and the trace file; a runt
 `--resume-check-strict`. The body runs first and may look at the cell; the verdict is enforced
 after it, so an empty body still fails a broken cell.
 
-Why the matrix runs at collection: which kill cells exist is known only after the clean run of
-each scenario on *your* saver has counted its kill points, and pytest needs the list of tests
-before it runs any. So one matrix is recorded and judged (one TLC run) per marker's settings
-while pytest collects, and each test reports its cell. `--collect-only` records nothing.
+Why the matrix is planned at collection: which kill cells exist is known only after the
+fault-free run of each scenario on *your* saver has counted its kill points, and pytest needs
+the list of tests before it runs any. So the fault-free runs of each marker's settings are
+recorded while pytest collects; the cells that `-k`, `-m` and node ids leave selected are
+recorded and judged (one TLC run) when the first of their tests runs, and each test reports
+its cell. `--collect-only` records nothing.
 
 This module is imported by every pytest run in an environment that has resume-check, so it
 imports nothing heavy until a test asks for a cell.
@@ -107,11 +109,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @dataclass(frozen=True)
 class CellCase:
-    """What one generated test checks: a finished cell, or why there is none."""
+    """What one generated test checks: a cell of a planned matrix (recorded when the first
+    of the selected tests runs), or why there is none."""
 
     name: str
     strict: bool
-    outcome: Any = None  # rctools.saver_cells.CellOutcome
+    batch: Any = None  # rctools.saver_cells.PlannedCells
+    slug: str = ""
     error: str | None = None
 
     def check(self) -> None:
@@ -120,29 +124,69 @@ class CellCase:
 
         if self.error is not None:
             pytest.fail(f"resume-check: {self.error}", pytrace=False)
-        if self.outcome is None:
+        outcome = self.outcome
+        if outcome is None:
+            problem = self.batch and self.batch.problem
+            if problem:
+                pytest.fail(f"resume-check: {problem}", pytrace=False)
             pytest.skip("resume-check: no cell recorded (--collect-only, or not selected)")
-        what = action(self.outcome, self.strict)
+        what = action(outcome, self.strict)
         if what is Action.FAIL:
-            pytest.fail(explain(self.outcome, self.name), pytrace=False)
+            pytest.fail(explain(outcome, self.name), pytrace=False)
         if what is Action.REPORT:
-            pytest.xfail(explain(self.outcome, self.name))
+            pytest.xfail(explain(outcome, self.name))
         if what is Action.UNDECIDED:
-            pytest.skip(explain(self.outcome, self.name))
+            pytest.skip(explain(outcome, self.name))
+
+    @property
+    def outcome(self) -> Any:
+        """The recorded cell (`rctools.saver_cells.CellOutcome`); asking for it records the
+        cells selected with it, once, or None when they could not be recorded."""
+        return None if self.batch is None else self.batch.outcome(self.slug)
 
     @property
     def cell(self) -> Any:
         """The matrix cell (`rctools.langgraph.matrix.Cell`): key, finding, both sides'
         runs and verdicts, for a test body that wants to look further."""
-        return None if self.outcome is None else self.outcome.cell
+        outcome = self.outcome
+        return None if outcome is None else outcome.cell
 
     @property
     def trace(self) -> Path | None:
         """The trace file of the saver under test."""
-        return None if self.outcome is None else Path(self.outcome.cell.tested.run.trace)
+        outcome = self.outcome
+        return None if outcome is None else Path(outcome.cell.tested.run.trace)
 
 
-_RUNS = pytest.StashKey[dict[tuple[Any, ...], list[Any]]]()
+class _Batch:
+    """The cells of one planned matrix that this pytest run selected: recorded and judged
+    together (one TLC run) when the first of their tests runs; a cell asked for outside the
+    selection (a worker of pytest-xdist, which collects everything) is recorded alone."""
+
+    def __init__(self, planned: Any, say: _Say) -> None:
+        self.planned = planned  # rctools.saver_cells.PlannedCells
+        self.say = say
+        self.selected: list[str] = []
+        self.problem: str | None = None
+
+    def outcome(self, slug: str) -> Any:
+        from rctools.saver_cells import CellError
+
+        if self.problem is not None:
+            return None
+        group = self.selected if slug in self.selected else [slug]
+        try:
+            if not self.planned.recorded(slug):
+                name = self.planned.settings.name
+                self.say(f"resume-check: recording {len(group)} cell(s) of {name}")
+                self.planned.record(group)
+            return self.planned.outcome(slug)
+        except CellError as exc:
+            self.problem = str(exc)
+            return None
+
+
+_RUNS = pytest.StashKey[dict[tuple[Any, ...], "_Batch | str"]]()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -181,7 +225,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     """Runs the body, then enforces the cell's verdict; with no cell to look at (the matrix
     could not run, or nothing was recorded) the body does not run."""
     case = pyfuncitem.funcargs.get(FIXTURE)
-    if isinstance(case, CellCase) and case.outcome is None:
+    if isinstance(case, CellCase) and (case.error or case.outcome is None):
         case.check()
     result = yield
     if isinstance(case, CellCase):
@@ -195,11 +239,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     its report carries the cell's recording time: what JUnit's `time` should show."""
     report = yield
     case = getattr(item, "callspec", None) and item.callspec.params.get(FIXTURE)
-    if isinstance(case, CellCase) and case.outcome is not None and report.when == "call":
-        report.duration = case.outcome.seconds
+    if report.when != "call" or not isinstance(case, CellCase):
+        return report
+    outcome = case.outcome
+    if outcome is not None:
+        report.duration = outcome.seconds
         # JUnit writes the item's properties with the teardown report
         item.user_properties.append(("resume_check_trace", str(case.trace)))
-        item.user_properties.append(("resume_check_finding", case.outcome.finding))
+        item.user_properties.append(("resume_check_finding", outcome.finding))
     return report
 
 
@@ -309,28 +356,55 @@ def _name_of(saver: Any) -> str:
 
 
 def _cases(config: pytest.Config, settings: Any, strict: bool) -> tuple[list[CellCase], list[str]]:
-    """The matrix of these settings, recorded once per session however many tests use it."""
-    from rctools.saver_cells import CellError, run_cells
+    """The matrix of these settings, planned once per session however many tests use it:
+    its fault-free runs are recorded now, to name its cells; the cells are recorded when
+    their tests run (`_Batch`), only those selected."""
+    from rctools.saver_cells import CellError, PlannedCells
 
     runs = config.stash[_RUNS]
     key = (settings,)
     if key not in runs:
         out = _out_folder(config, settings)
         say = _Say(config)
-        say(f"resume-check: recording the matrix of {settings.name} into {out}")
+        say(f"resume-check: planning the matrix of {settings.name} (its fault-free runs) in {out}")
         started = time.monotonic()
+        planned = PlannedCells(settings, out, say.progress)
         try:
-            runs[key] = run_cells(settings, out, say.progress)
-            say(f"resume-check: {settings.name}: done in {time.monotonic() - started:.0f} s")
+            runs[key] = _Batch(planned.plan(_test_run(config)), say)
+            say(
+                f"resume-check: {settings.name}: {len(planned.slugs)} cells planned in "
+                f"{time.monotonic() - started:.0f} s"
+            )
         except CellError as exc:
-            runs[key] = [str(exc)]
+            planned.close()
+            runs[key] = str(exc)
             say(f"resume-check: {settings.name}: could not run: {exc}")
     found = runs[key]
-    if found and isinstance(found[0], str):
-        return [CellCase(settings.name, strict, error=found[0])], ["matrix"]
-    return [CellCase(settings.name, strict, outcome) for outcome in found], [
-        outcome.slug for outcome in found
-    ]
+    if isinstance(found, str):
+        return [CellCase(settings.name, strict, error=found)], ["matrix"]
+    slugs = found.planned.slugs
+    return [CellCase(settings.name, strict, found, slug) for slug in slugs], slugs
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """After `-k`, `-m` and node ids have chosen (so before anything is recorded): the cells
+    of each matrix that are selected, recorded together when the first of them runs. A worker
+    of pytest-xdist collects every test but runs only those sent to it: it records each
+    cell when its test runs."""
+    if hasattr(config, "workerinput"):
+        return
+    for item in items:
+        case = getattr(item, "callspec", None) and item.callspec.params.get(FIXTURE)
+        if isinstance(case, CellCase) and case.batch is not None:
+            case.batch.selected.append(case.slug)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Ends each saver's lifespan (opened when its matrix was planned)."""
+    for found in session.config.stash.get(_RUNS, {}).values():
+        if isinstance(found, _Batch):
+            found.planned.close()
 
 
 def _out_folder(config: pytest.Config, settings: Any) -> Path:
@@ -339,14 +413,24 @@ def _out_folder(config: pytest.Config, settings: Any) -> Path:
     from rctools.langgraph.matrix import folder_name
 
     given = config.getoption("--resume-check-out")
+    run = _test_run(config)
     if given:
         base = Path(given)
     elif getattr(config, "cache", None) is not None:
         base = Path(config.cache.mkdir("resume-check"))
+    elif run is not None:  # the workers of one pytest-xdist run share it
+        base = Path(tempfile.gettempdir()) / f"resume-check-{run}"
     else:
         base = Path(tempfile.mkdtemp(prefix="resume-check-"))
     plan = repr(replace(settings, factory=None)).encode()
     return base.resolve() / f"{folder_name(settings.name)}-{hashlib.sha1(plan).hexdigest()[:8]}"
+
+
+def _test_run(config: pytest.Config) -> str | None:
+    """What the workers of one pytest-xdist run have in common (None outside xdist): they
+    plan each matrix once between them (`PlannedCells.plan`)."""
+    workerinput = getattr(config, "workerinput", None)
+    return None if workerinput is None else str(workerinput["testrunuid"])
 
 
 class _Say:

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import enum
 import inspect
 import json
 import os
+import pickle
 import shutil
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -137,30 +139,64 @@ def check_settings(settings: Settings) -> None:
         raise CellError(f"api takes both, sync or async, not {settings.api!r}")
 
 
-def run_cells(
-    settings: Settings, out: Path, on_progress: Callable[[int, int, str], None] | None = None
-) -> list[CellOutcome]:
-    """Records and judges every cell of the settings under `out` (emptied first).
+Progress = Callable[[int, int, str], None]
 
-    The matrix sets $RESUME_CHECK_STORE for each cell's processes; it is put back afterwards so
-    the rest of the test session does not inherit the last cell's folder."""
-    from rctools.langgraph.matrix import REFERENCE, Plan, apis_for, run_matrix
-    from rctools.langgraph_backends import BackendError
 
-    check_settings(settings)
-    _check_toolchain()
-    reference = None
-    if settings.reference and settings.name != REFERENCE:
-        reference = resolve_factory(REFERENCE)
-    clock = _CellClock(on_progress)
-    shutil.rmtree(out, ignore_errors=True)
-    before = os.environ.get(STORE_VAR)
-    try:
-        with _lifespan(settings.lifespan):
+class PlannedCells:
+    """A matrix planned but not yet recorded: its fault-free runs are done, so every cell is
+    named (`slugs`), and any of them can be recorded and judged later (`record`), once. The
+    saver's lifespan stays open from planning to `close` (a database it creates must outlive
+    both stages)."""
+
+    def __init__(self, settings: Settings, out: Path, on_progress: Progress | None) -> None:
+        self.settings = settings
+        self.out = out
+        self.clock = _CellClock(on_progress)
+        self._stack = contextlib.ExitStack()
+        self._outcomes: dict[str, CellOutcome] = {}
+        self.slugs: list[str] = []
+
+    def plan(self, share: str | None = None) -> PlannedCells:
+        """Records the fault-free runs that name the cells (`out` is emptied first).
+
+        `share`: a key the processes of one test run have in common (pytest-xdist's
+        `testrunuid`): the first of them to get here plans and leaves the plan beside `out`,
+        the others take it from there, so no fault-free run is recorded twice."""
+        check_settings(self.settings)
+        _check_toolchain()
+        if share is None:
+            return self._plan_here()
+        from filelock import FileLock
+
+        kept = self.out.parent / f"{self.out.name}.plan-{share}.pickle"
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(self.out.parent / f"{self.out.name}.lock"):
+            if not kept.exists():
+                for older in self.out.parent.glob(f"{self.out.name}.plan-*.pickle"):
+                    older.unlink()  # an earlier test run's
+                self._plan_here()
+                planned = dataclasses.replace(self._planned, catalogue={})
+                kept.write_bytes(pickle.dumps((self._plan, planned)))
+                return self
+            self._plan, planned = pickle.loads(kept.read_bytes())
+        from rctools.langgraph.scenarios import ALL as SCENARIOS
+
+        self._planned = dataclasses.replace(planned, catalogue=dict(SCENARIOS))
+        self.slugs = [key.slug for key in self._planned.keys]
+        self._stack.enter_context(_lifespan(self.settings.lifespan))
+        return self
+
+    def _plan_here(self) -> PlannedCells:
+        from rctools.langgraph.matrix import Plan, apis_for, plan_matrix
+
+        settings = self.settings
+        shutil.rmtree(self.out, ignore_errors=True)
+        with _errors(), _store_kept():
+            self._stack.enter_context(_lifespan(settings.lifespan))
             apis = ("",)
             if not settings.in_process:
-                apis = apis_for(settings.api, settings.factory, out / "cells" / "api-probe")
-            plan = Plan(
+                apis = apis_for(settings.api, settings.factory, self.out / "cells" / "api-probe")
+            self._plan = Plan(
                 settings.scenarios,
                 settings.durabilities,
                 settings.kill_stride,
@@ -169,17 +205,90 @@ def run_cells(
                 per_kind=settings.per_kind,
                 killed=settings.killed,
             )
-            matrix = run_matrix(out, settings.name, settings.factory, plan, reference, clock)
+            self._planned = plan_matrix(
+                self.out, settings.name, settings.factory, self._plan, self.clock
+            )
+        self.slugs = [key.slug for key in self._planned.keys]
+        return self
+
+    def record(self, slugs: Iterable[str]) -> None:
+        """Records and judges (one TLC run) those of `slugs` not recorded yet, on the saver
+        under test and on the reference."""
+        from rctools.langgraph.matrix import REFERENCE, run_matrix
+
+        wanted = [s for s in dict.fromkeys(slugs) if s not in self._outcomes]
+        if not wanted:
+            return
+        keys = {key.slug: key for key in self._planned.keys}
+        settings = self.settings
+        reference = None
+        if settings.reference and settings.name != REFERENCE:
+            reference = resolve_factory(REFERENCE)
+        with _errors(), _store_kept():
+            matrix = run_matrix(
+                self.out,
+                settings.name,
+                settings.factory,
+                self._plan,
+                reference,
+                self.clock,
+                planned=self._planned,
+                chosen=[keys[s] for s in wanted],
+            )
+        for cell in matrix.cells:
+            slug = cell.key.slug
+            self._outcomes[slug] = CellOutcome(cell, self.clock.seconds.get(slug, 0.0))
+
+    def recorded(self, slug: str) -> bool:
+        return slug in self._outcomes
+
+    def outcome(self, slug: str) -> CellOutcome:
+        """The recorded cell (recorded now, alone, if it was not)."""
+        self.record([slug])
+        return self._outcomes[slug]
+
+    def close(self) -> None:
+        """Ends the saver's lifespan."""
+        self._stack.close()
+
+
+def run_cells(
+    settings: Settings, out: Path, on_progress: Progress | None = None
+) -> list[CellOutcome]:
+    """Records and judges every cell of the settings under `out` (emptied first)."""
+    planned = PlannedCells(settings, out, on_progress)
+    try:
+        planned.plan().record(planned.slugs)
+        return [planned.outcome(slug) for slug in planned.slugs]
+    finally:
+        planned.close()
+
+
+@contextlib.contextmanager
+def _errors() -> Iterator[None]:
+    """What the matrix raises, as the one error a test runner reports."""
+    from rctools.langgraph_backends import BackendError
+
+    try:
+        yield
     except BackendError as exc:
         raise CellError(str(exc)) from None
     except ResumeCheckError as exc:
         raise CellError(f"{type(exc).__name__}: {exc}") from None
+
+
+@contextlib.contextmanager
+def _store_kept() -> Iterator[None]:
+    """The matrix sets $RESUME_CHECK_STORE for each cell's processes; it is put back after, so
+    the rest of the test session does not inherit the last cell's folder."""
+    before = os.environ.get(STORE_VAR)
+    try:
+        yield
     finally:
         if before is None:
             os.environ.pop(STORE_VAR, None)
         else:
             os.environ[STORE_VAR] = before
-    return [CellOutcome(cell, clock.seconds.get(cell.key.slug, 0.0)) for cell in matrix.cells]
 
 
 @contextlib.contextmanager
