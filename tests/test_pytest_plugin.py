@@ -10,6 +10,7 @@ LangGraph itself has is an xfail, or a failure under --resume-check-strict.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -235,6 +236,11 @@ def test_k_and_node_ids_choose_the_cells_before_any_is_recorded(
     )
     assert set(again.cases) == {f"test_correct[{one}]"}, again.output
     assert recorded() == {one}, again.output
+    # summary.json beside the traces, as `run langgraph --format json` writes it
+    (summary,) = out.glob("*/summary.json")
+    document = json.loads(summary.read_text(encoding="utf-8"))
+    assert [row["cell"] for row in document["cells"]] == [one], document
+    assert document["details"]["cells"][0]["finding"] in ("conforms", "runtime"), document
 
 
 def test_xdist_workers_share_the_plan_and_record_each_cell_once(

@@ -163,9 +163,10 @@ class _Batch:
     together (one TLC run) when the first of their tests runs; a cell asked for outside the
     selection (a worker of pytest-xdist, which collects everything) is recorded alone."""
 
-    def __init__(self, planned: Any, say: _Say) -> None:
+    def __init__(self, planned: Any, say: _Say, strict: bool) -> None:
         self.planned = planned  # rctools.saver_cells.PlannedCells
         self.say = say
+        self.strict = strict  # for summary.json's exit code
         self.selected: list[str] = []
         self.problem: str | None = None
 
@@ -370,7 +371,7 @@ def _cases(config: pytest.Config, settings: Any, strict: bool) -> tuple[list[Cel
         started = time.monotonic()
         planned = PlannedCells(settings, out, say.progress)
         try:
-            runs[key] = _Batch(planned.plan(_test_run(config)), say)
+            runs[key] = _Batch(planned.plan(_test_run(config)), say, strict)
             say(
                 f"resume-check: {settings.name}: {len(planned.slugs)} cells planned in "
                 f"{time.monotonic() - started:.0f} s"
@@ -401,9 +402,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Ends each saver's lifespan (opened when its matrix was planned)."""
-    for found in session.config.stash.get(_RUNS, {}).values():
-        if isinstance(found, _Batch):
+    """Writes each matrix's summary.json beside its traces (not in a pytest-xdist worker,
+    which recorded only some of the cells), and ends each saver's lifespan (opened when its
+    matrix was planned)."""
+    config = session.config
+    for found in config.stash.get(_RUNS, {}).values():
+        if not isinstance(found, _Batch):
+            continue
+        try:
+            if _test_run(config) is None:
+                found.planned.write_summary(found.strict)
+        finally:
             found.planned.close()
 
 

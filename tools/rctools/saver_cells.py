@@ -247,6 +247,34 @@ class PlannedCells:
         self.record([slug])
         return self._outcomes[slug]
 
+    def write_summary(self, strict: bool) -> Path | None:
+        """`summary.json` in `out` for the cells recorded, as `resume-check run langgraph
+        --format json` writes it (the same rows, attribution and exit code); None when no
+        cell was recorded. Judges nothing: the verdicts are the cells' own."""
+        import io
+
+        from resumecheck.progress import Progress as Line
+        from resumecheck.report import Invocation
+
+        from rctools.langgraph.matrix import Matrix
+        from rctools.langgraph.report import finish_matrix
+
+        cells = [self._outcomes[s].cell for s in self.slugs if s in self._outcomes]
+        if not cells:
+            return None
+        matrix = Matrix(self.settings.name, cells)
+        with contextlib.redirect_stdout(io.StringIO()):  # the report is pytest's to print
+            finish_matrix(
+                matrix,
+                Invocation("pytest --resume-check"),
+                "json",
+                self.out,
+                Line(False),
+                strict=strict,
+                modes=self.settings.durabilities,
+            )
+        return self.out / "summary.json"
+
     def close(self) -> None:
         """Ends the saver's lifespan."""
         self._stack.close()
