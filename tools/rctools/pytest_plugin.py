@@ -387,15 +387,14 @@ def _cases(config: pytest.Config, settings: Any, strict: bool) -> tuple[list[Cel
     return [CellCase(settings.name, strict, found, slug) for slug in slugs], slugs
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """After `-k`, `-m` and node ids have chosen (so before anything is recorded): the cells
-    of each matrix that are selected, recorded together when the first of them runs. A worker
-    of pytest-xdist collects every test but runs only those sent to it: it records each
-    cell when its test runs."""
-    if hasattr(config, "workerinput"):
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Once `-k`, `-m`, node ids and `--lf` have chosen (so before anything is recorded): the
+    cells of each matrix that are selected, recorded together when the first of them runs. A
+    worker of pytest-xdist collects every test but runs only those sent to it: it records
+    each cell when its test runs."""
+    if hasattr(session.config, "workerinput"):
         return
-    for item in items:
+    for item in session.items:
         case = getattr(item, "callspec", None) and item.callspec.params.get(FIXTURE)
         if isinstance(case, CellCase) and case.batch is not None:
             case.batch.selected.append(case.slug)
