@@ -125,7 +125,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 @contextmanager
 def make_saver():
     store = Path(os.environ["RESUME_CHECK_STORE"])
-    conn = sqlite3.connect(store / "mine.sqlite", check_same_thread=False, isolation_level=None)
+    # Python's default transactions: not autocommit, which would tear a task's writes
+    conn = sqlite3.connect(store / "mine.sqlite", check_same_thread=False)
     try:
         saver = SqliteSaver(conn)
         saver.setup()
