@@ -11,6 +11,7 @@ check deleted from a copy of the contract, mutants the history calls broken pass
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -94,4 +95,8 @@ def test_agree_command_reports_and_exits_by_agreement(tmp_path: Path) -> None:
     seeds = len(list((TRACES / "core").glob("*.jsonl")))
     assert f"20 mutant(s) of {seeds} recorded trace(s)" in run.stdout
     assert "the two statements agree on every mutant" in run.stdout
+    # the tally: a line per pair of outcomes, its count right-aligned
+    tally = [line for line in run.stdout.splitlines() if re.match(r"  \w+/\w+ +\d+$", line)]
+    assert tally and sum(int(line.split()[-1]) for line in tally) == 20, run.stdout
+    assert "\\n" not in run.stdout, run.stdout
     assert len(list(keep.glob("*.jsonl"))) == 20

@@ -171,9 +171,10 @@ def render_text(agreement: Agreement, kept: Path | None) -> str:
     ]
     tally = sorted(agreement.tally().items())
     if tally:
-        lines.append(
-            texttable.render(["pair", texttable.right("mutants")], tally, header=False, indent=2)
+        table = texttable.render(
+            ["pair", texttable.right("mutants")], tally, header=False, indent=2
         )
+        lines += table.splitlines()  # a line each: escaping a joined table shows its "\n"
     for case in agreement.disagreements:
         lines.append("")
         where = str(case.path) if kept else case.path.name
