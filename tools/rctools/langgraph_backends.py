@@ -504,12 +504,11 @@ def _django_database() -> None:
     for another cell (the conformance suite makes a saver per capability) re-points the
     `default` connection at the new file. Migrations run under a file lock, since two processes
     of one cell may start together and `migrate` on one SQLite file is not safe in parallel."""
-    import fcntl
-
     import django
     from django.conf import settings
     from django.core.management import call_command
     from django.db import connections
+    from filelock import FileLock
 
     path = str(store_dir() / "django.sqlite3")
     if not settings.configured:
@@ -522,8 +521,7 @@ def _django_database() -> None:
     elif connections["default"].settings_dict["NAME"] != path:
         connections["default"].close()
         connections["default"].settings_dict["NAME"] = path
-    with (store_dir() / "django.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with FileLock(store_dir() / "django.lock"):
         call_command("migrate", verbosity=0, interactive=False)
     connections["default"].close()
 

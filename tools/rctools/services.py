@@ -34,7 +34,6 @@ with this interpreter, so it must be installed into it: `pip install -e '.[dynam
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import importlib.util
 import os
@@ -50,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
+from filelock import FileLock
 from resumecheck.waiting import poll
 
 PG_URL_VAR = "RESUME_CHECK_PG_URL"
@@ -175,13 +175,10 @@ def _run(argv: list[str], *, user: str | None = None, timeout: float = 120) -> s
     return proc.stdout
 
 
-@contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
+def _locked(folder: Path) -> FileLock:
     """Serialises concurrent `up`/`down` calls on one checkout (two test sessions, make -j)."""
     folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "lock").open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
+    return FileLock(folder / "lock")
 
 
 def _wait(check: object, what: str, timeout: float = READY_TIMEOUT) -> None:

@@ -21,18 +21,16 @@ when needed and then runs `criu check`: where the kernel refuses, the error says
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import functools
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import click
+from filelock import FileLock
 
 DIR_VAR = "RESUME_CHECK_CRIU_DIR"
 DEFAULT_DIR = Path("/var/cache/resume-check/criu-trixie")
@@ -168,14 +166,6 @@ class PrivateApt:
         return sorted((self.root / "debs").glob("*.deb"))
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        yield
-
-
 def install(target: Path | None = None) -> Criu:
     """Downloads and unpacks criu and its libraries into `target` unless already there."""
     target = target or install_dir()
@@ -187,7 +177,8 @@ def install(target: Path | None = None) -> Criu:
             raise CriuUnavailable(f"installing criu needs {tool} (a Debian system)")
     if not KEYRING.exists():
         raise CriuUnavailable(f"installing criu needs the Debian archive keyring {KEYRING}")
-    with _locked(target.with_name(target.name + ".lock")):
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(target.with_name(target.name + ".lock")):
         if criu.binary.exists():
             return criu  # another process installed it while we waited
         building = target.with_name(target.name + ".building")
