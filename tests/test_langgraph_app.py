@@ -278,14 +278,17 @@ def test_an_async_app_where_only_the_sync_api_runs_is_refused_up_front(
 def test_an_async_app_runs_through_ainvoke_on_both_sides(
     tmp_path: Path, backend: list[str]
 ) -> None:
-    """An app of async nodes (a graph: Send fan-out, an interrupt) and an async functional-API
-    entrypoint run unchanged: every cell through `ainvoke` on the saver's async API (by
-    default LangGraph's AsyncSqliteSaver, then its own reference; in one process on the
-    in-memory saver), the fault-free runs conform, none is invalid or fails to run."""
+    """An app of async nodes (a graph: Send fan-out, an interrupt) and async functional-API
+    entrypoints (one whose parallel tasks ask) run unchanged: every cell through `ainvoke` on
+    the saver's async API (by default LangGraph's AsyncSqliteSaver, then its own reference;
+    in one process on the in-memory saver), the fault-free runs conform, none is invalid or
+    fails to run."""
     _write(tmp_path, "asyncflow.py", ASYNC_FLOW)
     apps = [
         (f"{APPS / 'async_assistant.py'}:make_graph", ["--input", '{"question": "tidal power"}']),
         ("asyncflow:make", []),
+        # parallel @task calls that ask: LangGraph waits for an interrupt get_state omits
+        (f"{APPS / 'async_drafting.py'}:make_workflow", []),
     ]
     for index, (app, options) in enumerate(apps):
         run = run_cli(

@@ -152,9 +152,15 @@ def _prepare(
 
 
 def _plan(
-    cell: Cell, job: Invocation, state: Any, history: list[Any], nested: list[Any]
+    cell: Cell,
+    job: Invocation,
+    state: Any,
+    history: list[Any],
+    nested: list[Any],
+    pending: Sequence[str] = (),
 ) -> tuple[Any, Any] | None:
-    """The input and config of this invocation, or None when there is nothing to do."""
+    """The input and config of this invocation, or None when there is nothing to do;
+    `pending`: the interrupts LangGraph waits at (`pending_ids`)."""
     base = job.base
     if job.kind == "start":
         return cell.make_input(), base
@@ -164,12 +170,12 @@ def _plan(
         return (None, config) if config is not None else None
     if job.kind == "none":
         return None, base
-    parked = job.parked or next(iter(parked_of(state)), None)
+    parked = job.parked or next(iter(parked_of(state, pending)), None)
     if job.kind == "continue":
         # after a kill: run on from what was saved (even a finished thread: the invocation
         # loads it and returns), unless it waits for an answer, which the script gives
         return None if parked or state.created_at is None else (None, base)
-    waiting = parked_of(state)
+    waiting = parked_of(state, pending)
     if job.kind in ("resume", "auto") and len(waiting) > 1:
         # several interrupts at once (parallel tasks that ask): LangGraph takes only a map
         # resume then, one answer per interrupt id
@@ -275,22 +281,42 @@ def _meet(cell: Cell, job: Invocation, at: str = "barrier") -> None:
         barrier(cell.folder / at, job.proc, job.barrier, timeout=10, required=False)
 
 
-def parked_of(state: Any) -> list[dict[str, Any]]:
+def parked_of(state: Any, pending: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The interrupts the thread waits at: those `get_state` shows on its tasks, then those
+    of `pending` (`pending_ids`) it does not show."""
     found = []
+    where = {
+        "checkpoint": state.config["configurable"].get("checkpoint_id"),
+        "thread": state.config["configurable"].get("thread_id"),
+    }
     for task in state.tasks:
         for intr in task.interrupts:
-            found.append(
-                {
-                    "checkpoint": state.config["configurable"]["checkpoint_id"],
-                    "thread": state.config["configurable"]["thread_id"],
-                    "node": task.name,
-                    "interrupt": intr.id,
-                }
-            )
+            found.append({**where, "node": task.name, "interrupt": intr.id})
+    shown = {p["interrupt"] for p in found}
+    # a functional-API @task call that asks: its interrupt is only in the checkpoint's writes
+    found += [{**where, "node": "task", "interrupt": i} for i in pending if i not in shown]
     return found
 
 
-def _report(state: Any, error: str | None, recording: Recording, ran: bool) -> dict[str, Any]:
+def pending_ids(saved: Any) -> list[str]:
+    """The interrupts LangGraph's own loop counts as waiting at the checkpoint tuple `saved`
+    (its reading of the pending writes, where the release has one). `get_state` can show
+    fewer -- the interrupts of functional-API `@task` calls that ask beside each other are in
+    the writes alone -- and a resume that does not name them all by id then fails with
+    "multiple pending interrupts": the driver answers what LangGraph waits for."""
+    try:
+        from langgraph.pregel._task_status import read_task_statuses
+    except ImportError:
+        return []
+    if saved is None:
+        return []
+    statuses = read_task_statuses(saved.pending_writes or ())
+    return sorted({i.id for status in statuses.values() for i in status.pending_interrupts})
+
+
+def _report(
+    state: Any, error: str | None, recording: Recording, ran: bool, pending: Sequence[str]
+) -> dict[str, Any]:
     kill = recording.recorder.kill
     return {
         "ran": ran,
@@ -299,7 +325,7 @@ def _report(state: Any, error: str | None, recording: Recording, ran: bool) -> d
         "done": not state.next and not state.tasks,
         # nothing saved yet (a first invocation killed before its input checkpoint was)
         "empty": state.created_at is None,
-        "parked": parked_of(state),
+        "parked": parked_of(state, pending),
         "hooks": kill.count,
         "points": kill.seen,
         "lines": kill.lines,
@@ -315,6 +341,7 @@ def _run_sync(
     mute = recording.recorder.kill.mute
     with mute():  # the driver's checks are `read` events (judged for CV), not kill points
         state = app.get_state(job.base)
+    pending = pending_ids(saver.get_tuple(state.config)) if state.created_at else []
     history = list(quiet.get_state_history(job.base))
     nested = _nested(quiet, job.thread, history)
     error, ran = None, False
@@ -323,7 +350,7 @@ def _run_sync(
         if target is not None:
             app.update_state(target, job.values, as_node=_as_node(job, target, history))
         ran = target is not None
-    elif (plan := _plan(cell, job, state, history, nested)) is not None:
+    elif (plan := _plan(cell, job, state, history, nested, pending)) is not None:
         payload, config = plan
         _meet(cell, job)
         ran = True
@@ -332,7 +359,9 @@ def _run_sync(
         except Exception as exc:  # a node error ends the invocation; the trace shows it
             error = f"{type(exc).__name__}: {exc}"
     with mute():
-        report = _report(app.get_state(job.base), error, recording, ran)
+        state = app.get_state(job.base)
+    pending = pending_ids(saver.get_tuple(state.config)) if state.created_at else []
+    report = _report(state, error, recording, ran, pending)
     history = list(quiet.get_state_history(job.base))
     report["checkpoints"] = len(history)
     report["nested"] = len(_nested(quiet, job.thread, history))
@@ -354,6 +383,7 @@ async def _run_async_on(
     mute = recording.recorder.kill.mute
     with mute():
         state = await app.aget_state(job.base)
+    pending = pending_ids(await real.aget_tuple(state.config)) if state.created_at else []
     history = [s async for s in quiet.aget_state_history(job.base)]
     nested = await _anested(quiet, job.thread, history)
     error, ran = None, False
@@ -362,7 +392,7 @@ async def _run_async_on(
         if target is not None:
             await app.aupdate_state(target, job.values, as_node=_as_node(job, target, history))
         ran = target is not None
-    elif (plan := _plan(cell, job, state, history, nested)) is not None:
+    elif (plan := _plan(cell, job, state, history, nested, pending)) is not None:
         payload, config = plan
         _meet(cell, job)
         ran = True
@@ -371,7 +401,9 @@ async def _run_async_on(
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
     with mute():
-        report = _report(await app.aget_state(job.base), error, recording, ran)
+        state = await app.aget_state(job.base)
+    pending = pending_ids(await real.aget_tuple(state.config)) if state.created_at else []
+    report = _report(state, error, recording, ran, pending)
     history = [s async for s in quiet.aget_state_history(job.base)]
     report["checkpoints"] = len(history)
     report["nested"] = len(await _anested(quiet, job.thread, history))
