@@ -114,7 +114,7 @@ class CellCase:
 
     name: str
     strict: bool
-    batch: Any = None  # rctools.saver_cells.PlannedCells
+    batch: Any = None  # the _Batch of its matrix
     slug: str = ""
     error: str | None = None
 
