@@ -147,6 +147,27 @@ def _end(done: bool, values: object) -> FinalState:
     return FinalState(done, () if done else ("B",), digest(values))
 
 
+def test_a_store_break_in_a_concurrent_exit_durability_cell_is_not_measured(
+    co_then_cv: Path, judgments: Judgments
+) -> None:
+    """In exit durability LangGraph reports a run's final checkpoint only once the saver
+    holds it, so another process of a concurrent cell can load it before the trace shows it
+    made: a CV there is inconclusive, never the saver's (lmdb's stride-1 run, 2026-12-04).
+    The same break in another durability, or in a cell of one process, is the saver's."""
+
+    def cell(scenario: str, durability: str) -> Cell:
+        found = Cell(CellKey(scenario, RACE, durability), _side(co_then_cv), _side(CO_TRACE))
+        matrix = Matrix("mine", [found], concurrent=frozenset({"concurrent-2"}))
+        _judge([found], judgments)
+        _attribute(matrix, judgments)
+        return found
+
+    blind = cell("concurrent-2", "exit")
+    assert (blind.finding, blind.checks, blind.inconclusive) == ("inconclusive", (), ("CV",))
+    assert cell("concurrent-2", "sync").checks == ("CV",)
+    assert cell("chain", "exit").checks == ("CV",)
+
+
 def test_end_and_state_compare_the_tested_end_with_every_reference_run() -> None:
     finished = _end(True, {"log": ["A", "B", "C"]})
     assert end_checks(finished, [finished]) == []

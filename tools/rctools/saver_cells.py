@@ -397,7 +397,8 @@ HEADLINES = {
     "inconclusive": "inconclusive: no reference run of the cell died at the same logical "
     "instant (what the store held at the kill differs; a call cut inside: {effect}), or the "
     "saver under test did not break it again when the cell ran again (a race it lost once), "
-    "so nothing measures it -- not a saver finding",
+    "or the trace cannot order what a concurrent process loaded (a store check in exit "
+    "durability), so nothing measures it -- not a saver finding",
     "unattributed": "finding not attributed (the reference saver was not run)",
     "failed": "the cell could not run or be judged",
 }

@@ -195,6 +195,9 @@ class Cell:
 class Matrix:
     backend: str
     cells: list[Cell] = field(default_factory=list)
+    # the scenarios whose processes run at once (`_several`): in exit durability their
+    # store checks are not measured (`_attribute`)
+    concurrent: frozenset[str] = frozenset()
 
     def findings(self, kind: str) -> list[Cell]:
         return [c for c in self.cells if c.finding == kind]
@@ -346,7 +349,7 @@ def run_matrix(
     expected = [len(keys) - sum(k in planned.clean for k in keys)]
     expected[0] += len(keys) if reference is not None else 0
     progress = _Counter(expected, on_progress)
-    matrix = Matrix(backend)
+    matrix = Matrix(backend, concurrent=frozenset(s for s in catalogue if _several(catalogue[s])))
     cells: dict[CellKey, Cell] = {}
     tested = folder_name(backend)
     folder = out / "cells" / tested
@@ -437,6 +440,13 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
             found, shown = first_saver_break(tested.run.trace, known, judgments, store=store)
             checks += sorted(found)
         undecided: list[str] = []
+        if cell.key.durability == "exit" and cell.key.scenario in matrix.concurrent:
+            # the recorder's blind spot (docs/langgraph.md, "Limits"): in exit durability
+            # LangGraph reports a run's final checkpoint only once the saver holds it, so
+            # another process can load it before the trace shows it made -- a break of a
+            # store property there is not measured, whoever's it is
+            undecided += [c for c in checks if c in store]
+            checks = [c for c in checks if c not in store]
         # how a thread ends, and what it breaks, is measured only by reference runs killed
         # at the same logical instant (`_at_same_instant`)
         alike = [r for r in cell.references if _at_same_instant(cell, r)]

@@ -219,8 +219,9 @@ def render_text(matrix: Matrix, out: Path, profile: tuple[str, str] | None = Non
             "inconclusive",
             "Inconclusive: no reference run of the cell died at the same logical instant "
             "(what the store held at the kill differs), so none measures it, or the saver "
-            "under test did not break it again when the cell ran again (a race it lost once); "
-            "not a saver finding",
+            "under test did not break it again when the cell ran again (a race it lost once), "
+            "or the trace cannot order what a concurrent process loaded (a store check in exit "
+            "durability); not a saver finding",
         ),
         ("unattributed", "Findings not attributed (run without --no-reference to tell)"),
         ("failed", "Cells that could not run or be judged"),
