@@ -246,9 +246,9 @@ def test_k_and_node_ids_choose_the_cells_before_any_is_recorded(
 def test_xdist_workers_share_the_plan_and_record_each_cell_once(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    """`pytest -n 2`: every worker collects, but the fault-free runs are recorded once (the
-    first worker to plan leaves the plan, the other takes it), and each cell is recorded and
-    judged only by the worker that runs its test."""
+    """`pytest -n 2`: every worker collects, but they share one plan (the first worker to
+    plan leaves it beside the folder, the other takes it), and each cell is recorded and
+    judged by the worker that runs its test, into the one folder."""
     folder = _folder(tmp_path_factory, SAVER_TESTS)
     out = folder / "out"
     done = run_pytest(
@@ -259,9 +259,9 @@ def test_xdist_workers_share_the_plan_and_record_each_cell_once(
     assert len(ran) >= 3, done.output
     assert "[gw0]" in done.output and "[gw1]" in done.output, done.output
     (matrix,) = out.glob("broken_savers-correct_sqlite-*/")
-    assert len(list(out.glob("*.plan-*.pickle"))) == 1  # planned by one worker
+    assert len(list(out.glob("*.plan-*.pickle"))) == 1  # one plan, shared (under a file lock)
     tested = sorted(p.stem for p in (matrix / "traces" / "broken_savers-correct_sqlite").iterdir())
-    assert tested == sorted(ran), done.output  # every cell recorded, none twice
+    assert tested == sorted(ran), done.output  # every cell recorded, into the one folder
     for cell in ran:
         runs = matrix / "cells" / "broken_savers-correct_sqlite" / cell
         assert runs.is_dir(), cell

@@ -214,7 +214,7 @@ class PlannedCells:
     def record(self, slugs: Iterable[str]) -> None:
         """Records and judges (one TLC run) those of `slugs` not recorded yet, on the saver
         under test and on the reference."""
-        from rctools.langgraph.matrix import REFERENCE, run_matrix
+        from rctools.langgraph.matrix import REFERENCE, is_reference_saver, run_matrix
 
         wanted = [s for s in dict.fromkeys(slugs) if s not in self._outcomes]
         if not wanted:
@@ -222,7 +222,7 @@ class PlannedCells:
         keys = {key.slug: key for key in self._planned.keys}
         settings = self.settings
         reference = None
-        if settings.reference and settings.name != REFERENCE:
+        if settings.reference and not is_reference_saver(settings.name):
             reference = resolve_factory(REFERENCE)
         with _errors(), _store_kept():
             matrix = run_matrix(

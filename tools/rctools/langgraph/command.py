@@ -33,6 +33,7 @@ from rctools.langgraph.matrix import (
     Plan,
     apis_for,
     async_api,
+    is_reference_saver,
     plan_matrix,
     run_matrix,
 )
@@ -269,9 +270,7 @@ def command(
     try:
         factory = resolve(name)
         reference_factory = None
-        # AsyncSqliteSaver has only the async API: every cell is its own reference's
-        itself = name in (REFERENCE, ASYNC_REFERENCE)
-        if reference and not itself:
+        if reference and not is_reference_saver(name):
             reference_factory = resolve(REFERENCE)
     except BackendError as exc:
         raise UsageError(str(exc)) from None

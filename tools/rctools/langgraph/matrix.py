@@ -363,7 +363,7 @@ def run_matrix(
     for key in keys:
         side = planned.clean.get(key) or recorded[key]
         _keep(side.run, out / "traces" / tested, key)
-        cells[key] = Cell(key, side, is_reference=_is_reference(backend, key))
+        cells[key] = Cell(key, side, is_reference=is_reference_saver(backend))
     if reference is not None:
         folder = out / "cells" / f"reference-{REFERENCE}"
         # exactly the cells the saver under test ran, killed at the same moment (the n-th
@@ -698,9 +698,11 @@ def _for_api(reference: Factory, key: CellKey) -> Factory:
     return reference
 
 
-def _is_reference(backend: str, key: CellKey) -> bool:
-    """Whether the saver under test is the very one a reference run of the cell would use."""
-    return backend == REFERENCE or (backend == ASYNC_REFERENCE and key.api == "async")
+def is_reference_saver(backend: str) -> bool:
+    """Whether the backend is the very saver a reference run of its cells would use (the
+    sync cells' SqliteSaver, or AsyncSqliteSaver, whose cells are all async): no reference
+    is run beside it, and what it breaks is LangGraph's."""
+    return backend in (REFERENCE, ASYNC_REFERENCE)
 
 
 def _reference_point(cell: Cell) -> KillPoint | None:

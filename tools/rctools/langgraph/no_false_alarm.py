@@ -31,7 +31,7 @@ from pathlib import Path
 
 import click
 
-from rctools.langgraph.matrix import REFERENCE
+from rctools.langgraph.matrix import is_reference_saver
 
 # LangGraph's own savers (the bundled backends that are correct) and the project's correct
 # wrappers of tests/fixtures/broken_savers.py (a --saver the project has never tuned to).
@@ -78,8 +78,9 @@ class Row:
 
 def command(saver: str, stride: int, out: Path, jobs: int, scenarios: str | None) -> list[str]:
     """The child run of one saver: every durability, both APIs, the reference on."""
-    if saver == REFERENCE:  # as --backend it would be its own reference: every break LangGraph's
-        which = ["--saver", f"rctools.langgraph_backends:{saver}"]
+    if is_reference_saver(saver):  # as --backend it would be its own reference: every break
+        # LangGraph's; as a --saver it is measured against the reference like any other
+        which = ["--saver", f"rctools.langgraph_backends:{saver.replace('-', '_')}"]
     elif saver in BUNDLED:
         which = ["--backend", saver]
     else:
