@@ -22,6 +22,7 @@ CONSTANTS
     Values,          \* the answer values
     Digests,         \* the content digests a put or a load may report (0: unknown)
     MadeDigests,     \* the content digests a step, fork or edit may be made with
+    WriteDigests,    \* the contents a task's result may be made, acknowledged or loaded with
     Outcomes,        \* the ends a task may report
     Moves            \* the kinds of move explored (a model may leave some out to go deeper)
 
@@ -43,8 +44,12 @@ SoundWorkflows ==
 
 Cks == DOMAIN ck
 CkOrNone == {0} \cup Cks
-\* What a load may return: any write or answer some checkpoint has, stored or in flight.
-WriteChoices == UNION {MayWrites(c) : c \in Cks}
+\* What a load may return: any write or answer some checkpoint has, stored or in
+\* flight, a result with any content.
+WriteChoices ==
+    UNION {{[task |-> w.task, kind |-> w.kind, interrupt |-> w.interrupt, digest |-> d] :
+              d \in IF w.kind = "ok" THEN {0} \cup WriteDigests ELSE {0}} :
+             w \in UNION {MayWrites(c) : c \in Cks}}
 AnswerChoices == UNION {MayAnswers(c) : c \in Cks}
 Deliveries == {[interrupt |-> a, value |-> v] : a \in Interrupts, v \in Values}
 TaskIds == {s.task : s \in TaskSet}
@@ -74,15 +79,18 @@ AnyRun ==
                   Effect(p, ch, t, i, k, st)
         \/ "end" \in Moves /\
               \E t \in TaskIds, o \in Outcomes, a \in {0} \cup Interrupts, res \in SUBSET Deliveries :
-                  (o = "interrupt") = (a # 0) /\ EndTask(p, ch, t, o, a, res)
+                  \E d \in IF o = "ok" THEN {0} \cup WriteDigests ELSE {0} :
+                      (o = "interrupt") = (a # 0) /\ EndTask(p, ch, t, o, a, res, d)
         \/ "resume" \in Moves /\ \E c \in Cks, a \in Interrupts, v \in Values : Resume(p, ch, c, a, v)
         \/ "step" \in Moves /\ HasRun(p, ch) /\ \E d \in MadeDigests : Step(p, ch, Fresh, RunOf(p, ch).cur, d)
         \/ "fork" \in Moves /\ \E src \in Cks, d \in MadeDigests : Fork(p, ch, src, Fresh, d)
         \/ "update" \in Moves /\ \E parent \in Cks, d \in MadeDigests : Update(p, ch, parent, Fresh, d)
-        \/ "edit" \in Moves /\ \E c \in Cks, t \in TaskIds : EditWrite(p, ch, c, t)
+        \/ "edit" \in Moves /\ \E c \in Cks, t \in TaskIds, d \in {0} \cup WriteDigests :
+                                 EditWrite(p, ch, c, t, d)
         \/ "putw" \in Moves /\
               \E c \in Cks, t \in TaskIds, o \in Outcomes, a \in {0} \cup Interrupts :
-                  (o = "interrupt") = (a # 0) /\ PutWrites(p, ch, c, t, o, a)
+                  \E d \in IF o = "ok" THEN {0} \cup WriteDigests ELSE {0} :
+                      (o = "interrupt") = (a # 0) /\ PutWrites(p, ch, c, t, o, a, d)
 
 AnyStore ==
     \E p \in Procs :

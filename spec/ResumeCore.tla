@@ -63,7 +63,7 @@ VARIABLES
               \*                   family: at a root, it and every copy of it]
     latest,   \* chain -> the stored checkpoint of highest creation order
     sched,    \* checkpoint id -> the set of [task, node, path] it schedules, once known
-    wr,       \* checkpoint id -> task -> [stored, fly, kinds, raised]: the task's pending write
+    wr,       \* checkpoint id -> task -> [stored, fly, kinds, raised, made]: the task's pending write
     aw,       \* checkpoint id -> the answers written on it: [stored, fly]
     ans,      \* interrupt -> the live answers addressed to it, as <<proc, value>>
     dlv,      \* interrupt -> the values stored task writes record it received
@@ -84,7 +84,7 @@ vars == <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, run, alive, holders, 
           ledger, crashes, ending, broke, hist>>
 
 None == [none |-> TRUE]
-NoWrite == [kind |-> "none", interrupt |-> 0, res |-> {}, by |-> 0]
+NoWrite == [kind |-> "none", interrupt |-> 0, res |-> {}, by |-> 0, digest |-> 0]
 
 -----------------------------------------------------------------------------
 (* Small helpers on functions whose domain grows.                         *)
@@ -107,14 +107,16 @@ Order(c) == IF Known(c) THEN ck[c].order ELSE 0
 Depth(c) == IF Known(c) THEN ck[c].depth ELSE 0
 Branch(c) == IF Known(c) THEN ck[c].branch ELSE 0
 
-\* The writes of checkpoint c, task -> [stored, fly, kinds, raised]: the write
-\* the store holds, each process's write not yet acknowledged (process -> write:
-\* two unfenced runs may end one task at once), the kinds ever stored, and the
-\* interrupts an attempt of the task that ended raised or received (Raises),
-\* whether its write was stored or not.
+\* The writes of checkpoint c, task -> [stored, fly, kinds, raised, made]: the
+\* write the store holds, each process's write not yet acknowledged (process ->
+\* write: two unfenced runs may end one task at once), the kinds ever stored,
+\* the interrupts an attempt of the task that ended raised or received (Raises),
+\* whether its write was stored or not, and the contents its successful writes
+\* were handed to the saver with (0: one whose content was not observed).
 WritesOf(c) == Get(wr, c, [t \in {} |-> None])
 NoFly == [q \in {} |-> NoWrite]
-WriteOf(c, t) == Get(WritesOf(c), t, [stored |-> NoWrite, fly |-> NoFly, kinds |-> {}, raised |-> {}])
+WriteOf(c, t) == Get(WritesOf(c), t, [stored |-> NoWrite, fly |-> NoFly, kinds |-> {}, raised |-> {},
+                                      made |-> {}])
 Raises(w) == (IF w.kind = "interrupt" THEN {w.interrupt} ELSE {}) \cup {d.interrupt : d \in w.res}
 FlyOf(c, t, p) == Get(WriteOf(c, t).fly, p, NoWrite)
 Flying(c, t) == {WriteOf(c, t).fly[q] : q \in DOMAIN WriteOf(c, t).fly}
@@ -134,7 +136,18 @@ Handled(p, c, t) == Known(c) /\ \E x \in ck[c].handled : x[1] = t /\ HasResult(p
 
 \* The pending writes a load of c must return (stored) and may return (in flight).
 \* A write is seen as [task, kind, interrupt]; an answer as [interrupt, value].
+\* A load reports each write it returned with the digest of its content (0: not
+\* observed) as well; Shapes leaves that out, Contents keeps a successful
+\* write's content ([task, digest]) where it was observed.
 SeenWrite(t, w) == [task |-> t, kind |-> w.kind, interrupt |-> w.interrupt]
+DigestOf(x) == IF "digest" \in DOMAIN x THEN x.digest ELSE 0
+Shapes(ws) == {[task |-> x.task, kind |-> x.kind, interrupt |-> x.interrupt] : x \in ws}
+Contents(ws) == {[task |-> x.task, digest |-> DigestOf(x)] :
+                   x \in {x \in ws : x.kind = "ok" /\ DigestOf(x) # 0}}
+\* The stored writes of c as a correct load returns them, with their content.
+ShownWrites(c) == {[task |-> t, kind |-> WriteOf(c, t).stored.kind,
+                    interrupt |-> WriteOf(c, t).stored.interrupt, digest |-> WriteOf(c, t).stored.digest] :
+                     t \in {t \in DOMAIN WritesOf(c) : WriteOf(c, t).stored.kind # "none"}}
 MustWrites(c) == {SeenWrite(t, WriteOf(c, t).stored) :
                     t \in {t \in DOMAIN WritesOf(c) : WriteOf(c, t).stored.kind # "none"}}
 MayWrites(c) == MustWrites(c) \cup
@@ -237,8 +250,15 @@ LoadWrong(ch, asked, before, got, parent, digest, writes, answers) ==
           \/ ck[got].st = "lost"
           \/ ck[got].parent # parent
           \/ ck[got].digest # 0 /\ digest # 0 /\ ck[got].digest # digest
-          \/ ~(MustWrites(got) \subseteq writes /\ writes \subseteq MayWrites(got))
+          \/ ~(MustWrites(got) \subseteq Shapes(writes) /\ Shapes(writes) \subseteq MayWrites(got))
           \/ ~(OneSlot(MustAnswers(got), answers) /\ answers \subseteq MayAnswers(got))
+
+\* CV: a successful write a load returned has a content one of the task's
+\* writes on that checkpoint was handed to the saver with (a write stored in
+\* part, or one no run made, has another), unless one was handed over unobserved.
+WriteContentWrong(got, writes) ==
+    got # 0 /\ Known(got) /\
+    \E x \in Contents(writes) : LET made == WriteOf(got, x.task).made IN 0 \notin made /\ x.digest \notin made
 
 \* PC: a task whose result is stored is never run again.
 RerunsStored(p, ch, t) == StoredOk(RunOf(p, ch).cur, t)
@@ -464,7 +484,7 @@ Settle(recs) ==
         /\ closed' = closed \cup final
 
 \* The writes in flight of task t on c that a load returned: they had landed.
-Landed(c, t, writes) == {w \in Flying(c, t) : SeenWrite(t, w) \in writes}
+Landed(c, t, writes) == {w \in Flying(c, t) : SeenWrite(t, w) \in Shapes(writes)}
 
 \* What a load saw becomes stored: the checkpoint and every write it returned.
 StoreSeen(got, digest, writes, answers) ==
@@ -484,7 +504,8 @@ StoreSeen(got, digest, writes, answers) ==
                         ELSE [stored |-> CHOOSE w \in landed : TRUE,
                               fly |-> [q \in {q \in DOMAIN @[t].fly : @[t].fly[q] \notin landed} |-> @[t].fly[q]],
                               kinds |-> @[t].kinds \cup {w.kind : w \in landed},
-                              raised |-> @[t].raised \cup UNION {Raises(w) : w \in landed}]]]
+                              raised |-> @[t].raised \cup UNION {Raises(w) : w \in landed},
+                              made |-> @[t].made]]]
     /\ aw' = IF got = 0 \/ got \notin DOMAIN aw THEN aw
              ELSE [aw EXCEPT ![got] =
                      [stored |-> @.stored \cup {[interrupt |-> a.interrupt, value |-> a.value] :
@@ -498,9 +519,10 @@ StoreSeen(got, digest, writes, answers) ==
 \* and answers.
 Read(p, ch, asked, before, got, parent, digest, writes, answers) ==
     /\ Observe([ev |-> "read", p |-> p, ch |-> ch, asked |-> asked, before |-> before, got |-> got,
-                parent |-> parent, digest |-> digest, writes |-> writes, answers |-> answers])
+                parent |-> parent, digest |-> digest, writes |-> Shapes(writes),
+                contents |-> Contents(writes), answers |-> answers])
     /\ Broke({<<"CV", LoadWrong(ch, asked, before, got, parent, digest, writes, answers)>>,
-              <<"FD", FamilyDiffers(got, digest)>>})
+              <<"FD", FamilyDiffers(got, digest)>>, <<"CV", WriteContentWrong(got, writes)>>})
     /\ StoreSeen(got, digest, writes, answers)
     /\ UNCHANGED <<wf, sched, ans, run, alive, holders, inflight, ledger, crashes, ending>>
 
@@ -510,11 +532,12 @@ Read(p, ch, asked, before, got, parent, digest, writes, answers) ==
 \* run of p was asked to continue from settles that run's request.
 LoadInto(p, ch, asked, before, got, parent, digest, writes, answers, nested, under, into) ==
     /\ Observe([ev |-> "load", p |-> p, ch |-> ch, asked |-> asked, before |-> before, got |-> got,
-                parent |-> parent, digest |-> digest, writes |-> writes, answers |-> answers,
+                parent |-> parent, digest |-> digest, writes |-> Shapes(writes),
+                contents |-> Contents(writes), answers |-> answers,
                 nested |-> nested, under |-> under, into |-> into])
     /\ Broke({<<"CV", LoadWrong(ch, asked, before, got, parent, digest, writes, answers)>>,
               <<"FD", FamilyDiffers(got, digest)>>, <<"CO", Unfenced(ch, p)>>,
-              <<"PC", NestedOrphan(p, ch, nested, under)>>})
+              <<"PC", NestedOrphan(p, ch, nested, under)>>, <<"CV", WriteContentWrong(got, writes)>>})
     /\ StoreSeen(got, digest, writes, answers)
     /\ run' = Put([k \in DOMAIN run |->
                       IF k[1] = p /\ nested /\ Continues(run[k].into, got, digest)
@@ -633,19 +656,23 @@ Effect(p, ch, t, i, k, status) ==
                    crashes, ending>>
 
 \* Running task t ends: "ok", "error", or "interrupt" (parked at interrupt a),
-\* having received the deliveries `res` (a set of [interrupt, value]).  Its write
-\* is made against the checkpoint its step runs from.
-EndTask(p, ch, t, outcome, a, res) ==
+\* having received the deliveries `res` (a set of [interrupt, value]); a result
+\* ("ok") with content d (0: not observed).  Its write is made against the
+\* checkpoint its step runs from.
+EndTask(p, ch, t, outcome, a, res, d) ==
     LET r == RunOf(p, ch)
-        w == [kind |-> outcome, interrupt |-> a, res |-> res, by |-> p]
+        w == [kind |-> outcome, interrupt |-> a, res |-> res, by |-> p,
+              digest |-> IF outcome = "ok" THEN d ELSE 0]
     IN
     /\ HasRun(p, ch) /\ t \in r.running
     /\ Observe([ev |-> "end", p |-> p, ch |-> ch, task |-> t, outcome |-> outcome, interrupt |-> a,
-                res |-> res])
+                res |-> res, digest |-> w.digest])
     /\ Broke({<<"CO", DeliversForeign(res)>>, <<"CO", ReceivesUnraised(r.cur, t, res)>>,
               <<"FD", ChangesOtherBranch(p, ch, r.cur)>>, <<"PC", EndsOverParked(p, ch, t, outcome)>>})
-    /\ wr' = Put(wr, r.cur, Put(WritesOf(r.cur), t, [WriteOf(r.cur, t) EXCEPT !.fly = Put(@, p, w),
-                                                                         !.raised = @ \cup Raises(w)]))
+    /\ wr' = Put(wr, r.cur, Put(WritesOf(r.cur), t,
+                                [WriteOf(r.cur, t) EXCEPT !.fly = Put(@, p, w),
+                                                          !.raised = @ \cup Raises(w),
+                                                          !.made = IF outcome = "ok" THEN @ \cup {d} ELSE @]))
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \cup {<<r.cur, t>>}]
     /\ run' = [run EXCEPT ![<<p, ch>>] =
                  [@ EXCEPT !.running = @ \ {t},
@@ -749,42 +776,48 @@ EditsOn(p, ch, c) == (ck[c].by = p /\ ck[c].edit) \/ (c = Latest(ch) /\ ~HasRun(
 
 \* Process p, editing ch (update_state), hands the saver its write of task t on
 \* c: from now on the store may hold it, and a crash may leave it there.  Like
-\* the acknowledged write of an edit (PutWrites), it writes values (EditsOn).
-EditWrite(p, ch, c, t) ==
-    LET w == [kind |-> "ok", interrupt |-> 0, res |-> {}, by |-> p]
+\* the acknowledged write of an edit (PutWrites), it writes values (EditsOn),
+\* with content d (0: not observed).
+EditWrite(p, ch, c, t, d) ==
+    LET w == [kind |-> "ok", interrupt |-> 0, res |-> {}, by |-> p, digest |-> d]
     IN
     /\ Known(c) /\ ck[c].ch = ch
-    /\ Observe([ev |-> "edit", p |-> p, ch |-> ch, c |-> c, task |-> t])
+    /\ Observe([ev |-> "edit", p |-> p, ch |-> ch, c |-> c, task |-> t, digest |-> d])
     /\ Broke({<<"FD", ~EditsOn(p, ch, c)>>, <<"CO", ~HasRun(p, ch) /\ Unfenced(ch, p)>>})
-    /\ wr' = Put(wr, c, Put(WritesOf(c), t, [WriteOf(c, t) EXCEPT !.fly = Put(@, p, w)]))
+    /\ wr' = Put(wr, c, Put(WritesOf(c), t, [WriteOf(c, t) EXCEPT !.fly = Put(@, p, w),
+                                                                 !.made = @ \cup {d}]))
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \cup {<<c, t>>}]
     /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, dlv, closed, run, alive, holders, ledger, crashes,
                    ending>>
 
-\* The saver acknowledged p's write of task t (kind k, interrupt a) on c.
+\* The saver acknowledged p's write of task t (kind k, interrupt a; a result
+\* handed over with content d, 0: not observed) on c.
 \* A write p did not make there, on a checkpoint p did not edit, changes
 \* another branch.  An edit (update_state) builds on the latest checkpoint of
 \* the chain and records its writes there before it makes its own checkpoint:
 \* a process that runs nothing on the chain may write on the latest.  An edit
 \* writes values: it never parks nor fails a task.  A write the store holds
 \* already may be acknowledged again (a saver's retry): that changes nothing.
-PutWrites(p, ch, c, t, k, a) ==
+PutWrites(p, ch, c, t, k, a, d) ==
     LET w == WriteOf(c, t)
         mine == FlyOf(c, t, p).kind = k /\ FlyOf(c, t, p).interrupt = a
         \* the store holds that write already (a load returned it before the saver's
         \* answer came back, or the write is acknowledged again): storing it changes nothing
         same == ~mine /\ w.stored.kind = k /\ w.stored.interrupt = a
         edit == Known(c) /\ k = "ok" /\ EditsOn(p, ch, c)
-        rec == CASE mine -> FlyOf(c, t, p)
+        dk == IF k = "ok" THEN d ELSE 0
+        rec == CASE mine -> [FlyOf(c, t, p) EXCEPT !.digest = IF @ = 0 THEN dk ELSE @]
                  [] same -> w.stored
-                 [] OTHER -> [kind |-> k, interrupt |-> a, res |-> {}, by |-> p]
+                 [] OTHER -> [kind |-> k, interrupt |-> a, res |-> {}, by |-> p, digest |-> dk]
     IN
     /\ Known(c) /\ ck[c].ch = ch
-    /\ Observe([ev |-> "putw", p |-> p, ch |-> ch, c |-> c, task |-> t, kind |-> k, interrupt |-> a])
+    /\ Observe([ev |-> "putw", p |-> p, ch |-> ch, c |-> c, task |-> t, kind |-> k, interrupt |-> a,
+                digest |-> dk])
     /\ Broke({<<"FD", ~mine /\ ~same /\ ~edit>>, <<"CO", ~HasRun(p, ch) /\ Unfenced(ch, p)>>})
     /\ wr' = Put(wr, c, Put(WritesOf(c), t, [stored |-> rec, fly |-> IF mine THEN Without(w.fly, p) ELSE w.fly,
                                              kinds |-> w.kinds \cup {k},
-                                             raised |-> w.raised \cup Raises(rec)]))
+                                             raised |-> w.raised \cup Raises(rec),
+                                             made |-> IF k = "ok" THEN w.made \cup {dk} ELSE w.made]))
     /\ Settle({rec})
     \* (p's own write of t, if another, is still in flight: this acknowledged the one stored)
     /\ inflight' = [inflight EXCEPT ![p].wrs = IF ~mine /\ p \in DOMAIN w.fly THEN @ ELSE @ \ {<<c, t>>}]
@@ -852,7 +885,8 @@ Crash(p, kept) ==
                         THEN IF <<c, t>> \in kept.wrs
                              THEN [stored |-> wr[c][t].fly[p], fly |-> Without(wr[c][t].fly, p),
                                    kinds |-> wr[c][t].kinds \cup {wr[c][t].fly[p].kind},
-                                   raised |-> wr[c][t].raised \cup Raises(wr[c][t].fly[p])]
+                                   raised |-> wr[c][t].raised \cup Raises(wr[c][t].fly[p]),
+                                   made |-> wr[c][t].made]
                              ELSE [wr[c][t] EXCEPT !.fly = Without(@, p)]
                         ELSE wr[c][t]]
                 ELSE wr[c]]
@@ -896,21 +930,18 @@ BodyOf(c, path) == (CHOOSE x \in PlanAt(c) : x.path = path).body
 
 Fenced == \A q \in Procs : ~Up(q)
 
-\* What the store holds for c, as a correct load returns it.
-SavedWrites(c) == MustWrites(c)
-
 RefLoad(p) ==
     LET c == Latest(Chain) IN
     /\ Fenced
     /\ Load(p, Chain, 0, 0, c, IF c = 0 THEN 0 ELSE ck[c].parent, IF c = 0 THEN 0 ELSE ck[c].digest,
-            IF c = 0 THEN {} ELSE MustWrites(c), IF c = 0 THEN {} ELSE MustAnswers(c), FALSE, 0)
+            IF c = 0 THEN {} ELSE ShownWrites(c), IF c = 0 THEN {} ELSE MustAnswers(c), FALSE, 0)
 
 \* Time travel: load a stored older checkpoint, then fork it.
 RefPin(p) ==
     /\ Fenced
     /\ \E c \in DOMAIN ck :
          /\ ck[c].st = "stored" /\ c # Latest(Chain)
-         /\ Load(p, Chain, c, 0, c, ck[c].parent, ck[c].digest, MustWrites(c), MustAnswers(c), FALSE,
+         /\ Load(p, Chain, c, 0, c, ck[c].parent, ck[c].digest, ShownWrites(c), MustAnswers(c), FALSE,
                  0)
 
 \* The latest stored checkpoint of ch made before b (0: none).
@@ -925,7 +956,7 @@ RefReadBefore(p) ==
     /\ \E b \in DOMAIN ck :
          LET c == LatestBefore(Chain, b) IN
          Read(p, Chain, 0, b, c, IF c = 0 THEN 0 ELSE ck[c].parent, IF c = 0 THEN 0 ELSE ck[c].digest,
-              IF c = 0 THEN {} ELSE MustWrites(c), IF c = 0 THEN {} ELSE MustAnswers(c))
+              IF c = 0 THEN {} ELSE ShownWrites(c), IF c = 0 THEN {} ELSE MustAnswers(c))
 
 RefFork(p) ==
     /\ Up(p) /\ R(p).pinned /\ R(p).started = {}
@@ -968,9 +999,10 @@ RefOp(p) ==
              pos == R(p).pos[t]
              a == <<t, Cardinality(R(p).res[t]) + 1>>
              key == <<Chain, Branch(c), Depth(c), StartedAs(R(p), t).path, body[pos]>>
-         IN IF pos > Len(body) THEN EndTask(p, Chain, t, "ok", 0, R(p).res[t])
+         \* (every result has one content: the reference's nodes are deterministic)
+         IN IF pos > Len(body) THEN EndTask(p, Chain, t, "ok", 0, R(p).res[t], 1)
             ELSE IF body[pos] = 0
-                 THEN IF Heard(a) = {} THEN EndTask(p, Chain, t, "interrupt", a, R(p).res[t])
+                 THEN IF Heard(a) = {} THEN EndTask(p, Chain, t, "interrupt", a, R(p).res[t], 0)
                       ELSE \E v \in Heard(a) :
                              /\ run' = [run EXCEPT ![<<p, Chain>>].pos[t] = @ + 1,
                                                    ![<<p, Chain>>].res[t] = @ \cup {[interrupt |-> a, value |-> v]}]
@@ -1004,7 +1036,8 @@ RefPut(p) ==
     /\ wf.durability = "exit" /\ <<p, Chain>> \in DOMAIN run => AboutToReturn(p)
     /\ \/ \E c \in inflight[p].cks : PutCheckpoint(p, c, ck[c].digest)
        \/ \E w \in inflight[p].wrs :
-            PutWrites(p, Chain, w[1], w[2], FlyOf(w[1], w[2], p).kind, FlyOf(w[1], w[2], p).interrupt)
+            PutWrites(p, Chain, w[1], w[2], FlyOf(w[1], w[2], p).kind, FlyOf(w[1], w[2], p).interrupt,
+                      FlyOf(w[1], w[2], p).digest)
        \/ \E x \in inflight[p].ans : PutAnswers(p, x[1])
 
 RefFinish(p) ==
@@ -1195,6 +1228,13 @@ WriteStored(j, i) ==
              /\ hist[k].kind = SentOf(j).kind
           \/ CrashAt(e.p, k) /\ <<c, e.task>> \in hist[k].kept.wrs
           \/ Is(k, {"load", "read"}) /\ hist[k].got = c /\ SentOf(j) \in hist[k].writes
+
+\* The contents the successful writes of task t on c were handed to the saver
+\* with before i: by its ends and edits, and as acknowledged (0: not observed).
+MadeContentsAt(c, t, i) ==
+    {hist[j].digest : j \in {j \in Before(i) :
+        \/ SendOn(j, c, t) /\ SentOf(j).kind = "ok"
+        \/ Is(j, {"putw"}) /\ hist[j].c = c /\ hist[j].task = t /\ hist[j].kind = "ok"}}
 
 \* A result of kind k of task t on c is stored before i.
 StoredKind(c, t, k, i) ==
@@ -1503,8 +1543,9 @@ StoredBeforeAt(ch, b, i) ==
 \* CV over the history: a load returns the checkpoint asked for (or nothing, if it
 \* was never stored), or the latest stored one or a newer one in flight (asked for
 \* the latest before b: the latest stored one made before b), of its own
-\* chain, not lost, with the parent, content, writes and answers saved; a load is
-\* refused only while another process runs the chain.
+\* chain, not lost, with the parent, content, writes and answers saved, each
+\* successful write with a content it was handed over with; a load is refused
+\* only while another process runs the chain.
 LoadRightAt(i) ==
     LET e == hist[i]
         last == LatestAt(e.ch, i)
@@ -1525,6 +1566,8 @@ LoadRightAt(i) ==
          /\ SameContent(e.got, e.digest, i)
          /\ MustWritesAt(e.got, i) \subseteq e.writes
          /\ \A w \in e.writes : w = HeldW(e.got, w.task, i - 1) \/ FlyingW(e.got, w, i)
+         /\ \A x \in e.contents : LET made == MadeContentsAt(e.got, x.task, i)
+                                 IN  0 \in made \/ x.digest \in made
          /\ OneSlot(MustAnswersAt(e.got, i), e.answers)
          /\ e.answers \subseteq MayAnswersAt(e.got, i)
 
@@ -1615,7 +1658,7 @@ EO == "EO" \notin broke
 \* CO, consume-once: an interrupt receives only a value answered to it, never has two live answers, and under a lease one process at a time runs a chain.
 CO == "CO" \notin broke
 
-\* CV, checkpoint validity: a load returns the checkpoint asked for, or the latest by creation (made before a named one, if so asked), with the parent, content and pending writes that were saved.
+\* CV, checkpoint validity: a load returns the checkpoint asked for, or the latest by creation (made before a named one, if so asked), with the parent, content and pending writes that were saved, each result with a content it was handed over with.
 CV == "CV" \notin broke
 
 \* FD, fork determinism: a run changes only its own branch, a fork copy holds exactly its source's state and work, and a fork never takes over its source's pending writes.

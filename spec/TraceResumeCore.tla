@@ -108,16 +108,17 @@ Apply(e) ==
     \/ e.ev = "task_start" /\ e.by = 0 /\ StartTask(e.proc, e.thread, e.task, e.node, e.path)
     \/ e.ev = "task_start" /\ e.by # 0 /\ CallTask(e.proc, e.thread, e.by, e.task, e.node, e.path)
     \/ e.ev = "effect" /\ Effect(e.proc, e.thread, e.task, e.intent, e.kind, e.status)
-    \/ e.ev = "task_end" /\ EndTask(e.proc, e.thread, e.task, e.outcome, e.interrupt, e.resumed)
+    \/ e.ev = "task_end" /\ EndTask(e.proc, e.thread, e.task, e.outcome, e.interrupt, e.resumed,
+                                    e.digest)
     \/ e.ev = "resume" /\ Resume(e.proc, e.thread, e.checkpoint, e.interrupt, e.value)
     \/ e.ev = "step" /\ Step(e.proc, e.thread, e.checkpoint, e.parent, e.digest)
     \/ e.ev = "fork" /\ Fork(e.proc, e.thread, e.parent, e.checkpoint, e.digest)
     \/ e.ev = "update" /\ Update(e.proc, e.thread, e.parent, e.checkpoint, e.digest)
     \/ e.ev = "put" /\ PutCheckpoint(e.proc, e.checkpoint, e.digest)
     \/ e.ev = "put_writes" /\ e.task # 0 /\
-          PutWrites(e.proc, e.thread, e.checkpoint, e.task, e.kind, e.interrupt)
+          PutWrites(e.proc, e.thread, e.checkpoint, e.task, e.kind, e.interrupt, e.digest)
     \/ e.ev = "put_writes" /\ e.task = 0 /\ PutAnswers(e.proc, e.checkpoint)
-    \/ e.ev = "edit" /\ EditWrite(e.proc, e.thread, e.checkpoint, e.task)
+    \/ e.ev = "edit" /\ EditWrite(e.proc, e.thread, e.checkpoint, e.task, e.digest)
     \/ e.ev = "finish" /\ Finish(e.proc, e.outcome)
     \/ e.ev = "crash" /\ \E kept \in Keepable(e.proc) :
                            Crash(e.proc, kept) /\ keeps' = Append(keeps, kept)

@@ -133,8 +133,8 @@ def test_null_is_zero_and_defaults_fill_missing_fields(schema: TraceSchema) -> N
     ]  # fmt: skip
     encoded = encode_trace(schema, header(), events)
     assert events_part(encoded.tla) == (
-        '<<TraceEvent_put_writes(1, 0, "resume", 1, 0, 1),\n'
-        '  TraceEvent_task_end(0, "ok", 1, {}, 1, 1),\n'
+        '<<TraceEvent_put_writes(1, 0, 0, "resume", 1, 0, 1),\n'
+        '  TraceEvent_task_end(0, 0, "ok", 1, {}, 1, 1),\n'
         '  TraceEvent_effect(1, 0, 1, "fired", 1, 1)>>]'
     )
 
@@ -150,8 +150,8 @@ def test_arrays_are_sets_of_records(schema: TraceSchema) -> None:
     assert events_part(tla) == (
         "<<TraceEvent_load({[interrupt |-> 1, value |-> 1]}, 0, 0, 1, 0, 0, FALSE, 0, 1, FALSE, "
         "1, 0, "
-        '{[interrupt |-> 0, kind |-> "ok", task |-> 1], '
-        '[interrupt |-> 1, kind |-> "interrupt", task |-> 2]})>>]'
+        '{[digest |-> 0, interrupt |-> 0, kind |-> "ok", task |-> 1], '
+        '[digest |-> 0, interrupt |-> 1, kind |-> "interrupt", task |-> 2]})>>]'
     )
 
 
@@ -246,6 +246,7 @@ def test_constructor_names() -> None:
 def test_event_constructors_match_field_order(schema: TraceSchema) -> None:
     assert event_fields(schema, "put_writes") == [
         "checkpoint",
+        "digest",
         "interrupt",
         "kind",
         "proc",
