@@ -32,8 +32,10 @@ TaskSet == IF "one-task" \in Moves THEN {[task |-> 1, node |-> "A", path |-> "a"
            ELSE {[task |-> 1, node |-> "A", path |-> "a"], [task |-> 2, node |-> "A", path |-> "b"]}
 
 \* One chain; two (a thread and a subgraph of it) where nested loads, or loads of the
-\* latest made before a checkpoint of another chain, are explored.
-Chains == IF {"nested", "before"} \cap Moves # {} THEN {1, 2} ELSE {1}
+\* latest made before a checkpoint of another chain, are explored; three where one
+\* host's work runs its subgraph in two namespaces ("three-chains").
+Chains == IF "three-chains" \in Moves THEN {1, 2, 3}
+          ELSE IF {"nested", "before"} \cap Moves # {} THEN {1, 2} ELSE {1}
 Interrupts == {1}
 Intents == {1}
 Kinds == {"k"}
@@ -55,9 +57,10 @@ Deliveries == {[interrupt |-> a, value |-> v] : a \in Interrupts, v \in Values}
 TaskIds == {s.task : s \in TaskSet}
 
 \* A load that returns nothing reports nothing else; one asks for a checkpoint, for
-\* the latest, or (with "before") for the latest made before a checkpoint.
+\* the latest, or (with "before") for the latest made before a checkpoint; with
+\* "fresh-loads", every load starts a chain afresh (asks for and gets nothing).
 AnyLoad ==
-    \E p \in Procs, ch \in Chains, asked, got \in CkOrNone :
+    \E p \in Procs, ch \in Chains, asked, got \in IF "fresh-loads" \in Moves THEN {0} ELSE CkOrNone :
     \E before \in IF asked = 0 /\ "before" \in Moves THEN CkOrNone ELSE {0} :
     \E parent \in IF got = 0 THEN {0} ELSE CkOrNone, d \in IF got = 0 THEN {0} ELSE {0} \cup Digests,
        ws \in IF got = 0 THEN {{}} ELSE SUBSET WriteChoices,

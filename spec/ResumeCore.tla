@@ -72,8 +72,9 @@ VARIABLES
     alive,    \* proc -> "down" | "up" | "ended"
     holders,  \* chain -> the processes up on it
     inflight, \* proc -> what it made that the store has not acknowledged
-    ledger,   \* effect key -> [fired, by, task, at, over, cut]: times fired, the process,
-              \* task and checkpoint of the last fire, whether that attempt ended
+    ledger,   \* effect key -> [fired, by, task, at, hosts, over, cut]: times fired, the
+              \* process, task and checkpoint of the last fire and the <<checkpoint,
+              \* task>> of each task it ran inside, whether that attempt ended
               \* otherwise than ok, and whether a crash cut it short
     crashes,  \* crashes so far
     ending,   \* how the last invocation ended: "none", "running", "crashed", "done", "parked", "failed"
@@ -364,14 +365,16 @@ FamilyBegunOutside(c, tasks) ==
 \* ended otherwise than ok and its ok result was not yet stored on a stored
 \* checkpoint) for at-least-once; and (but for at-most-once) it is skipped only
 \* if it fired.
-Unfired == [fired |-> 0, by |-> 0, task |-> 0, at |-> 0, over |-> TRUE, cut |-> FALSE]
+Unfired == [fired |-> 0, by |-> 0, task |-> 0, at |-> 0, hosts |-> {}, over |-> TRUE, cut |-> FALSE]
 \* p's attempt of task t ended otherwise than ok: a later crash of p does not cut
 \* short the effects it fired.
 Over(l, p, t) == [k \in DOMAIN l |-> IF l[k].by = p /\ l[k].task = t THEN [l[k] EXCEPT !.over = TRUE]
                                     ELSE l[k]]
 \* The work that fired ledger entry l is safe: its ok result is stored on a
-\* stored checkpoint.
-Saved(l) == l.at # 0 /\ ck[l.at].st = "stored" /\ StoredOk(l.at, l.task)
+\* stored checkpoint, and so is that of every task it ran inside (a subgraph's
+\* result is safe only once its host's is: a host run again runs it again).
+Safe(c, t) == c # 0 /\ ck[c].st = "stored" /\ StoredOk(c, t)
+Saved(l) == Safe(l.at, l.task) /\ \A h \in l.hosts : Safe(h[1], h[2])
 EffectWrong(key, kind, status) ==
     LET level == LevelOf(kind)
         seen == Get(ledger, key, Unfired)
@@ -632,10 +635,34 @@ CallTask(p, ch, b, t, n, pa) ==
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight,
                    ledger, crashes, ending>>
 
-\* The logical work an effect belongs to: chain, branch, step depth, task path and
-\* intent -- the same for every re-creation of the task's checkpoint.
-EffectKey(p, ch, t, i) ==
-    LET r == RunOf(p, ch) IN <<ch, Branch(r.cur), Depth(r.cur), StartedAs(r, t).path, i>>
+\* The task a nested run of p runs inside (its `up`) is still that attempt, in p's
+\* current step of the host's chain.
+HostLive(p, up) ==
+    up # <<>> /\ <<p, up[1]>> \in DOMAIN run /\ \E s \in run[<<p, up[1]>>].started : s.task = up[2]
+
+\* The logical work of task t in p's run on ch: the chain, branch, step depth and
+\* task path -- the same for every re-creation of the task's checkpoint -- where
+\* a subgraph's chain (a nested run inside a live host) stands for the host's own
+\* work, so that a subgraph run again under a re-created parent checkpoint (a new
+\* host task id, so a new namespace and chain) is the same work.  `n` bounds the
+\* hosts followed (a trace may link runs in a cycle).  A flat tuple: the host's
+\* work, then <<branch, depth, path>> per level down.
+RECURSIVE WorkOf(_, _, _, _)
+WorkOf(p, ch, t, n) ==
+    LET r == RunOf(p, ch)
+        own == <<Branch(r.cur), Depth(r.cur), StartedAs(r, t).path>>
+    IN  IF n > 0 /\ HostLive(p, r.up) THEN WorkOf(p, r.up[1], r.up[2], n - 1) \o own
+        ELSE <<ch>> \o own
+
+\* The <<checkpoint, task>> of every live host task p's run on ch runs inside.
+RECURSIVE HostsOf(_, _, _)
+HostsOf(p, ch, n) ==
+    LET up == RunOf(p, ch).up IN
+    IF n > 0 /\ HostLive(p, up) THEN {<<RunOf(p, up[1]).cur, up[2]>>} \cup HostsOf(p, up[1], n - 1)
+    ELSE {}
+
+\* The logical work an effect belongs to, and its intent.
+EffectKey(p, ch, t, i) == <<WorkOf(p, ch, t, Cardinality(DOMAIN run)), i>>
 
 \* Running task t fires (or skips, believing it fired) effect intent i of kind k.
 Effect(p, ch, t, i, k, status) ==
@@ -649,6 +676,7 @@ Effect(p, ch, t, i, k, status) ==
     /\ Broke({<<"EO", EffectWrong(key, k, status)>>})
     /\ ledger' = IF status = "fired"
                  THEN Put(ledger, key, [fired |-> seen.fired + 1, by |-> p, task |-> t, at |-> r.cur,
+                                        hosts |-> HostsOf(p, ch, Cardinality(DOMAIN run)),
                                         over |-> FALSE, cut |-> FALSE])
                  ELSE ledger
     /\ run' = [run EXCEPT ![<<p, ch>>].pos[t] = @ + 1]
@@ -998,7 +1026,7 @@ RefOp(p) ==
              body == BodyOf(c, StartedAs(R(p), t).path)
              pos == R(p).pos[t]
              a == <<t, Cardinality(R(p).res[t]) + 1>>
-             key == <<Chain, Branch(c), Depth(c), StartedAs(R(p), t).path, body[pos]>>
+             key == EffectKey(p, Chain, t, body[pos])
          \* (every result has one content: the reference's nodes are deterministic)
          IN IF pos > Len(body) THEN EndTask(p, Chain, t, "ok", 0, R(p).res[t], 1)
             ELSE IF body[pos] = 0
@@ -1262,15 +1290,11 @@ BranchH(c) ==
          CASE e.ev = "step" -> IF e.parent = 0 THEN 0 ELSE BranchH(e.parent)
            [] e.ev = "fork" -> c
            [] OTHER -> IF e.parent = LatestAt(e.ch, MadeIdx(c)) THEN BranchH(e.parent) ELSE c
-StartOf(i) ==
-    LET e == hist[i]
-        s == {j \in Between(OpenAt(e.p, e.ch, i), i) :
-                Is(j, {"start"}) /\ hist[j].p = e.p /\ hist[j].ch = e.ch /\ hist[j].task = e.task}
-    IN  MaxOf(s)
-KeyAt(i) ==
-    LET e == hist[i]
-        c == CurAt(e.p, e.ch, i)
-    IN  <<e.ch, BranchH(c), DepthH(c), hist[StartOf(i)].path, e.intent>>
+\* The last start of task t in p's run on ch before i (0: none).
+LastStart(p, ch, t, i) ==
+    LET s == {j \in Between(OpenAt(p, ch, i), i) :
+                Is(j, {"start"}) /\ hist[j].p = p /\ hist[j].ch = ch /\ hist[j].task = t}
+    IN  IF s = {} THEN 0 ELSE MaxOf(s)
 
 \* Answers: the answer of resume j is lost before i when its process died
 \* before the store had it (that life's crash: a later one cannot lose it).  Only
@@ -1448,6 +1472,35 @@ HostsAt(j) ==
                                 /\ RunningAt(e.p, hist[x].ch, hist[x].task, j)}}
 HostAt(j) == IF Cardinality(HostsAt(j)) = 1 THEN CHOOSE x \in HostsAt(j) : TRUE ELSE <<>>
 
+\* Effects: the logical work an effect belongs to, from what was observed.  The
+\* host h (<<chain, task>>) that p's nested run on a chain, opened at o, runs
+\* inside is still that attempt at i, in p's current step of the host's chain:
+\* no new start of it, and no step, load, fork or edit of p's on that chain since.
+HostLiveAt(p, h, o, i) ==
+    ~\E k \in Between(o, i) :
+        /\ hist[k].p = p /\ "ch" \in DOMAIN hist[k] /\ hist[k].ch = h[1]
+        /\ Is(k, {"step", "load", "fork", "update"}) \/ (Is(k, {"start"}) /\ hist[k].task = h[2])
+\* The host p's run on ch at i runs inside, where it is live (<<>>: none).
+LiveHostAt(p, ch, i) ==
+    LET o == OpenAt(p, ch, i)
+        h == IF o # 0 /\ Is(o, {"load"}) /\ hist[o].nested THEN HostAt(o) ELSE <<>>
+    IN  IF h # <<>> /\ HostLiveAt(p, h, o, i) THEN h ELSE <<>>
+\* Task t's work in p's run on ch at i: chain, branch, depth and path, a live
+\* host's work standing for a nested run's chain (at most n hosts followed).
+RECURSIVE WorkAt(_, _, _, _, _)
+WorkAt(p, ch, t, i, n) ==
+    LET c == CurAt(p, ch, i)
+        s == LastStart(p, ch, t, i)
+        own == <<BranchH(c), DepthH(c), IF s = 0 THEN 0 ELSE hist[s].path>>
+        h == LiveHostAt(p, ch, i)
+    IN  IF n > 0 /\ h # <<>> THEN WorkAt(p, h[1], h[2], i, n - 1) \o own ELSE <<ch>> \o own
+KeyAt(i) == <<WorkAt(hist[i].p, hist[i].ch, hist[i].task, i, i), hist[i].intent>>
+\* The <<checkpoint, task>> of each live host p's run on ch runs inside, at i.
+RECURSIVE HostsUpAt(_, _, _, _)
+HostsUpAt(p, ch, i, n) ==
+    LET h == LiveHostAt(p, ch, i) IN
+    IF n > 0 /\ h # <<>> THEN {<<CurAt(p, h[1], i), h[2]>>} \cup HostsUpAt(p, h[1], i, n - 1) ELSE {}
+
 \* p's run on ch, as of event i, parked: the last attempt of some task in its
 \* current step ended at an interrupt.
 ParkedAt(p, ch, i) ==
@@ -1493,17 +1546,20 @@ HistPC == Last(PCRightAt)
 
 \* EO over the history: an effect key fired again only for at-least-once, and only
 \* after a crash cut short the work that fired it last -- its process crashed
-\* before that task's attempt ended otherwise than ok and before its ok result
-\* was stored on a stored checkpoint; skipped only if fired.
+\* before that task's attempt ended otherwise than ok and before its ok result,
+\* and that of every task it ran inside, was stored on a stored checkpoint;
+\* skipped only if fired.
+SafeAt(c, t, k) == StoredAt(c, k) /\ HeldW(c, t, k - 1).kind = "ok"
 CutShort(j, i) ==
     LET p == hist[j].p
         t == hist[j].task
         c == CurAt(p, hist[j].ch, j)
+        ups == HostsUpAt(p, hist[j].ch, j, j)
     IN  \E k \in Between(j, i) :
             /\ CrashAt(p, k)
             /\ ~\E m \in Between(j, k) :
                    hist[m].p = p /\ Is(m, {"end"}) /\ hist[m].task = t /\ hist[m].outcome # "ok"
-            /\ ~(StoredAt(c, k) /\ HeldW(c, t, k - 1).kind = "ok")
+            /\ ~(SafeAt(c, t, k) /\ \A h \in ups : SafeAt(h[1], h[2], k))
 EORightAt(i) ==
         Is(i, {"effect"}) =>
             LET e == hist[i]
@@ -1652,7 +1708,7 @@ HistoryProperties ==
 \* PC, prefix continuation: a run continues the durable prefix -- it never re-runs a task whose result is stored, in sync mode runs a step only from a stored checkpoint, makes a checkpoint only when every scheduled task has a result, and returns only with everything stored and the end it claims.
 PC == "PC" \notin broke
 
-\* EO, effects as declared: each effect (keyed by chain, branch, step, task path and intent) fires as its kind's declared level allows -- at most once, or again only after the process that fired it crashed -- and is never skipped without having fired.
+\* EO, effects as declared: each effect (keyed by chain, branch, step, task path and intent; a subgraph's chain by its host's work) fires as its kind's declared level allows -- at most once, or again only after the process that fired it crashed -- and is never skipped without having fired.
 EO == "EO" \notin broke
 
 \* CO, consume-once: an interrupt receives only a value answered to it, never has two live answers, and under a lease one process at a time runs a chain.

@@ -88,8 +88,8 @@ def test_writes_stored_one_row_per_transaction_are_torn_by_a_kill_between_rows(
     """SqliteSaver on an autocommit connection stores A's state update and the edge that
     triggers B in two transactions. Killed between them, the resume finds A done and nothing
     scheduled after it: B and C never run. The kill lands between the rows, the trace shows
-    it; the contract cannot name it (a write's content is not in the trace: the report says
-    what the spec would need), the comparison with the reference's end state does."""
+    it, and the contract names it: A's result comes back with a content none of A's writes was
+    handed over with (CV; test_langgraph_instants.py checks the verdict)."""
     run = _matrix(
         tmp_path,
         "--saver",

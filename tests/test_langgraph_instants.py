@@ -148,12 +148,15 @@ def test_a_correct_atomic_saver_killed_inside_a_write_has_no_saver_finding(
 
 
 @pytest.mark.slow
-def test_a_write_the_store_holds_in_part_is_inconclusive_never_a_saver_finding(
+def test_a_write_the_store_holds_in_part_is_cv_and_how_the_thread_ends_is_inconclusive(
     tmp_path: Path,
 ) -> None:
     """SqliteSaver on an autocommit connection stores a task's writes one row at a time:
     killed between the rows, the store holds part of the call, which no kill at an edge of
-    the call leaves; the end the thread reaches is compared with no reference run."""
+    the call leaves. The resume's load returns A's result with a content no write of A was
+    handed over with: CV, the saver's without a reference killed alike (the contract judges
+    the content against what was made); the end the thread reaches is compared with no
+    reference run, so STATE stays inconclusive."""
     run = run_cli(
         "run", "langgraph", "--saver", "split_savers:writes_one_by_one", "--scenarios", "chain",
         "--durability", "sync", "--cells", "chain.kill-put_writes-A-sql-2-INSERT_1.sync",
@@ -162,6 +165,6 @@ def test_a_write_the_store_holds_in_part_is_inconclusive_never_a_saver_finding(
     run.assert_no_traceback()
     (cell,) = run.json()["details"]["cells"]
     assert cell["tested"]["effect"] == PART
-    assert cell["finding"] == "inconclusive", cell
-    assert cell["checks"] == [] and "STATE" in cell["inconclusive"]
-    assert run.returncode == 0
+    assert cell["finding"] == "saver", cell
+    assert cell["checks"] == ["CV"] and "STATE" in cell["inconclusive"]
+    assert run.returncode == 1

@@ -460,9 +460,11 @@ def _attribute(matrix: Matrix, judgments: Judgments) -> None:
         if (same_instant(cell) and alike) or _before_the_kill(cell, shown):
             cell.checks, cell.inconclusive = tuple(checks), tuple(undecided)
         else:  # no reference run is this instant: only what a kill anywhere must not do
-            # (VALID, RUNS) is still the saver's
-            cell.checks = tuple(c for c in checks if c in (VALID, RUNS))
-            cell.inconclusive = tuple(c for c in (*checks, *undecided) if c not in (VALID, RUNS))
+            # (VALID, RUNS) is still the saver's, and, where the kill tore a write call
+            # (`_torn`), what the store answered from that state
+            kept = (VALID, RUNS, *store) if _torn(cell) else (VALID, RUNS)
+            cell.checks = tuple(c for c in checks if c in kept)
+            cell.inconclusive = tuple(c for c in (*checks, *undecided) if c not in kept)
         if cell.retested:  # a break the saver under test does not repeat is no finding
             again = [
                 saver_breaks(r.run.trace, known, judgments, store=store) for r in cell.retested
@@ -553,6 +555,16 @@ def same_instant(cell: Cell) -> bool:
     it held part of the call, or could not be read, no reference run is the same instant."""
     effect = cell.tested.run.effect
     return effect is None or effect in (killpoints.NOTHING, killpoints.ALL)
+
+
+def _torn(cell: Cell) -> bool:
+    """Whether the kill left the store holding part of the call it cut (`effect.py`). No
+    reference run can be that instant -- an atomic saver holds all of a call or none of it
+    -- and none is needed for what the store then answers: a load's content is judged
+    against what was made (the digests of checkpoints and of task results), so a store
+    property broken there is the saver's. How the thread then ends, and what the runtime
+    does with those answers, stays inconclusive."""
+    return cell.tested.run.effect == killpoints.PART
 
 
 def _unreadable(side: Side) -> bool:

@@ -27,6 +27,7 @@ from typing import Any
 
 from langgraph._internal._config import recast_checkpoint_ns
 from langgraph._internal._constants import INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, PUSH, RESUME
+from langgraph.checkpoint.base import WRITES_IDX_MAP
 from langgraph.pregel._algo import prepare_next_tasks, task_path_str
 
 from rctools.langgraph.compat import channels_from_checkpoint, read_task_statuses
@@ -92,6 +93,30 @@ def digest(checkpoint: dict[str, Any] | None, serde: Any) -> str | None:
     h.update(json.dumps(checkpoint.get("channel_versions") or {}, sort_keys=True).encode())
     seen = {k: v for k, v in (checkpoint.get("versions_seen") or {}).items() if k != INTERRUPT}
     h.update(json.dumps(seen, sort_keys=True).encode())
+    return h.hexdigest()[:20]
+
+
+def write_digest(writes: Iterable[tuple[str, Any]], serde: Any) -> str | None:
+    """A hash of a task's result: its writes to value channels, as a multiset of channel and
+    serialized value (`serde.dumps_typed`, as `digest` does), so that what was handed to
+    `put_writes` and what a load returned hash alike in whatever order the saver keeps them.
+    The special channels (error, interrupt, answers, schedule) are the task's status, not its
+    result, and a saver replaces rather than keeps them. None when there is nothing to hash
+    or a value does not serialize (then the saver's own call fails as well)."""
+    parts = []
+    try:
+        for channel, value in writes:
+            if channel in WRITES_IDX_MAP:
+                continue
+            kind, data = serde.dumps_typed(_canonical(value))
+            parts.append(f"w {channel} {kind} {len(data)}\n".encode() + data)
+    except Exception:  # not the recorder's to report: the saver's own call fails alike
+        return None
+    if not parts:
+        return None
+    h = hashlib.sha256()
+    for part in sorted(parts):
+        h.update(part)
     return h.hexdigest()[:20]
 
 

@@ -336,7 +336,14 @@ class Recorder:
             address = None
             if seen.kind == "interrupt":
                 address = self._address(chain, task, nodes.get(task), seen)
-            writes.append({"task": task, "kind": seen.kind, "interrupt": address})
+            write = {"task": task, "kind": seen.kind, "interrupt": address}
+            if seen.kind == "ok":
+                content = observe.write_digest(
+                    ((c, v) for t, c, v in pending if t == task), self.serde
+                )
+                if content is not None:
+                    write["digest"] = content
+            writes.append(write)
             if seen.kind == "ok":
                 ok.add(task)
             elif seen.kind == "error":
@@ -749,6 +756,7 @@ class Recorder:
         interrupt: str | None,
         resumed: tuple[Any, ...],
         answers: list[dict[str, str]] | None = None,
+        content: str | None = None,
     ) -> None:
         attempt.ended = True
         own = attempt.ns
@@ -768,6 +776,8 @@ class Recorder:
                 fields["interrupt"] = interrupt
             if answers:
                 fields["resumed"] = answers
+            if content is not None and outcome == "ok":
+                fields["digest"] = content
             self._write("task_end", fields)
             if self._attempts.get((attempt.chain, attempt.task)) is attempt:
                 del self._attempts[(attempt.chain, attempt.task)]
@@ -917,16 +927,20 @@ class Recorder:
             if seen.kind == "interrupt":
                 node = attempt.node if attempt else self._node_in(cid, task_id)
                 interrupt = self._address(chain, task_id, node, seen)
+            # the content of a result, as the saver is handed it
+            content = observe.write_digest(writes, self.serde) if seen.kind == "ok" else None
             ended = attempt
             if attempt is not None and not attempt.ended:
                 attempt.checkpoint = cid
-                self._queue_end(attempt, seen.kind, interrupt, seen.resumed)
+                self._queue_end(attempt, seen.kind, interrupt, seen.resumed, content=content)
             else:
                 ended = None
             if attempt is None and not (run is not None and run.running) and seen.kind == "ok":
                 # An edit (update_state): its write is handed over now; a kill before the
                 # saver's answer may leave it stored, as a task's write after its end.
                 edit = {**self._where(chain), "checkpoint": cid, "task": task_id}
+                if content is not None:
+                    edit["digest"] = content
                 self._submit(lambda: cid in self._known, lambda: self._write("edit", edit), "edit")
         kind, resumed = seen.kind, seen.resumed
 
@@ -934,6 +948,8 @@ class Recorder:
             fields = {**self._where(chain), "checkpoint": cid, "task": task_id, "kind": kind}
             if interrupt is not None:
                 fields["interrupt"] = interrupt
+            if content is not None:
+                fields["digest"] = content
 
             def write() -> None:
                 self._write("put_writes", dict(fields))
