@@ -338,3 +338,25 @@ def test_without_java_one_test_fails_with_the_reason_before_anything_is_recorded
     assert "no-java" in failure.get("message", "")
     assert not out.exists()
     assert done.returncode == 1
+
+
+def test_no_temporary_folder_is_left_behind_by_a_green_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Without the pytest cache and --resume-check-out the traces go to a temporary folder:
+    a green run removes it; a failing run keeps it (its messages name the traces in it) and
+    says where -- alone and under pytest-xdist, whose workers share one folder."""
+    folder = _folder(tmp_path_factory, SAVER_TESTS)
+    temp = folder / "tmp"
+    temp.mkdir()
+    env = {"TMPDIR": str(temp)}
+    green = run_pytest(folder, "test_my_saver.py::test_correct[chain.none.sync]", env=env)
+    assert green.returncode == 0, green.output
+    assert not list(temp.glob("resume-check-pytest-*")), green.output
+    both = run_pytest(folder, "-n", "2", "test_my_saver.py::test_correct[chain.none.sync]", env=env)
+    assert both.returncode == 0, both.output
+    assert not list(temp.glob("resume-check-pytest-*")), both.output
+    red = run_pytest(folder, "test_my_saver.py::test_broken[chain.none.sync]", env=env)
+    assert red.returncode == 1, red.output
+    (kept,) = temp.glob("resume-check-pytest-*")
+    assert f"resume-check: traces kept in {kept.resolve()}" in red.output, red.output

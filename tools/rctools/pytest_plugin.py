@@ -29,8 +29,10 @@ imports nothing heavy until a test asks for a cell.
 from __future__ import annotations
 
 import hashlib
+import shutil
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -105,6 +107,11 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{FIXTURE} fixture",
     )
     config.stash[_RUNS] = {}
+    config.stash[_TEMPORARY] = []
+    if getattr(config.option, "testrunuid", "absent") is None and _test_run(config) is None:
+        # pytest-xdist's controller: fix the id its workers share now, so that the temporary
+        # folder they record into (`_out_folder`) is known here to be removed at the end
+        config.option.testrunuid = uuid.uuid4().hex
 
 
 @dataclass(frozen=True)
@@ -188,6 +195,8 @@ class _Batch:
 
 
 _RUNS = pytest.StashKey[dict[tuple[Any, ...], "_Batch | str"]]()
+# The temporary folders this run recorded into (no --resume-check-out, no pytest cache).
+_TEMPORARY = pytest.StashKey[list[Path]]()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -413,6 +422,30 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
                 found.planned.write_summary(found.strict)
         finally:
             found.planned.close()
+    _leave_no_temporary_folder(session)
+
+
+def _leave_no_temporary_folder(session: pytest.Session) -> None:
+    """A temporary folder (`-p no:cacheprovider` without --resume-check-out) is removed when
+    every test passed: nothing in it is pointed at. After a failure it stays, and the
+    terminal says where: the failures' messages name its traces. Under pytest-xdist the
+    controller does it, once its workers are done (they share one folder)."""
+    config = session.config
+    if _test_run(config) is not None or config.getoption("--resume-check-out"):
+        return
+    folders = list(config.stash.get(_TEMPORARY, []))
+    uid = getattr(config.option, "testrunuid", None)
+    if uid and getattr(config, "cache", None) is None:
+        folders.append(Path(tempfile.gettempdir()) / f"resume-check-pytest-{uid}")
+    folders = [f for f in folders if f.is_dir()]
+    if session.testsfailed:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        for folder in folders:
+            if reporter is not None:
+                reporter.write_line(f"resume-check: traces kept in {folder}")
+        return
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _out_folder(config: pytest.Config, settings: Any) -> Path:
@@ -427,9 +460,10 @@ def _out_folder(config: pytest.Config, settings: Any) -> Path:
     elif getattr(config, "cache", None) is not None:
         base = Path(config.cache.mkdir("resume-check"))
     elif run is not None:  # the workers of one pytest-xdist run share it
-        base = Path(tempfile.gettempdir()) / f"resume-check-{run}"
+        base = Path(tempfile.gettempdir()) / f"resume-check-pytest-{run}"
     else:
-        base = Path(tempfile.mkdtemp(prefix="resume-check-"))
+        base = Path(tempfile.mkdtemp(prefix="resume-check-pytest-"))
+        config.stash.setdefault(_TEMPORARY, []).append(base)
     plan = repr(replace(settings, factory=None)).encode()
     return base.resolve() / f"{folder_name(settings.name)}-{hashlib.sha1(plan).hexdigest()[:8]}"
 
