@@ -141,10 +141,8 @@ Handled(p, c, t) == Known(c) /\ \E x \in ck[c].handled : x[1] = t /\ HasResult(p
 \* observed) as well; Shapes leaves that out, Contents keeps a successful
 \* write's content ([task, digest]) where it was observed.
 SeenWrite(t, w) == [task |-> t, kind |-> w.kind, interrupt |-> w.interrupt]
-DigestOf(x) == IF "digest" \in DOMAIN x THEN x.digest ELSE 0
 Shapes(ws) == {[task |-> x.task, kind |-> x.kind, interrupt |-> x.interrupt] : x \in ws}
-Contents(ws) == {[task |-> x.task, digest |-> DigestOf(x)] :
-                   x \in {x \in ws : x.kind = "ok" /\ DigestOf(x) # 0}}
+Contents(ws) == {[task |-> x.task, digest |-> x.digest] : x \in {x \in ws : x.kind = "ok" /\ x.digest # 0}}
 \* The stored writes of c as a correct load returns them, with their content.
 ShownWrites(c) == {[task |-> t, kind |-> WriteOf(c, t).stored.kind,
                     interrupt |-> WriteOf(c, t).stored.interrupt, digest |-> WriteOf(c, t).stored.digest] :
