@@ -13,7 +13,7 @@ import json
 import re
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from conftest import JOBS, ROOT, invoke, run_cli
@@ -340,6 +340,44 @@ def test_an_error_handler_is_recorded_as_made_by_the_task_that_failed(tmp_path: 
     handlers = [e for e in events if e["ev"] == "task_start" and e.get("by")]
     assert [e["node"] for e in handlers] == ["__error_handler__charge"], handlers
     assert handlers[0]["by"] in failed
+
+
+class Point(NamedTuple):
+    x: int
+    y: int
+
+
+def test_a_named_tuple_in_the_state_is_hashed_by_its_fields() -> None:
+    """A NamedTuple value (a `DeltaChannel`'s snapshot is one) hashes like any other: it was
+    rebuilt from one iterable, so recording such an app failed ("not msgpack serializable")."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from rctools.langgraph.observe import digest
+
+    def of(value: Any) -> str | None:
+        return digest({"channel_values": {"p": value}}, JsonPlusSerializer())
+
+    assert of(Point(1, 2)) == of(Point(1, 2)) != of(Point(2, 1))
+
+
+def test_an_app_whose_state_is_a_delta_channel_conforms_through_time_travel(
+    tmp_path: Path,
+) -> None:
+    """A `DeltaChannel` is stored as replayable writes with a snapshot now and then, and a fork
+    copy is made with a forced snapshot of it: its stored form differs from its source's while
+    its state does not. Recorded (its snapshot once failed to hash) and judged like any other
+    state, the forks conform (async durability: sync forks are a known runtime finding)."""
+    code, document = _app_matrix(
+        tmp_path, f"{APPS / 'chat_log.py'}:make_graph", "--input", '{"question": "open?"}',
+        "--scenarios", "app,fork", "--durability", "async", "--no-kill-inside",
+        "--kill-stride", "1000",
+    )  # fmt: skip
+    cells = _cells(document)
+    assert {c["scenario"] for c in cells} >= {"app", "app-fork-1", "app-fork-2"}, cells
+    assert all(c["tested"]["status"] == "conforms" for c in cells), cells
+    assert code == 0
+    store = [c["tested"]["trace"] for c in cells if c["scenario"] == "app-fork-1"]
+    forks = [e for e in _events(Path(store[0])) if e["ev"] == "fork"]
+    assert forks and all(e["digest"] for e in forks), forks
 
 
 def test_input_and_answer_need_an_app(tmp_path: Path) -> None:

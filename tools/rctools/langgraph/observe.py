@@ -40,6 +40,7 @@ __all__ = [
     "address_of",
     "chain_of_task_ns",
     "collapse",
+    "delta_channels",
     "digest",
     "graph_for",
     "is_replay_load",
@@ -66,34 +67,70 @@ def value_id(value: Any) -> str:
 def _canonical(value: Any) -> Any:
     """`value` with its sets in a fixed order: a set serializes in iteration order, which
     string hashing makes differ from process to process (a join edge's channel keeps the
-    set of nodes it has seen)."""
+    set of nodes it has seen). A NamedTuple is rebuilt from its fields, not from one iterable
+    (a `DeltaChannel`'s snapshot is one)."""
     if isinstance(value, (set, frozenset)):
         return ["<set>", *sorted((_canonical(v) for v in value), key=repr)]
     if isinstance(value, dict):
         return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple: by position
+        return type(value)(*(_canonical(v) for v in value))
     if isinstance(value, (list, tuple)):
         return type(value)(_canonical(v) for v in value)
     return value
 
 
-def digest(checkpoint: dict[str, Any] | None, serde: Any) -> str | None:
+def digest(
+    checkpoint: dict[str, Any] | None, serde: Any, delta: frozenset[str] = frozenset()
+) -> str | None:
     """A hash of channel values, channel versions and versions seen. Values are hashed in
     the saver's own serialization (`serde.dumps_typed`), so what was handed to `put` and what
     a load deserialized hash alike (sets in a fixed order); ids, timestamps and the
     `updated_channels` hint are not content, and neither is `versions_seen["__interrupt__"]`:
     it only gates `interrupt_before/after`, and time travel marks it on the fork copy ("proceed
-    past previous checkpoint"), so a fork's content equals its source's without it."""
+    past previous checkpoint"), so a fork's content equals its source's without it.
+
+    The `delta` channels (`DeltaChannel`s, `delta_channels`) are left out, value, version and
+    the versions seen of them alike, and so is the bookkeeping of their snapshots: a
+    checkpoint stores such a channel's value only as a snapshot now and then, and a fork copy
+    is made with a forced snapshot (and a bumped version) of a channel its source stores as
+    replayable writes, so the stored form of one state differs from copy to copy. What it is
+    rebuilt from -- the writes saved on the ancestors -- is judged as writes."""
     if checkpoint is None:
         return None
     h = hashlib.sha256()
-    for name in sorted(checkpoint.get("channel_values") or {}):
-        kind, data = serde.dumps_typed(_canonical(checkpoint["channel_values"][name]))
+    values = checkpoint.get("channel_values") or {}
+    for name in sorted(set(values) - delta):
+        kind, data = serde.dumps_typed(_canonical(values[name]))
         h.update(f"v {name} {kind} {len(data)}\n".encode())
         h.update(data)
-    h.update(json.dumps(checkpoint.get("channel_versions") or {}, sort_keys=True).encode())
-    seen = {k: v for k, v in (checkpoint.get("versions_seen") or {}).items() if k != INTERRUPT}
+    versions = checkpoint.get("channel_versions") or {}
+    h.update(
+        json.dumps({k: v for k, v in versions.items() if k not in delta}, sort_keys=True).encode()
+    )
+    seen = {
+        node: {k: v for k, v in (node_seen or {}).items() if k not in delta}
+        for node, node_seen in (checkpoint.get("versions_seen") or {}).items()
+        if node not in (INTERRUPT, SNAPSHOT_BUMPS)
+    }
+    if delta:  # a node that saw only delta channels in one copy may be absent in another
+        seen = {node: node_seen for node, node_seen in seen.items() if node_seen}
     h.update(json.dumps(seen, sort_keys=True).encode())
     return h.hexdigest()[:20]
+
+
+# Where LangGraph notes the versions a forced snapshot bumped (`versions_seen`'s pseudo node).
+SNAPSHOT_BUMPS = "__snapshot_bumps__"
+
+
+def delta_channels(graph: Any) -> frozenset[str]:
+    """The channels of `graph` that are `DeltaChannel`s (none before LangGraph 1.2)."""
+    try:
+        from langgraph.channels.delta import DeltaChannel
+    except ImportError:
+        return frozenset()
+    channels = getattr(graph, "channels", None) or {}
+    return frozenset(name for name, ch in channels.items() if isinstance(ch, DeltaChannel))
 
 
 def write_digest(writes: Iterable[tuple[str, Any]], serde: Any) -> str | None:

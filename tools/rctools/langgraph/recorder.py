@@ -364,7 +364,7 @@ class Recorder:
             checkpoint=cid,
             parent=parent,
             step=int(metadata.get("step", -1)),
-            digest=observe.digest(checkpoint, self.serde),
+            digest=observe.digest(checkpoint, self.serde, self._delta(chain)),
             writes=sorted(writes, key=lambda w: w["task"]),
             answers=answers,
             tasks=tasks,
@@ -541,6 +541,11 @@ class Recorder:
 
     # -- checkpoints -------------------------------------------------------------------
 
+    def _delta(self, chain: Chain) -> frozenset[str]:
+        """The chain's `DeltaChannel`s, which a content digest leaves out (`observe.digest`)."""
+        graph = observe.graph_for(self.graph, chain[1]) if self.graph is not None else None
+        return observe.delta_channels(graph) if graph is not None else frozenset()
+
     def _schedule(
         self, chain: Chain, checkpoint: dict[str, Any], metadata: dict[str, Any]
     ) -> list[dict[str, str]] | None:
@@ -592,7 +597,7 @@ class Recorder:
         chain = (str(conf.get("thread_id")), conf.get("checkpoint_ns") or "")
         cid, parent = checkpoint["id"], conf.get("checkpoint_id")
         with self._lock:
-            dig = observe.digest(checkpoint, self.serde)
+            dig = observe.digest(checkpoint, self.serde, self._delta(chain))
             tasks = self._schedule(chain, checkpoint, metadata)
             run = self._run(chain)
             source = metadata.get("source")
