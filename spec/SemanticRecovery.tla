@@ -114,8 +114,10 @@ Admissible(i, b) ==
 \* The checkpoints of instance i the reference controller may restore it to.
 AdmissibleOf(i) == {b \in Boundaries : Admissible(i, b)}
 
-\* The admissible restores of failed instances, as <<instance, boundary>>.
-AdmissibleSet == {ib \in Failed \X Boundaries : Admissible(ib[1], ib[2])}
+\* The admissible restores of failed instances, as <<instance, boundary>>
+\* (enumerated, not a filter of Failed \X Boundaries: `last` keeps it, and TLC
+\* cannot write an unevaluated set filter to its disk queue).
+AdmissibleSet == UNION {{<<i, b>> : b \in {c \in Boundaries : Admissible(i, c)}} : i \in Failed}
 
 \* The separation between legality and validity: the controller could
 \* restore the failed instance it localized to a checkpoint that exists but is
