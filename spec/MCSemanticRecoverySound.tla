@@ -50,6 +50,8 @@ SoundNext == AnyMove /\ Conforms'
 \* Bounds the model.
 SoundBounds == Len(hist) <= MaxEvents
 
+SoundSymmetry == Permutations(Instances)
+
 \* States told apart by everything but the history (and the last decision and the tally, which no move
 \* reads): each state is reached once, by a shortest behaviour, whose history the
 \* predicates judge.  Without it every behaviour is a state of its own and only

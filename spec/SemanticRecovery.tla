@@ -238,6 +238,17 @@ Localize(i) ==
     /\ Observe([ev |-> "localize", instance |-> i])
     /\ UNCHANGED <<wl, st, pos, ck, outs, dep, fx, issued, last, tally>>
 
+\* The committed instances a restore of i to b that rolls `also` back with it
+\* loses: those it rolls back, and those it keeps committed that keep a read of
+\* a live output of one it rolls back (orphans: the rolled-back producer may
+\* choose another value when it runs again).
+Lost(i, b, also) ==
+    {j \in also : Committed(j)}
+    \cup {j \in Insts \ also :
+            /\ Committed(j)
+            /\ \E d \in dep[j] : /\ d.out \in outs /\ d.out.inst \in also
+                                 /\ j = i => d.at <= ck[i][b]}
+
 \* What held when the controller decided, for the properties.
 Decision(kind, i, b, lost) ==
     [kind |-> kind, inst |-> i, boundary |-> b, loc |-> ctl.loc,
@@ -265,7 +276,7 @@ Restore(i, b, also) ==
                        ELSE IF reset(j) THEN {} ELSE dep[j]]
           /\ fx' = {e \in fx : ~reset(e.inst) /\ (after(e) => e.policy = "irreversible")}
     /\ ctl' = [mode |-> "run", loc |-> 0]
-    /\ last' = Decision("restore", i, b, {j \in also : Committed(j)})
+    /\ last' = Decision("restore", i, b, Lost(i, b, also))
     /\ tally' = [tally EXCEPT !.restores = @ + 1]
     /\ Observe([ev |-> "restore", instance |-> i, boundary |-> b, also |-> also])
     /\ UNCHANGED <<wl, issued>>
@@ -372,7 +383,8 @@ BlockWhenNone ==
     last.kind = "restore" => last.adm # {}
 
 \* PreserveCommitted: a restore leaves every other committed instance and its
-\* output as they were.
+\* output as they were, and every committed instance it keeps with the outputs
+\* it read: it rolls back no instance that committed or whose output one read.
 PreserveCommitted ==
     last.kind = "restore" => last.lost = {}
 
@@ -493,9 +505,23 @@ HistRestoreSound == Last(RestoreSoundRightAt)
 BlockWhenNoneRightAt(i) == Is(i, {"restore"}) => AdmissibleSetAt(i) # {}
 HistBlockWhenNone == Last(BlockWhenNoneRightAt)
 
-\* PreserveCommitted over the history: a restore rolls back with it no other
-\* instance whose current run has committed.
-PreserveCommittedRightAt(i) == Is(i, {"restore"}) => \A j \in hist[i].also : ~HasCommittedAt(j, i)
+\* Restore event i keeps consume c of instance k: k is not rolled back with it,
+\* and if k is the restored instance, c came before the checkpoint.
+KeepsRead(i, k, c) ==
+    /\ k \notin hist[i].also
+    /\ k = hist[i].instance => c < TakenAt(k, hist[i].boundary, i)
+
+\* PreserveCommitted over the history: a restore rolls back with it no instance
+\* whose current run has committed, nor one whose output, in force, an
+\* instance that stays committed read and keeps reading.
+PreserveCommittedRightAt(i) ==
+    Is(i, {"restore"}) =>
+        \A j \in hist[i].also :
+            /\ ~HasCommittedAt(j, i)
+            /\ ~\E k \in Insts, c \in Before(i) :
+                  /\ HasCommittedAt(k, i) /\ By(c, {"consume"}, k) /\ hist[c].from = j
+                  /\ LiveAt(c, k, i) /\ KeepsRead(i, k, c)
+                  /\ \E x \in Before(i) : Reads(c, x) /\ LiveAt(x, j, i)
 HistPreserveCommitted == Last(PreserveCommittedRightAt)
 
 \* NoResurrectedEffect over the history: no two issues of an irreversible
