@@ -238,12 +238,13 @@ Localize(i) ==
     /\ Observe([ev |-> "localize", instance |-> i])
     /\ UNCHANGED <<wl, st, pos, ck, outs, dep, fx, issued, last, tally>>
 
-\* The committed instances a restore of i to b that rolls `also` back with it
-\* loses: those it rolls back, and those it keeps committed that keep a read of
-\* a live output of one it rolls back (orphans: the rolled-back producer may
-\* choose another value when it runs again).
+\* The committed work a restore of i to b that rolls `also` back with it
+\* loses: the instances it rolls back that committed or did something
+\* irreversible, and those it keeps committed that keep a read of a live output
+\* of one it rolls back (orphans: the rolled-back producer may choose another
+\* value when it runs again).
 Lost(i, b, also) ==
-    {j \in also : Committed(j)}
+    {j \in also : Committed(j) \/ \E e \in fx : e.inst = j /\ e.policy = "irreversible"}
     \cup {j \in Insts \ also :
             /\ Committed(j)
             /\ \E d \in dep[j] : /\ d.out \in outs /\ d.out.inst \in also
@@ -384,7 +385,8 @@ BlockWhenNone ==
 
 \* PreserveCommitted: a restore leaves every other committed instance and its
 \* output as they were, and every committed instance it keeps with the outputs
-\* it read: it rolls back no instance that committed or whose output one read.
+\* it read: it rolls back no instance that committed, did something
+\* irreversible, or whose output one read.
 PreserveCommitted ==
     last.kind = "restore" => last.lost = {}
 
@@ -512,12 +514,16 @@ KeepsRead(i, k, c) ==
     /\ k = hist[i].instance => c < TakenAt(k, hist[i].boundary, i)
 
 \* PreserveCommitted over the history: a restore rolls back with it no instance
-\* whose current run has committed, nor one whose output, in force, an
-\* instance that stays committed read and keeps reading.
+\* whose current run has committed or called an irreversible tool, nor one
+\* whose output, in force, an instance that stays committed read and keeps
+\* reading.
 PreserveCommittedRightAt(i) ==
     Is(i, {"restore"}) =>
         \A j \in hist[i].also :
             /\ ~HasCommittedAt(j, i)
+            /\ BegunAt(j, i) # 0 =>
+                  ~\E x \in Between(BegunAt(j, i), i) :
+                      By(x, {"effect"}, j) /\ wl.tools[hist[x].tool] = "irreversible"
             /\ ~\E k \in Insts, c \in Before(i) :
                   /\ HasCommittedAt(k, i) /\ By(c, {"consume"}, k) /\ hist[c].from = j
                   /\ LiveAt(c, k, i) /\ KeepsRead(i, k, c)
