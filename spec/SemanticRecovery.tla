@@ -439,6 +439,7 @@ BegunAt(f, i) ==
         s == IF bs = {} THEN 0 ELSE MaxOf(bs)
     IN  IF s = 0 \/ \E k \in Between(s, i) : ResetBy(k, f) THEN 0 ELSE s
 
+\* The kind of event that takes each checkpoint.
 Taking == ("entry" :> "begin" @@ "commit" :> "commit" @@ "exit" :> "exit")
 
 \* The event that took f's checkpoint b in force before event i (0: none): the
@@ -456,6 +457,7 @@ LiveAt(x, f, i) ==
     /\ BegunAt(f, i) # 0 /\ x > BegunAt(f, i)
     /\ ~\E r \in Between(x, i) : By(r, {"restore"}, f) /\ TakenAt(f, hist[r].boundary, r) < x
 
+\* f's current run has a commit in force before event i.
 HasCommittedAt(f, i) == TakenAt(f, "commit", i) # 0
 
 \* f failed, and no restore or restart of f followed, before event i.
