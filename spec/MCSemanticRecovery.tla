@@ -55,6 +55,12 @@ MCNext ==
 
 MCSpec == MCInit /\ [][MCNext]_<<vars, faults>>
 
+\* States told apart by everything but the history: each state of the reference is
+\* explored once, and the history predicates are checked on the history of the
+\* first behaviour that reached it (a shortest one).  Without it every behaviour
+\* is a state of its own.
+MCView == <<wl, st, pos, ck, outs, dep, fx, issued, ctl, last, tally, faults>>
+
 TypeOK ==
     /\ \A i \in Insts : st[i] \in {"idle", "run", "failed", "exited"}
     /\ \A i \in Insts : DOMAIN ck[i] \subseteq Boundaries

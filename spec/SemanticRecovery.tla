@@ -27,6 +27,12 @@
 (* the properties say which choices are correct.  Next is the reference    *)
 (* runtime with its controller: it restores the failed instance to its     *)
 (* latest admissible checkpoint and blocks or reruns when none is.         *)
+(*                                                                         *)
+(* Each property is stated a second time over the observed history alone  *)
+(* (HistRestoreSound ... HistNoResurrectedEffect, at the end):             *)
+(* MCSemanticRecoverySound shows that every behaviour the properties call  *)
+(* conforming satisfies them, and the reference does too                   *)
+(* (docs/recovery.md, "Every property stated twice").                      *)
 (***************************************************************************)
 EXTENDS Naturals, FiniteSets, Sequences, TLC
 
@@ -60,9 +66,10 @@ VARIABLES
     issued,   \* the ledger: irreversible intent -> times issued (replays excluded)
     ctl,      \* the controller: [mode |-> "run" | "localized" | "blocked", loc |-> inst or 0]
     last,     \* the last recovery decision and what held when it was made
-    tally     \* recovery decisions so far, for the summary of a conforming trace
+    tally,    \* recovery decisions so far, for the summary of a conforming trace
+    hist      \* the observed history: every move as an event record (auxiliary, see Observe)
 
-vars == <<wl, st, pos, ck, outs, dep, fx, issued, ctl, last, tally>>
+vars == <<wl, st, pos, ck, outs, dep, fx, issued, ctl, last, tally, hist>>
 
 Boundaries == {"entry", "commit", "exit"}
 
@@ -107,8 +114,10 @@ Admissible(i, b) ==
 \* The checkpoints of instance i the reference controller may restore it to.
 AdmissibleOf(i) == {b \in Boundaries : Admissible(i, b)}
 
-\* The admissible restores of failed instances, as <<instance, boundary>>.
-AdmissibleSet == {ib \in Failed \X Boundaries : Admissible(ib[1], ib[2])}
+\* The admissible restores of failed instances, as <<instance, boundary>>
+\* (enumerated, not a filter of Failed \X Boundaries: `last` keeps it, and TLC
+\* cannot write an unevaluated set filter to its disk queue).
+AdmissibleSet == UNION {{<<i, b>> : b \in {c \in Boundaries : Admissible(i, c)}} : i \in Failed}
 
 \* The separation between legality and validity: the controller could
 \* restore the failed instance it localized to a checkpoint that exists but is
@@ -120,6 +129,15 @@ LegalButInadmissible ==
 
 \* Violated in a reachable state of the reference runtime (a witness run).
 NoLegalButInadmissibleRestore == ~LegalButInadmissible
+
+\* The move, as an event of the observed history.  `hist` is an auxiliary
+\* variable (Lamport and Merz, "Auxiliary Variables in TLA+"): every move
+\* appends itself and no move reads it, so the other variables' behaviours are
+\* the same with or without it.  The history predicates below read it; a
+\* configuration that checks none of them replaces Observe with Unobserved (trace
+\* validation does, so that an event costs the same however long the trace).
+Observe(e) == hist' = Append(hist, e)
+Unobserved(e) == UNCHANGED hist
 
 -----------------------------------------------------------------------------
 (* The runtime's moves.  Each is one event of a trace.                     *)
@@ -137,6 +155,7 @@ InitWith(w) ==
     /\ ctl = [mode |-> "run", loc |-> 0]
     /\ last = NoDecision
     /\ tally = [restores |-> 0, blocks |-> 0, needless |-> 0, reruns |-> 0]
+    /\ hist = <<>>
 
 Init == \E w \in Workloads : InitWith(w)
 
@@ -145,9 +164,13 @@ Begin(i) ==
     /\ i \in Insts /\ st[i] = "idle"
     /\ st' = [st EXCEPT ![i] = "run"]
     /\ ck' = [ck EXCEPT ![i] = ("entry" :> 0)]
+    /\ Observe([ev |-> "begin", instance |-> i])
     /\ UNCHANGED <<wl, pos, outs, dep, fx, issued, ctl, last, tally>>
 
 \* Running instance i does one more action, with outputs `new` ({} or one).
+\* An output's `pos` is its place in its producer's run: with the producer and
+\* the value it names the output (a consume's event carries it: which live
+\* output was read is a choice trace validation resolves, as TLC searches it).
 Act(i, new) ==
     /\ pos' = [pos EXCEPT ![i] = @ + 1]
     /\ outs' = outs \cup new
@@ -156,6 +179,7 @@ Act(i, new) ==
 Emit(i, v) ==
     /\ i \in Insts /\ st[i] = "run"
     /\ Act(i, {[inst |-> i, pos |-> pos[i] + 1, val |-> v, committed |-> FALSE]})
+    /\ Observe([ev |-> "emit", instance |-> i, value |-> v, at |-> pos[i] + 1])
     /\ UNCHANGED <<wl, st, ck, dep, fx, issued, ctl, last, tally>>
 
 \* Instance i commits value v: its commit checkpoint is taken.
@@ -163,6 +187,7 @@ Commit(i, v) ==
     /\ i \in Insts /\ st[i] = "run" /\ ~Committed(i)
     /\ Act(i, {[inst |-> i, pos |-> pos[i] + 1, val |-> v, committed |-> TRUE]})
     /\ ck' = [ck EXCEPT ![i] = @ @@ ("commit" :> pos[i] + 1)]
+    /\ Observe([ev |-> "commit", instance |-> i, value |-> v, at |-> pos[i] + 1])
     /\ UNCHANGED <<wl, st, dep, fx, issued, ctl, last, tally>>
 
 \* Instance i consumes live output o of another instance (a handoff).
@@ -171,6 +196,8 @@ Consume(i, o) ==
     /\ o \in outs /\ o.inst # i
     /\ Act(i, {})
     /\ dep' = [dep EXCEPT ![i] = @ \cup {[out |-> o, at |-> pos[i] + 1]}]
+    /\ Observe([ev |-> "consume", instance |-> i, from |-> o.inst, value |-> o.val,
+                draft |-> ~o.committed, at |-> o.pos])
     /\ UNCHANGED <<wl, st, ck, fx, issued, ctl, last, tally>>
 
 \* Instance i calls tool t for intent k.  An irreversible intent the ledger
@@ -186,6 +213,7 @@ Effect(i, t, k, replayed) ==
                     ELSE IF k \in DOMAIN issued THEN [issued EXCEPT ![k] = @ + 1]
                     ELSE issued @@ (k :> 1)
     /\ Act(i, {})
+    /\ Observe([ev |-> "effect", instance |-> i, tool |-> t, intent |-> k, replayed |-> replayed])
     /\ UNCHANGED <<wl, st, ck, dep, ctl, last, tally>>
 
 \* Instance i finishes: its exit checkpoint is taken.
@@ -193,19 +221,34 @@ Exit(i) ==
     /\ i \in Insts /\ st[i] = "run"
     /\ st' = [st EXCEPT ![i] = "exited"]
     /\ ck' = [ck EXCEPT ![i] = @ @@ ("exit" :> pos[i])]
+    /\ Observe([ev |-> "exit", instance |-> i])
     /\ UNCHANGED <<wl, pos, outs, dep, fx, issued, ctl, last, tally>>
 
 \* Running instance i fails at an action boundary.
 Fail(i) ==
     /\ i \in Insts /\ st[i] = "run"
     /\ st' = [st EXCEPT ![i] = "failed"]
+    /\ Observe([ev |-> "fail", instance |-> i])
     /\ UNCHANGED <<wl, pos, ck, outs, dep, fx, issued, ctl, last, tally>>
 
 \* The controller attributes a failure to instance i.
 Localize(i) ==
     /\ i \in Insts /\ ctl.mode = "run"
     /\ ctl' = [mode |-> "localized", loc |-> i]
+    /\ Observe([ev |-> "localize", instance |-> i])
     /\ UNCHANGED <<wl, st, pos, ck, outs, dep, fx, issued, last, tally>>
+
+\* The committed work a restore of i to b that rolls `also` back with it
+\* loses: the instances it rolls back that committed or did something
+\* irreversible, and those it keeps committed that keep a read of a live output
+\* of one it rolls back (orphans: the rolled-back producer may choose another
+\* value when it runs again).
+Lost(i, b, also) ==
+    {j \in also : Committed(j) \/ \E e \in fx : e.inst = j /\ e.policy = "irreversible"}
+    \cup {j \in Insts \ also :
+            /\ Committed(j)
+            /\ \E d \in dep[j] : /\ d.out \in outs /\ d.out.inst \in also
+                                 /\ j = i => d.at <= ck[i][b]}
 
 \* What held when the controller decided, for the properties.
 Decision(kind, i, b, lost) ==
@@ -234,8 +277,9 @@ Restore(i, b, also) ==
                        ELSE IF reset(j) THEN {} ELSE dep[j]]
           /\ fx' = {e \in fx : ~reset(e.inst) /\ (after(e) => e.policy = "irreversible")}
     /\ ctl' = [mode |-> "run", loc |-> 0]
-    /\ last' = Decision("restore", i, b, {j \in also : Committed(j)})
+    /\ last' = Decision("restore", i, b, Lost(i, b, also))
     /\ tally' = [tally EXCEPT !.restores = @ + 1]
+    /\ Observe([ev |-> "restore", instance |-> i, boundary |-> b, also |-> also])
     /\ UNCHANGED <<wl, issued>>
 
 \* The controller blocks: recovery is left to a person.
@@ -245,6 +289,7 @@ Block ==
     /\ last' = Decision("block", 0, "none", {})
     /\ tally' = [tally EXCEPT !.blocks = @ + 1,
                               !.needless = @ + (IF AdmissibleSet = {} THEN 0 ELSE 1)]
+    /\ Observe([ev |-> "block"])
     /\ UNCHANGED <<wl, st, pos, ck, outs, dep, fx, issued>>
 
 \* The controller reruns the whole task: every instance starts again, every
@@ -260,6 +305,7 @@ Rerun ==
     /\ ctl' = [mode |-> "run", loc |-> 0]
     /\ last' = Decision("rerun", 0, "none", {})
     /\ tally' = [tally EXCEPT !.reruns = @ + 1]
+    /\ Observe([ev |-> "rerun"])
     /\ UNCHANGED <<wl, issued>>
 
 -----------------------------------------------------------------------------
@@ -338,7 +384,9 @@ BlockWhenNone ==
     last.kind = "restore" => last.adm # {}
 
 \* PreserveCommitted: a restore leaves every other committed instance and its
-\* output as they were.
+\* output as they were, and every committed instance it keeps with the outputs
+\* it read: it rolls back no instance that committed, did something
+\* irreversible, or whose output one read.
 PreserveCommitted ==
     last.kind = "restore" => last.lost = {}
 
@@ -356,4 +404,143 @@ Properties == [RestoreSound |-> RestoreSound, BlockWhenNone |-> BlockWhenNone,
 Summary ==
     [restores |-> tally.restores, blocks |-> tally.blocks,
      needless_blocks |-> tally.needless, reruns |-> tally.reruns]
+
+-----------------------------------------------------------------------------
+(* The contract over the observed history: each property stated again,     *)
+(* declaratively, over `hist` and the workload alone -- what was observed,  *)
+(* never the moves' bookkeeping (st, pos, ck, outs, dep, fx, issued, ctl,   *)
+(* last).  Which instance failed, which checkpoints it has, what it did    *)
+(* after one, who read it and what a restore undid are recomputed from the  *)
+(* events.  `resume-check spec` checks on bounded models that the two forms *)
+(* agree: every behaviour in which every property held satisfies every      *)
+(* history predicate (soundness: MCSemanticRecoverySound), and the          *)
+(* reference satisfies both (no false alarm: MCSemanticRecoveryTwoFaults).  *)
+
+\* Each property over the history is "every event i is right given the events
+\* before it" (XRightAt(i) reads only hist[1..i]).  Every event was the last
+\* one once, and the history only grows, so checking the last event in every
+\* state checks every event of every behaviour.
+Last(RightAt(_)) == hist = <<>> \/ RightAt(Len(hist))
+Before(i) == 1..(i - 1)
+Between(i, j) == (i + 1)..(j - 1)
+Is(j, kinds) == hist[j].ev \in kinds
+MaxOf(S) == CHOOSE x \in S : \A y \in S : y <= x
+MinOf(S) == CHOOSE x \in S : \A y \in S : x <= y
+
+\* Event j is instance f's own action (of one of the kinds).
+By(j, kinds, f) == Is(j, kinds) /\ hist[j].instance = f
+
+\* Event k starts f afresh: a rerun, or a restore that rolls f back with it.
+ResetBy(k, f) == Is(k, {"rerun"}) \/ (Is(k, {"restore"}) /\ f \in hist[k].also)
+
+\* The begin of f's current run before event i (0: f is not running one).
+BegunAt(f, i) ==
+    LET bs == {j \in Before(i) : By(j, {"begin"}, f)}
+        s == IF bs = {} THEN 0 ELSE MaxOf(bs)
+    IN  IF s = 0 \/ \E k \in Between(s, i) : ResetBy(k, f) THEN 0 ELSE s
+
+\* The kind of event that takes each checkpoint.
+Taking == ("entry" :> "begin" @@ "commit" :> "commit" @@ "exit" :> "exit")
+
+\* The event that took f's checkpoint b in force before event i (0: none): the
+\* first to take b since f began or a restore of f to an earlier boundary.
+TakenAt(f, b, i) ==
+    LET s == BegunAt(f, i)
+        drops == {k \in Between(s, i) : By(k, {"restore"}, f) /\ Rank[hist[k].boundary] < Rank[b]}
+        from == IF drops = {} THEN s ELSE MaxOf(drops)
+        takes == {k \in Between(from, i) : By(k, {Taking[b]}, f)}
+    IN  IF s = 0 THEN 0 ELSE IF b = "entry" THEN s ELSE IF takes = {} THEN 0 ELSE MinOf(takes)
+
+\* f's action x is in force before event i: in f's current run, and no restore
+\* of f since went back to a checkpoint taken before x.
+LiveAt(x, f, i) ==
+    /\ BegunAt(f, i) # 0 /\ x > BegunAt(f, i)
+    /\ ~\E r \in Between(x, i) : By(r, {"restore"}, f) /\ TakenAt(f, hist[r].boundary, r) < x
+
+\* f's current run has a commit in force before event i.
+HasCommittedAt(f, i) == TakenAt(f, "commit", i) # 0
+
+\* f failed, and no restore or restart of f followed, before event i.
+FailedAt(f, i) ==
+    \E x \in Before(i) : By(x, {"fail"}, f) /\
+        ~\E k \in Between(x, i) : ResetBy(k, f) \/ By(k, {"restore"}, f)
+
+\* Output event x is the one consume event c read (same producer, place, value, kind).
+Reads(c, x) ==
+    /\ Is(x, {"emit", "commit"}) /\ hist[x].instance = hist[c].from
+    /\ hist[x].at = hist[c].at /\ hist[x].value = hist[c].value
+    /\ Is(x, {"emit"}) = hist[c].draft
+
+\* Instance j, before event i, holds a read of an output f has in force, made
+\* after event a.
+ReadsAfterAt(j, f, a, i) ==
+    \E c \in Before(i) : /\ By(c, {"consume"}, j) /\ hist[c].from = f /\ LiveAt(c, j, i)
+                         /\ \E x \in Before(i) : Reads(c, x) /\ x > a /\ LiveAt(x, f, i)
+
+\* Restoring f to b before event i: the checkpoint exists, no other instance
+\* that committed holds a read of an output f made after it, and f did nothing
+\* irreversible after it.
+AdmissibleAt(f, b, i) ==
+    LET a == TakenAt(f, b, i) IN
+    /\ a # 0
+    /\ ~\E j \in Insts \ {f} : HasCommittedAt(j, i) /\ ReadsAfterAt(j, f, a, i)
+    /\ ~\E x \in Between(a, i) : By(x, {"effect"}, f) /\ wl.tools[hist[x].tool] = "irreversible"
+
+\* The admissible restores of failed instances before event i.
+AdmissibleSetAt(i) ==
+    {fb \in Insts \X Boundaries : FailedAt(fb[1], i) /\ AdmissibleAt(fb[1], fb[2], i)}
+
+\* The instance the last localize before event i blamed.
+BlamedAt(i) == hist[MaxOf({j \in Before(i) : Is(j, {"localize"})})].instance
+
+\* Event j issues an irreversible effect: not a replay of the ledger's result.
+Issues(j) == Is(j, {"effect"}) /\ wl.tools[hist[j].tool] = "irreversible" /\ ~hist[j].replayed
+
+\* RestoreSound over the history: a restore made while some failed instance
+\* had an admissible checkpoint restores the blamed instance, failed, to one.
+RestoreSoundRightAt(i) ==
+    Is(i, {"restore"}) /\ AdmissibleSetAt(i) # {} =>
+        /\ hist[i].instance = BlamedAt(i)
+        /\ <<hist[i].instance, hist[i].boundary>> \in AdmissibleSetAt(i)
+HistRestoreSound == Last(RestoreSoundRightAt)
+
+\* BlockWhenNone over the history: a restore is made only while some failed
+\* instance has an admissible checkpoint.
+BlockWhenNoneRightAt(i) == Is(i, {"restore"}) => AdmissibleSetAt(i) # {}
+HistBlockWhenNone == Last(BlockWhenNoneRightAt)
+
+\* Restore event i keeps consume c of instance k: k is not rolled back with it,
+\* and if k is the restored instance, c came before the checkpoint.
+KeepsRead(i, k, c) ==
+    /\ k \notin hist[i].also
+    /\ k = hist[i].instance => c < TakenAt(k, hist[i].boundary, i)
+
+\* PreserveCommitted over the history: a restore rolls back with it no instance
+\* whose current run has committed or called an irreversible tool, nor one
+\* whose output, in force, an instance that stays committed read and keeps
+\* reading.
+PreserveCommittedRightAt(i) ==
+    Is(i, {"restore"}) =>
+        \A j \in hist[i].also :
+            /\ ~HasCommittedAt(j, i)
+            /\ BegunAt(j, i) # 0 =>
+                  ~\E x \in Between(BegunAt(j, i), i) :
+                      By(x, {"effect"}, j) /\ wl.tools[hist[x].tool] = "irreversible"
+            /\ ~\E k \in Insts, c \in Before(i) :
+                  /\ HasCommittedAt(k, i) /\ By(c, {"consume"}, k) /\ hist[c].from = j
+                  /\ LiveAt(c, k, i) /\ KeepsRead(i, k, c)
+                  /\ \E x \in Before(i) : Reads(c, x) /\ LiveAt(x, j, i)
+HistPreserveCommitted == Last(PreserveCommittedRightAt)
+
+\* NoResurrectedEffect over the history: no two issues of an irreversible
+\* effect, ever, for one intent.
+NoResurrectedEffectRightAt(i) ==
+    Issues(i) => ~\E j \in Before(i) : Issues(j) /\ hist[j].intent = hist[i].intent
+HistNoResurrectedEffect == Last(NoResurrectedEffectRightAt)
+
+\* Each property's history form, by name: resume-check spec requires one per
+\* name of Properties, and shows on bounded models that the two forms agree.
+HistoryProperties ==
+    [RestoreSound |-> HistRestoreSound, BlockWhenNone |-> HistBlockWhenNone,
+     PreserveCommitted |-> HistPreserveCommitted, NoResurrectedEffect |-> HistNoResurrectedEffect]
 =============================================================================
