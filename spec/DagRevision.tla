@@ -163,7 +163,11 @@ BasisOf(a) ==
         \cup {<<p, att[a].vers[p]>> : p \in RoutePaths(n) \cup unseen}
         \cup UNION {att[q].basis : q \in att[a].parents}
 
-Published == {<<att[a].node, att[a].basis>> : a \in {a \in DOMAIN att : att[a].fx = "published"}}
+\* The attempts whose effects are published, and what each published.
+Publishers == {a \in DOMAIN att : att[a].fx = "published"}
+Published == {<<att[a].node, att[a].basis>> : a \in Publishers}
+\* The nodes whose effect more than one attempt published (and did not revoke).
+Repeated == {att[a].node : a \in {a \in Publishers : \E b \in Publishers \ {a} : att[b].node = att[a].node}}
 
 -----------------------------------------------------------------------------
 (* The runtime's moves.  Each is one event of a trace.                     *)
@@ -310,7 +314,7 @@ Finish(result) ==
                  uncommitted |-> result \ Committed,
                  outputs |-> {<<n, att[cur[n]].basis>> : n \in result \cap Committed},
                  lin |-> UNION {att[cur[n]].lin : n \in result \cap Committed},
-                 effects |-> Published,
+                 effects |-> Published, repeated |-> Repeated,
                  oracle |-> {<<n, Oracle(n)>> : n \in ActiveNodes},
                  oracleEffects |-> {<<n, Oracle(n)>> : n \in ActiveNodes \cap wf.effects}]
     /\ UNCHANGED <<wf, ver, val, att, cur, plan, due, up>>
@@ -485,12 +489,14 @@ RouteValidity ==
         /\ final.lin \cap (Nodes \ final.active) = {}
 
 \* OracleEquivalence: at finish, the outputs of the route's nodes and the
-\* published effects equal those of a full restart on the latest inputs.
+\* published effects equal those of a full restart on the latest inputs (which
+\* publishes each effect once).
 OracleEquivalence ==
     final # None =>
         /\ final.uncommitted \cap final.active = {}
         /\ {o \in final.outputs : o[1] \in final.active} = final.oracle
         /\ final.effects = final.oracleEffects
+        /\ final.repeated = {}
 
 Properties ==
     [NoStaleCommit |-> NoStaleCommit, PlanSoundness |-> PlanSoundness,
@@ -661,15 +667,18 @@ HistRouteValidity == Last(RouteRightAt)
 
 \* HistOracleEquivalence: a finish returns, for every node on the route, a
 \* current output that depends on exactly what a full restart's would, and the
-\* published effects are exactly those of a full restart.
+\* effects published are those of a full restart: one for each node on the
+\* route that has an effect, by an attempt whose output is the restart's.
 OracleRightAt(i) ==
     Is(i, "finish") =>
         /\ \A n \in RouteAt(i) :
               /\ n \in hist[i].result
               /\ CurAt(n, i) # 0
               /\ OutputAt(CurAt(n, i), i) = RestartAt(n, i)
-        /\ {<<NodeOf(a), OutputAt(a, i)>> : a \in PublishedAt(i)}
-           = {<<n, RestartAt(n, i)>> : n \in RouteAt(i) \cap wf.effects}
+        /\ {NodeOf(a) : a \in PublishedAt(i)} = RouteAt(i) \cap wf.effects
+        /\ \A a \in PublishedAt(i) :
+              /\ OutputAt(a, i) = RestartAt(NodeOf(a), i)
+              /\ \A b \in PublishedAt(i) : NodeOf(b) = NodeOf(a) => b = a
 HistOracleEquivalence == Last(OracleRightAt)
 
 HistoryProperties ==
