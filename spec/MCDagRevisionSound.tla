@@ -52,12 +52,13 @@ SoundWorkflow ==
 Att == DOMAIN att
 
 \* Every move with every parameter a trace could give it.  A content
-\* revision's value is never read (one stands for all); a rejected revision
-\* changes nothing and no history form reads it (left out); a new attempt
-\* takes the next id.
+\* revision's value is never read (one stands for all), nor a control
+\* revision's of a path no route tests (the content one stands for it); a
+\* rejected revision changes nothing and no history form reads it (left out);
+\* a new attempt takes the next id.
 AnyMove ==
     \/ \E p \in Paths : Revise("replace", p, ver[p], 0, TRUE)
-    \/ \E p \in Paths, v \in Values : Revise("control", p, ver[p], v, TRUE)
+    \/ \E p \in ControlPaths, v \in Values : Revise("control", p, ver[p], v, TRUE)
     \/ \E mode \in {"selective", "suffix", "full"}, cancel \in SUBSET InFlight,
           invalidate \in SUBSET Committed : Plan(mode, cancel, invalidate)
     \/ Cardinality(Att) < MaxAttempts /\
