@@ -20,10 +20,11 @@
 EXTENDS DagRevision
 
 CONSTANTS
-    Shape,        \* the workflow explored: "chain" or "route"
+    Shape,        \* the workflow explored: "chain", "route" or "one"
     MaxEvents,    \* the longest history explored
     MaxAttempts,  \* attempt ids are 1..MaxAttempts, started in order
-    Values        \* the values a revision may set
+    Values,       \* the values a revision may set
+    Moves         \* the kinds of move explored (a model may leave some out to go deeper)
 
 \* A -> B: B reads the data path x, runs only while the control path c is 1
 \* (it is off the route until a revision puts it on) and has an effect.
@@ -43,8 +44,13 @@ Route == [nodes |-> {"R", "B1", "B2", "J"}, order |-> <<"R", "B1", "B2", "J">>,
                       [node |-> "B2", path |-> "c", value |-> 1]},
           effects |-> {"J"}]
 
+\* One node A with an effect, reading and routed on nothing: its output never
+\* changes, so only the number of its published effects can go wrong.
+One == [nodes |-> {"A"}, order |-> <<"A">>, pred |-> ("A" :> {}), paths |-> {"x"},
+        reads |-> ("A" :> {}), routes |-> {}, effects |-> {"A"}]
+
 SoundWorkflow ==
-    LET w == IF Shape = "chain" THEN Chain ELSE Route
+    LET w == CASE Shape = "chain" -> Chain [] Shape = "route" -> Route [] Shape = "one" -> One
     IN  [nodes |-> w.nodes, order |-> w.order, pred |-> w.pred, paths |-> w.paths,
          reads |-> w.reads, routes |-> w.routes, effects |-> w.effects,
          init |-> [p \in w.paths |-> 0], policy |-> "none", untracked |-> {}, revisable |-> {}]
@@ -57,18 +63,27 @@ Att == DOMAIN att
 \* rejected revision changes nothing and no history form reads it (left out);
 \* a new attempt takes the next id.
 AnyMove ==
-    \/ \E p \in Paths : Revise("replace", p, ver[p], 0, TRUE)
-    \/ \E p \in ControlPaths, v \in Values : Revise("control", p, ver[p], v, TRUE)
-    \/ \E mode \in {"selective", "suffix", "full"}, cancel \in SUBSET InFlight,
-          invalidate \in SUBSET Committed : Plan(mode, cancel, invalidate)
-    \/ Cardinality(Att) < MaxAttempts /\
+    \/ "revise" \in Moves /\
+          \/ \E p \in Paths : Revise("replace", p, ver[p], 0, TRUE)
+          \/ \E p \in ControlPaths, v \in Values : Revise("control", p, ver[p], v, TRUE)
+    \/ "plan" \in Moves /\
+          \E mode \in {"selective", "suffix", "full"}, cancel \in SUBSET InFlight,
+             invalidate \in SUBSET Committed : Plan(mode, cancel, invalidate)
+    \/ "start" \in Moves /\ Cardinality(Att) < MaxAttempts /\
           \E n \in Nodes, parents \in SUBSET Att : Start(Cardinality(Att) + 1, n, parents)
     \/ \E a \in Att :
-          \/ \E p \in Paths : \E v \in 0..ver[p] : Read(a, p, v)
-          \/ ReadUnknown(a) \/ Stage(a) \/ End(a) \/ Commit(a) \/ Reject(a)
-          \/ Publish(a) \/ Revoke(a)
-    \/ Crash \/ Restart
-    \/ \E result \in SUBSET Nodes : Finish(result)
+          \/ "read" \in Moves /\
+                \/ \E p \in Paths : \E v \in 0..ver[p] : Read(a, p, v)
+                \/ ReadUnknown(a)
+          \/ "stage" \in Moves /\ Stage(a)
+          \/ "end" \in Moves /\ End(a)
+          \/ "commit" \in Moves /\ Commit(a)
+          \/ "reject" \in Moves /\ Reject(a)
+          \/ "publish" \in Moves /\ Publish(a)
+          \/ "revoke" \in Moves /\ Revoke(a)
+    \/ "crash" \in Moves /\ Crash
+    \/ "restart" \in Moves /\ Restart
+    \/ "finish" \in Moves /\ \E result \in SUBSET Nodes : Finish(result)
 
 SoundInit == InitWith(SoundWorkflow)
 
