@@ -67,9 +67,11 @@ VARIABLES
     plan,   \* the last plan and what it was judged against (None: no plan yet)
     due,    \* a plan is due: a revision or a restart happened since the last plan
     up,     \* the runtime process is running
-    final   \* what Finish returned, until the next revision (None: not finished)
+    final,  \* what Finish returned, until the next revision (None: not finished)
+    hist    \* the observed history: every move as an event record (auxiliary, see Observe)
 
-vars == <<wf, ver, val, att, cur, plan, due, up, final>>
+state == <<wf, ver, val, att, cur, plan, due, up, final>>
+vars == <<state, hist>>
 
 None == [none |-> TRUE]
 
@@ -161,10 +163,22 @@ BasisOf(a) ==
         \cup {<<p, att[a].vers[p]>> : p \in RoutePaths(n) \cup unseen}
         \cup UNION {att[q].basis : q \in att[a].parents}
 
-Published == {<<att[a].node, att[a].basis>> : a \in {a \in DOMAIN att : att[a].fx = "published"}}
+\* The attempts whose effects are published, and what each published.
+Publishers == {a \in DOMAIN att : att[a].fx = "published"}
+Published == {<<att[a].node, att[a].basis>> : a \in Publishers}
+\* The nodes whose effect more than one attempt published (and did not revoke).
+Repeated == {att[a].node : a \in {a \in Publishers : \E b \in Publishers \ {a} : att[b].node = att[a].node}}
 
 -----------------------------------------------------------------------------
 (* The runtime's moves.  Each is one event of a trace.                     *)
+
+\* The move, as an event of the observed history.  `hist` is an auxiliary
+\* variable: every move appends its event and none reads it, so the moves allow
+\* the same with or without it.  The history predicates below read it; a
+\* configuration that checks none of them replaces Observe with Unobserved (trace
+\* validation does), so that the history stays empty and costs nothing.
+Observe(e) == hist' = Append(hist, e)
+Unobserved(e) == UNCHANGED hist
 
 InitWith(w) ==
     /\ wf = w
@@ -176,6 +190,7 @@ InitWith(w) ==
     /\ due = FALSE
     /\ up = TRUE
     /\ final = None
+    /\ hist = <<>>
 
 Init == \E w \in Workflows : InitWith(w)
 
@@ -192,7 +207,9 @@ Revise(kind, p, base, v, accepted) ==
             /\ final' = None
             /\ UNCHANGED <<wf, att, cur, plan, up>>
        ELSE /\ base # ver[p]
-            /\ UNCHANGED vars
+            /\ UNCHANGED state
+    /\ Observe([ev |-> "revise", kind |-> kind, path |-> p, base |-> base, value |-> v,
+                accepted |-> accepted])
 
 \* The runtime plans in `mode` ("selective", "suffix" or "full"): it cancels
 \* the attempts `cancel` in flight and invalidates the committed outputs of
@@ -213,6 +230,7 @@ Plan(mode, cancel, invalidate) ==
     /\ cur' = [n \in Nodes |-> IF n \in invalidate THEN 0 ELSE cur[n]]
     /\ due' = FALSE
     /\ UNCHANGED <<wf, ver, val, up, final>>
+    /\ Observe([ev |-> "plan", mode |-> mode, cancel |-> cancel, invalidate |-> invalidate])
 
 \* Attempt a of node n starts, consuming the outputs of attempts `parents`.
 Start(a, n, parents) ==
@@ -225,6 +243,7 @@ Start(a, n, parents) ==
                             commit |-> "none", basis |-> {},
                             lin |-> UNION {att[q].lin \cup {att[q].node} : q \in parents}])
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+    /\ Observe([ev |-> "start", attempt |-> a, node |-> n, parents |-> parents])
 
 \* Running attempt a reads version v of path p (a stale runtime may read an old one).
 Read(a, p, v) ==
@@ -232,24 +251,28 @@ Read(a, p, v) ==
     /\ p \in Paths /\ v \in 0..ver[p]
     /\ att' = [att EXCEPT ![a].reads = @ \cup {<<p, v>>}]
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+    /\ Observe([ev |-> "read", attempt |-> a, unknown |-> FALSE, path |-> p, version |-> v])
 
 \* Running attempt a read something tracking did not see.
 ReadUnknown(a) ==
     /\ a \in DOMAIN att /\ att[a].st = "run"
     /\ att' = [att EXCEPT ![a].unknown = TRUE]
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+    /\ Observe([ev |-> "read", attempt |-> a, unknown |-> TRUE])
 
 \* Running attempt a stages its effect (it is not visible outside yet).
 Stage(a) ==
     /\ a \in DOMAIN att /\ att[a].st = "run" /\ att[a].fx = "none"
     /\ att' = [att EXCEPT ![a].fx = "staged"]
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+    /\ Observe([ev |-> "stage", attempt |-> a])
 
 \* Attempt a finishes; its output is held, not yet committed.
 End(a) ==
     /\ a \in DOMAIN att /\ att[a].st = "run"
     /\ att' = [att EXCEPT ![a].st = "done", ![a].basis = BasisOf(a)]
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+    /\ Observe([ev |-> "end", attempt |-> a])
 
 \* Finished attempt a commits: its output becomes its node's current output.
 Commit(a) ==
@@ -258,6 +281,7 @@ Commit(a) ==
                           ![a].commit = IF Stale(a) THEN "stale" ELSE "fresh"]
     /\ cur' = [cur EXCEPT ![att[a].node] = a]
     /\ UNCHANGED <<wf, ver, val, plan, due, up, final>>
+    /\ Observe([ev |-> "commit", attempt |-> a])
 
 \* Finished attempt a is rejected (revalidation failed): its output and effect are dropped.
 Reject(a) ==
@@ -265,18 +289,21 @@ Reject(a) ==
     /\ att' = [att EXCEPT ![a].st = "rejected",
                           ![a].fx = IF @ = "staged" THEN "dropped" ELSE @]
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+    /\ Observe([ev |-> "reject", attempt |-> a])
 
 \* The effect attempt a staged is published.
 Publish(a) ==
     /\ a \in DOMAIN att /\ att[a].fx = "staged"
     /\ att' = [att EXCEPT ![a].fx = "published"]
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+    /\ Observe([ev |-> "publish", attempt |-> a])
 
 \* The effect attempt a published is revoked (compensated).
 Revoke(a) ==
     /\ a \in DOMAIN att /\ att[a].fx = "published"
     /\ att' = [att EXCEPT ![a].fx = "revoked"]
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+    /\ Observe([ev |-> "revoke", attempt |-> a])
 
 \* The runtime returns the outputs of the nodes `result` as the final result
 \* (an output no current commit accounts for is `uncommitted`).
@@ -287,10 +314,11 @@ Finish(result) ==
                  uncommitted |-> result \ Committed,
                  outputs |-> {<<n, att[cur[n]].basis>> : n \in result \cap Committed},
                  lin |-> UNION {att[cur[n]].lin : n \in result \cap Committed},
-                 effects |-> Published,
+                 effects |-> Published, repeated |-> Repeated,
                  oracle |-> {<<n, Oracle(n)>> : n \in ActiveNodes},
                  oracleEffects |-> {<<n, Oracle(n)>> : n \in ActiveNodes \cap wf.effects}]
     /\ UNCHANGED <<wf, ver, val, att, cur, plan, due, up>>
+    /\ Observe([ev |-> "finish", result |-> result])
 
 \* The runtime process is killed: attempts in flight, staged effects and what it
 \* knew about pending recovery are lost.
@@ -304,6 +332,7 @@ Crash ==
                  ELSE att[a]]
     /\ due' = FALSE
     /\ UNCHANGED <<wf, ver, val, cur, plan, final>>
+    /\ Observe([ev |-> "crash"])
 
 \* A new process takes over from the durable commits; it must replan before
 \* building on them, since revisions may have arrived while it was down.
@@ -312,6 +341,7 @@ Restart ==
     /\ up' = TRUE
     /\ due' = TRUE
     /\ UNCHANGED <<wf, ver, val, att, cur, plan, final>>
+    /\ Observe([ev |-> "restart"])
 
 -----------------------------------------------------------------------------
 (* The reference runtimes: the correct choice at every move.              *)
@@ -459,17 +489,202 @@ RouteValidity ==
         /\ final.lin \cap (Nodes \ final.active) = {}
 
 \* OracleEquivalence: at finish, the outputs of the route's nodes and the
-\* published effects equal those of a full restart on the latest inputs.
+\* published effects equal those of a full restart on the latest inputs (which
+\* publishes each effect once).
 OracleEquivalence ==
     final # None =>
         /\ final.uncommitted \cap final.active = {}
         /\ {o \in final.outputs : o[1] \in final.active} = final.oracle
         /\ final.effects = final.oracleEffects
+        /\ final.repeated = {}
 
 Properties ==
     [NoStaleCommit |-> NoStaleCommit, PlanSoundness |-> PlanSoundness,
      FailClosed |-> FailClosed, EffectsFollowCommit |-> EffectsFollowCommit,
      RouteValidity |-> RouteValidity, OracleEquivalence |-> OracleEquivalence]
+
+-----------------------------------------------------------------------------
+(* The contract over the observed history: each property stated again,     *)
+(* declaratively, over `hist` alone -- what was observed, never the moves' *)
+(* bookkeeping (ver, val, att, cur, plan, final).  Versions, routes, the   *)
+(* attempts in flight, the current commits, what an output depends on and  *)
+(* what a full restart would compute are all recomputed from the events.   *)
+(* `resume-check spec` checks on bounded models that the two forms agree:  *)
+(* the reference runtime satisfies both (no false alarm: MCDagRevision),   *)
+(* and every behaviour after whose every move the properties above still   *)
+(* hold satisfies every history predicate (soundness: MCDagRevisionSound). *)
+(* A mutant that deletes the bookkeeping a property is computed from must  *)
+(* be caught by that property's history predicate.                         *)
+
+\* Each property over the history is "every event i is right given the events
+\* before it" (XRightAt(i) reads only hist[1..i]).  Every event was the last
+\* one once, and the history only grows, so checking the last event in every
+\* state checks every event of every behaviour.
+Last(RightAt(_)) == hist = <<>> \/ RightAt(Len(hist))
+Before(i) == 1..(i - 1)
+Between(i, j) == (i + 1)..(j - 1)
+Is(i, kind) == hist[i].ev = kind
+MaxOf(S) == CHOOSE x \in S : \A y \in S : y <= x
+\* Event i is a move of kind `kind` by attempt a.
+By(i, kind, a) == hist[i].ev = kind /\ hist[i].attempt = a
+
+\* Event i is an accepted revision of path p.
+Accepted(i, p) == Is(i, "revise") /\ hist[i].accepted /\ hist[i].path = p
+\* Path p was revised after event j and before event i.
+RevisedBetween(p, j, i) == \E k \in Between(j, i) : Accepted(k, p)
+\* The version of path p when event i happens: how many revisions of it were accepted.
+VerAt(p, i) == Cardinality({j \in Before(i) : Accepted(j, p)})
+\* The value of path p when event i happens: the last accepted control revision's, else the initial one.
+ValAt(p, i) ==
+    LET cs == {j \in Before(i) : Accepted(j, p) /\ hist[j].kind = "control"}
+    IN  IF cs = {} THEN wf.init[p] ELSE hist[MaxOf(cs)].value
+\* The nodes on the route when event i happens.
+RouteAt(i) == {n \in Nodes : \A r \in wf.routes : r.node = n => ValAt(r.path, i) = r.value}
+
+\* Attempt a's start event, its node and the attempts it consumed.
+StartOf(a) == CHOOSE j \in DOMAIN hist : By(j, "start", a)
+NodeOf(a) == hist[StartOf(a)].node
+ParentsOf(a) == hist[StartOf(a)].parents
+StartedAt(i) == {hist[j].attempt : j \in {j \in Before(i) : Is(j, "start")}}
+
+\* Event j ends attempt a's flight (if it was in flight): it commits or is
+\* rejected, a plan cancels it, or the process crashes.
+Lands(j, a) ==
+    \/ By(j, "commit", a) \/ By(j, "reject", a)
+    \/ Is(j, "plan") /\ a \in hist[j].cancel
+    \/ Is(j, "crash")
+\* The attempts in flight when event i happens: started, not landed since.
+InFlightAt(i) == {a \in StartedAt(i) : \A j \in Between(StartOf(a), i) : ~Lands(j, a)}
+
+\* Node n's current output when event i happens: the last commit of an attempt
+\* of n, unless a plan invalidated n since (0: none).
+CurAt(n, i) ==
+    LET cs == {j \in Before(i) : Is(j, "commit") /\ NodeOf(hist[j].attempt) = n}
+    IN  IF cs = {} THEN 0
+        ELSE IF \E k \in Between(MaxOf(cs), i) : Is(k, "plan") /\ n \in hist[k].invalidate
+             THEN 0 ELSE hist[MaxOf(cs)].attempt
+CommittedAt(i) == {n \in Nodes : CurAt(n, i) # 0}
+\* The work a plan at event i decides about: attempts in flight and current outputs.
+WorkAt(i) == InFlightAt(i) \cup {CurAt(n, i) : n \in CommittedAt(i)}
+
+\* The versions attempt a's tracked reads before event i returned.
+ReadsAt(a, i) == {<<hist[j].path, hist[j].version>> :
+                    j \in {j \in Before(i) : By(j, "read", a) /\ ~hist[j].unknown}}
+\* A read of attempt a before event i escaped tracking.
+UnseenAt(a, i) == \E j \in Before(i) : By(j, "read", a) /\ hist[j].unknown
+
+\* Attempt a's output, judged at event i, is not what the workflow computes
+\* then: a version it read is no longer current, a read escaped tracking and
+\* some path was revised since it started, a path its node routes on was
+\* revised since it started, its node is off the route, or the attempts it
+\* consumed are not the current outputs of its node's inputs on the route.
+StaleAt(a, i) ==
+    LET n == NodeOf(a) IN
+    \/ \E r \in ReadsAt(a, i) : VerAt(r[1], i) # r[2]
+    \/ UnseenAt(a, i) /\ \E p \in Paths : RevisedBetween(p, StartOf(a), i)
+    \/ \E p \in RoutePaths(n) : RevisedBetween(p, StartOf(a), i)
+    \/ n \notin RouteAt(i)
+    \/ ParentsOf(a) # {CurAt(m, i) : m \in wf.pred[n] \cap RouteAt(i)}
+
+\* The nodes whose work is stale at event i, and the affected set: those on
+\* the route, with their dependents.
+ConflictsAt(i) == {NodeOf(a) : a \in {a \in WorkAt(i) : StaleAt(a, i)}}
+AffectedAt(i) == Downstream(ConflictsAt(i)) \cap RouteAt(i)
+\* The route's nodes from the earliest conflict on (in the workflow's order).
+SuffixAt(i) ==
+    IF ConflictsAt(i) = {} THEN {}
+    ELSE {n \in RouteAt(i) : Pos(n) >= Min({Pos(m) : m \in ConflictsAt(i)})}
+\* Some work's provenance is unknown and something was revised since it started.
+BlindAt(i) == \E a \in WorkAt(i) : UnseenAt(a, i) /\ \E p \in Paths : RevisedBetween(p, StartOf(a), i)
+
+\* What plan event i keeps: the nodes of the attempts in flight it does not
+\* cancel and of the current outputs it does not invalidate, on the route.
+KeptAt(i) ==
+    ({NodeOf(a) : a \in InFlightAt(i) \ hist[i].cancel}
+     \cup (CommittedAt(i) \ hist[i].invalidate)) \cap RouteAt(i)
+
+\* What attempt a's output depends on, as of event i (nothing before it
+\* ended): the versions it read, the versions at its start of the paths its
+\* node routes on (and, if a read escaped tracking, of those it reads), and
+\* the outputs of the attempts it consumed that had ended before it did.
+RECURSIVE OutputAt(_, _)
+OutputAt(a, i) ==
+    IF ~\E j \in Before(i) : By(j, "end", a) THEN {}
+    ELSE LET e == CHOOSE j \in Before(i) : By(j, "end", a)
+             s == StartOf(a)
+             n == NodeOf(a)
+             unseen == IF UnseenAt(a, e) THEN wf.reads[n] ELSE {}
+         IN  ReadsAt(a, e)
+             \cup {<<p, VerAt(p, s)>> : p \in RoutePaths(n) \cup unseen}
+             \cup UNION {OutputAt(q, e) : q \in ParentsOf(a)}
+
+\* What a full restart on the inputs of event i computes at node n.
+RECURSIVE RestartAt(_, _)
+RestartAt(n, i) ==
+    {<<p, VerAt(p, i)>> : p \in wf.reads[n] \cup RoutePaths(n)}
+    \cup UNION {RestartAt(m, i) : m \in wf.pred[n] \cap RouteAt(i)}
+
+\* The nodes whose outputs reached attempt a through the attempts it consumed.
+RECURSIVE Lineage(_)
+Lineage(a) == UNION {Lineage(q) \cup {NodeOf(q)} : q \in ParentsOf(a)}
+
+\* The attempts whose effects are published when event i happens.
+PublishedAt(i) ==
+    {hist[j].attempt : j \in {j \in Before(i) :
+        Is(j, "publish") /\ ~\E k \in Between(j, i) : By(k, "revoke", hist[j].attempt)}}
+
+\* HistNoStaleCommit: an attempt commits only if its output is not stale then.
+CommitRightAt(i) == Is(i, "commit") => ~StaleAt(hist[i].attempt, i)
+HistNoStaleCommit == Last(CommitRightAt)
+
+\* HistPlanSoundness: a plan keeps no node of the affected set.
+PlanSoundRightAt(i) == Is(i, "plan") => KeptAt(i) \cap AffectedAt(i) = {}
+HistPlanSoundness == Last(PlanSoundRightAt)
+
+\* HistFailClosed: a plan is selective only if no work's provenance is blind,
+\* a suffix plan keeps nothing from the earliest conflict on, a full one nothing.
+FailClosedRightAt(i) ==
+    Is(i, "plan") =>
+        /\ BlindAt(i) => hist[i].mode # "selective"
+        /\ hist[i].mode = "suffix" => KeptAt(i) \cap SuffixAt(i) = {}
+        /\ hist[i].mode = "full" => KeptAt(i) = {}
+HistFailClosed == Last(FailClosedRightAt)
+
+\* HistEffectsFollowCommit: an effect is published (or revoked) only after its attempt committed.
+EffectRightAt(i) ==
+    hist[i].ev \in {"publish", "revoke"} =>
+        \E j \in Before(i) : By(j, "commit", hist[i].attempt)
+HistEffectsFollowCommit == Last(EffectRightAt)
+
+\* HistRouteValidity: a finish returns only nodes on the route, and no output
+\* it returns consumed, directly or not, the output of a node off the route.
+RouteRightAt(i) ==
+    Is(i, "finish") =>
+        /\ hist[i].result \subseteq RouteAt(i)
+        /\ \A n \in hist[i].result :
+              CurAt(n, i) # 0 => Lineage(CurAt(n, i)) \subseteq RouteAt(i)
+HistRouteValidity == Last(RouteRightAt)
+
+\* HistOracleEquivalence: a finish returns, for every node on the route, a
+\* current output that depends on exactly what a full restart's would, and the
+\* effects published are those of a full restart: one for each node on the
+\* route that has an effect, by an attempt whose output is the restart's.
+OracleRightAt(i) ==
+    Is(i, "finish") =>
+        /\ \A n \in RouteAt(i) :
+              /\ n \in hist[i].result
+              /\ CurAt(n, i) # 0
+              /\ OutputAt(CurAt(n, i), i) = RestartAt(n, i)
+        /\ {NodeOf(a) : a \in PublishedAt(i)} = RouteAt(i) \cap wf.effects
+        /\ \A a \in PublishedAt(i) :
+              /\ OutputAt(a, i) = RestartAt(NodeOf(a), i)
+              /\ \A b \in PublishedAt(i) : NodeOf(b) = NodeOf(a) => b = a
+HistOracleEquivalence == Last(OracleRightAt)
+
+HistoryProperties ==
+    [NoStaleCommit |-> HistNoStaleCommit, PlanSoundness |-> HistPlanSoundness,
+     FailClosed |-> HistFailClosed, EffectsFollowCommit |-> HistEffectsFollowCommit,
+     RouteValidity |-> HistRouteValidity, OracleEquivalence |-> HistOracleEquivalence]
 
 \* What a conforming trace showed: attempts started and committed.
 Summary ==

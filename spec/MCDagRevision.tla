@@ -58,6 +58,12 @@ MCNext ==
 
 MCSpec == MCInit /\ [][MCNext]_<<vars, revs, crashes>>
 
+\* States told apart by everything but the history: each state of the reference is
+\* explored once, and the history predicates are checked on the history of the
+\* first behaviour that reached it (a shortest one).  Without it every behaviour
+\* is a state of its own.
+MCView == <<state, revs, crashes>>
+
 TypeOK ==
     /\ \A a \in DOMAIN att :
          /\ att[a].st \in {"run", "done", "committed", "rejected", "cancelled", "lost"}
