@@ -25,9 +25,7 @@ CONSTANTS
 \* Workloads a configuration may explore (Commands <- one of them).
 OneTurn == <<1>>
 TwoTurns == <<1, 1>>
-TwoCommands == <<2>>
 TwoQuietTurns == <<0, 0>>     \* turns that run no command: the model reaches further turns
-ThreeQuietTurns == <<0, 0, 0>>
 
 AnyTurn == 0..Len(Commands)
 AnyCmd == 1..Max({Commands[i] : i \in DOMAIN Commands})

@@ -558,6 +558,8 @@ RanBefore(e, u, k) ==
     \E j \in Before(e) : Is(j, {"cmd_start"}) /\ hist[j].turn = u /\ hist[j].cmd = k
                          /\ Standing(j, e, u)
 
+\* XRightAt(e): event e is right for property X given the events before it;
+\* the comment above HistX below says what each demands.
 InspectorSoundRightAt(e) ==
     Is(e, {"boundary"}) =>
         \A k \in Kinds :
