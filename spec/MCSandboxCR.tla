@@ -35,6 +35,13 @@ MCNext ==
 
 MCSpec == MCInit /\ [][MCNext]_<<vars, crashes, rewinds>>
 
+\* States told apart by everything but the history: each state is explored
+\* once, and the history forms are checked on the history of the first
+\* behaviour that reached it (a shortest one).  Without it every behaviour is a
+\* state of its own and the rewinds' configuration would not end.
+MCView == <<wl, at, imgs, last, decided, head, points, resp, stale, agent, runs, outs, insp,
+            missing, diverged, rest, rew, crashes, rewinds>>
+
 TypeOK ==
     /\ agent.up \in BOOLEAN /\ agent.got \in BOOLEAN
     /\ \A c \in DOMAIN imgs : c[1] \in Kinds /\ imgs[c].done \in BOOLEAN

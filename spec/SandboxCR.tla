@@ -68,10 +68,11 @@ VARIABLES
     missing,    \* commands of the last boundary's turn that never ran
     diverged,   \* re-executed commands that printed something else than before
     rest,       \* the last restore: what it produced and what it should have
-    rew         \* the last rewind (rollback or fork): the same, and whether it was published
+    rew,        \* the last rewind (rollback or fork): the same, and whether it was published
+    hist        \* the observed history: every move as an event record (auxiliary, see Observe)
 
 vars == <<wl, at, imgs, last, decided, head, points, resp, stale, agent, runs, outs, insp,
-          missing, diverged, rest, rew>>
+          missing, diverged, rest, rew, hist>>
 
 None == [none |-> TRUE]
 
@@ -109,6 +110,15 @@ Changed(f, p) ==
 
 Complete(kind, t) == <<kind, t>> \in DOMAIN imgs /\ imgs[<<kind, t>>].done
 
+\* The move, as an event of the observed history.  `hist` is an auxiliary
+\* variable (Lamport and Merz, "Auxiliary Variables in TLA+"): every move
+\* appends itself and no move reads it, so the other variables' behaviours are
+\* the same with or without it.  The history forms at the end read it; a
+\* configuration that checks none of them replaces Observe with Unobserved (trace
+\* validation does, so that an event costs the same however long the trace).
+Observe(e) == hist' = Append(hist, e)
+Unobserved(e) == UNCHANGED hist
+
 -----------------------------------------------------------------------------
 (* The runtime's moves.  Each is one event of a trace.                     *)
 
@@ -130,6 +140,7 @@ InitWith(w) ==
     /\ diverged = {}
     /\ rest = None
     /\ rew = None
+    /\ hist = <<>>
 
 Init == \E w \in Workloads : InitWith(w)
 
@@ -144,6 +155,7 @@ Start(f, p) ==
     /\ points' = (0 :> [files_at |-> 0, procs_at |-> 0])
     /\ resp' = {0}
     /\ agent' = [Down EXCEPT !.up = TRUE]
+    /\ Observe([ev |-> "start", files |-> f, procs |-> p])
     /\ UNCHANGED <<wl, last, decided, stale, runs, outs, insp, missing, diverged, rest, rew>>
 
 \* The agent starts command k of turn i.
@@ -153,6 +165,7 @@ CmdStart(i, k) ==
     /\ <<i, k>> \in Cmds
     /\ agent' = [agent EXCEPT !.cmd = k]
     /\ runs' = [runs EXCEPT ![<<i, k>>] = @ + 1]
+    /\ Observe([ev |-> "cmd_start", turn |-> i, cmd |-> k])
     /\ UNCHANGED <<wl, at, imgs, last, decided, head, points, resp, stale, outs, insp, missing,
                    diverged, rest, rew>>
 
@@ -167,6 +180,7 @@ CmdEnd(i, k, out) ==
             /\ UNCHANGED outs
        ELSE /\ outs' = (<<i, k>> :> out) @@ outs
             /\ UNCHANGED diverged
+    /\ Observe([ev |-> "cmd_end", turn |-> i, cmd |-> k, out |-> out])
     /\ UNCHANGED <<wl, at, imgs, last, decided, head, points, resp, stale, runs, insp, missing,
                    rest, rew>>
 
@@ -181,6 +195,7 @@ Boundary(i, f, p, said) ==
     /\ agent' = [agent EXCEPT !.sent = i, !.got = FALSE]
     /\ insp' = [turn |-> i, said |-> said, truly |-> Changed(f, p)]
     /\ missing' = {<<i, k>> : k \in {k \in 1..wl.cmds[i] : runs[<<i, k>>] = 0}}
+    /\ Observe([ev |-> "boundary", turn |-> i, files |-> f, procs |-> p, changed |-> said])
     /\ UNCHANGED <<wl, imgs, last, decided, head, points, resp, stale, runs, outs, diverged,
                    rest, rew>>
 
@@ -193,6 +208,7 @@ Checkpoint(i, capture) ==
     /\ imgs' = [c \in {<<k, i>> : k \in capture} |-> [dig |-> 0, done |-> FALSE]] @@ imgs
     /\ last' = [k \in Kinds |-> IF k \in capture THEN i ELSE last[k]]
     /\ decided' = i
+    /\ Observe([ev |-> "checkpoint", turn |-> i, capture |-> capture])
     /\ UNCHANGED <<wl, at, head, points, resp, stale, agent, runs, outs, insp, missing,
                    diverged, rest, rew>>
 
@@ -204,6 +220,7 @@ JobDone(i, f, p) ==
     /\ imgs' = [c \in DOMAIN imgs |->
                   IF c[2] = i THEN [dig |-> IF c[1] = "files" THEN f ELSE p, done |-> TRUE]
                   ELSE imgs[c]]
+    /\ Observe([ev |-> "job_done", turn |-> i, files |-> f, procs |-> p])
     /\ UNCHANGED <<wl, at, last, decided, head, points, resp, stale, agent, runs, outs, insp,
                    missing, diverged, rest, rew>>
 
@@ -214,6 +231,7 @@ Publish(t, fa, pa) ==
     /\ head # None /\ head.turn < t /\ t <= decided
     /\ head' = [turn |-> t, files_at |-> fa, procs_at |-> pa]
     /\ points' = (t :> [files_at |-> fa, procs_at |-> pa]) @@ points
+    /\ Observe([ev |-> "publish", turn |-> t, files_at |-> fa, procs_at |-> pa])
     /\ UNCHANGED <<wl, at, imgs, last, decided, resp, stale, agent, runs, outs, insp, missing,
                    diverged, rest, rew>>
 
@@ -224,6 +242,7 @@ Response(i) ==
     /\ i = agent.sent /\ (i \notin resp \/ i \in stale)
     /\ resp' = resp \cup {i}
     /\ stale' = stale \ {i}
+    /\ Observe([ev |-> "response", turn |-> i])
     /\ UNCHANGED <<wl, at, imgs, last, decided, head, points, agent, runs, outs, insp, missing,
                    diverged, rest, rew>>
 
@@ -232,6 +251,7 @@ Release(i) ==
     /\ agent.up /\ ~agent.got
     /\ i = agent.sent /\ i \in resp
     /\ agent' = [agent EXCEPT !.got = TRUE]
+    /\ Observe([ev |-> "release", turn |-> i])
     /\ UNCHANGED <<wl, at, imgs, last, decided, head, points, resp, stale, runs, outs, insp,
                    missing, diverged, rest, rew>>
 
@@ -240,6 +260,7 @@ Crash ==
     /\ agent.up
     /\ agent' = Down
     /\ imgs' = [c \in {c \in DOMAIN imgs : imgs[c].done} |-> imgs[c]]
+    /\ Observe([ev |-> "crash"])
     /\ UNCHANGED <<wl, at, last, decided, head, points, resp, stale, runs, outs, insp, missing,
                    diverged, rest, rew>>
 
@@ -260,6 +281,7 @@ Restore(h, f, p, n) ==
     /\ agent' = [Down EXCEPT !.up = TRUE, !.sent = n]
     /\ resp' = {i \in resp : i <= h}
     /\ points' = [t \in {t \in DOMAIN points : t <= h} |-> points[t]]
+    /\ Observe([ev |-> "restore", turn |-> h, files |-> f, procs |-> p, history |-> n])
     /\ UNCHANGED <<wl, at, head, stale, outs, insp, missing, diverged, rew>>
 
 \* Without a crash, the runtime rewinds the sandbox to turn h (a rollback or a
@@ -290,6 +312,7 @@ Rewind(h, f, p, n) ==
     /\ agent' = [Down EXCEPT !.up = TRUE, !.sent = n]
     /\ resp' = {i \in resp : i <= h}
     /\ stale' = {i \in resp : i = h /\ h > 0}
+    /\ Observe([ev |-> "rewind", turn |-> h, files |-> f, procs |-> p, history |-> n])
     /\ UNCHANGED <<wl, at, insp, missing, diverged, rest>>
 
 -----------------------------------------------------------------------------
@@ -456,6 +479,169 @@ Properties ==
      ManifestComposition |-> ManifestComposition, AtomicPublish |-> AtomicPublish,
      CompletionGating |-> CompletionGating, RestoreConsistency |-> RestoreConsistency,
      RewindConsistency |-> RewindConsistency, RolloutResamples |-> RolloutResamples]
+
+-----------------------------------------------------------------------------
+(* The contract over the observed history: each property stated again,     *)
+(* declaratively, over `hist` and the workload alone -- what was observed, *)
+(* never the moves' bookkeeping (at, imgs, last, decided, head, points,    *)
+(* resp, stale, runs, outs, ...).  `resume-check spec` checks on bounded   *)
+(* models that the two forms agree: the reference runtime satisfies both   *)
+(* (no false alarm: MCSandboxCR*.cfg), and every behaviour of the          *)
+(* trace-validation relation that keeps every property satisfies every     *)
+(* history form (soundness: MCSandboxCRSound).  A mutant that deletes what *)
+(* makes a property fire must be caught by that property's history form.   *)
+
+\* Each history form is "every event e is right given the events before it"
+\* (XRightAt(e) reads only hist[1..e]).  Every event was the last one once, and
+\* the history only grows, so checking the last event in every state checks
+\* every event of every behaviour.
+Last(RightAt(_)) == hist = <<>> \/ RightAt(Len(hist))
+Before(e) == 1..(e - 1)
+Between(i, j) == (i + 1)..(j - 1)
+Is(e, kinds) == hist[e].ev \in kinds
+
+\* The turn event j is about; the start is turn 0.
+TurnOf(j) == IF Is(j, {"start"}) THEN 0 ELSE hist[j].turn
+
+\* Event j undoes turn u: a restore or a rewind goes back to an earlier turn.
+Undoes(j, u) == Is(j, {"restore", "rewind"}) /\ hist[j].turn < u
+
+\* No event after j and before e undid turn u.
+Standing(j, e, u) == \A m \in Between(j, e) : ~Undoes(m, u)
+
+\* The sandbox event e shows: the files and processes it records.
+Shown(e) == [files |-> hist[e].files, procs |-> hist[e].procs]
+
+\* What the boundary of turn u (turn 0: the start) showed, as of event e: the
+\* latest one, if no restore or rewind since went back before u; else None.
+BoundaryAt(u, e) ==
+    LET js == {j \in Before(e) : IF u = 0 THEN Is(j, {"start"})
+                                 ELSE Is(j, {"boundary"}) /\ hist[j].turn = u}
+    IN  IF js # {} /\ Standing(Max(js), e, u) THEN Shown(Max(js)) ELSE None
+
+\* Event j takes an image of kind k: the start, or a checkpoint that captures k.
+Takes(j, k) == Is(j, {"start"}) \/ (Is(j, {"checkpoint"}) /\ k \in hist[j].capture)
+
+\* The job of the checkpoint at event j had written its images before event e.
+WrittenBy(j, e) ==
+    \/ Is(j, {"start"})
+    \/ \E m \in Between(j, e) : Is(m, {"job_done"}) /\ hist[m].turn = hist[j].turn
+
+\* The images taken at event j are still held at event e: no restore or rewind
+\* went back before their turn, and no crash or rewind threw their job away
+\* before the job had written them.
+Held(j, e) ==
+    /\ Standing(j, e, TurnOf(j))
+    /\ \A m \in Between(j, e) : Is(m, {"crash", "rewind"}) => WrittenBy(j, m)
+
+\* The turns at or before u of which an image of kind k is held at event e.
+ImagesAt(k, u, e) ==
+    {TurnOf(j) : j \in {j \in Before(e) : Takes(j, k) /\ TurnOf(j) <= u /\ Held(j, e)}}
+
+\* The turns of which a complete image of kind k is held at event e.
+CompleteAt(k, e) ==
+    {TurnOf(j) : j \in {j \in Before(e) : Takes(j, k) /\ Held(j, e) /\ WrittenBy(j, e)}}
+
+\* The turns whose restore point is published at event e: a publish (the
+\* start: turn 0) that no restore or rewind since went back before.
+PointsAt(e) ==
+    {TurnOf(j) : j \in {j \in Before(e) : Is(j, {"start", "publish"}) /\ Standing(j, e, TurnOf(j))}}
+
+\* The turn whose state kind k of the sandbox was last captured or restored at,
+\* before event e: the last checkpoint that captured k, or a later restore or rewind.
+BaseOf(k, e) ==
+    LET js == {j \in Before(e) : Takes(j, k) \/ Is(j, {"restore", "rewind"})}
+    IN  IF js = {} THEN 0 ELSE TurnOf(Max(js))
+
+\* A start of command k of turn u before event e that no restore or rewind since undid.
+RanBefore(e, u, k) ==
+    \E j \in Before(e) : Is(j, {"cmd_start"}) /\ hist[j].turn = u /\ hist[j].cmd = k
+                         /\ Standing(j, e, u)
+
+\* XRightAt(e): event e is right for property X given the events before it;
+\* the comment above HistX below says what each demands.
+InspectorSoundRightAt(e) ==
+    Is(e, {"boundary"}) =>
+        \A k \in Kinds :
+            LET base == BoundaryAt(BaseOf(k, e), e)
+            IN  base # None /\ base[k] # Shown(e)[k] => k \in hist[e].changed
+
+BoundaryAlignedRightAt(e) ==
+    Is(e, {"job_done"}) =>
+        LET u == hist[e].turn
+            cps == {j \in Before(e) : Is(j, {"checkpoint"}) /\ hist[j].turn = u}
+        IN  \A k \in IF cps = {} THEN {} ELSE hist[Max(cps)].capture :
+                BoundaryAt(u, e) # None /\ Shown(e)[k] = BoundaryAt(u, e)[k]
+
+ManifestCompositionRightAt(e) ==
+    Is(e, {"publish"}) =>
+        LET fs == ImagesAt("files", hist[e].turn, e)
+            ps == ImagesAt("procs", hist[e].turn, e)
+        IN  /\ fs # {} /\ hist[e].files_at = Max(fs)
+            /\ ps # {} /\ hist[e].procs_at = Max(ps)
+
+AtomicPublishRightAt(e) ==
+    Is(e, {"publish"}) =>
+        hist[e].files_at \in CompleteAt("files", e) /\ hist[e].procs_at \in CompleteAt("procs", e)
+
+CompletionGatingRightAt(e) ==
+    Is(e, {"release"}) => \E u \in PointsAt(e) : hist[e].turn <= u
+
+RestoreConsistencyRightAt(e) ==
+    /\ Is(e, {"restore"}) =>
+          /\ PointsAt(e) # {} /\ hist[e].turn = Max(PointsAt(e))
+          /\ BoundaryAt(hist[e].turn, e) = Shown(e)
+          /\ hist[e].history = hist[e].turn
+    /\ Is(e, {"cmd_start"}) => ~RanBefore(e, hist[e].turn, hist[e].cmd)
+    /\ Is(e, {"boundary"}) =>
+          \A k \in 1..wl.cmds[hist[e].turn] : RanBefore(e, hist[e].turn, k)
+    /\ Is(e, {"cmd_end"}) =>
+          \A j \in Before(e) :
+              (/\ Is(j, {"cmd_end"}) /\ hist[j].turn = hist[e].turn /\ hist[j].cmd = hist[e].cmd
+               /\ \A m \in Between(j, e) : ~(Is(m, {"rewind"}) /\ hist[m].turn < hist[e].turn))
+              => hist[j].out = hist[e].out
+
+RewindConsistencyRightAt(e) ==
+    Is(e, {"rewind"}) =>
+        /\ hist[e].turn \in PointsAt(e)
+        /\ BoundaryAt(hist[e].turn, e) = Shown(e)
+        /\ hist[e].history = hist[e].turn
+
+RolloutResamplesRightAt(e) ==
+    Is(e, {"release"}) /\ hist[e].turn > 0 =>
+        \A m \in Before(e) :
+            Is(m, {"rewind"}) /\ hist[m].turn = hist[e].turn =>
+                \E r \in Between(m, e) : Is(r, {"response"}) /\ hist[r].turn = hist[e].turn
+
+\* HistInspectorSound: every boundary reports each kind whose state differs from what the boundary of its base turn showed -- the turn of the last checkpoint that captured that kind, or of a later restore or rewind.
+HistInspectorSound == Last(InspectorSoundRightAt)
+
+\* HistBoundaryAligned: every finished job reports, for each kind its turn's checkpoint captured, what that turn's boundary showed.
+HistBoundaryAligned == Last(BoundaryAlignedRightAt)
+
+\* HistManifestComposition: every publish names, of each kind, the latest image taken at or before its turn and still held (not undone by a restore or rewind, not lost unwritten in a crash or rewind).
+HistManifestComposition == Last(ManifestCompositionRightAt)
+
+\* HistAtomicPublish: every publish names only held images whose job had finished.
+HistAtomicPublish == Last(AtomicPublishRightAt)
+
+\* HistCompletionGating: the response to a turn is released only while a restore point of that turn or a later one stands published (no restore or rewind since went back before it).
+HistCompletionGating == Last(CompletionGatingRightAt)
+
+\* HistRestoreConsistency: a restore goes to the latest standing restore point, shows what that turn's boundary showed and cuts the history there; a command starts at most once between undoes of its turn; a boundary comes only once every command of its turn started since its turn was last undone; a command prints what every earlier run of it printed since the last rewind before its turn.
+HistRestoreConsistency == Last(RestoreConsistencyRightAt)
+
+\* HistRewindConsistency: a rollback or fork goes to a standing published restore point, shows what that turn's boundary showed and cuts the history there.
+HistRewindConsistency == Last(RewindConsistencyRightAt)
+
+\* HistRolloutResamples: a response to a turn after the start, released after a rewind to that turn, arrived after the rewind.
+HistRolloutResamples == Last(RolloutResamplesRightAt)
+
+HistoryProperties ==
+    [InspectorSound |-> HistInspectorSound, BoundaryAligned |-> HistBoundaryAligned,
+     ManifestComposition |-> HistManifestComposition, AtomicPublish |-> HistAtomicPublish,
+     CompletionGating |-> HistCompletionGating, RestoreConsistency |-> HistRestoreConsistency,
+     RewindConsistency |-> HistRewindConsistency, RolloutResamples |-> HistRolloutResamples]
 
 \* What a conforming trace showed: whether RestoreConsistency and
 \* RewindConsistency were put to the test by a restore or a rewind, or held
