@@ -441,21 +441,6 @@ Next == Run \/ Crash \/ \E p \in Paths : Revision(p)
 
 Spec == Init /\ [][Next]_vars
 
-\* The moves a reference runtime could make next, as partial trace events:
-\* what a trace that stops matching was expected to do instead.  A running
-\* attempt's next move depends on its node's reads; it is shown as end.
-Expected ==
-    LET one(b) == IF b THEN {1} ELSE {} IN
-        {[ev |-> "plan"] : x \in one(up /\ due)}
-        \cup {[ev |-> "start", node |-> n] : n \in {n \in Nodes : up /\ ~due /\ Ready(n)}}
-        \cup {[ev |-> "end", attempt |-> a] : a \in {a \in InFlight : att[a].st = "run"}}
-        \cup {[ev |-> IF Stale(a) THEN "reject" ELSE "commit", attempt |-> a]
-                : a \in {a \in InFlight : att[a].st = "done"}}
-        \cup {[ev |-> "publish", attempt |-> a] : a \in {a \in DOMAIN att : Publishable(a)}}
-        \cup {[ev |-> "revoke", attempt |-> a] : a \in {a \in DOMAIN att : Revocable(a)}}
-        \cup {[ev |-> "finish"] : x \in one(up /\ ENABLED RefFinish)}
-        \cup {[ev |-> "restart"] : x \in one(~up)}
-
 -----------------------------------------------------------------------------
 (* The contract.  Each property is a state invariant; Properties names    *)
 (* them for resume-check, which checks every one on every trace.           *)
@@ -685,9 +670,4 @@ HistoryProperties ==
     [NoStaleCommit |-> HistNoStaleCommit, PlanSoundness |-> HistPlanSoundness,
      FailClosed |-> HistFailClosed, EffectsFollowCommit |-> HistEffectsFollowCommit,
      RouteValidity |-> HistRouteValidity, OracleEquivalence |-> HistOracleEquivalence]
-
-\* What a conforming trace showed: attempts started and committed.
-Summary ==
-    [attempts |-> Cardinality(DOMAIN att),
-     committed |-> Cardinality({a \in DOMAIN att : att[a].st = "committed"})]
 =============================================================================

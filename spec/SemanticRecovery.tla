@@ -351,21 +351,6 @@ Next == Run \/ Fault
 
 Spec == Init /\ [][Next]_vars
 
-\* The controller's moves the reference runtime could make next, as partial
-\* trace events: what a trace that stops matching was expected to do instead.
-\* The instances' own next actions depend on their bodies, which traces do
-\* not declare.
-Expected ==
-    IF ctl.mode = "localized"
-    THEN LET i == ctl.loc
-             adm == AdmissibleOf(i)
-         IN IF adm = {} THEN {[ev |-> "block"], [ev |-> "rerun"]}
-            ELSE {[ev |-> "restore", instance |-> i, boundary |-> b] :
-                    b \in {b \in adm : \A c \in adm : Rank[c] <= Rank[b]}}
-    ELSE IF ctl.mode = "run"
-    THEN {[ev |-> "localize", instance |-> i] : i \in Failed}
-    ELSE {}
-
 -----------------------------------------------------------------------------
 (* The contract.  Each property is a state invariant; Properties names    *)
 (* them for resume-check, which checks every one on every trace.           *)
@@ -398,12 +383,6 @@ NoResurrectedEffect ==
 Properties == [RestoreSound |-> RestoreSound, BlockWhenNone |-> BlockWhenNone,
                PreserveCommitted |-> PreserveCommitted,
                NoResurrectedEffect |-> NoResurrectedEffect]
-
-\* What a conforming trace showed: its recovery decisions, and the blocks
-\* taken although an admissible checkpoint existed.
-Summary ==
-    [restores |-> tally.restores, blocks |-> tally.blocks,
-     needless_blocks |-> tally.needless, reruns |-> tally.reruns]
 
 -----------------------------------------------------------------------------
 (* The contract over the observed history: each property stated again,     *)

@@ -44,6 +44,26 @@ Apply(e) ==
     \/ e.ev = "restart" /\ Restart
     \/ e.ev = "finish" /\ Finish(e.result)
 
+\* The moves a reference runtime could make next, as partial trace events:
+\* what a trace that stops matching was expected to do instead.  A running
+\* attempt's next move depends on its node's reads; it is shown as end.
+Expected ==
+    LET one(b) == IF b THEN {1} ELSE {} IN
+        {[ev |-> "plan"] : x \in one(up /\ due)}
+        \cup {[ev |-> "start", node |-> n] : n \in {n \in Nodes : up /\ ~due /\ Ready(n)}}
+        \cup {[ev |-> "end", attempt |-> a] : a \in {a \in InFlight : att[a].st = "run"}}
+        \cup {[ev |-> IF Stale(a) THEN "reject" ELSE "commit", attempt |-> a]
+                : a \in {a \in InFlight : att[a].st = "done"}}
+        \cup {[ev |-> "publish", attempt |-> a] : a \in {a \in DOMAIN att : Publishable(a)}}
+        \cup {[ev |-> "revoke", attempt |-> a] : a \in {a \in DOMAIN att : Revocable(a)}}
+        \cup {[ev |-> "finish"] : x \in one(up /\ ENABLED RefFinish)}
+        \cup {[ev |-> "restart"] : x \in one(~up)}
+
+\* What a conforming trace showed: attempts started and committed.
+Summary ==
+    [attempts |-> Cardinality(DOMAIN att),
+     committed |-> Cardinality({a \in DOMAIN att : att[a].st = "committed"})]
+
 Broken == {name \in DOMAIN Properties : ~Properties[name]}
 
 \* Printed in a diagnosis run, at the end of the prefix a trace matched: the

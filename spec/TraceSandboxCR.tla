@@ -28,6 +28,42 @@ Apply(e) ==
     \/ e.ev = "rollback" /\ Rewind(e.turn, e.files, e.procs, e.history)
     \/ e.ev = "fork" /\ Rewind(e.turn, e.files, e.procs, e.history)
 
+\* The moves the reference runtime could make next, as partial trace events:
+\* what a trace that stops matching was expected to do instead.
+Expected ==
+    LET up == agent.up /\ head # None
+        ready == up /\ agent.got /\ ~Busy /\ Current \in Turns
+    IN  (IF head = None THEN {[ev |-> "start"]} ELSE {})
+        \cup (IF ready /\ Todo(Current) # {}
+              THEN {[ev |-> "cmd_start", turn |-> Current, cmd |-> Min(Todo(Current))]}
+              ELSE {})
+        \cup (IF up /\ Busy THEN {[ev |-> "cmd_end", turn |-> Current, cmd |-> agent.cmd]}
+              ELSE {})
+        \cup (IF ready /\ Todo(Current) = {} THEN {[ev |-> "boundary", turn |-> Current]}
+              ELSE {})
+        \cup (IF up /\ decided < agent.sent THEN {[ev |-> "checkpoint", turn |-> agent.sent]}
+              ELSE {})
+        \cup (IF up THEN {[ev |-> "job_done", turn |-> c[2]]
+                             : c \in {c \in DOMAIN imgs : ~imgs[c].done}}
+              ELSE {})
+        \cup (IF /\ up /\ head.turn < decided
+                 /\ Complete("files", LatestImg("files", decided))
+                 /\ Complete("procs", LatestImg("procs", decided))
+              THEN {[ev |-> "publish", turn |-> decided]} ELSE {})
+        \cup (IF /\ up /\ ~agent.got /\ agent.sent \in Turns
+                 /\ (agent.sent \notin resp \/ agent.sent \in stale)
+              THEN {[ev |-> "response", turn |-> agent.sent]} ELSE {})
+        \cup (IF /\ up /\ ~agent.got /\ agent.sent \in resp \ stale
+                 /\ agent.sent <= head.turn
+              THEN {[ev |-> "release", turn |-> agent.sent]} ELSE {})
+        \cup (IF ~agent.up /\ head # None THEN {[ev |-> "restore", turn |-> head.turn]} ELSE {})
+
+\* What a conforming trace showed: whether RestoreConsistency and
+\* RewindConsistency were put to the test by a restore or a rewind, or held
+\* only vacuously.
+Summary == [restore |-> IF rest = None THEN "none" ELSE "consistent",
+            rewind |-> IF rew = None THEN "none" ELSE "consistent"]
+
 Broken == {name \in DOMAIN Properties : ~Properties[name]}
 
 \* Printed in a diagnosis run, at the end of the prefix a trace matched: the

@@ -30,6 +30,27 @@ Apply(e) ==
     \/ e.ev = "block" /\ Block
     \/ e.ev = "rerun" /\ Rerun
 
+\* The controller's moves the reference runtime could make next, as partial
+\* trace events: what a trace that stops matching was expected to do instead.
+\* The instances' own next actions depend on their bodies, which traces do
+\* not declare.
+Expected ==
+    IF ctl.mode = "localized"
+    THEN LET i == ctl.loc
+             adm == AdmissibleOf(i)
+         IN IF adm = {} THEN {[ev |-> "block"], [ev |-> "rerun"]}
+            ELSE {[ev |-> "restore", instance |-> i, boundary |-> b] :
+                    b \in {b \in adm : \A c \in adm : Rank[c] <= Rank[b]}}
+    ELSE IF ctl.mode = "run"
+    THEN {[ev |-> "localize", instance |-> i] : i \in Failed}
+    ELSE {}
+
+\* What a conforming trace showed: its recovery decisions, and the blocks
+\* taken although an admissible checkpoint existed.
+Summary ==
+    [restores |-> tally.restores, blocks |-> tally.blocks,
+     needless_blocks |-> tally.needless, reruns |-> tally.reruns]
+
 Broken == {name \in DOMAIN Properties : ~Properties[name]}
 
 \* Printed in a diagnosis run, at the end of the prefix a trace matched: the
