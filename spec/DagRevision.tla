@@ -89,6 +89,8 @@ None == [none |-> TRUE]
 (*   basis    the versions its output depends on, itself and through its   *)
 (*            parents: a set of <<path, version>> (fixed when it finishes) *)
 (*   lin      the nodes whose outputs reached it through its parents       *)
+(*   early    a parent was still running when it started: it consumed an   *)
+(*            output that did not exist yet                                *)
 
 -----------------------------------------------------------------------------
 (* Derived views.                                                          *)
@@ -115,8 +117,9 @@ Touched(a) == {p \in Paths : ver[p] # att[a].vers[p]}
 Blind(a) == att[a].unknown /\ Touched(a) # {}
 
 \* Attempt a's output would not be what the workflow computes now: a read
-\* changed, provenance is unknown and anything changed, its route changed, or
-\* its parents are not the current committed attempts of its active inputs.
+\* changed, provenance is unknown and anything changed, its route changed, its
+\* parents are not the current committed attempts of its active inputs, or one
+\* of them was still running when it started (it consumed no output of it).
 Stale(a) ==
     LET n == att[a].node IN
     \/ \E r \in att[a].reads : ver[r[1]] # r[2]
@@ -124,6 +127,7 @@ Stale(a) ==
     \/ RoutePaths(n) \cap Touched(a) # {}
     \/ ~Active(n)
     \/ att[a].parents # {cur[m] : m \in ActivePreds(n)}
+    \/ att[a].early
 
 \* The nodes whose work is stale: where recovery must start.
 Conflicts == {att[a].node : a \in {a \in Work : Stale(a)}}
@@ -241,7 +245,8 @@ Start(a, n, parents) ==
     /\ att' = att @@ (a :> [node |-> n, parents |-> parents, vers |-> ver, reads |-> {},
                             unknown |-> FALSE, st |-> "run", fx |-> "none",
                             commit |-> "none", basis |-> {},
-                            lin |-> UNION {att[q].lin \cup {att[q].node} : q \in parents}])
+                            lin |-> UNION {att[q].lin \cup {att[q].node} : q \in parents},
+                            early |-> \E q \in parents : att[q].st = "run"])
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
     /\ Observe([ev |-> "start", attempt |-> a, node |-> n, parents |-> parents])
 
@@ -446,7 +451,7 @@ Spec == Init /\ [][Next]_vars
 (* them for resume-check, which checks every one on every trace.           *)
 
 \* NoStaleCommit: an attempt commits only if nothing it read or routed on was
-\* revised since it started and its parents are still the current committed attempts.
+\* revised since it started and its parents, ended before it started, are still the current committed attempts.
 NoStaleCommit == \A a \in DOMAIN att : att[a].commit # "stale"
 
 \* PlanSoundness: a plan keeps (continues or reuses) only work outside the
@@ -540,6 +545,11 @@ Lands(j, a) ==
     \/ Is(j, "crash")
 \* The attempts in flight when event i happens: started, not landed since.
 InFlightAt(i) == {a \in StartedAt(i) : \A j \in Between(StartOf(a), i) : ~Lands(j, a)}
+\* Attempt a consumed the output of a parent that was still running when it
+\* started: in flight, not ended.
+EarlyOf(a) ==
+    \E q \in ParentsOf(a) :
+        q \in InFlightAt(StartOf(a)) /\ ~\E j \in Between(StartOf(q), StartOf(a)) : By(j, "end", q)
 
 \* Node n's current output when event i happens: the last commit of an attempt
 \* of n, unless a plan invalidated n since (0: none).
@@ -561,8 +571,9 @@ UnseenAt(a, i) == \E j \in Before(i) : By(j, "read", a) /\ hist[j].unknown
 \* Attempt a's output, judged at event i, is not what the workflow computes
 \* then: a version it read is no longer current, a read escaped tracking and
 \* some path was revised since it started, a path its node routes on was
-\* revised since it started, its node is off the route, or the attempts it
-\* consumed are not the current outputs of its node's inputs on the route.
+\* revised since it started, its node is off the route, the attempts it
+\* consumed are not the current outputs of its node's inputs on the route, or
+\* one of them had not ended when it started.
 StaleAt(a, i) ==
     LET n == NodeOf(a) IN
     \/ \E r \in ReadsAt(a, i) : VerAt(r[1], i) # r[2]
@@ -570,6 +581,7 @@ StaleAt(a, i) ==
     \/ \E p \in RoutePaths(n) : RevisedBetween(p, StartOf(a), i)
     \/ n \notin RouteAt(i)
     \/ ParentsOf(a) # {CurAt(m, i) : m \in wf.pred[n] \cap RouteAt(i)}
+    \/ EarlyOf(a)
 
 \* The nodes whose work is stale at event i, and the affected set: those on
 \* the route, with their dependents.
