@@ -80,6 +80,10 @@ def _canonical(value: Any) -> Any:
     return value
 
 
+# Where LangGraph notes the versions a forced snapshot bumped (`versions_seen`'s pseudo node).
+SNAPSHOT_BUMPS = "__snapshot_bumps__"
+
+
 def digest(
     checkpoint: dict[str, Any] | None, serde: Any, delta: frozenset[str] = frozenset()
 ) -> str | None:
@@ -117,10 +121,6 @@ def digest(
         seen = {node: node_seen for node, node_seen in seen.items() if node_seen}
     h.update(json.dumps(seen, sort_keys=True).encode())
     return h.hexdigest()[:20]
-
-
-# Where LangGraph notes the versions a forced snapshot bumped (`versions_seen`'s pseudo node).
-SNAPSHOT_BUMPS = "__snapshot_bumps__"
 
 
 def delta_channels(graph: Any) -> frozenset[str]:

@@ -205,6 +205,7 @@ class Recorder:
         self._held: list[_Held] = []
         self._chains: dict[Chain, ChainRun] = {}
         self._known: set[str] = set()  # checkpoints the trace has as made or seen
+        self._deltas: dict[str, frozenset[str]] = {}  # namespace -> its DeltaChannels
         self._stored: set[str] = set()  # checkpoints the trace has as put or loaded
         self._inputs: set[str] = set()  # checkpoints made with source "input"
         self._steps: dict[str, int] = {}  # checkpoint -> its step
@@ -542,9 +543,16 @@ class Recorder:
     # -- checkpoints -------------------------------------------------------------------
 
     def _delta(self, chain: Chain) -> frozenset[str]:
-        """The chain's `DeltaChannel`s, which a content digest leaves out (`observe.digest`)."""
-        graph = observe.graph_for(self.graph, chain[1]) if self.graph is not None else None
-        return observe.delta_channels(graph) if graph is not None else frozenset()
+        """The chain's `DeltaChannel`s, which a content digest leaves out (`observe.digest`);
+        found once per namespace, not at every put and load."""
+        if self.graph is None:
+            return frozenset()
+        if chain[1] not in self._deltas:
+            graph = observe.graph_for(self.graph, chain[1])
+            self._deltas[chain[1]] = (
+                observe.delta_channels(graph) if graph is not None else frozenset()
+            )
+        return self._deltas[chain[1]]
 
     def _schedule(
         self, chain: Chain, checkpoint: dict[str, Any], metadata: dict[str, Any]
