@@ -35,7 +35,6 @@ from resumecheck.errors import ExecutorError, ResumeCheckError
 from resumecheck.judge import Prepared
 from resumecheck.remote import ContractFiles, ShardJob, ShardResult, judge_shard
 from resumecheck.verdict import Verdict
-from resumecheck.waiting import poll
 
 CONNECT_SECONDS = 10.0
 WAIT_SECONDS = 60.0
@@ -179,6 +178,8 @@ class DaskExecutor:
 
     def _ask(self, call: Callable[[], Any], doing: str) -> Any:
         """A call to the scheduler; an ExecutorError if the connection to it is gone."""
+        from resumecheck.waiting import poll  # tenacity: only a run with --executor needs it
+
         try:
             # A client that lost the scheduler tries to reconnect for a while: waited for.
             poll(

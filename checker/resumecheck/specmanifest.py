@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from resumecheck.errors import UsageError
 
 MANIFEST = "manifest.json"
@@ -51,6 +49,8 @@ def schema() -> dict[str, Any]:
 def load(spec_dir: Path) -> Manifest:
     """The folder's manifest; an empty one when there is none, so that every row fails with
     the entry to write instead of the whole command stopping."""
+    import jsonschema  # only `resume-check spec` reads a manifest: judging does not pay for it
+
     path = spec_dir / MANIFEST
     if not path.is_file():
         return Manifest()

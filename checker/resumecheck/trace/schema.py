@@ -12,13 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import fastjsonschema
-import jsonschema
 from fastjsonschema.draft04 import CodeGeneratorDraft04
 from fastjsonschema.draft07 import CodeGeneratorDraft07
 from fastjsonschema.ref_resolver import RefResolver
+
+if TYPE_CHECKING:
+    import jsonschema
 
 _SCHEMA_FILE = re.compile(r"^([A-Za-z][A-Za-z0-9]*)\.(v[0-9]+)\.json$")
 
@@ -71,6 +73,8 @@ def _first_error(contract: str, name: str, instance: Any) -> str | None:
         fallback = fast.message
     else:
         return None
+    import jsonschema  # its messages, only for an instance found invalid (40 ms to import)
+
     error = jsonschema.exceptions.best_match(_validator(contract, name).iter_errors(instance))
     if error is None:
         # The interpreter accepts what the compiled check refused: the stricter answer stands.
@@ -139,6 +143,8 @@ def _compiled(contract: str, name: str) -> Callable[[Any], Any]:
 def _validator(contract: str, name: str) -> jsonschema.protocols.Validator:
     """A validator for one definition, its `$ref`s inlined: resolving them costs more than the
     validation itself on traces of a hundred thousand events."""
+    import jsonschema
+
     schema = load_schema(contract)
     assert schema is not None
     document = _inline(schema.defs[name], schema.defs)
@@ -150,6 +156,8 @@ def _strict(cls: type[jsonschema.protocols.Validator]) -> type[jsonschema.protoc
     identifier written 1.0 is a different key from 1 everywhere downstream, and `"index": 1e0`
     is not what a recorder writes for an index. So an integer is written without a fraction or
     an exponent; floats stay valid wherever the schema says "number"."""
+    import jsonschema
+
     checker = cls.TYPE_CHECKER.redefine(
         "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
     )
