@@ -73,8 +73,8 @@ demo: setup
 	@echo "(traces/ holds violating examples on purpose: the full report is in out/demo-traces.txt)"
 	$(BIN)/resume-check run langgraph --backend sqlite --out out/demo-langgraph
 
-## Re-record traces/langgraph/: per backend the whole matrix into out/record/<backend> and a
-## curated corpus with the checker's verdicts into traces/langgraph/<backend>/; the shapes.
+## Re-record corpora/langgraph/: per backend the whole matrix into out/record/<backend> and a
+## curated corpus with the checker's verdicts into corpora/langgraph/<backend>/; the shapes.
 ## The third-party savers (docs/backends.md) run on the project's own servers, started first;
 ## their shapes run too (out/record/<backend>-shapes, not kept). sqlite, the reference, is
 ## published first: every other backend keeps only the cells whose verdict differs from its
@@ -86,18 +86,18 @@ record-langgraph: setup
 	@for b in sqlite memory postgres redis lmdb objectstorage; do \
 	  $(BIN)/resume-check run langgraph --backend $$b --scenarios $(LANGGRAPH_MATRIX) \
 	    --no-reference --no-progress --out out/record/$$b > /dev/null ; \
-	  $(BIN)/python -m rctools.langgraph.publish out/record/$$b/summary.json traces/langgraph/$$b ; \
+	  $(BIN)/python -m rctools.langgraph.publish out/record/$$b/summary.json corpora/langgraph/$$b ; \
 	done
 	@urls=$$($(BIN)/python -m rctools.services up --install) && export $$urls && \
 	for b in $(THIRD_PARTY_BACKENDS); do \
 	  $(BIN)/resume-check run langgraph --backend $$b --scenarios $(LANGGRAPH_MATRIX) \
 	    --no-reference --no-progress --out out/record/$$b > /dev/null ; \
-	  $(BIN)/python -m rctools.langgraph.publish out/record/$$b/summary.json traces/langgraph/$$b ; \
+	  $(BIN)/python -m rctools.langgraph.publish out/record/$$b/summary.json corpora/langgraph/$$b ; \
 	  $(BIN)/resume-check run langgraph --backend $$b --scenarios $(LANGGRAPH_SHAPES) \
 	    --no-reference --no-progress --out out/record/$$b-shapes > /dev/null ; \
 	done
-	$(BIN)/python -m rctools.langgraph.tables --write docs/langgraph.md traces/langgraph/*/summary.json
-	$(BIN)/python -m rctools.langgraph.shapes traces/langgraph/shapes
+	$(BIN)/python -m rctools.langgraph.tables --write docs/langgraph.md corpora/langgraph/*/summary.json
+	$(BIN)/python -m rctools.langgraph.shapes corpora/langgraph/shapes
 
 ## No false alarm: the full matrix at stride 1 (every kill point) on every bundled correct saver
 ## (LangGraph's own and the project's correct wrappers), zero saver findings required; the

@@ -17,11 +17,11 @@ Rows (traces from bench/tracegen.py, seeded, 5% violating; the last row recorded
   it, so the cost of an event should not grow with the history before it. The ratio of their
   events per CPU-second says whether it does; the target is the long trace in 10 CPU-s;
 - a few single traces, one process each: the price of not batching, extrapolated to N;
-- the recorded traces of traces/ (every one whose header names the ResumeCore contract, the
-  violating ones too), copied into one folder and judged in ONE call, against the generated
-  batch closest in events: whether real histories cost what generated ones do. The traces of
-  other contracts are left out: each contract is a TLC run of its own spec, so they would add
-  other specs' fixed costs and per-event costs to a rate that is ResumeCore's.
+- the committed traces of traces/ and corpora/ (every one whose header names the ResumeCore
+  contract, the violating ones too), copied into one folder and judged in ONE call, against
+  the generated batch closest in events: whether real histories cost what generated ones do.
+  The traces of other contracts are left out: each contract is a TLC run of its own spec, so
+  they would add other specs' fixed costs and per-event costs to a rate that is ResumeCore's.
 
 Every row runs once per round, all rows side by side in each round (order rotated), for
 --repeats rounds; the report gives medians, and ratios are taken within a round and then the
@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from resumecheck import tracemanifest
 from resumecheck.batch import TLC_WORKERS
 from resumecheck.contract import SPEC_PATH_ENV
 from resumecheck.tlc.locate import find_java
@@ -64,7 +65,8 @@ TARGET_LONG_CPU = 10.0  # CPU-seconds for the 10,000-event trace
 # baseline judges the traces without them.
 NEWER_FIELDS = ("under", "into")
 SHORT_SIZE = 100  # the batch the long trace is compared with
-TRACES = Path(__file__).resolve().parent.parent / "traces"  # the recorded traces
+ROOT = Path(__file__).resolve().parent.parent
+TRACES = (ROOT / "traces", ROOT / "corpora")  # the committed traces: hand-written, recorded
 REAL_CONTRACT = "ResumeCore"  # the only contract of the generated rows
 
 
@@ -83,8 +85,8 @@ class Sample:
 
 @dataclass(frozen=True)
 class Recorded(Trace):
-    """A committed trace of traces/ and the verdict its folder's manifest.json records; `name`
-    is its path under traces/ with `__` for `/`, so that every area fits in one flat folder."""
+    """A committed trace of traces/ or corpora/ and the verdict its manifest records; `name`
+    is its path in the repository with `__` for `/`, so that every area fits in one flat folder."""
 
     source: Path
 
@@ -210,8 +212,8 @@ def _sizes(ctx: click.Context, param: click.Parameter, text: str) -> list[int]:
 @click.option(
     "--real/--no-real",
     default=True,
-    help="judge the recorded ResumeCore traces of traces/ (violating ones too) in one call, "
-    "against the generated batch closest in events; verdicts checked against the "
+    help="judge the committed ResumeCore traces of traces/ and corpora/ (violating ones too) "
+    "in one call, against the generated batch closest in events; verdicts checked against the "
     "manifests (default: on)",
 )
 @click.option(
@@ -377,7 +379,7 @@ def _rows(workdir: Path, args: Options) -> list[Row]:
                 left_out[contract] = left_out.get(contract, 0) + 1
         kept = [t for t in recorded if t.header.get("contract") == REAL_CONTRACT]
         if not kept:
-            raise BenchError(f"no {REAL_CONTRACT} trace under {TRACES}")
+            raise BenchError(f"no {REAL_CONTRACT} trace under {' or '.join(map(str, TRACES))}")
         rows.append(Row("real", workdir / "real", kept, left_out=left_out))
     schema = load_schema("ResumeCore")
     if schema is None:
@@ -397,23 +399,21 @@ def _rows(workdir: Path, args: Options) -> list[Row]:
 
 
 def _recorded() -> list[Recorded]:
-    """Every trace of traces/ (any contract) with the verdict its folder's manifest records:
-    properties sorted (a manifest keeps them in no particular order), completeness only where
-    recorded."""
+    """Every trace of traces/ and corpora/ (any contract) with the verdict its manifest
+    records: properties sorted (a manifest keeps them in no particular order), completeness
+    only where recorded."""
     traces: list[Recorded] = []
-    for manifest in sorted(TRACES.rglob("manifest.json")):
-        for file, entry in sorted(json.loads(manifest.read_text(encoding="utf-8")).items()):
-            path = manifest.parent / file
-            lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-            name = path.relative_to(TRACES).with_suffix("").as_posix().replace("/", "__")
-            expected = Expected(
-                entry["status"],
-                entry.get("event"),
-                tuple(sorted(entry.get("properties", ()))),
-                entry.get("complete"),
-            )
-            events = [json.loads(line) for line in lines[1:]]
-            traces.append(Recorded(name, json.loads(lines[0]), events, expected, path))
+    for path, entry in sorted(tracemanifest.expected(*TRACES).items()):
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        name = path.relative_to(ROOT).with_suffix("").as_posix().replace("/", "__")
+        expected = Expected(
+            entry["status"],
+            entry.get("event"),
+            tuple(sorted(entry.get("properties", ()))),
+            entry.get("complete"),
+        )
+        events = [json.loads(line) for line in lines[1:]]
+        traces.append(Recorded(name, json.loads(lines[0]), events, expected, path))
     files = [t.file for t in traces]
     if len(set(files)) != len(files):
         raise BenchError("two recorded traces flatten to the same name")
@@ -662,9 +662,9 @@ def _report(
         "N times their median (extrapolated).",
         *(
             [
-                f"- the recorded traces: every {REAL_CONTRACT} trace of `traces/` (its header's "
-                "`contract`), copied byte for byte into one flat folder (its path under traces/ "
-                "with `__` for `/`); each verdict checked against its folder's manifest.json "
+                f"- the recorded traces: every {REAL_CONTRACT} trace of `traces/` and `corpora/` "
+                "(its header's `contract`), copied byte for byte into one flat folder (its path "
+                "in the repository with `__` for `/`); each verdict checked against its manifest "
                 "(status, first bad event, properties; completeness where recorded). Not judged "
                 "by --baseline: they use fields older checkers do not know."
             ]
@@ -844,16 +844,17 @@ def _singles_section(batches: list[Row], singles: list[Row]) -> list[str]:
 
 
 def _real_section(real: Row | None, batches: list[Row]) -> list[str]:
-    """The recorded traces of traces/ beside the generated batch closest in events (by ratio)."""
+    """The committed traces of traces/ and corpora/ beside the generated batch closest in
+    events (by ratio)."""
     if real is None:
         return []
     lines = [
         "",
         "## Real recorded traces",
         "",
-        f"Every trace under `traces/` whose header names the {REAL_CONTRACT} contract, violating "
-        "ones included, copied as recorded into one folder and judged in one call; verdicts "
-        "checked against the folders' manifest.json.",
+        f"Every trace under `traces/` and `corpora/` whose header names the {REAL_CONTRACT} "
+        "contract, violating ones included, copied as recorded into one folder and judged in "
+        "one call; verdicts checked against their manifests.",
     ]
     if real.left_out:
         others = ", ".join(f"{n} {c}" for c, n in sorted(real.left_out.items()))

@@ -45,7 +45,8 @@ def main(rounds: int, count: int, out: Path | None) -> None:
     spec = default_spec_paths()
     files = sorted(
         p
-        for p in (ROOT / "traces").rglob("*.jsonl")
+        for folder in (ROOT / "traces", ROOT / "corpora")
+        for p in folder.rglob("*.jsonl")
         if '"ResumeCore"' in p.read_text(encoding="utf-8").split("\n", 1)[0]
     )
     events = sum(len(p.read_text(encoding="utf-8").splitlines()) - 1 for p in files)
@@ -55,7 +56,7 @@ def main(rounds: int, count: int, out: Path | None) -> None:
         runs["oracle"].append(_measure(lambda: judge(files, spec_paths=spec, jobs=1, oracle=True)))
     mutants = _measure(
         lambda: agree(
-            [ROOT / "traces"],
+            [ROOT / "traces", ROOT / "corpora"],
             count=count,
             seed=20261202,
             spec_paths=spec,

@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from resumecheck import tracemanifest
 from resumecheck.trace.schema import load_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT / "traces"
+CORPORA = ROOT / "corpora"
 CORE = TRACES / "core"
 SPEC = ROOT / "spec"
 # LangGraph matrices in the tests record two cells at once (each its own process, its own
@@ -25,23 +27,21 @@ SPEC = ROOT / "spec"
 JOBS = ("--jobs", "2")
 
 
-def manifests() -> dict[str, dict[str, Any]]:
-    """Every area's expected verdicts (traces/<area>/manifest.json), keyed by the trace's path
-    relative to traces/. Each area keeps its own manifest so areas can be added independently."""
-    expected: dict[str, dict[str, Any]] = {}
-    for manifest in sorted(TRACES.rglob("manifest.json")):
-        folder = manifest.parent.relative_to(TRACES).as_posix()
-        for name, entry in json.loads(manifest.read_text(encoding="utf-8")).items():
-            expected[f"{folder}/{name}"] = entry
-    return expected
+def manifests(*roots: Path) -> dict[str, dict[str, Any]]:
+    """The expected verdicts of the traces below `roots` (default: traces/ and corpora/), keyed
+    by the trace's path relative to the repository: traces/ keeps a manifest per area (written
+    by hand), corpora/ one at its root (written by the curators); `tracemanifest` reads both."""
+    found = tracemanifest.expected(*(roots or (TRACES, CORPORA)))
+    return {path.relative_to(ROOT).as_posix(): entry for path, entry in found.items()}
 
 
 def judgeable_traces() -> list[tuple[Path, dict[str, Any]]]:
-    """The traces of traces/ (with their manifest entries) that are in their contract's current
-    format, smallest first: seeds that follow the trace formats as they change."""
+    """The traces of traces/ and corpora/ (with their manifest entries) that are in their
+    contract's current format, smallest first: seeds that follow the trace formats as they
+    change."""
     found = []
     for name, entry in manifests().items():
-        path = TRACES / name
+        path = ROOT / name
         header = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
         schema = load_schema(str(header.get("contract")))
         if schema is not None and header.get("format") == schema.format:

@@ -25,13 +25,14 @@ from resumecheck.trace.reader import read_trace
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 TRACES = ROOT / "traces"
+CORPORA = ROOT / "corpora"
 MUTANTS = int(os.environ.get("RESUME_CHECK_AGREE_MUTANTS", "2000"))
 SEED = int(os.environ.get("RESUME_CHECK_AGREE_SEED", "20261202"))
 
 
 def test_checker_and_history_oracle_agree_on_mutants_of_recorded_traces() -> None:
     result = agree(
-        [TRACES],
+        [TRACES, CORPORA],
         count=MUTANTS,
         seed=SEED,
         spec_paths=default_spec_paths(),

@@ -39,8 +39,8 @@ def judged() -> Run:
 
 
 def test_every_trace_gets_its_manifest_verdict(judged: Run) -> None:
-    expected = {k: v for k, v in manifests().items() if k.split("/")[0] in FOLDERS}
-    got = {Path(t["path"]).relative_to(TRACES).as_posix(): t for t in judged.json()["traces"]}
+    expected = {k: v for k, v in manifests(*(TRACES / f for f in FOLDERS)).items()}
+    got = {Path(t["path"]).relative_to(ROOT).as_posix(): t for t in judged.json()["traces"]}
     assert sorted(got) == sorted(expected)
     for name, want in expected.items():
         verdict = got[name]
@@ -267,7 +267,7 @@ def test_html_rings_the_earlier_events_a_violation_is_judged_against(
 
     trace = TRACES / "core" / f"{name}.jsonl"
     events = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()[1:]]
-    bad = manifests()[f"core/{name}.jsonl"]["event"]
+    bad = manifests()[f"traces/core/{name}.jsonl"]["event"]
     related = {(events[i - 1]["ev"], events[i - 1].get("interrupt")) for i in _related(events, bad)}
     assert ringed <= related
     run = invoke("--format", "html", trace)

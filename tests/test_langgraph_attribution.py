@@ -11,7 +11,7 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from conftest import TRACES
+from conftest import CORPORA, TRACES
 from rctools.langgraph.attribution import (
     END,
     STATE,
@@ -345,8 +345,8 @@ def test_a_break_before_the_kill_is_the_saver_s_whatever_instant_the_reference_d
     assert (after.finding, after.checks, after.inconclusive) == ("inconclusive", (), ("CV",))
 
 
-LOST_RACE = TRACES / "langgraph" / "valkey" / "findings" / "fanout.none.sync.jsonl"  # EO at 32
-WON_RACE = TRACES / "langgraph" / "sqlite" / "fanout.none.sync.jsonl"  # conforms
+LOST_RACE = CORPORA / "langgraph" / "valkey" / "findings" / "fanout.none.sync.jsonl"  # EO at 32
+WON_RACE = CORPORA / "langgraph" / "sqlite" / "fanout.none.sync.jsonl"  # conforms
 
 
 def test_a_runtime_race_the_saver_under_test_lost_is_never_its_finding(

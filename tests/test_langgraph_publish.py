@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, TRACES
+from conftest import CORPORA, ROOT
 from rctools.langgraph.publish import curate, main, reference_verdicts, trace_name
 from rctools.langgraph.recurate import committed_cells
 from rctools.langgraph.tables import load, recount
+from resumecheck import tracemanifest
 
-LANGGRAPH = TRACES / "langgraph"
+LANGGRAPH = CORPORA / "langgraph"
 REFERENCE_SUMMARY = LANGGRAPH / "sqlite" / "summary.json"
 CORPORA = sorted(p.parent for p in LANGGRAPH.glob("*/MATRIX.md"))
 # a row of docs/backends.md's matrix table: | `backend` | API driven | ... | kept |
@@ -104,7 +105,7 @@ def test_each_committed_corpus_is_what_the_rule_keeps(folder: Path) -> None:
     """`python -m rctools.langgraph.recurate` would change nothing: the committed traces are
     the rule's, from the folder's summary.json or, without one, from its manifest."""
     reference = None if folder.name == "sqlite" else reference_verdicts(load(REFERENCE_SUMMARY))
-    manifest = load(folder / "manifest.json")
+    manifest = tracemanifest.folder_entries(folder)
     assert sorted(names(curate(committed_cells(folder), reference))) == sorted(manifest)
     table = (folder / "MATRIX.md").read_text(encoding="utf-8")
     assert recount(table, len(manifest)) == table
@@ -117,7 +118,7 @@ def test_the_third_party_table_counts_the_kept_traces() -> None:
     rows = THIRD_PARTY_ROW.findall(text)
     assert len(rows) == 6
     for backend, kept in rows:
-        assert int(kept) == len(load(LANGGRAPH / backend / "manifest.json")), backend
+        assert int(kept) == len(tracemanifest.folder_entries(LANGGRAPH / backend)), backend
 
 
 def test_another_backend_without_a_reference_is_refused(

@@ -1,6 +1,6 @@
 """The shapes of LangGraph apps, recorded again from real runs (real LangGraph, real SQLite,
 real SIGKILLs of worker processes) and judged: each must get the verdict
-`traces/langgraph/shapes/manifest.json` records for it.
+corpora/manifest.json records for it.
 
 The apps (`rctools.langgraph.scenarios.SHAPES`) call no project helper: the recorder sees
 their tool calls through LangChain's callbacks, their interrupts and answers in the saver's
@@ -15,14 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TRACES
+from conftest import CORPORA
 from rctools.langgraph.scenarios import SHAPES
 from rctools.langgraph.shapes import CELLS, entry, record_all
+from resumecheck import tracemanifest
 
-FOLDER = TRACES / "langgraph" / "shapes"
-MANIFEST: dict[str, dict[str, Any]] = json.loads(
-    (FOLDER / "manifest.json").read_text(encoding="utf-8")
-)
+FOLDER = CORPORA / "langgraph" / "shapes"
+MANIFEST: dict[str, dict[str, Any]] = tracemanifest.folder_entries(FOLDER)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The matrix tables in docs/langgraph.md and each traces/langgraph/<backend>/MATRIX.md are the
+"""The matrix tables in docs/langgraph.md and each corpora/langgraph/<backend>/MATRIX.md are the
 output of `python -m rctools.langgraph.tables` for the committed summary.json files, never
 typed: a table edited by hand, or a summary re-recorded without regenerating, fails here."""
 
@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from rctools.langgraph.tables import fill, load, main, matrix_of, matrix_table, tables
+from resumecheck import tracemanifest
 
 DOCS = ROOT / "docs" / "langgraph.md"
-SUMMARIES = sorted((ROOT / "traces" / "langgraph").glob("*/summary.json"))
+SUMMARIES = sorted((ROOT / "corpora" / "langgraph").glob("*/summary.json"))
 
 
 def test_there_are_committed_summaries() -> None:
@@ -27,7 +28,7 @@ def test_the_docs_tables_are_the_scripts_output() -> None:
 
 @pytest.mark.parametrize("summary", SUMMARIES, ids=lambda p: p.parent.name)
 def test_each_backends_matrix_md_is_the_scripts_output(summary: Path) -> None:
-    kept = len(load(summary.parent / "manifest.json"))
+    kept = len(tracemanifest.folder_entries(summary.parent))
     expected = matrix_table(matrix_of(summary), kept)
     assert (summary.parent / "MATRIX.md").read_text(encoding="utf-8") == expected
 

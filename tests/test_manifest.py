@@ -1,6 +1,8 @@
-"""Every recorded trace gets exactly the verdict its folder's manifest.json records for it.
+"""Every committed trace gets exactly the verdict its manifest records for it: the
+hand-written examples of traces/ (a manifest per area) and the recorded cells of corpora/ (one
+manifest at its root), checked against the manifests' JSON Schema as they are read.
 
-The whole folder is judged in one `resume-check --format json traces/` run (one TLC process).
+Both folders are judged in one `resume-check --format json traces/ corpora/` run.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, TRACES, Run, by_name, manifests, run_cli
+from conftest import CORPORA, ROOT, TRACES, Run, by_name, manifests, run_cli
 
 pytestmark = pytest.mark.corpus
 
@@ -21,22 +23,23 @@ TRACE_SUFFIXES = (".jsonl", ".ndjson")
 
 @pytest.fixture(scope="module")
 def judged() -> Run:
-    run = run_cli("--format", "json", "--no-progress", "traces/", cwd=ROOT)
+    run = run_cli("--format", "json", "--no-progress", "traces/", "corpora/", cwd=ROOT)
     run.assert_no_traceback()
     return run
 
 
 @pytest.fixture(scope="module")
 def verdicts(judged: Run) -> dict[str, dict[str, Any]]:
-    """Verdicts keyed like the manifest: the path relative to traces/."""
+    """Verdicts keyed like `manifests()`: the path relative to the repository."""
     document = judged.json()
-    return {Path(t["path"]).relative_to("traces").as_posix(): t for t in document["traces"]}
+    return {Path(t["path"]).as_posix(): t for t in document["traces"]}
 
 
 def _trace_files_on_disk() -> set[str]:
     return {
-        p.relative_to(TRACES).as_posix()
-        for p in TRACES.rglob("*")
+        p.relative_to(ROOT).as_posix()
+        for folder in (TRACES, CORPORA)
+        for p in folder.rglob("*")
         if p.is_file() and p.suffix in TRACE_SUFFIXES
     }
 
@@ -55,7 +58,7 @@ def test_every_trace_file_has_a_manifest_entry_and_vice_versa() -> None:
 
 
 def test_every_manifest_entry_is_judged_exactly_once(judged: Run) -> None:
-    paths = [Path(t["path"]).relative_to("traces").as_posix() for t in judged.json()["traces"]]
+    paths = [Path(t["path"]).as_posix() for t in judged.json()["traces"]]
     assert len(paths) == len(set(paths))
     assert sorted(paths) == sorted(EXPECTED)
 
@@ -67,7 +70,7 @@ def test_manifest_event_indices_lie_within_their_traces() -> None:
     for name, entry in EXPECTED.items():
         if entry["status"] != "violates":
             continue
-        lines = (TRACES / name).read_text(encoding="utf-8").splitlines()
+        lines = (ROOT / name).read_text(encoding="utf-8").splitlines()
         events = len([line for line in lines[1:] if line.strip()])
         if not 1 <= entry["event"] <= events:
             out_of_range[name] = (entry["event"], events)
@@ -89,9 +92,9 @@ def test_verdict_matches_manifest(name: str, verdicts: dict[str, dict[str, Any]]
     expected = EXPECTED[name]
     got = verdicts[name]
     assert got["status"] == expected["status"]
-    header = json.loads((TRACES / name).read_text(encoding="utf-8").splitlines()[0])
+    header = json.loads((ROOT / name).read_text(encoding="utf-8").splitlines()[0])
     assert got["contract"] == header["contract"]
-    events = len((TRACES / name).read_text(encoding="utf-8").splitlines()) - 1
+    events = len((ROOT / name).read_text(encoding="utf-8").splitlines()) - 1
     assert got["events"] == events
     if expected["status"] == "conforms":
         assert got["matched"] == events
@@ -106,17 +109,17 @@ def test_verdict_matches_manifest(name: str, verdicts: dict[str, dict[str, Any]]
         )
         assert got["matched"] == expected["event"] - 1
         assert got["line"] == expected["event"] + 1  # the header is line 1
-        raw = (TRACES / name).read_text(encoding="utf-8").splitlines()[got["line"] - 1]
+        raw = (ROOT / name).read_text(encoding="utf-8").splitlines()[got["line"] - 1]
         assert got["event"] == json.loads(raw)
 
 
 def test_folder_of_conformant_examples_exits_0(tmp_path: Path) -> None:
     conformant = sorted(
-        n for n, e in EXPECTED.items() if e["status"] == "conforms" and n.startswith("core/")
+        n for n, e in EXPECTED.items() if e["status"] == "conforms" and n.startswith("traces/core/")
     )
     assert len(conformant) >= 2
     for name in conformant:
-        shutil.copy(TRACES / name, tmp_path / Path(name).name)
+        shutil.copy(ROOT / name, tmp_path / Path(name).name)
     run = run_cli("--format", "json", tmp_path)
     run.assert_no_traceback()
     assert run.returncode == 0, run

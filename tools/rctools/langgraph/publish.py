@@ -1,8 +1,8 @@
-"""Keep a matrix run as a curated corpus with the checker's verdicts: `traces/langgraph/<backend>/`.
+"""Keep a matrix run as a curated corpus with the checker's verdicts: corpora/langgraph/<backend>.
 
-    python -m rctools.langgraph.publish OUT/summary.json traces/langgraph/sqlite
-    python -m rctools.langgraph.publish OUT/summary.json traces/langgraph/postgres \
-        [--reference traces/langgraph/sqlite/summary.json]
+    python -m rctools.langgraph.publish OUT/summary.json corpora/langgraph/sqlite
+    python -m rctools.langgraph.publish OUT/summary.json corpora/langgraph/postgres \
+        [--reference corpora/langgraph/sqlite/summary.json]
 
 What a reader learns from decides what is kept. The reference saver (LangGraph's own SQLite
 saver, `matrix.REFERENCE`) keeps every violating cell (LangGraph's runtime findings), every
@@ -14,10 +14,10 @@ cell -- and one fault-free cell per scenario (the first of PREFERRED_DURABILITY 
 conforming example of that backend; the runtime findings and fault-free copies it shares with
 the reference are left in `out/record/<backend>/`. The reference's verdicts are the cells' own
 reference side when the run had one, else the reference backend's summary (`--reference`; by
-default `traces/langgraph/sqlite/summary.json` beside the folder, which `make record-langgraph`
+default `corpora/langgraph/sqlite/summary.json` beside the folder, which `make record-langgraph`
 publishes first). Exit codes: 0 published; 2 no reference to compare with (nothing written).
 
-It writes the folder's manifest.json from the verdicts the run got (`"judged_by":
+It writes the folder's entries of corpora/manifest.json from the verdicts the run got (`"judged_by":
 "resume-check"`: written by the checker, not by hand), so the test suite re-judges every kept
 trace and must get the same verdict; the folder's summary.json (the run's summary without the
 verdicts' full text: every cell's row and the matrix in `details`, every trace named by its
@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from resumecheck import tracemanifest
 
 from rctools.langgraph.matrix import DURABILITIES, REFERENCE
 from rctools.langgraph.tables import matrix_table
@@ -190,10 +191,9 @@ def reference_for(document: Mapping[str, Any], given: Path | None) -> dict[str, 
 
 
 def write_folder(folder: Path, manifest: Mapping[str, Any], matrix_md: str) -> None:
-    """The folder's manifest.json and MATRIX.md, from the traces it keeps."""
-    (folder / "manifest.json").write_text(
-        json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    """The folder's entries in its manifest (corpora/manifest.json for a corpus folder) and
+    its MATRIX.md, from the traces it keeps."""
+    tracemanifest.replace_folder(folder, manifest)
     (folder / "MATRIX.md").write_text(matrix_md, encoding="utf-8")
 
 
@@ -226,7 +226,7 @@ PROG = "python -m rctools.langgraph.publish"
 @click.command(
     context_settings={"help_option_names": ["-h", "--help"]},
     help=__doc__.split("\n\n")[0]
-    + "\n\nSUMMARY: the run's summary.json. FOLDER: traces/langgraph/<backend>.",
+    + "\n\nSUMMARY: the run's summary.json. FOLDER: corpora/langgraph/<backend>.",
 )
 @click.argument("summary", type=click.Path(path_type=Path))
 @click.argument("folder", type=click.Path(path_type=Path))

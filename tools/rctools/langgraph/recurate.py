@@ -1,8 +1,8 @@
 """Apply the curation rule of `publish` to corpora already committed, without recording again.
 
-    python -m rctools.langgraph.recurate traces/langgraph/*/
+    python -m rctools.langgraph.recurate corpora/langgraph/*/
 
-Each folder is cut down to the traces `publish.curate` keeps of it; manifest.json keeps its
+Each folder is cut down to the traces `publish.curate` keeps of it; its manifest keeps its
 entries for those (the checker's verdicts, never re-typed) and MATRIX.md its count of kept
 traces. The cells are the folder's summary.json's (the whole recorded matrix) where it has
 one, else the manifest's own traces (folders committed before summaries were). A folder
@@ -16,6 +16,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from typing import Any
+
+from resumecheck import tracemanifest
 
 from rctools.langgraph.matrix import REFERENCE
 from rctools.langgraph.publish import curate, reference_verdicts, trace_name, write_folder
@@ -43,13 +45,13 @@ def committed_cells(folder: Path) -> list[dict[str, Any]]:
     if summary.is_file():
         cells: list[dict[str, Any]] = load(summary)["details"]["cells"]
         return cells
-    manifest = load(folder / "manifest.json")
+    manifest = tracemanifest.folder_entries(folder)
     return [cell_of(name, entry) for name, entry in sorted(manifest.items())]
 
 
 def recurate(folder: Path, reference: Path) -> tuple[int, int]:
     """Cuts `folder` down to what the rule keeps; returns the traces before and after."""
-    manifest: dict[str, Any] = load(folder / "manifest.json")
+    manifest: dict[str, Any] = tracemanifest.folder_entries(folder)
     summary = folder / "summary.json"
     is_reference = folder.name == REFERENCE
     verdicts = None if is_reference else reference_verdicts(load(reference))

@@ -7,7 +7,7 @@ recorder sees both without any help from the app. Model calls are deterministic 
 
 Eight of them are *shapes* (`SHAPES`): the ways LangGraph apps are built -- a loop, a loop
 with an approval inside, a router, a `Send` map-reduce, a prebuilt ReAct agent, a subgraph,
-a subgraph that asks, an edited state -- recorded fault-free as `traces/langgraph/shapes/`.
+a subgraph that asks, an edited state -- recorded fault-free as `corpora/langgraph/shapes/`.
 
 A scenario's `script` says what the driver does: `start` (invoke with the input), `auto`
 (keep resuming the way a user would until the thread is done: answer what `get_state` shows

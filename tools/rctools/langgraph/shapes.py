@@ -1,17 +1,16 @@
 """The shapes corpus: each way LangGraph apps are built, recorded from a real run on SQLite.
 
-    python -m rctools.langgraph.shapes traces/langgraph/shapes
+    python -m rctools.langgraph.shapes corpora/langgraph/shapes
 
 records every shape of `scenarios.SHAPES` fault-free (in its durability: sync, or exit for
 the `exit` shape) and a few crash variants (a real worker process SIGKILLed at a named point,
 then resumed by a fresh one), judges all of them in one TLC run and writes the folder's
-traces and `manifest.json` with the verdicts the checker gave. The apps call no project
-helper: tools are LangChain tools, questions plain `interrupt()`.
+traces and their entries of corpora/manifest.json with the verdicts the checker gave. The apps
+call no project helper: tools are LangChain tools, questions plain `interrupt()`.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import tempfile
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from resumecheck import tracemanifest
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
@@ -115,9 +115,7 @@ def publish(folder: Path) -> int:
                 raise RuntimeError(f"{name}: {verdict.status.value}: {verdict.reason}")
             shutil.copy(path, folder / f"{name}.jsonl")
             manifest[f"{name}.jsonl"] = entry(verdict)
-    (folder / "manifest.json").write_text(
-        json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    tracemanifest.replace_folder(folder, manifest)
     return len(manifest)
 
 

@@ -1,8 +1,8 @@
-"""The matrix tables of docs/langgraph.md and of each `traces/langgraph/<backend>/MATRIX.md`,
+"""The matrix tables of docs/langgraph.md and of each `corpora/langgraph/<backend>/MATRIX.md`,
 generated from the matrix in each run's `summary.json` (its `details`), never typed.
 
-    python -m rctools.langgraph.tables traces/langgraph/*/summary.json          # print them
-    python -m rctools.langgraph.tables --write docs/langgraph.md traces/langgraph/*/summary.json
+    python -m rctools.langgraph.tables corpora/langgraph/*/summary.json          # print them
+    python -m rctools.langgraph.tables --write docs/langgraph.md corpora/langgraph/*/summary.json
 
 In a Markdown file, a generated table sits between `<!-- table: NAME -->` and
 `<!-- end table -->`; `--write` replaces each such block with the table NAME names:
@@ -20,6 +20,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from resumecheck import tracemanifest
+
 TIMES = "\u00d7"  # the multiplication sign the docs use in "CV x3"
 HEADER = re.compile(r"Backend `(?P<backend>[^`]+)`: (?P<cells>\d+) cells[,.]")
 BLOCK = re.compile(r"(<!-- table: (?P<name>[^>]+?) -->\n)(?P<body>.*?)(<!-- end table -->)", re.S)
@@ -36,8 +38,9 @@ def matrix_of(path: Path) -> dict[str, Any]:
 
 
 def _kept(summary: Path) -> int | None:
-    manifest = summary.parent / "manifest.json"
-    return len(load(manifest)) if manifest.is_file() else None
+    """How many of the run's traces its folder's manifest keeps (None: the folder has none)."""
+    entries = tracemanifest.folder_entries(summary.parent)
+    return len(entries) if entries else None
 
 
 def header(backend: str, cells: int, kept: int | None) -> str:

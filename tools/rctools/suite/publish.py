@@ -1,10 +1,11 @@
 """Keep chosen cells of a suite run as recorded traces with their checker-written verdicts:
 
-    python -m rctools.suite.publish OUT/summary.json traces/dbos CELL...
+    python -m rctools.suite.publish OUT/summary.json corpora/dbos CELL...
 
-copies the cells' traces and writes the folder's manifest.json ({file: {status, properties,
-event, meaning, judged_by}}) from the verdicts the run got (`"judged_by": "resume-check"`: the
-checker wrote them, not a person), so tests/test_manifest.py re-judges them.
+copies the cells' traces and writes the folder's entries ({file: {status, properties, event,
+meaning, judged_by}}) into its manifest, corpora/manifest.json, from the verdicts the run got
+(`"judged_by": "resume-check"`: the checker wrote them, not a person), so
+tests/test_manifest.py re-judges them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import shutil
 import sys
 from pathlib import Path
 from typing import Any
+
+from resumecheck import tracemanifest
 
 
 def publish(summary: Path, folder: Path, chosen: list[str]) -> int:
@@ -43,9 +46,7 @@ def publish(summary: Path, folder: Path, chosen: list[str]) -> int:
         elif "complete" in verdict:
             entry["complete"] = verdict["complete"]
         manifest[source.name] = entry
-    (folder / "manifest.json").write_text(
-        json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    tracemanifest.replace_folder(folder, manifest)
     return len(manifest)
 
 
