@@ -109,7 +109,7 @@ no-false-alarm: setup
 
 ## What judging costs -- batches of 1, 100 and 1,000 traces, ONE 10,000-event trace against 100
 ## short ones, one process per trace, `resume-check spec`, the recorded ResumeCore traces of
-## traces/ against the generated batch closest in events; wall, CPU-s of the process tree, peak
+## traces/ and corpora/ against the generated batch closest in events; wall, CPU-s of the process tree, peak
 ## RSS; every verdict checked -- then the recorder's overhead and --executor against a local
 ## run. Writes bench/results.md, bench/recorder-results.md, bench/executor-results.md. The
 ## batch of 10,000 runs in the first round only. The batch of 1,000 is also judged by the last
