@@ -4,10 +4,10 @@ fails its row. The manifest's own rules (a file it does not list, a count that c
 `--update-manifest`): test_spec_manifest.py.
 
 `make test` runs a slice: every configuration but the specialised soundness models of ResumeCore
-(`MCResumeCoreSound<Something>.cfg`, a minute each; `MCResumeCoreSound.cfg`, every move at five
-events, stays), and every mutant but the few found only at the end of a long search (15-50 s
-each); the mutants that run still break every property of every contract. `make check-spec`
-runs them all.
+(`MCResumeCoreSound<Something>.cfg`, up to half a minute each; `MCResumeCoreSound.cfg`, every
+move at five events, stays), and every mutant but the few found only at the end of a long search
+(10-60 s each); the mutants that run still break every property of every contract. `make
+check-spec` runs them all.
 """
 
 from __future__ import annotations
@@ -76,9 +76,6 @@ SLICE_SKIP = (
     "MCResumeCoreSound?*.cfg",
     "core-check-end-changes-other-branch",
     "core-check-ends-over-parked",
-    "core-check-returns-leaving-asked",
-    "core-check-reruns-stored",
-    "core-check-call-reruns-stored",
     "core-check-answered-twice",
     "core-check-finish-own-end",
 )
