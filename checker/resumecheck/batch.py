@@ -26,9 +26,8 @@ from typing import Literal
 from resumecheck import tempdirs
 from resumecheck.contract import Contract
 from resumecheck.errors import TLCError, ToolchainError
-from resumecheck.tlc import override
+from resumecheck.tlc import override, warm
 from resumecheck.tlc.output import Outcome, TLCResult
-from resumecheck.tlc.runner import run_tlc
 from resumecheck.trace.encode import EncodedTrace, event_constructors, vocabulary
 from resumecheck.trace.schema import TraceSchema, load_schema
 
@@ -217,7 +216,8 @@ def run_batch(
         )
         # Two workers keep separate registers; each prints its own progress and the report
         # takes the maximum, so the verdict does not depend on the number of workers.
-        result = run_tlc(
+        # A warm driver's run while the process holds them (resumecheck.judge.warm).
+        result = warm.run(
             files.module,
             files.config,
             library_paths=contract.search,

@@ -7,10 +7,11 @@ What a report adds to a verdict (witness, expected moves) is `resumecheck.explai
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from resumecheck.contract import Contract, find_contract
 from resumecheck.errors import SpecError, TLCError, UsageError
 from resumecheck.inputs import expand, no_traces
 from resumecheck.tlc import printed
+from resumecheck.tlc import warm as warm_tlc
 from resumecheck.tlc.evalerror import EvaluationError, read_evaluation_error
 from resumecheck.tlc.output import Outcome, TLCResult
 from resumecheck.trace.encode import EncodedTrace, EncodeError, encode_trace
@@ -40,6 +42,19 @@ class Prepared:
     raw: RawTrace
     contract: Contract
     encoded: EncodedTrace
+
+
+@contextlib.contextmanager
+def warm() -> Iterator[warm_tlc.Pool | None]:
+    """Within the block, every `judge` call of this process runs TLC in warm drivers
+    (`resumecheck.tlc.warm`) kept between calls: a JVM start, TLC's class loading and
+    SANY's compiled code are paid once, not per call (bench/results.md). For a process that
+    judges again and again (the pytest plugin's session, a suite's loop); verdicts are a
+    plain run's, and a run that a driver cannot give is run alone as before. Blocks nest;
+    the drivers end when the outermost one ends. Yields the drivers' pool (None with
+    `$RESUME_CHECK_TLC_JVM=per-run`)."""
+    with warm_tlc.held() as pool:
+        yield pool
 
 
 def judge(

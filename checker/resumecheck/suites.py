@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import re
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -101,6 +102,15 @@ class SuiteGroup(click.Group):
         """Lists the suites without importing them (a suite's runtime may be absent)."""
         with formatter.section("Suites"):
             formatter.write_dl([(name, line) for name, (_, line) in sorted(SUITES.items())])
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Runs the suite with a warm judge held for the whole run (`resumecheck.judge.warm`):
+        a suite judges more than once (its traces, the moves expected where one violates,
+        cells judged again), and each call would otherwise start a JVM of its own."""
+        from resumecheck.judge import warm
+
+        with warm():
+            return super().invoke(ctx)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in SUITES:

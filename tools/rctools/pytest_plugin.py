@@ -28,6 +28,7 @@ imports nothing heavy until a test asks for a cell.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 import tempfile
@@ -195,6 +196,8 @@ class _Batch:
 
 
 _RUNS = pytest.StashKey[dict[tuple[Any, ...], "_Batch | str"]]()
+# The warm judge held from the first matrix planned to the end of the session.
+_WARM = pytest.StashKey[contextlib.ExitStack]()
 # The temporary folders this run recorded into (no --resume-check-out, no pytest cache).
 _TEMPORARY = pytest.StashKey[list[Path]]()
 
@@ -374,6 +377,7 @@ def _cases(config: pytest.Config, settings: Any, strict: bool) -> tuple[list[Cel
     runs = config.stash[_RUNS]
     key = (settings,)
     if key not in runs:
+        _hold_warm_judge(config)
         out = _out_folder(config, settings)
         say = _Say(config)
         say(f"resume-check: planning the matrix of {settings.name} (its fault-free runs) in {out}")
@@ -394,6 +398,28 @@ def _cases(config: pytest.Config, settings: Any, strict: bool) -> tuple[list[Cel
         return [CellCase(settings.name, strict, error=found)], ["matrix"]
     slugs = found.planned.slugs
     return [CellCase(settings.name, strict, found, slug) for slug in slugs], slugs
+
+
+def _hold_warm_judge(config: pytest.Config) -> None:
+    """From the first matrix on, every judge call of this session runs TLC in warm drivers
+    (`resumecheck.judge.warm`): a session judges again and again (each matrix's fault-free
+    runs, its cells, the reference's), and each call would otherwise pay a JVM's start, TLC's
+    class loading and SANY's compiling. Not before: a session without a matrix starts none."""
+    if _WARM in config.stash:
+        return
+    from resumecheck.judge import warm
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(warm())
+    config.stash[_WARM] = stack
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Ends the warm judge's drivers, if the session held them."""
+    stack = config.stash.get(_WARM, None)
+    if stack is not None:
+        del config.stash[_WARM]
+        stack.close()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -26,9 +26,9 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from resumecheck import tempdirs
 from resumecheck.errors import ToolchainError
@@ -37,7 +37,7 @@ from resumecheck.tlc.locate import find_jar, find_java
 from resumecheck.tlc.output import Collector, TLCResult, result_of
 from resumecheck.tlc.runner import jvm_options, kill, run_tlc, spawn, tlc_arguments
 
-__all__ = ["MODE_ENV", "Runner", "WarmTLC", "plain", "runner"]
+__all__ = ["MODE_ENV", "Pool", "Runner", "WarmTLC", "held", "plain", "run", "runner"]
 
 MODE_ENV = "RESUME_CHECK_TLC_JVM"
 """`shared` (the default), `loader-per-run` or `per-run`: see the module's docstring."""
@@ -50,9 +50,11 @@ Runner = Callable[[Path, Path], TLCResult]
 """Model-checks a module with a configuration beside it, one TLC worker, no deadlock check."""
 
 
-def plain(module: Path, config: Path) -> TLCResult:
-    """A JVM of its own for one run."""
-    return run_tlc(module, config, workers=1)
+def plain(module: Path, config: Path, **options: Any) -> TLCResult:
+    """A JVM of its own for one run (`options` as :func:`run_tlc` takes them; one worker
+    unless told)."""
+    options.setdefault("workers", 1)
+    return run_tlc(module, config, **options)
 
 
 def _mode() -> str:
@@ -68,12 +70,14 @@ def _discard(stream: IO[str]) -> None:
 
 
 class WarmTLC:
-    """One driver JVM, used by one thread: started on first use, started again after it died."""
+    """One driver JVM, used by one thread: started on first use, started again after it died
+    (or when a run asks for another heap than the one it was started with)."""
 
     def __init__(self, classes: Path, *, shared_parser: bool = True) -> None:
         self._classes = classes
         self._shared_parser = shared_parser
         self._process: subprocess.Popen[str] | None = None
+        self._heap: int | None = None
         self._folder: Path | None = None
         self._drain: threading.Thread | None = None
         self._ids = itertools.count(1)
@@ -85,44 +89,89 @@ class WarmTLC:
         """How many drivers ended after an answer (a heap past 1 GiB, or a refused class)."""
 
     @property
+    def heap(self) -> int | None:
+        """The heap cap (bytes) its JVM was, or will be, started with."""
+        return self._heap
+
+    @property
     def pid(self) -> int | None:
         """The driver's process id while one runs."""
         return None if self._process is None else self._process.pid
 
-    def run(self, module: Path, config: Path) -> TLCResult:
+    def run(
+        self,
+        module: Path,
+        config: Path,
+        *,
+        library_paths: Sequence[Path] = (),
+        workers: int = 1,
+        check_deadlock: bool = False,
+        extra_args: Sequence[str] = (),
+        on_line: Callable[[str], None] | None = None,
+        classpath: Sequence[Path] = (),
+        properties: Mapping[str, str] | None = None,
+        heap: int | None = None,
+    ) -> TLCResult:
+        """What :func:`run_tlc` gives for the same arguments (a plain run's answer), from a
+        run in the driver. `on_line` sees TLC's lines when the run is over, not as they come:
+        the driver writes them to a file. The JVM's options are the driver's, so a `heap`
+        other than the one it was started with starts another."""
+        options: dict[str, Any] = {
+            "library_paths": library_paths,
+            "workers": workers,
+            "check_deadlock": check_deadlock,
+            "extra_args": extra_args,
+            "on_line": on_line,
+            "classpath": classpath,
+            "properties": properties,
+            "heap": heap,
+        }
         module, config = module.resolve(), config.resolve()
         spec = str(module.with_suffix(""))
-        if config.parent != module.parent or any(c in spec for c in "\t\n"):
-            return plain(module, config)  # the driver's protocol: one line, fields tab-separated
+        run_options = _run_options(library_paths, classpath, properties or {})
+        words = [spec, *run_options, *extra_args]
+        if config.parent != module.parent or any(c in w for w in words for c in "\t\n"):
+            return plain(module, config, **options)  # the protocol: one line, tab-separated
+        if heap != self._heap:
+            self.close()
+            self._heap = heap
         metadir = tempdirs.mkdtemp("tlc-")
         try:
             out, err = metadir / "stdout", metadir / "stderr"
             # The config by its name: TLC resolves it in the main module's folder.
-            arguments = tlc_arguments(spec, config.name, str(metadir))
+            arguments = tlc_arguments(
+                spec, config.name, str(metadir), workers, check_deadlock, extra_args
+            )
             started = time.monotonic()
-            status = self._ask(str(next(self._ids)), out, err, arguments)
+            status = self._ask(str(next(self._ids)), out, err, run_options, arguments)
             seconds = time.monotonic() - started
             if status is None:
                 self.fallbacks += 1
-                return plain(module, config)
+                return plain(module, config, **options)
             collector = Collector()
             lines = out.read_text(encoding="utf-8", errors="replace").splitlines()
             for line in lines:
                 collector.feed(line)
             if not collector.saw_marker and status != 0:
-                return plain(module, config)  # TLC did not start: let a plain run say why
+                # TLC did not start: let a plain run say why
+                return plain(module, config, **options)
+            for line in lines if on_line is not None else ():
+                on_line(line)
             stdout = "\n".join(lines) + ("\n" if lines else "")
             stderr = err.read_text(encoding="utf-8", errors="replace")
             return result_of(collector, stdout, exit_code=status, seconds=seconds, stderr=stderr)
         finally:
             shutil.rmtree(metadir, ignore_errors=True)
 
-    def _ask(self, ident: str, out: Path, err: Path, arguments: list[str]) -> int | None:
+    def _ask(
+        self, ident: str, out: Path, err: Path, options: list[str], arguments: list[str]
+    ) -> int | None:
         """The exit status of one run in the driver; None when it crashed or the driver died."""
         process = self._driver()
         assert process.stdin is not None and process.stdout is not None
+        fields = [ident, str(out), str(err), str(len(options)), *options, *arguments]
         try:
-            process.stdin.write("\t".join([ident, str(out), str(err), *arguments]) + "\n")
+            process.stdin.write("\t".join(fields) + "\n")
             process.stdin.flush()
             reply = process.stdout.readline()
         except OSError:  # BrokenPipeError: the driver is gone
@@ -151,7 +200,7 @@ class WarmTLC:
         private_tmp.mkdir()
         command = [
             find_java(),
-            *jvm_options(),
+            *jvm_options(self._heap),
             f"-Djava.io.tmpdir={private_tmp}",
             "-cp",  # the jar too, as for a plain run; the driver loads TLC from it anew
             os.pathsep.join([str(self._classes), str(find_jar())]),
@@ -188,6 +237,19 @@ class WarmTLC:
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
+
+
+def _run_options(
+    library_paths: Sequence[Path], classpath: Sequence[Path], properties: Mapping[str, str]
+) -> list[str]:
+    """A run's options in the driver's protocol: what :func:`run_tlc` puts on java's command
+    line (the library path and `properties` as system properties, `classpath` before the
+    jar), for this run alone."""
+    options = [f"-cp:{Path(folder).resolve()}" for folder in classpath]
+    if library_paths:
+        folders = os.pathsep.join(str(Path(folder).resolve()) for folder in library_paths)
+        options.append(f"-DTLA-Library={folders}")
+    return options + [f"-D{name}={value}" for name, value in sorted(properties.items())]
 
 
 def _driver_classes() -> Path | None:
@@ -231,3 +293,106 @@ def runner() -> Iterator[Runner]:
     finally:
         for driver in drivers:
             driver.close()
+
+
+class Pool:
+    """Warm drivers for whichever threads of a process run TLC: a run takes an idle driver
+    (one started with its heap when there is one), or starts another when all are busy, and
+    gives it back after. So runs at once (`judge --jobs 2`) each have a JVM of their own and
+    a system property set for one run (its trace data file) never reaches another; drivers
+    stay up between calls, which is what makes a judge call warm."""
+
+    def __init__(self, mode: str) -> None:
+        self._mode = mode
+        self._lock = threading.Lock()
+        self._idle: list[WarmTLC] = []
+        self._closed = False
+        self._classes: list[Path | None] = []
+
+    def run(self, module: Path, config: Path, **options: Any) -> TLCResult:
+        """:func:`run_tlc`'s answer for the same arguments, from a driver when there is one
+        (`timeout` is a plain run's alone: a driver cannot stop one run)."""
+        if options.get("timeout") is not None:
+            return run_tlc(module, config, **options)
+        driver = self._take(options.get("heap"))
+        if driver is None:
+            return run_tlc(module, config, **options)
+        try:
+            return driver.run(module, config, **options)
+        finally:
+            self._give(driver)
+
+    @property
+    def drivers(self) -> list[WarmTLC]:
+        """The idle drivers (for tests and the bench: their pids, fallbacks)."""
+        with self._lock:
+            return list(self._idle)
+
+    def _take(self, heap: int | None) -> WarmTLC | None:
+        with self._lock:
+            if not self._classes:
+                self._classes.append(_driver_classes())
+            classes = self._classes[0]
+            if classes is None or self._closed:
+                return None
+            same = [d for d in self._idle if d.heap == heap]
+            if same:
+                self._idle.remove(same[-1])
+                return same[-1]
+            if self._idle:
+                return self._idle.pop()
+        return WarmTLC(classes, shared_parser=self._mode == "shared")
+
+    def _give(self, driver: WarmTLC) -> None:
+        with self._lock:
+            if not self._closed:
+                self._idle.append(driver)
+                return
+        driver.close()
+
+    def close(self) -> None:
+        """Ends the idle drivers now; a busy one ends when its run is over."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for driver in idle:
+            driver.close()
+
+
+_held: Pool | None = None
+_holders = 0
+_held_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def held() -> Iterator[Pool | None]:
+    """While the block runs, every TLC run of :func:`run` in this process (any thread) goes
+    through warm drivers kept between runs (:class:`Pool`); they end when the outermost
+    block ends. Blocks nest (the pytest plugin holds one for its session, a suite's loop
+    inside it another). Yields the pool, or None when `$RESUME_CHECK_TLC_JVM=per-run`."""
+    global _held, _holders
+    with _held_lock:
+        if _holders == 0:
+            mode = _mode()
+            _held = None if mode == "per-run" else Pool(mode)
+        _holders += 1
+        pool = _held
+    try:
+        yield pool
+    finally:
+        with _held_lock:
+            _holders -= 1
+            ending = _held if _holders == 0 else None
+            if _holders == 0:
+                _held = None
+        if ending is not None:
+            ending.close()
+
+
+def run(module: Path, config: Path, **options: Any) -> TLCResult:
+    """:func:`run_tlc`'s answer: from a warm driver while :func:`held`, else (or while
+    `$RESUME_CHECK_TLC_JVM=per-run`, looked at on every run) from a JVM of its own."""
+    pool = _held
+    if pool is None or _mode() == "per-run":
+        return run_tlc(module, config, **options)
+    return pool.run(module, config, **options)

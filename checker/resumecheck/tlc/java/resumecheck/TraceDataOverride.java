@@ -61,8 +61,17 @@ public final class TraceDataOverride {
     private static final Map<Integer, Integer> BEST = new ConcurrentHashMap<>();
     private static final AtomicInteger DEEPEST = new AtomicInteger();
 
+    /**
+     * Set by the warm driver (WarmTLC), which runs many TLC runs in one JVM and calls
+     * {@link #printProgress} itself when each run is over: a hook would print only when the
+     * driver exits, and would keep every run's classes (and what TLC left in them) alive.
+     */
+    public static final String WARM_PROPERTY = "resumecheck.warm";
+
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(TraceDataOverride::printProgress));
+        if (!Boolean.getBoolean(WARM_PROPERTY)) {
+            Runtime.getRuntime().addShutdownHook(new Thread(TraceDataOverride::printProgress));
+        }
     }
 
     /** Notes that a behaviour of trace `t` matched its first `n` events. */
@@ -87,7 +96,8 @@ public final class TraceDataOverride {
         return "<<\"rc-progress\", " + trace + ", " + depth + ">>";
     }
 
-    private static void printProgress() {
+    /** Prints the longest prefix of each trace (at exit, or when a warm run is over). */
+    public static void printProgress() {
         final StringBuilder out = new StringBuilder();
         BEST.entrySet().stream().sorted(Map.Entry.comparingByKey())
                 .forEach(e -> out.append(progressLine(e.getKey(), e.getValue())).append('\n'));

@@ -21,7 +21,14 @@
 // caller runs it again alone in a JVM of its own and the answer is always a plain TLC's.
 //
 // Protocol, one line per run on stdin, fields separated by tabs:
-//     ID <TAB> STDOUT-FILE <TAB> STDERR-FILE <TAB> TLC-ARG ...
+//     ID <TAB> STDOUT-FILE <TAB> STDERR-FILE <TAB> N <TAB> OPTION ... <TAB> TLC-ARG ...
+// N options come first, each what a plain run's java command line would have said:
+// `-Dname=value`, a system property set for this run alone (and put back after it: judging
+// names each batch's trace data file and its library path so), and `-cp:FOLDER`, a class
+// folder put before the jar in this run's loader (the trace data override and its index,
+// tlc2.overrides.TLCOverrides, which TLC looks for on its own loader's class path). Runs
+// are one at a time, so a property never reaches another run; a caller that runs several
+// at once starts a driver for each.
 // The run's System.out and System.err go to the two files; when it is over the driver
 // prints `ID <TAB> EXIT-STATUS` on its own stdout, the status TLC's main would have passed to
 // System.exit. A run that throws, or calls System.exit itself (which ends the driver), gets
@@ -44,6 +51,7 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Enumeration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -63,6 +71,8 @@ public final class WarmTLC {
         final URL[] jar = {Paths.get(jarPath).toUri().toURL()};
         final PrintStream out = System.out;
         final PrintStream err = System.err;
+        // The trace data override then leaves its progress to finish() (TraceDataOverride).
+        System.setProperty("resumecheck.warm", "true");
         SharedLoader shared = null;
         Statics statics = null;
         if (!(args.length > 1 && args[1].equals("--no-shared-parser"))) {
@@ -83,7 +93,24 @@ public final class WarmTLC {
                 continue;
             }
             final String[] fields = line.split("\t", -1);
-            final String[] tlcArgs = Arrays.copyOfRange(fields, 3, fields.length);
+            final int options = Integer.parseInt(fields[3]);
+            final String[] runOptions = Arrays.copyOfRange(fields, 4, 4 + options);
+            final String[] tlcArgs = Arrays.copyOfRange(fields, 4 + options, fields.length);
+            final List<URL> classes = new ArrayList<>();
+            final Map<String, String> properties = new HashMap<>();
+            for (final String option : runOptions) {
+                if (option.startsWith("-cp:")) {
+                    classes.add(Paths.get(option.substring(4)).toUri().toURL());
+                } else if (option.startsWith("-D") && option.indexOf('=') > 2) {
+                    final int eq = option.indexOf('=');
+                    properties.put(option.substring(2, eq), option.substring(eq + 1));
+                } else {
+                    throw new IllegalArgumentException("not a run option: " + option);
+                }
+            }
+            classes.addAll(Arrays.asList(jar));
+            final URL[] runPath = classes.toArray(new URL[0]);
+            final Map<String, String> before = setProperties(properties);
             Integer status = null;
             boolean refused = false;
             try (PrintStream rowOut = new PrintStream(
@@ -100,10 +127,11 @@ public final class WarmTLC {
                     } else {
                         parent = ClassLoader.getPlatformClassLoader();
                     }
-                    status = run(new RunLoader(jar, parent, shared != null), tlcArgs);
+                    status = run(new RunLoader(runPath, parent, shared != null), tlcArgs);
                 } catch (Throwable failure) {
                     failure.printStackTrace(rowErr);
                 } finally {
+                    setProperties(before);
                     if (shared != null) {
                         final List<String> names = shared.takeRefused();
                         if (!names.isEmpty()) {
@@ -135,8 +163,20 @@ public final class WarmTLC {
         System.exit(0);
     }
 
+    /** Sets (or, for a null value, clears) system properties; returns what they were. */
+    private static Map<String, String> setProperties(final Map<String, String> properties) {
+        final Map<String, String> before = new HashMap<>();
+        for (final Map.Entry<String, String> entry : properties.entrySet()) {
+            final String old = entry.getValue() == null
+                    ? System.clearProperty(entry.getKey())
+                    : System.setProperty(entry.getKey(), entry.getValue());
+            before.put(entry.getKey(), old);
+        }
+        return before;
+    }
+
     /** What tlc2.TLC.main does, with its System.exit calls turned into a returned status. */
-    private static int run(final URLClassLoader loader, final String[] tlcArgs) throws Exception {
+    private static int run(final RunLoader loader, final String[] tlcArgs) throws Exception {
         try (loader) {
             final ClassLoader previous = Thread.currentThread().getContextClassLoader();
             Thread.currentThread().setContextClassLoader(loader);
@@ -163,6 +203,7 @@ public final class WarmTLC {
                         : simple.getConstructor(String.class).newInstance(dir);
                 tlcClass.getMethod("setResolver", resolverType).invoke(tlc, resolver);
                 final int code = (Integer) tlcClass.getMethod("process").invoke(tlc);
+                finish(loader);
                 final Class<?> exitStatus =
                         Class.forName("tlc2.output.EC$ExitStatus", true, loader);
                 return (Integer) exitStatus.getMethod("errorConstantToExitStatus", int.class)
@@ -170,6 +211,17 @@ public final class WarmTLC {
             } finally {
                 Thread.currentThread().setContextClassLoader(previous);
             }
+        }
+    }
+
+    /**
+     * What a plain run prints in its shutdown hooks, printed when this run is over: the trace
+     * data override's progress (TraceDataOverride.printProgress), when the run loaded it.
+     */
+    private static void finish(final RunLoader loader) throws ReflectiveOperationException {
+        final Class<?> data = loader.loaded("resumecheck.TraceDataOverride");
+        if (data != null) {
+            data.getMethod("printProgress").invoke(null);
         }
     }
 
@@ -300,9 +352,16 @@ public final class WarmTLC {
     static final class RunLoader extends RuleLoader {
         private final boolean delegateShared;
 
-        RunLoader(final URL[] jar, final ClassLoader parent, final boolean delegateShared) {
-            super(jar, parent);
+        RunLoader(final URL[] path, final ClassLoader parent, final boolean delegateShared) {
+            super(path, parent);
             this.delegateShared = delegateShared;
+        }
+
+        /** The class `name` if this run has loaded it, else null. */
+        Class<?> loaded(final String name) {
+            synchronized (getClassLoadingLock(name)) {
+                return findLoadedClass(name);
+            }
         }
 
         @Override
