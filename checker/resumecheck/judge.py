@@ -8,18 +8,20 @@ What a report adds to a verdict (witness, expected moves) is `resumecheck.explai
 from __future__ import annotations
 
 import contextlib
+import json
+import shutil
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from resumecheck import escape, explain
+from resumecheck import escape, explain, tempdirs
 from resumecheck.batch import DEFAULT_MAX_HEAP, events_per_run, parse_heap, run_batch, shards
-from resumecheck.contract import Contract, find_contract
+from resumecheck.contract import Contract, default_spec_paths, find_contract
 from resumecheck.errors import SpecError, TLCError, UsageError
 from resumecheck.inputs import expand, no_traces
 from resumecheck.tlc import printed
@@ -126,6 +128,29 @@ def judge(
         for (position, _), verdict in zip(members, judged[contract], strict=True):
             verdicts[position] = verdict
     return [verdicts[i] for i in range(len(files))]
+
+
+def judge_events(
+    header: Mapping[str, Any],
+    events: Sequence[Mapping[str, Any]],
+    *,
+    spec_paths: Sequence[Path] = (),
+    tolerate: frozenset[str] = frozenset(),
+) -> Verdict:
+    """The verdict of one history given as data, not as a file: a test states a property on a
+    five-event history in a few lines and gets TLC's answer in-process. The history is written
+    as a trace (one JSON object per line, header first) and judged exactly as a file is, with
+    the contracts of `spec_paths` first on the search path; the verdict's `path` names the
+    temporary file, which is gone when this returns."""
+    folder = tempdirs.mkdtemp("events-")
+    try:
+        path = folder / "events.jsonl"
+        lines = [json.dumps(dict(header)), *(json.dumps(dict(e)) for e in events)]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        (verdict,) = judge([path], spec_paths=default_spec_paths(spec_paths), tolerate=tolerate)
+        return verdict
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _prepare(
