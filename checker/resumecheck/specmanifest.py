@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from resumecheck.errors import UsageError
+from resumecheck.jsondoc import load_checked
 
 MANIFEST = "manifest.json"
 SCHEMA = Path(__file__).with_name("spec_manifest.schema.json")
@@ -49,19 +49,10 @@ def schema() -> dict[str, Any]:
 def load(spec_dir: Path) -> Manifest:
     """The folder's manifest; an empty one when there is none, so that every row fails with
     the entry to write instead of the whole command stopping."""
-    import jsonschema  # only `resume-check spec` reads a manifest: judging does not pay for it
-
     path = spec_dir / MANIFEST
     if not path.is_file():
         return Manifest()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        jsonschema.validate(data, schema())
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{path}: not JSON: {error}") from None
-    except jsonschema.ValidationError as error:
-        where = "/".join(str(part) for part in error.absolute_path) or "top level"
-        raise UsageError(f"{path}: {where}: {error.message}") from None
+    data = load_checked(path, schema())
     return Manifest(
         {
             name: ConfigEntry(entry["result"], entry.get("distinctStates"))

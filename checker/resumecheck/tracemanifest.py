@@ -19,6 +19,7 @@ from typing import Any
 from filelock import FileLock
 
 from resumecheck.errors import UsageError
+from resumecheck.jsondoc import load_checked
 
 __all__ = ["MANIFEST", "expected", "folder_entries", "load", "owner", "replace_folder", "schema"]
 
@@ -37,19 +38,11 @@ def schema() -> dict[str, Any]:
 def load(path: Path) -> dict[str, Entry]:
     """The entries of one manifest (keys relative to its folder), checked against the schema;
     an empty one when the file does not exist yet."""
-    import jsonschema
+    return {name: entry for name, entry in _document(path).items() if name != "$schema"}
 
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        jsonschema.validate(data, schema())
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{path}: not JSON: {error}") from None
-    except jsonschema.ValidationError as error:
-        where = "/".join(str(part) for part in error.absolute_path) or "top level"
-        raise UsageError(f"{path}: {where}: {error.message}") from None
-    return {name: entry for name, entry in data.items() if name != "$schema"}
+
+def _document(path: Path) -> dict[str, Any]:
+    return dict(load_checked(path, schema())) if path.is_file() else {}
 
 
 def expected(*roots: Path) -> dict[Path, Entry]:
@@ -96,11 +89,12 @@ def replace_folder(folder: Path, entries: Mapping[str, Entry]) -> Path:
     manifest = owner(folder)
     prefix = _prefix(manifest, folder)
     with FileLock(str(manifest) + ".lock"):
-        kept = {n: e for n, e in load(manifest).items() if not _directly_in(n, prefix)}
+        old = _document(manifest)
+        kept = {n: e for n, e in old.items() if n != "$schema" and not _directly_in(n, prefix)}
         kept |= {prefix + name: dict(entry) for name, entry in entries.items()}
         # The `$schema` an editor validates with stays as written (the checker validates
         # against the package's copy).
-        document = {k: v for k, v in _raw(manifest).items() if k == "$schema"}
+        document = {k: v for k, v in old.items() if k == "$schema"}
         document |= dict(sorted(kept.items()))
         manifest.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     return manifest
@@ -114,7 +108,3 @@ def _prefix(manifest: Path, folder: Path) -> str:
 
 def _directly_in(name: str, prefix: str) -> bool:
     return name.startswith(prefix) and "/" not in name[len(prefix) :]
-
-
-def _raw(path: Path) -> dict[str, Any]:
-    return dict(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else {}

@@ -25,7 +25,15 @@ from resumecheck.errors import TLCError, ToolchainError, UsageError
 from resumecheck.tlc.locate import find_jar, find_java
 from resumecheck.tlc.output import Collector, TLCResult, result_of
 
-__all__ = ["JAVA_OPTS_ENV", "jvm_options", "kill", "run_tlc", "spawn", "tlc_arguments"]
+__all__ = [
+    "JAVA_OPTS_ENV",
+    "jvm_options",
+    "kill",
+    "run_tlc",
+    "spawn",
+    "system_properties",
+    "tlc_arguments",
+]
 
 JAVA_OPTS_ENV = "RESUME_CHECK_JAVA_OPTS"
 
@@ -68,16 +76,23 @@ def _command(
     private_tmp = Path(metadir) / "java-tmp"
     private_tmp.mkdir(exist_ok=True)
     command.append(f"-Djava.io.tmpdir={private_tmp}")
-    if library_paths:
-        folders = os.pathsep.join(str(Path(folder).resolve()) for folder in library_paths)
-        command.append(f"-DTLA-Library={folders}")
-    command += [f"-D{name}={value}" for name, value in sorted((properties or {}).items())]
+    command += system_properties(library_paths, properties or {})
     # Extra classes (TLC's module overrides) come first, so that they win over the jar's.
     search = os.pathsep.join([*(str(Path(p).resolve()) for p in classpath), str(jar)])
     command += ["-cp", search, "tlc2.TLC"]
     return command + tlc_arguments(
         module.stem, str(config), metadir, workers, check_deadlock, extra_args
     )
+
+
+def system_properties(library_paths: Sequence[Path], properties: Mapping[str, str]) -> list[str]:
+    """A run's `-D` options: its module folders as TLC's library path, then `properties`
+    (a plain run puts them on java's command line, the warm driver sets them for one run)."""
+    options = []
+    if library_paths:
+        folders = os.pathsep.join(str(Path(folder).resolve()) for folder in library_paths)
+        options.append(f"-DTLA-Library={folders}")
+    return options + [f"-D{name}={value}" for name, value in sorted(properties.items())]
 
 
 def tlc_arguments(

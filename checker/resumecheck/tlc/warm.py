@@ -35,7 +35,14 @@ from resumecheck.errors import ToolchainError
 from resumecheck.tlc import override
 from resumecheck.tlc.locate import find_jar, find_java
 from resumecheck.tlc.output import Collector, TLCResult, result_of
-from resumecheck.tlc.runner import jvm_options, kill, run_tlc, spawn, tlc_arguments
+from resumecheck.tlc.runner import (
+    jvm_options,
+    kill,
+    run_tlc,
+    spawn,
+    system_properties,
+    tlc_arguments,
+)
 
 __all__ = ["MODE_ENV", "Pool", "Runner", "WarmTLC", "held", "plain", "run", "runner"]
 
@@ -245,11 +252,8 @@ def _run_options(
     """A run's options in the driver's protocol: what :func:`run_tlc` puts on java's command
     line (the library path and `properties` as system properties, `classpath` before the
     jar), for this run alone."""
-    options = [f"-cp:{Path(folder).resolve()}" for folder in classpath]
-    if library_paths:
-        folders = os.pathsep.join(str(Path(folder).resolve()) for folder in library_paths)
-        options.append(f"-DTLA-Library={folders}")
-    return options + [f"-D{name}={value}" for name, value in sorted(properties.items())]
+    classes = [f"-cp:{Path(folder).resolve()}" for folder in classpath]
+    return classes + system_properties(library_paths, properties)
 
 
 def _driver_classes() -> Path | None:
