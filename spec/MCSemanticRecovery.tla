@@ -59,11 +59,11 @@ MCSpec == MCInit /\ [][MCNext]_<<vars, faults>>
 \* explored once, and the history predicates are checked on the history of the
 \* first behaviour that reached it (a shortest one).  Without it every behaviour
 \* is a state of its own.
-MCView == <<wl, st, pos, ck, outs, dep, fx, issued, ctl, last, tally, faults>>
+MCView == <<wl, st, pos, ck, pt, outs, dep, fx, issued, ctl, last, tally, faults>>
 
 TypeOK ==
     /\ \A i \in Insts : st[i] \in {"idle", "run", "failed", "exited"}
-    /\ \A i \in Insts : DOMAIN ck[i] \subseteq Boundaries
+    /\ \A i \in Insts : DOMAIN ck[i] \subseteq Named
     /\ ctl.mode \in {"run", "localized", "blocked"}
     /\ last.kind \in {"none", "restore", "block", "rerun"}
 =============================================================================

@@ -21,6 +21,7 @@ CONSTANTS
     Instances,   \* the instance ids
     Vals,        \* the values an output may carry
     Intents,     \* the intents an effect may name
+    Points,      \* the names a restore point may have
     Policies,    \* the tools' policies: one tool of each, named after it
     MaxEvents    \* the longest history explored
 
@@ -36,7 +37,9 @@ AnyMove ==
           \/ \E v \in Vals : Emit(i, v) \/ Commit(i, v)
           \/ \E o \in outs : Consume(i, o)
           \/ \E t \in DOMAIN Tools, k \in Intents, r \in BOOLEAN : Effect(i, t, k, r)
-          \/ \E b \in Boundaries, also \in {{}} \cup {{j} : j \in Insts \ {i}} : Restore(i, b, also)
+          \/ \E p \in Points : Checkpoint(i, p)
+          \/ \E b \in Boundaries, p \in {0} \cup Points,
+                also \in {{}} \cup {{j} : j \in Insts \ {i}} : Restore(i, b, p, also)
     \/ Block
     \/ Rerun
 
@@ -56,5 +59,5 @@ SoundSymmetry == Permutations(Instances)
 \* reads): each state is reached once, by a shortest behaviour, whose history the
 \* predicates judge.  Without it every behaviour is a state of its own and only
 \* the shortest histories could be explored.
-SoundView == <<st, pos, ck, outs, dep, fx, issued, ctl>>
+SoundView == <<st, pos, ck, pt, outs, dep, fx, issued, ctl>>
 =============================================================================

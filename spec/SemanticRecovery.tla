@@ -9,11 +9,12 @@
 (* handoffs) and calls tools.  A tool has a policy: its effect is none,    *)
 (* reversible (a restore undoes it), compensable (a restore compensates    *)
 (* it) or irreversible (nothing undoes it; a ledger keyed by intent may    *)
-(* only replay its recorded result).  An instance has up to three          *)
-(* checkpoints: entry, commit and exit.  An instance may fail at any       *)
-(* action boundary; the controller localizes the failure to an instance    *)
-(* and then restores one instance to one of its checkpoints, blocks, or    *)
-(* reruns the whole task.                                                  *)
+(* only replay its recorded result).  An instance has checkpoints at its   *)
+(* entry, commit and exit, and may save a restore point at any other      *)
+(* action boundary (after any action: Checkpoint).  An instance may fail   *)
+(* at any action boundary; the controller localizes the failure to an      *)
+(* instance and then restores one instance to one of its checkpoints,      *)
+(* blocks, or reruns the whole task.                                       *)
 (*                                                                         *)
 (* A restore is legal for the controller when the checkpoint exists.  It   *)
 (* is admissible only if, besides, no committed consumer depends on an     *)
@@ -25,8 +26,9 @@
 (* As in ResumeCore, the actions are the runtime's observable moves and    *)
 (* admit wrong choices, so that a faulty runtime's trace has a behaviour;  *)
 (* the properties say which choices are correct.  Next is the reference    *)
-(* runtime with its controller: it restores the failed instance to its     *)
-(* latest admissible checkpoint and blocks or reruns when none is.         *)
+(* runtime with its controller: it may save a restore point at any         *)
+(* boundary, restores the failed instance to its latest admissible         *)
+(* checkpoint and blocks or reruns when none is.                           *)
 (*                                                                         *)
 (* Each property is stated a second time over the observed history alone  *)
 (* (HistRestoreSound ... HistNoResurrectedEffect, at the end):             *)
@@ -59,7 +61,8 @@ VARIABLES
     wl,       \* the workload, fixed by Init
     st,       \* per instance: "idle", "run", "failed" or "exited"
     pos,      \* per instance: the number of actions of its current incarnation
-    ck,       \* per instance: its checkpoints, boundary -> position
+    ck,       \* per instance: its named checkpoints, boundary -> position
+    pt,       \* per instance: its restore points, point id -> position
     outs,     \* live outputs: set of [inst, pos, val, committed]
     dep,      \* per instance: what it consumed, set of [out, at] (at: the consume's position)
     fx,       \* effects of the current incarnations not undone: set of [inst, pos, intent, policy]
@@ -69,14 +72,15 @@ VARIABLES
     tally,    \* recovery decisions so far, for the summary of a conforming trace
     hist      \* the observed history: every move as an event record (auxiliary, see Observe)
 
-vars == <<wl, st, pos, ck, outs, dep, fx, issued, ctl, last, tally, hist>>
+vars == <<wl, st, pos, ck, pt, outs, dep, fx, issued, ctl, last, tally, hist>>
 
-Boundaries == {"entry", "commit", "exit"}
+\* The named checkpoints, taken by begin, commit and exit.
+Named == {"entry", "commit", "exit"}
 
-\* Checkpoints are taken in this order within an incarnation.
-Rank == ("entry" :> 0 @@ "commit" :> 1 @@ "exit" :> 2)
+\* What a restore names: a named checkpoint, or a restore point (with its id).
+Boundaries == Named \cup {"point"}
 
-NoDecision == [kind |-> "none", inst |-> 0, boundary |-> "none", loc |-> 0,
+NoDecision == [kind |-> "none", inst |-> 0, boundary |-> "none", point |-> 0, loc |-> 0,
                adm |-> {}, lost |-> {}]
 
 -----------------------------------------------------------------------------
@@ -88,44 +92,56 @@ Committed(i) == "commit" \in DOMAIN ck[i]
 
 Failed == {i \in Insts : st[i] = "failed"}
 
+\* Instance i holds checkpoint <<b, p>>: a named one (p = 0) or restore point p.
+Holds(i, b, p) == IF b = "point" THEN p \in DOMAIN pt[i] ELSE b \in DOMAIN ck[i] /\ p = 0
+
+\* The checkpoints instance i holds, as <<boundary, point>>.
+Held(i) == {<<b, 0>> : b \in DOMAIN ck[i]} \cup {<<"point", p>> : p \in DOMAIN pt[i]}
+
+\* The position (the number of actions of i's run before it) of a checkpoint i holds.
+At(i, b, p) == IF b = "point" THEN pt[i][p] ELSE ck[i][b]
+
 \* The committed instances other than i that consumed a live output of i
-\* produced after i's checkpoint b: a restore of i to b orphans them.
-Orphans(i, b) ==
+\* produced after position q: a restore of i to a checkpoint at q orphans them.
+Orphans(i, q) ==
     {j \in Insts \ {i} :
         /\ Committed(j)
-        /\ \E d \in dep[j] : d.out \in outs /\ d.out.inst = i /\ d.out.pos > ck[i][b]}
+        /\ \E d \in dep[j] : d.out \in outs /\ d.out.inst = i /\ d.out.pos > q}
 
-\* The irreversible effects of i's current incarnation after its checkpoint b.
-IrreversibleAfter(i, b) ==
-    {e \in fx : e.inst = i /\ e.policy = "irreversible" /\ e.pos > ck[i][b]}
+\* The irreversible effects of i's current incarnation after position q.
+IrreversibleAfter(i, q) ==
+    {e \in fx : e.inst = i /\ e.policy = "irreversible" /\ e.pos > q}
 
-\* The controller may restore i to b: a failure was localized and the
+\* The controller may restore i to <<b, p>>: a failure was localized and the
 \* checkpoint exists.  That is all a checkpoint-aligned controller checks.
-Legal(i, b) == ctl.mode = "localized" /\ i \in Insts /\ b \in DOMAIN ck[i]
+Legal(i, b, p) == ctl.mode = "localized" /\ i \in Insts /\ Holds(i, b, p)
 
-\* Restoring i to b is admissible: the checkpoint exists, no committed
+\* Restoring i to <<b, p>> is admissible: the checkpoint exists, no committed
 \* consumer depends on output produced after it, and no irreversible effect
-\* lies after it.
-Admissible(i, b) ==
-    /\ b \in DOMAIN ck[i]
-    /\ Orphans(i, b) = {}
-    /\ IrreversibleAfter(i, b) = {}
+\* lies after it.  The rule reads positions only, so it is the same for a
+\* named checkpoint and for a restore point at any boundary.
+Admissible(i, b, p) ==
+    /\ Holds(i, b, p)
+    /\ Orphans(i, At(i, b, p)) = {}
+    /\ IrreversibleAfter(i, At(i, b, p)) = {}
 
-\* The checkpoints of instance i the reference controller may restore it to.
-AdmissibleOf(i) == {b \in Boundaries : Admissible(i, b)}
+\* The checkpoints of instance i, as <<boundary, point>>, the reference
+\* controller may restore it to.
+AdmissibleOf(i) == {c \in Held(i) : Admissible(i, c[1], c[2])}
 
-\* The admissible restores of failed instances, as <<instance, boundary>>
-\* (enumerated, not a filter of Failed \X Boundaries: `last` keeps it, and TLC
-\* cannot write an unevaluated set filter to its disk queue).
-AdmissibleSet == UNION {{<<i, b>> : b \in {c \in Boundaries : Admissible(i, c)}} : i \in Failed}
+\* The admissible restores of failed instances, as <<instance, boundary, point>>
+\* (enumerated, not a filter of a product: `last` keeps it, and TLC cannot write
+\* an unevaluated set filter to its disk queue).
+AdmissibleSet ==
+    UNION {{<<i, c[1], c[2]>> : c \in {c \in Held(i) : Admissible(i, c[1], c[2])}} : i \in Failed}
 
 \* The separation between legality and validity: the controller could
 \* restore the failed instance it localized to a checkpoint that exists but is
 \* not admissible.
 LegalButInadmissible ==
-    \E b \in Boundaries : /\ Legal(ctl.loc, b)
-                          /\ ctl.loc \in Failed
-                          /\ ~Admissible(ctl.loc, b)
+    /\ ctl.mode = "localized"
+    /\ ctl.loc \in Failed
+    /\ \E c \in Held(ctl.loc) : ~Admissible(ctl.loc, c[1], c[2])
 
 \* Violated in a reachable state of the reference runtime (a witness run).
 NoLegalButInadmissibleRestore == ~LegalButInadmissible
@@ -148,6 +164,7 @@ InitWith(w) ==
     /\ st = [i \in w.insts |-> "idle"]
     /\ pos = [i \in w.insts |-> 0]
     /\ ck = [i \in w.insts |-> [b \in {} |-> 0]]
+    /\ pt = [i \in w.insts |-> [p \in {} |-> 0]]
     /\ outs = {}
     /\ dep = [i \in w.insts |-> {}]
     /\ fx = {}
@@ -164,7 +181,8 @@ Begin(i) ==
     /\ i \in Insts /\ st[i] = "idle"
     /\ st' = [st EXCEPT ![i] = "run"]
     /\ ck' = [ck EXCEPT ![i] = ("entry" :> 0)]
-    /\ Observe([ev |-> "begin", instance |-> i])
+    /\ pt' = [pt EXCEPT ![i] = [p \in {} |-> 0]]
+    /\ Observe([ev |-> "begin", instance |-> i, at |-> 0])
     /\ UNCHANGED <<wl, pos, outs, dep, fx, issued, ctl, last, tally>>
 
 \* Running instance i does one more action, with outputs `new` ({} or one).
@@ -180,7 +198,7 @@ Emit(i, v) ==
     /\ i \in Insts /\ st[i] = "run"
     /\ Act(i, {[inst |-> i, pos |-> pos[i] + 1, val |-> v, committed |-> FALSE]})
     /\ Observe([ev |-> "emit", instance |-> i, value |-> v, at |-> pos[i] + 1])
-    /\ UNCHANGED <<wl, st, ck, dep, fx, issued, ctl, last, tally>>
+    /\ UNCHANGED <<wl, st, ck, pt, dep, fx, issued, ctl, last, tally>>
 
 \* Instance i commits value v: its commit checkpoint is taken.
 Commit(i, v) ==
@@ -188,7 +206,7 @@ Commit(i, v) ==
     /\ Act(i, {[inst |-> i, pos |-> pos[i] + 1, val |-> v, committed |-> TRUE]})
     /\ ck' = [ck EXCEPT ![i] = @ @@ ("commit" :> pos[i] + 1)]
     /\ Observe([ev |-> "commit", instance |-> i, value |-> v, at |-> pos[i] + 1])
-    /\ UNCHANGED <<wl, st, dep, fx, issued, ctl, last, tally>>
+    /\ UNCHANGED <<wl, st, pt, dep, fx, issued, ctl, last, tally>>
 
 \* Instance i consumes live output o of another instance (a handoff).
 Consume(i, o) ==
@@ -198,7 +216,7 @@ Consume(i, o) ==
     /\ dep' = [dep EXCEPT ![i] = @ \cup {[out |-> o, at |-> pos[i] + 1]}]
     /\ Observe([ev |-> "consume", instance |-> i, from |-> o.inst, value |-> o.val,
                 draft |-> ~o.committed, at |-> o.pos])
-    /\ UNCHANGED <<wl, st, ck, fx, issued, ctl, last, tally>>
+    /\ UNCHANGED <<wl, st, ck, pt, fx, issued, ctl, last, tally>>
 
 \* Instance i calls tool t for intent k.  An irreversible intent the ledger
 \* knows may be `replayed`: its recorded result is used, nothing is issued.
@@ -214,83 +232,102 @@ Effect(i, t, k, replayed) ==
                     ELSE issued @@ (k :> 1)
     /\ Act(i, {})
     /\ Observe([ev |-> "effect", instance |-> i, tool |-> t, intent |-> k, replayed |-> replayed])
-    /\ UNCHANGED <<wl, st, ck, dep, ctl, last, tally>>
+    /\ UNCHANGED <<wl, st, ck, pt, dep, ctl, last, tally>>
 
 \* Instance i finishes: its exit checkpoint is taken.
 Exit(i) ==
     /\ i \in Insts /\ st[i] = "run"
     /\ st' = [st EXCEPT ![i] = "exited"]
     /\ ck' = [ck EXCEPT ![i] = @ @@ ("exit" :> pos[i])]
-    /\ Observe([ev |-> "exit", instance |-> i])
-    /\ UNCHANGED <<wl, pos, outs, dep, fx, issued, ctl, last, tally>>
+    /\ Observe([ev |-> "exit", instance |-> i, at |-> pos[i]])
+    /\ UNCHANGED <<wl, pos, pt, outs, dep, fx, issued, ctl, last, tally>>
+
+\* Running instance i saves its state at its current action boundary as
+\* restore point p: a checkpoint besides entry, commit and exit, which a
+\* runtime may take after any action.  No checkpoint i holds is at that
+\* boundary already (one name per boundary: a restore names the state there).
+Checkpoint(i, p) ==
+    /\ i \in Insts /\ st[i] = "run"
+    /\ p \notin DOMAIN pt[i]
+    /\ \A c \in Held(i) : At(i, c[1], c[2]) # pos[i]
+    /\ pt' = [pt EXCEPT ![i] = @ @@ (p :> pos[i])]
+    /\ Observe([ev |-> "checkpoint", instance |-> i, point |-> p, at |-> pos[i]])
+    /\ UNCHANGED <<wl, st, pos, ck, outs, dep, fx, issued, ctl, last, tally>>
 
 \* Running instance i fails at an action boundary.
 Fail(i) ==
     /\ i \in Insts /\ st[i] = "run"
     /\ st' = [st EXCEPT ![i] = "failed"]
     /\ Observe([ev |-> "fail", instance |-> i])
-    /\ UNCHANGED <<wl, pos, ck, outs, dep, fx, issued, ctl, last, tally>>
+    /\ UNCHANGED <<wl, pos, ck, pt, outs, dep, fx, issued, ctl, last, tally>>
 
 \* The controller attributes a failure to instance i.
 Localize(i) ==
     /\ i \in Insts /\ ctl.mode = "run"
     /\ ctl' = [mode |-> "localized", loc |-> i]
     /\ Observe([ev |-> "localize", instance |-> i])
-    /\ UNCHANGED <<wl, st, pos, ck, outs, dep, fx, issued, last, tally>>
+    /\ UNCHANGED <<wl, st, pos, ck, pt, outs, dep, fx, issued, last, tally>>
 
 \* The committed work a restore of i to b that rolls `also` back with it
 \* loses: the instances it rolls back that committed or did something
 \* irreversible, and those it keeps committed that keep a read of a live output
 \* of one it rolls back (orphans: the rolled-back producer may choose another
 \* value when it runs again).
-Lost(i, b, also) ==
+Lost(i, b, p, also) ==
     {j \in also : Committed(j) \/ \E e \in fx : e.inst = j /\ e.policy = "irreversible"}
     \cup {j \in Insts \ also :
             /\ Committed(j)
             /\ \E d \in dep[j] : /\ d.out \in outs /\ d.out.inst \in also
-                                 /\ j = i => d.at <= ck[i][b]}
+                                 /\ j = i => d.at <= At(i, b, p)}
 
 \* What held when the controller decided, for the properties.
-Decision(kind, i, b, lost) ==
-    [kind |-> kind, inst |-> i, boundary |-> b, loc |-> ctl.loc,
+Decision(kind, i, b, p, lost) ==
+    [kind |-> kind, inst |-> i, boundary |-> b, point |-> p, loc |-> ctl.loc,
      adm |-> AdmissibleSet, lost |-> lost]
 
-\* The controller restores instance i to its checkpoint b and, with it, rolls
-\* the instances `also` back to their start (a checkpoint-aligned runtime may
-\* rewind more than the failed instance).  What i did after b is undone:
-\* outputs and consumptions dropped, reversible effects undone, compensable
-\* ones compensated; irreversible ones stay.
-Restore(i, b, also) ==
-    /\ Legal(i, b)
+\* The controller restores instance i to its checkpoint <<b, p>> and, with it,
+\* rolls the instances `also` back to their start (a checkpoint-aligned runtime
+\* may rewind more than the failed instance).  What i did after the checkpoint
+\* is undone: outputs and consumptions dropped, reversible effects undone,
+\* compensable ones compensated; irreversible ones stay.  i keeps the
+\* checkpoints taken at or before it, but an exit at its position only when it
+\* is the exit restored to (the exit was taken after any other there).
+Restore(i, b, p, also) ==
+    /\ Legal(i, b, p)
     /\ also \subseteq Insts \ {i}
-    /\ LET q == ck[i][b]
+    /\ LET q == At(i, b, p)
            reset(j) == j \in also
            after(x) == x.inst = i /\ x.pos > q
+           kept(c) == ck[i][c] < q \/ (ck[i][c] = q /\ (c # "exit" \/ b = "exit"))
        IN /\ st' = [j \in Insts |-> IF j = i THEN "run" ELSE IF reset(j) THEN "idle" ELSE st[j]]
           /\ pos' = [j \in Insts |-> IF j = i THEN q ELSE IF reset(j) THEN 0 ELSE pos[j]]
           /\ ck' = [j \in Insts |->
-                      IF j = i THEN [c \in {c \in DOMAIN ck[i] : Rank[c] <= Rank[b]} |-> ck[i][c]]
+                      IF j = i THEN [c \in {c \in DOMAIN ck[i] : kept(c)} |-> ck[i][c]]
                       ELSE IF reset(j) THEN [c \in {} |-> 0] ELSE ck[j]]
+          /\ pt' = [j \in Insts |->
+                      IF j = i THEN [x \in {x \in DOMAIN pt[i] : pt[i][x] <= q} |-> pt[i][x]]
+                      ELSE IF reset(j) THEN [x \in {} |-> 0] ELSE pt[j]]
           /\ outs' = {o \in outs : ~after(o) /\ ~reset(o.inst)}
           /\ dep' = [j \in Insts |->
                        IF j = i THEN {d \in dep[i] : d.at <= q}
                        ELSE IF reset(j) THEN {} ELSE dep[j]]
           /\ fx' = {e \in fx : ~reset(e.inst) /\ (after(e) => e.policy = "irreversible")}
     /\ ctl' = [mode |-> "run", loc |-> 0]
-    /\ last' = Decision("restore", i, b, Lost(i, b, also))
+    /\ last' = Decision("restore", i, b, p, Lost(i, b, p, also))
     /\ tally' = [tally EXCEPT !.restores = @ + 1]
-    /\ Observe([ev |-> "restore", instance |-> i, boundary |-> b, also |-> also])
+    /\ Observe([ev |-> "restore", instance |-> i, boundary |-> b, point |-> p,
+                at |-> At(i, b, p), also |-> also])
     /\ UNCHANGED <<wl, issued>>
 
 \* The controller blocks: recovery is left to a person.
 Block ==
     /\ ctl.mode = "localized"
     /\ ctl' = [ctl EXCEPT !.mode = "blocked"]
-    /\ last' = Decision("block", 0, "none", {})
+    /\ last' = Decision("block", 0, "none", 0, {})
     /\ tally' = [tally EXCEPT !.blocks = @ + 1,
                               !.needless = @ + (IF AdmissibleSet = {} THEN 0 ELSE 1)]
     /\ Observe([ev |-> "block"])
-    /\ UNCHANGED <<wl, st, pos, ck, outs, dep, fx, issued>>
+    /\ UNCHANGED <<wl, st, pos, ck, pt, outs, dep, fx, issued>>
 
 \* The controller reruns the whole task: every instance starts again, every
 \* effect that can be undone is; irreversible ones stay, in the ledger.
@@ -299,11 +336,12 @@ Rerun ==
     /\ st' = [i \in Insts |-> "idle"]
     /\ pos' = [i \in Insts |-> 0]
     /\ ck' = [i \in Insts |-> [b \in {} |-> 0]]
+    /\ pt' = [i \in Insts |-> [p \in {} |-> 0]]
     /\ outs' = {}
     /\ dep' = [i \in Insts |-> {}]
     /\ fx' = {}
     /\ ctl' = [mode |-> "run", loc |-> 0]
-    /\ last' = Decision("rerun", 0, "none", {})
+    /\ last' = Decision("rerun", 0, "none", 0, {})
     /\ tally' = [tally EXCEPT !.reruns = @ + 1]
     /\ Observe([ev |-> "rerun"])
     /\ UNCHANGED <<wl, issued>>
@@ -327,6 +365,10 @@ RefOp(i) ==
                      Effect(i, op.tool, op.intent,
                             wl.tools[op.tool] = "irreversible" /\ op.intent \in DOMAIN issued)
 
+\* Instance i may save a restore point at its current boundary, named by its
+\* position (a runtime names it as it likes; a trace's names are numbered).
+RefCheckpoint(i) == Checkpoint(i, pos[i])
+
 RefLocalize == \E i \in Failed : Localize(i)
 
 \* The latest admissible checkpoint of the localized instance; block or
@@ -336,12 +378,12 @@ RefDecide ==
     /\ LET i == ctl.loc
            adm == AdmissibleOf(i)
        IN IF adm # {}
-          THEN \E b \in adm : /\ \A c \in adm : Rank[c] <= Rank[b]
-                              /\ Restore(i, b, {})
+          THEN \E c \in adm : /\ \A d \in adm : At(i, d[1], d[2]) <= At(i, c[1], c[2])
+                              /\ Restore(i, c[1], c[2], {})
           ELSE Block \/ Rerun
 
 Run ==
-    \/ \E i \in Insts : Begin(i) \/ RefOp(i)
+    \/ \E i \in Insts : Begin(i) \/ RefOp(i) \/ RefCheckpoint(i)
     \/ RefLocalize
     \/ RefDecide
 
@@ -361,7 +403,7 @@ Spec == Init /\ [][Next]_vars
 RestoreSound ==
     last.kind = "restore" /\ last.adm # {} =>
         /\ last.inst = last.loc
-        /\ <<last.inst, last.boundary>> \in last.adm
+        /\ <<last.inst, last.boundary, last.point>> \in last.adm
 
 \* BlockWhenNone: when no checkpoint of a failed instance is admissible,
 \* recovery blocks or reruns the whole task; it never restores locally.
@@ -419,25 +461,40 @@ BegunAt(f, i) ==
     IN  IF s = 0 \/ \E k \in Between(s, i) : ResetBy(k, f) THEN 0 ELSE s
 
 \* The kind of event that takes each checkpoint.
-Taking == ("entry" :> "begin" @@ "commit" :> "commit" @@ "exit" :> "exit")
+Taking == ("entry" :> "begin" @@ "commit" :> "commit" @@ "exit" :> "exit"
+           @@ "point" :> "checkpoint")
 
-\* The event that took f's checkpoint b in force before event i (0: none): the
-\* first to take b since f began or a restore of f to an earlier boundary.
-TakenAt(f, b, i) ==
+\* Event k takes f's checkpoint <<b, p>> (p names a restore point; 0 a named one).
+Takes(k, f, b, p) ==
+    /\ By(k, {Taking[b]}, f)
+    /\ IF b = "point" THEN hist[k].point = p ELSE p = 0
+
+\* The checkpoint event k of f is still in force before event i: no restore of
+\* f since went back to an earlier boundary (each event says at which boundary:
+\* `at`, the number of f's actions before it), nor, for an exit, to the same
+\* boundary but another checkpoint there (the exit was taken after it).
+HeldAt(k, f, i) ==
+    ~\E r \in Between(k, i) :
+        /\ By(r, {"restore"}, f)
+        /\ \/ hist[r].at < hist[k].at
+           \/ hist[r].at = hist[k].at /\ Is(k, {"exit"}) /\ hist[r].boundary # "exit"
+
+\* The event that took f's checkpoint <<b, p>> in force before event i (0:
+\* none): the first since f began to take it and still be in force.
+TakenAt(f, b, p, i) ==
     LET s == BegunAt(f, i)
-        drops == {k \in Between(s, i) : By(k, {"restore"}, f) /\ Rank[hist[k].boundary] < Rank[b]}
-        from == IF drops = {} THEN s ELSE MaxOf(drops)
-        takes == {k \in Between(from, i) : By(k, {Taking[b]}, f)}
-    IN  IF s = 0 THEN 0 ELSE IF b = "entry" THEN s ELSE IF takes = {} THEN 0 ELSE MinOf(takes)
+        takes == {k \in s..(i - 1) : Takes(k, f, b, p) /\ HeldAt(k, f, i)}
+    IN  IF s = 0 \/ takes = {} THEN 0 ELSE MinOf(takes)
 
 \* f's action x is in force before event i: in f's current run, and no restore
 \* of f since went back to a checkpoint taken before x.
 LiveAt(x, f, i) ==
     /\ BegunAt(f, i) # 0 /\ x > BegunAt(f, i)
-    /\ ~\E r \in Between(x, i) : By(r, {"restore"}, f) /\ TakenAt(f, hist[r].boundary, r) < x
+    /\ ~\E r \in Between(x, i) :
+           By(r, {"restore"}, f) /\ TakenAt(f, hist[r].boundary, hist[r].point, r) < x
 
 \* f's current run has a commit in force before event i.
-HasCommittedAt(f, i) == TakenAt(f, "commit", i) # 0
+HasCommittedAt(f, i) == TakenAt(f, "commit", 0, i) # 0
 
 \* f failed, and no restore or restart of f followed, before event i.
 FailedAt(f, i) ==
@@ -456,18 +513,26 @@ ReadsAfterAt(j, f, a, i) ==
     \E c \in Before(i) : /\ By(c, {"consume"}, j) /\ hist[c].from = f /\ LiveAt(c, j, i)
                          /\ \E x \in Before(i) : Reads(c, x) /\ x > a /\ LiveAt(x, f, i)
 
-\* Restoring f to b before event i: the checkpoint exists, no other instance
-\* that committed holds a read of an output f made after it, and f did nothing
-\* irreversible after it.
-AdmissibleAt(f, b, i) ==
-    LET a == TakenAt(f, b, i) IN
+\* Restoring f to <<b, p>> before event i: the checkpoint exists, no other
+\* instance that committed holds a read of an output f made after it, and f did
+\* nothing irreversible after it.
+AdmissibleAt(f, b, p, i) ==
+    LET a == TakenAt(f, b, p, i) IN
     /\ a # 0
     /\ ~\E j \in Insts \ {f} : HasCommittedAt(j, i) /\ ReadsAfterAt(j, f, a, i)
     /\ ~\E x \in Between(a, i) : By(x, {"effect"}, f) /\ wl.tools[hist[x].tool] = "irreversible"
 
-\* The admissible restores of failed instances before event i.
+\* The checkpoints a restore of f before event i could name: the named ones and
+\* every restore point f saved.
+NamesAt(f, i) ==
+    {<<b, 0>> : b \in Named}
+    \cup {<<"point", hist[k].point>> : k \in {k \in Before(i) : By(k, {"checkpoint"}, f)}}
+
+\* The admissible restores of failed instances before event i, as
+\* <<instance, boundary, point>>.
 AdmissibleSetAt(i) ==
-    {fb \in Insts \X Boundaries : FailedAt(fb[1], i) /\ AdmissibleAt(fb[1], fb[2], i)}
+    UNION {{<<f, c[1], c[2]>> : c \in {c \in NamesAt(f, i) : AdmissibleAt(f, c[1], c[2], i)}}
+           : f \in {f \in Insts : FailedAt(f, i)}}
 
 \* The instance the last localize before event i blamed.
 BlamedAt(i) == hist[MaxOf({j \in Before(i) : Is(j, {"localize"})})].instance
@@ -480,7 +545,7 @@ Issues(j) == Is(j, {"effect"}) /\ wl.tools[hist[j].tool] = "irreversible" /\ ~hi
 RestoreSoundRightAt(i) ==
     Is(i, {"restore"}) /\ AdmissibleSetAt(i) # {} =>
         /\ hist[i].instance = BlamedAt(i)
-        /\ <<hist[i].instance, hist[i].boundary>> \in AdmissibleSetAt(i)
+        /\ <<hist[i].instance, hist[i].boundary, hist[i].point>> \in AdmissibleSetAt(i)
 HistRestoreSound == Last(RestoreSoundRightAt)
 
 \* BlockWhenNone over the history: a restore is made only while some failed
@@ -492,7 +557,7 @@ HistBlockWhenNone == Last(BlockWhenNoneRightAt)
 \* and if k is the restored instance, c came before the checkpoint.
 KeepsRead(i, k, c) ==
     /\ k \notin hist[i].also
-    /\ k = hist[i].instance => c < TakenAt(k, hist[i].boundary, i)
+    /\ k = hist[i].instance => c < TakenAt(k, hist[i].boundary, hist[i].point, i)
 
 \* PreserveCommitted over the history: a restore rolls back with it no instance
 \* whose current run has committed or called an irreversible tool, nor one

@@ -24,9 +24,10 @@ Apply(e) ==
                                            /\ Consume(e.instance, o)
     \/ e.ev = "effect" /\ Effect(e.instance, e.tool, e.intent, e.replayed)
     \/ e.ev = "exit" /\ Exit(e.instance)
+    \/ e.ev = "checkpoint" /\ Checkpoint(e.instance, e.point)
     \/ e.ev = "fail" /\ Fail(e.instance)
     \/ e.ev = "localize" /\ Localize(e.instance)
-    \/ e.ev = "restore" /\ Restore(e.instance, e.boundary, e.also)
+    \/ e.ev = "restore" /\ Restore(e.instance, e.boundary, e.point, e.also)
     \/ e.ev = "block" /\ Block
     \/ e.ev = "rerun" /\ Rerun
 
@@ -39,8 +40,8 @@ Expected ==
     THEN LET i == ctl.loc
              adm == AdmissibleOf(i)
          IN IF adm = {} THEN {[ev |-> "block"], [ev |-> "rerun"]}
-            ELSE {[ev |-> "restore", instance |-> i, boundary |-> b] :
-                    b \in {b \in adm : \A c \in adm : Rank[c] <= Rank[b]}}
+            ELSE {[ev |-> "restore", instance |-> i, boundary |-> c[1], point |-> c[2]] :
+                    c \in {c \in adm : \A d \in adm : At(i, d[1], d[2]) <= At(i, c[1], c[2])}}
     ELSE IF ctl.mode = "run"
     THEN {[ev |-> "localize", instance |-> i] : i \in Failed}
     ELSE {}
