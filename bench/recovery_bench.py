@@ -32,6 +32,7 @@ import click
 from rctools.recovery.matrix import Judged, judge_runs, record
 from rctools.recovery.policies import POLICIES
 from rctools.recovery.workloads import WORKLOADS
+from recovery_audit_bench import HEADING as AUDIT_HEADING
 
 # Each model and tool call takes this long, so that replayed work shows in the time to recovery
 # as it would with a real model and remote tools; LangGraph and SQLite costs come on top.
@@ -150,7 +151,12 @@ def main(repeats: int, out: Path, latency_ms: float) -> None:
     except BenchError as exc:
         print(f"recovery_bench: {exc}", file=sys.stderr)
         sys.exit(2)
-    out.write_text(report(pairs, repeats, latency_ms), encoding="utf-8")
+    # Keep the audit's section (recovery_audit_bench.py writes it into the same file).
+    old = out.read_text(encoding="utf-8") if out.exists() else ""
+    kept = old[old.find(AUDIT_HEADING) :] if AUDIT_HEADING in old else ""
+    out.write_text(
+        report(pairs, repeats, latency_ms) + ("\n" + kept if kept else ""), encoding="utf-8"
+    )
     print(table(pairs, repeats), end="")
 
 

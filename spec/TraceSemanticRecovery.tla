@@ -40,8 +40,11 @@ Expected ==
     THEN LET i == ctl.loc
              adm == AdmissibleOf(i)
          IN IF adm = {} THEN {[ev |-> "block"], [ev |-> "rerun"]}
-            ELSE {[ev |-> "restore", instance |-> i, boundary |-> c[1], point |-> c[2]] :
-                    c \in {c \in adm : \A d \in adm : At(i, d[1], d[2]) <= At(i, c[1], c[2])}}
+            ELSE LET latest == {c \in adm : \A d \in adm : At(i, d[1], d[2]) <= At(i, c[1], c[2])}
+                 IN  {[ev |-> "restore", instance |-> i, boundary |-> c[1]] :
+                        c \in {c \in latest : c[1] # "point"}}
+                     \cup {[ev |-> "restore", instance |-> i, boundary |-> "point", point |-> c[2]] :
+                            c \in {c \in latest : c[1] = "point"}}
     ELSE IF ctl.mode = "run"
     THEN {[ev |-> "localize", instance |-> i] : i \in Failed}
     ELSE {}

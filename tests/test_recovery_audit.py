@@ -1,7 +1,7 @@
 """The recovery audit: generated workflows are seeded and deterministic, the controller blames an
 instance from the recorded events (never from the injector's answer), and a small audit on real
 LangGraph, judged by TLC, finds unsafe admitted restores for `entry` and `native` and none for
-`admissible`, whose blocks the spec counts as necessary.
+`admissible`, which, with a restore point at every action boundary, never has to block.
 
 The fast tests need neither LangGraph runs nor TLC; the audit (12 workflows x 3 policies, one
 TLC run) takes about 15 s.
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import Run, invoke, read_trace_file, run_cli
-from rctools.recovery.controller import certify, localize, observed
+from rctools.recovery.controller import certify, kept_after_restore, localize, observed
 from rctools.recovery.generate import DOMAINS, generate
 from rctools.recovery.workloads import WORKLOADS
 
@@ -95,6 +95,37 @@ def test_certification_matches_the_hand_written_cases() -> None:
         *SCHEDULE_EVENTS[4:],
     ]
     assert certify(paid, "A", w.instances, w.tools) == []
+    # A restore point saved after the payment is certified, and one before it is not.
+    pointed = [
+        *SCHEDULE_EVENTS[:4],
+        _ev("checkpoint", instance="A", point="A@2"),
+        paid[4],
+        _ev("checkpoint", instance="A", point="A@3"),
+        *SCHEDULE_EVENTS[4:],
+    ]
+    assert certify(pointed, "A", w.instances, w.tools) == ["A@3"]
+
+
+def test_a_restore_forgets_the_checkpoints_after_its_target() -> None:
+    """As the contract's Restore: a restore to A's commit drops the restore points saved
+    after it, so they are neither certified nor restored to again; the exit at a restore
+    point's boundary goes when the restore is to that point."""
+    w = WORKLOADS["schedule-form"]
+    events = [
+        *SCHEDULE_EVENTS[:4],
+        _ev("effect", instance="A", tool="calendar.lookup", intent="A/again"),
+        _ev("checkpoint", instance="A", point="A@3"),
+        *SCHEDULE_EVENTS[4:8],
+        _ev("localize", instance="A"),
+        _ev("restore", instance="A", boundary="commit"),
+    ]
+    assert certify(events, "A", w.instances, w.tools) == ["commit"]
+    assert kept_after_restore({"entry": 0, "p": 2, "exit": 2}, "p") == {"entry": 0, "p": 2}
+    assert kept_after_restore({"entry": 0, "p": 2, "exit": 2}, "exit") == {
+        "entry": 0,
+        "p": 2,
+        "exit": 2,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -131,13 +162,14 @@ def test_every_run_of_the_audit_is_judged(audit: Run, rows: dict) -> None:
 
 
 @pytest.mark.slow
-def test_admissible_admits_no_unsafe_restore_and_blocks_only_when_necessary(rows: dict) -> None:
+def test_admissible_admits_no_unsafe_restore_and_never_blocks(rows: dict) -> None:
+    """A failure surfaces at an action boundary, and the runtime saved a restore point at the
+    one before it: nothing lies after that point, so it is admissible and no block is needed
+    (the spec would count one as needless)."""
     admissible = rows["admissible"]
     assert admissible["unsafe_restores"] == 0 and admissible["properties"] == {}
-    assert admissible["restores"] > 0 and admissible["blocks"] > 0
-    assert admissible["necessary_blocks"] == admissible["blocks"]
-    assert admissible["needless_blocks"] == 0
-    assert admissible["restores"] + admissible["blocks"] == WORKFLOWS
+    assert admissible["restores"] == WORKFLOWS
+    assert admissible["blocks"] == admissible["needless_blocks"] == 0
 
 
 @pytest.mark.slow

@@ -42,6 +42,14 @@ def _restore_to_missing_exit(h: dict, evs: list) -> tuple[dict, list]:
     return h, [*evs[:10], {"ev": "restore", "instance": "A", "boundary": "exit"}]
 
 
+def _restore_to_a_point_never_saved(folder: Path) -> None:
+    header, events = read_trace_file(
+        TRACES / "recovery" / "ok-restore-to-point-after-payment.jsonl"
+    )
+    wrong = {"ev": "restore", "instance": "A", "boundary": "point", "point": "A-nowhere"}
+    write_trace_file(folder / "restore-to-unsaved-point.jsonl", header, [*events[:-1], wrong])
+
+
 def _core_event(h: dict, evs: list) -> tuple[dict, list]:
     return h, [*evs[:3], {"ev": "step", "proc": "w1", "checkpoint": "c1", "parent": None}]
 
@@ -55,6 +63,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]
     _variant(folder, "replay-of-nothing.jsonl", _replay_of_nothing)
     _variant(folder, "core-event.jsonl", _core_event)
     _variant(folder, "restore-to-missing-exit.jsonl", _restore_to_missing_exit)
+    _restore_to_a_point_never_saved(folder)
     run: Run = run_cli("--format", "json", folder)
     run.assert_no_traceback()
     assert run.returncode == 2, run  # invalid traces among them
@@ -90,7 +99,10 @@ def test_a_replay_of_an_intent_never_issued_matches_no_action(judged: dict) -> N
 def test_an_event_of_another_contract_is_invalid(judged: dict) -> None:
     verdict = judged["core-event.jsonl"]
     assert verdict["status"] == "invalid"
-    assert "unknown event 'step'; SemanticRecovery knows: begin, block, commit" in verdict["reason"]
+    assert (
+        "unknown event 'step'; SemanticRecovery knows: begin, block, checkpoint, commit"
+        in verdict["reason"]
+    )
 
 
 def test_a_restore_to_a_checkpoint_never_taken_names_the_expected_restore(judged: dict) -> None:
@@ -103,3 +115,17 @@ def test_a_restore_to_a_checkpoint_never_taken_names_the_expected_restore(judged
         [],
     )
     assert verdict["expected"] == [{"ev": "restore", "instance": "A", "boundary": "commit"}]
+
+
+def test_a_restore_to_a_point_never_saved_names_the_latest_saved_one(judged: dict) -> None:
+    """A restore point is legal only once saved; the reference controller would have restored A
+    to the latest admissible one, named as the trace names it."""
+    verdict = judged["restore-to-unsaved-point.jsonl"]
+    assert (verdict["status"], verdict["event_index"], verdict["properties"]) == (
+        "violates",
+        14,
+        [],
+    )
+    assert verdict["expected"] == [
+        {"ev": "restore", "instance": "A", "boundary": "point", "point": "A-after-pay"}
+    ]

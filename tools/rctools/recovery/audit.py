@@ -49,6 +49,7 @@ class Row:
     mislocalized: int = 0
     ambiguous: int = 0
     through_langgraph: int = 0  # restores resumed from LangGraph's own checkpoint
+    to_point: int = 0  # restores to a restore point, not to entry, commit or exit
     broken: Counter[str] = field(default_factory=Counter)  # property -> runs rejected for it
     unsafe_by_domain: Counter[str] = field(default_factory=Counter)
 
@@ -60,6 +61,7 @@ class Row:
         if run.restores:
             self.restores += 1
             self.through_langgraph += bool(run.through_langgraph)
+            self.to_point += bool(run.to_point)
             if set(verdict.properties) & set(RESTORE_PROPERTIES):
                 self.unsafe_restores += 1
                 self.unsafe_by_domain[domain_of(run.workload)] += 1
@@ -90,6 +92,7 @@ class Row:
             "mislocalized": self.mislocalized,
             "ambiguous_localizations": self.ambiguous,
             "restores_through_langgraph": self.through_langgraph,
+            "restores_to_point": self.to_point,
             "properties": dict(sorted(self.broken.items())),
             "unsafe_restores_by_domain": dict(sorted(self.unsafe_by_domain.items())),
         }
@@ -134,6 +137,7 @@ def audit_table(
         right("reruns"),
         right("misloc"),
         right("via LG"),
+        right("to point"),
         right("done"),
         "properties broken (runs)",
     ]
@@ -149,6 +153,7 @@ def audit_table(
             r.reruns,
             r.mislocalized,
             r.through_langgraph,
+            r.to_point,
             r.completed,
             ", ".join(f"{p} {n}" for p, n in sorted(r.broken.items())) or "-",
         )
@@ -163,6 +168,7 @@ def audit_table(
         "unsafe: admitted restores the contract rejects (RestoreSound, BlockWhenNone, "
         "PreserveCommitted); necessary: blocks the spec counts as not needless; misloc: the "
         "controller blamed another instance than the injector made fail; via LG: restores resumed "
-        "from LangGraph's own checkpoint"
+        "from LangGraph's own checkpoint; to point: restores to a restore point saved at an "
+        "action boundary (not entry, commit or exit)"
     )
     return "\n".join(lines)

@@ -13,9 +13,10 @@ the tool call that failed but not the instance that made it. From those it
   first is blamed and the localization is ambiguous (the admissible policy then blocks rather
   than guess). None: nothing is blamed.
 - **certifies** the checkpoints of the blamed instance (`certify`): a checkpoint (entry at
-  position 0, commit and exit where the events put them) is certified when every output of the
-  instance that a committed consumer read was produced at or before it, and no irreversible
-  effect of the instance lies after it.
+  position 0, commit and exit where the events put them, and every restore point a `checkpoint`
+  event saved at a later action boundary) is certified when every output of the instance that
+  a committed consumer read was produced at or before it, and no irreversible effect of the
+  instance lies after it.
 
 This is the runtime under test, not the judge: the SemanticRecovery spec decides whether the
 blamed instance had failed and whether the certified checkpoint was admissible.
@@ -29,7 +30,7 @@ from typing import Any
 
 from rctools.recovery.workloads import Action
 
-BOUNDARIES = ("entry", "commit", "exit")
+NAMED = ("entry", "commit", "exit")
 
 Event = Mapping[str, Any]
 
@@ -41,6 +42,7 @@ class Incarnation:
     begun: bool = False
     exited: bool = False
     pos: int = 0
+    # entry, commit, exit or a restore point's name -> its position
     checkpoints: dict[str, int] = field(default_factory=dict)
     outputs: list[tuple[int, str]] = field(default_factory=list)  # (pos, value)
     consumed: list[tuple[int, str, str]] = field(default_factory=list)  # (pos, from, value)
@@ -61,6 +63,23 @@ class Localization:
     @property
     def ambiguous(self) -> bool:
         return len(self.candidates) > 1
+
+
+def restore_target(event: Event) -> str:
+    """The checkpoint a restore event names: a named boundary, or the restore point's name."""
+    return str(event["point"]) if event["boundary"] == "point" else str(event["boundary"])
+
+
+def kept_after_restore(checkpoints: dict[str, int], target: str) -> dict[str, int]:
+    """The checkpoints an instance keeps when restored to `target` (the contract's Restore):
+    those at or before its position, but an exit there only when it is the one restored to
+    (the exit was taken after any other checkpoint at its boundary)."""
+    q = checkpoints[target]
+    return {
+        b: p
+        for b, p in checkpoints.items()
+        if p < q or (p == q and (b != "exit" or target == "exit"))
+    }
 
 
 def observed(events: Iterable[Event]) -> list[Event]:
@@ -86,12 +105,12 @@ def replay(
         elif ev == "exit":
             me.exited = True
             me.checkpoints["exit"] = me.pos
+        elif ev == "checkpoint":
+            me.checkpoints[str(e["point"])] = me.pos
         elif ev == "restore":
-            q = me.checkpoints[e["boundary"]]
-            rank = BOUNDARIES.index(e["boundary"])
-            me.checkpoints = {
-                b: p for b, p in me.checkpoints.items() if BOUNDARIES.index(b) <= rank
-            }
+            target = restore_target(e)
+            q = me.checkpoints[target]
+            me.checkpoints = kept_after_restore(me.checkpoints, target)
             me.outputs = [o for o in me.outputs if o[0] <= q]
             me.consumed = [c for c in me.consumed if c[0] <= q]
             me.irreversible = [p for p in me.irreversible if p <= q]
@@ -135,7 +154,8 @@ def localize(
 def certify(
     events: Sequence[Event], instance: str, instances: Iterable[str], tools: Mapping[str, str]
 ) -> list[str]:
-    """The checkpoints of `instance`, latest first, that the controller certifies."""
+    """The checkpoints of `instance` (a named boundary or a restore point's name), latest
+    first, that the controller certifies."""
     inc = replay(observed(events), instances, tools)
     me = inc[instance]
     live = set(me.outputs)
@@ -149,10 +169,10 @@ def certify(
         if out == value
     ]
     found = []
-    for boundary in reversed(BOUNDARIES):
-        q = me.checkpoints.get(boundary)
-        if q is None:
-            continue
+    # Latest first: by position, and at one position the exit (taken after the others there).
+    for boundary, q in sorted(
+        me.checkpoints.items(), key=lambda item: (item[1], item[0] == "exit"), reverse=True
+    ):
         orphans = any(pos > q for pos, _ in read_by_committed)
         if not orphans and not any(p > q for p in me.irreversible):
             found.append(boundary)

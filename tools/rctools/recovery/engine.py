@@ -4,7 +4,9 @@ Each instance runs inside LangGraph nodes (see `Workload.layout`); parallel node
 on LangGraph's worker threads and hand outputs over through a board, so a consumer can act on
 a producer's committed output while the producer is still running. The engine keeps, per
 instance, its current incarnation: position, outputs, consumptions, effects and the entry,
-commit and exit checkpoints (snapshots of where it was and what it knew).
+commit and exit checkpoints (snapshots of where it was and what it knew); with `points`, also a
+restore point after every other action (a `checkpoint` event), so that a controller can restore
+to any action boundary, not only to those three.
 
 When an instance fails, LangGraph saves the successful parallel tasks' writes and raises. The
 controller localizes the failure and asks the policy what to do. A restore resumes the
@@ -30,12 +32,12 @@ from typing import Annotated, Any, Literal, TypedDict
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
-from rctools.recovery.controller import Localization, localize
+from rctools.recovery.controller import Localization, kept_after_restore, localize
 from rctools.recovery.trace import TraceWriter
 from rctools.recovery.workloads import Action, Segment, Workload
 from rctools.recovery.world import Model, World
 
-BOUNDARIES = ("entry", "commit", "exit")
+NAMED = ("entry", "commit", "exit")
 WAIT_SECONDS = 30.0
 MAX_RECOVERIES = 3
 
@@ -101,7 +103,7 @@ class Decision:
     """
 
     kind: Literal["restore", "block", "rerun"]
-    boundary: str = ""
+    boundary: str = ""  # entry, commit, exit, or the name of a restore point
     resume: Literal["checkpoint", "node", "fork"] = "checkpoint"
     also: tuple[str, ...] = ()
     reason: str = "no admissible checkpoint"
@@ -137,6 +139,7 @@ class RunResult:
     blocks: int = 0
     reruns: int = 0
     through_langgraph: int = 0  # restores that resumed from LangGraph's own checkpoint
+    to_point: int = 0  # restores to a restore point (not entry, commit or exit)
 
     @property
     def mislocalized(self) -> bool:
@@ -154,8 +157,10 @@ class Engine:
         *,
         latency: float = 0.0,
         ledger: bool = True,
+        points: bool = False,
     ) -> None:
         self.workload = workload
+        self.points = points
         self.policy = policy
         self.decide = decide
         self.cond = threading.Condition()
@@ -308,6 +313,11 @@ class Engine:
                     fields["replayed"] = True
                 self.trace.event("effect", instance=name, tool=action.tool, intent=intent, **fields)
             inc.pos = pos
+            if self.points and action.kind != "commit":
+                # A restore point at this boundary (the commit's checkpoint already is one).
+                point = f"{name}@{pos}"
+                inc.checkpoints[point] = Snapshot(index + 1, pos, dict(known))
+                self.trace.event("checkpoint", instance=name, point=point)
             self.cond.notify_all()
 
     def _readable(self, source: str, draft: bool) -> tuple[int, str] | None:
@@ -323,9 +333,10 @@ class Engine:
     # --- recovery --------------------------------------------------------------------------
 
     def restore(self, name: str, decision: Decision) -> None:
-        """Rolls instance `name` back to its checkpoint `decision.boundary`: effects after it
-        are taken back (irreversible ones stay), outputs and consumptions after it dropped.
-        The instances `decision.also` go back to their start."""
+        """Rolls instance `name` back to its checkpoint `decision.boundary` (a named boundary or
+        a restore point's name): effects after it are taken back (irreversible ones stay),
+        outputs and consumptions after it dropped, checkpoints after it forgotten. The
+        instances `decision.also` go back to their start."""
         inc = self.inc[name]
         snap = inc.checkpoints[decision.boundary]
         q = snap.pos
@@ -333,15 +344,21 @@ class Engine:
         inc.effects = [e for e in inc.effects if e[0] <= q or e[1] == "irreversible"]
         inc.outputs = [o for o in inc.outputs if o[0] <= q]
         inc.consumed = [c for c in inc.consumed if c[0] <= q]
-        rank = BOUNDARIES.index(decision.boundary)
-        inc.checkpoints = {b: s for b, s in inc.checkpoints.items() if BOUNDARIES.index(b) <= rank}
+        positions = {b: s.pos for b, s in inc.checkpoints.items()}
+        kept = kept_after_restore(positions, decision.boundary)
+        inc.checkpoints = {b: s for b, s in inc.checkpoints.items() if b in kept}
         inc.pos, inc.exited, inc.attempt = q, False, inc.attempt + 1
         self.resume[name] = snap if decision.resume == "checkpoint" else NATIVE
         for other in decision.also:
             self._take_back(self.inc[other].effects)
             self.inc[other] = Incarnation(attempt=self.inc[other].attempt + 1)
-        fields = {"also": list(decision.also)} if decision.also else {}
-        self.trace.event("restore", instance=name, boundary=decision.boundary, **fields)
+        fields: dict[str, Any] = {"also": list(decision.also)} if decision.also else {}
+        if decision.boundary in NAMED:
+            self.trace.event("restore", instance=name, boundary=decision.boundary, **fields)
+        else:
+            self.trace.event(
+                "restore", instance=name, boundary="point", point=decision.boundary, **fields
+            )
 
     def _take_back(self, effects: Iterable[tuple[int, str, int | None]]) -> None:
         for _, policy, row in effects:
@@ -372,7 +389,7 @@ class Engine:
         committed_at_failure: set[str] = set()
         reran = False
         first: tuple[str | None, str | None, tuple[str, ...]] = (None, None, ())
-        counts = {"restore": 0, "block": 0, "rerun": 0, "langgraph": 0}
+        counts = {"restore": 0, "block": 0, "rerun": 0, "langgraph": 0, "point": 0}
         outcome: Literal["completed", "blocked"] = "completed"
         for _ in range(MAX_RECOVERIES + 1):
             try:
@@ -401,6 +418,7 @@ class Engine:
                 counts["langgraph"] += (
                     decision.kind == "restore" and decision.resume != "checkpoint"
                 )
+                counts["point"] += decision.kind == "restore" and decision.boundary not in NAMED
                 if decision.kind == "block":
                     self.trace.event("block", reason=decision.reason)
                     outcome = "blocked"
@@ -439,4 +457,5 @@ class Engine:
             blocks=counts["block"],
             reruns=counts["rerun"],
             through_langgraph=counts["langgraph"],
+            to_point=counts["point"],
         )

@@ -57,6 +57,7 @@ def measured(run: RunResult) -> dict[str, Any]:
         "model_calls": run.model_calls,
         "effects": run.effects,
         "restores_through_langgraph": run.through_langgraph,
+        "restores_to_point": run.to_point,
         "failed": run.failed,
         "localized": run.localized,
         "candidates": list(run.candidates),
@@ -92,8 +93,9 @@ def record(
 def run_one(
     workload: Workload, policy: str, trace: Path, db: Path, latency: float, ledger: bool
 ) -> RunResult:
-    """One run of `workload` under `policy` (on its commit-aligned layout for a policy that
-    restores to commits), its trace written to `trace`, LangGraph's state in `db`."""
+    """One run of `workload` under `policy` (on its commit-aligned layout, with a restore point
+    at every action boundary, for a policy whose controller places the runtime's checkpoints),
+    its trace written to `trace`, LangGraph's state in `db`."""
     engine = Engine(
         aligned(workload) if policy in ALIGNED_LAYOUT else workload,
         policy,
@@ -102,6 +104,7 @@ def run_one(
         db,
         latency=latency,
         ledger=ledger,
+        points=policy in ALIGNED_LAYOUT,
     )
     return engine.run()
 
