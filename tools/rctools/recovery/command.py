@@ -18,6 +18,10 @@ import click
 from resumecheck import texttable
 from resumecheck.errors import UsageError
 
+from rctools.langgraph.app import AppError, parse_json
+from rctools.recovery.app import load_app
+from rctools.recovery.appengine import APP_POLICIES
+from rctools.recovery.appmatrix import AppMatrix
 from rctools.recovery.audit import audit_figures, audit_table
 from rctools.recovery.engine import RunResult, Stuck
 from rctools.recovery.generate import generate
@@ -107,7 +111,14 @@ def configure(
     audit: bool,
     workflows: int,
     seed: int,
-) -> RecoveryMatrix:
+    app: str | None,
+    tools: Path | None,
+    app_input: str | None,
+) -> RecoveryMatrix | AppMatrix:
+    if app is not None:
+        return configure_app(policies, workloads, ledger, audit, app, tools, app_input)
+    if tools is not None or app_input is not None:
+        raise UsageError("--tools and --input go with --app")
     chosen = list(policies or POLICIES)
     if audit:
         if workloads:
@@ -117,6 +128,29 @@ def configure(
         )
     names = workloads or tuple(WORKLOADS)
     return RecoveryMatrix(chosen, [WORKLOADS[n] for n in names], ledger=ledger, audit=None)
+
+
+def configure_app(
+    policies: tuple[str, ...],
+    workloads: tuple[str, ...],
+    ledger: bool,
+    audit: bool,
+    app: str,
+    tools: Path | None,
+    app_input: str | None,
+) -> AppMatrix:
+    """`--app`: the user's graph at each of its failure points (appmatrix)."""
+    if workloads or audit or not ledger:
+        raise UsageError("--app runs the user's graph: no --workload, --audit or --no-ledger")
+    if "entry" in policies:
+        raise UsageError(
+            "--app: on a graph, restoring a node's entry is LangGraph's resume (--policy resume)"
+        )
+    try:
+        loaded = load_app(app, tools, parse_json("--input", app_input, {}))
+        return AppMatrix(loaded, list(policies or APP_POLICIES))
+    except AppError as exc:
+        raise UsageError(str(exc)) from None
 
 
 OPTIONS: list[Callable[[Any], Any]] = [
@@ -161,6 +195,26 @@ OPTIONS: list[Callable[[Any], Any]] = [
         show_default=True,
         help="With --audit: the generator's seed (the same seed, the same workflows).",
     ),
+    click.option(
+        "--app",
+        metavar="MODULE:FACTORY",
+        help="Your own LangGraph graph instead: FACTORY(checkpointer) returns it compiled, "
+        "unchanged; every policy runs it with a failure before each declared tool call "
+        "(docs/recovery.md, 'Your own graph').",
+    ),
+    click.option(
+        "--tools",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="With --app: a JSON file declaring the functions the graph's nodes call that act "
+        "on the world, each with its policy (none, reversible, compensable, irreversible) and, "
+        "when it can be taken back, its undo.",
+    ),
+    click.option(
+        "--input",
+        "app_input",
+        metavar="JSON",
+        help="With --app: the graph's input (default {}).",
+    ),
 ]
 
 command = suite_command(
@@ -178,7 +232,12 @@ failure), resume (LangGraph's resume after an error: re-run the failed node), ad
 \b
 With --audit, every policy runs on --workflows generated workflows (five domains, seeded by
 --seed) instead, and the figures count, from the spec's verdicts, the unsafe admitted
-restores, the necessary blocks and the mislocalized failures of each policy.""",
+restores, the necessary blocks and the mislocalized failures of each policy.
+
+\b
+With --app MODULE:FACTORY --tools FILE, your own graph: every policy (retry, native,
+resume, admissible) fails it before each declared tool call, on LangGraph's checkpoints, and
+the figures are the same counts per policy.""",
     options=OPTIONS,
     configure=configure,
 )

@@ -1,0 +1,82 @@
+"""The cells of `run recovery --app`: every chosen policy at every failure point of the app.
+
+A fault-free run of the user's graph first (appengine.pilot) says which node executions it
+makes -- the trace's instances -- and where a failure can be injected: before each call of a
+declared tool. Each (policy, failure point) is then a cell, recorded on its own thread and
+SQLite database, and all are judged in one TLC run; the figures are the audit's counts per
+policy (rctools.recovery.audit), over the app's failure points instead of generated
+workflows.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rctools.recovery.app import RecoveryApp
+from rctools.recovery.appengine import AppRun, FailurePoint, pilot
+from rctools.recovery.audit import audit_figures, audit_table
+from rctools.recovery.engine import RunResult, Stuck
+from rctools.recovery.matrix import Judged, measured
+from rctools.suite.command import Figures
+from rctools.suite.command import Judged as JudgedCells
+from rctools.suite.reports import Cell, CellReport
+
+
+class AppMatrix:
+    """Every policy at every failure point of one app."""
+
+    DOCS = "docs/recovery.md"
+    DECLARED: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, app: RecoveryApp, policies: Sequence[str]) -> None:
+        self.app = app
+        self.policies = list(policies)
+        with tempfile.TemporaryDirectory(prefix="recovery-app-") as scratch:
+            self.instances, points = pilot(app, Path(scratch))
+        self.points = {p.name: p for p in points}
+        self.runs: dict[str, RunResult] = {}
+
+    def cells(self) -> list[Cell]:
+        return [
+            Cell(f"{p}/{point}", point, f"{p}: {self.app.spec} fails before {point}", {"policy": p})
+            for point in self.points
+            for p in self.policies
+        ]
+
+    def runtime(self) -> dict[str, str]:
+        return {"name": "langgraph", "version": importlib.metadata.version("langgraph")}
+
+    def record_cell(self, cell: Cell, traces: Path, scratch: Path) -> CellReport:
+        report = CellReport(cell, f"{cell.name}.jsonl")
+        db = scratch / f"{cell.name.replace('/', '-')}.sqlite"
+        point: FailurePoint = self.points[cell.scenario]
+        try:
+            run = AppRun(
+                self.app, cell.params["policy"], point, traces / report.trace, db, self.instances
+            ).run()
+        except Stuck as exc:
+            report.problem = str(exc)
+            return report
+        finally:
+            db.unlink(missing_ok=True)
+        self.runs[cell.name] = run
+        report.notes = measured(run)
+        return report
+
+    def figures(self, judged: JudgedCells) -> Figures:
+        """The audit's counts per policy over the app's failure points."""
+        pairs = [Judged(self.runs[r.cell.name], v) for r, v in judged if v is not None]
+        points = len(self.points)
+        table = audit_table(pairs, self.policies, points, 0).splitlines()
+        table[0] = (
+            f"app {self.app.spec}: {len(self.instances)} instance(s), a failure before each of "
+            f"{points} declared-tool call(s) (by tool: {table[0].partition('domains ')[2]})"
+        )
+        figures = audit_figures(pairs, self.policies, points, 0)
+        figures["app"] = self.app.spec
+        figures["instances"] = self.instances
+        return Figures({"audit": figures}, "\n".join(table))
