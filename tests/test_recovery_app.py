@@ -126,11 +126,22 @@ def test_a_bad_tools_file_is_a_usage_error(
 
 def test_unsupported_shapes_are_refused_up_front(tmp_path: Path) -> None:
     tools = _write_tools(tmp_path, {"search_hotels": {"policy": "none"}})
+    (tmp_path / "parked").mkdir()
+    parked_tools = _write_tools(tmp_path / "parked", {"tally": {"policy": "none"}})
+    (tmp_path / "unused").mkdir()
+    unused = _write_tools(tmp_path / "unused", {"release_room": {"policy": "none"}})
     cases = [
         (["--app", f"{APPS / 'drafting.py'}:make_workflow", "--tools", tools], "StateGraph"),
         (["--app", APP], "--app needs --tools"),
         (["--app", APP, "--tools", tools, "--policy", "entry"], "resume"),
         (["--tools", tools], "go with --app"),
+        # the fault-free run, before any cell: a graph that parks at interrupts; one whose
+        # nodes call none of the declared tools
+        (
+            ["--app", f"{APPS / 'parallel_review.py'}:make_graph", "--tools", parked_tools],
+            "interrupt",
+        ),
+        (["--app", APP, "--tools", unused, "--input", INPUT], "called no declared tool"),
     ]
     for args, message in cases:
         run = invoke("run", "recovery", *args, "--out", tmp_path / "out", "--no-progress")

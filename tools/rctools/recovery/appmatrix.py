@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rctools.langgraph.app import AppError
 from rctools.recovery.app import RecoveryApp
 from rctools.recovery.appengine import AppRun, FailurePoint, pilot
 from rctools.recovery.audit import audit_figures, audit_table
@@ -27,7 +28,9 @@ from rctools.suite.reports import Cell, CellReport
 
 
 class AppMatrix:
-    """Every policy at every failure point of one app."""
+    """Every policy at every failure point of one app. The fault-free run is made here, before
+    any cell: a graph it shows unsupported (parked at an interrupt, calling no declared tool,
+    raising) is refused with an AppError."""
 
     DOCS = "docs/recovery.md"
     DECLARED: ClassVar[dict[str, Any]] = {}
@@ -36,7 +39,19 @@ class AppMatrix:
         self.app = app
         self.policies = list(policies)
         with tempfile.TemporaryDirectory(prefix="recovery-app-") as scratch:
-            self.instances, points = pilot(app, Path(scratch))
+            try:
+                self.instances, points = pilot(app, Path(scratch))
+            except Stuck as exc:
+                raise AppError(f"--app: the fault-free run cannot be audited: {exc}") from None
+            except Exception as exc:  # the user's graph: anything can go wrong in it
+                raise AppError(
+                    f"--app: the fault-free run raised {type(exc).__name__}: {exc}"
+                ) from None
+        if not points:
+            raise AppError(
+                "--app: the fault-free run called no declared tool, so there is no boundary to "
+                "fail at (name in --tools the functions the nodes call)"
+            )
         self.points = {p.name: p for p in points}
         self.runs: dict[str, RunResult] = {}
 
