@@ -1,5 +1,6 @@
 """Semantic recoverability under test: tool-agent workflows on LangGraph, restore policies.
 
 `resume-check run recovery` records one SemanticRecovery trace per (policy, workload) and lets
-the spec judge them; see docs/recovery.md.
+the spec judge them; `--audit` does so on generated workflows (generate.py, audit.py), `--app`
+on a user's own graph (app.py, appengine.py, appmatrix.py); see docs/recovery.md.
 """
