@@ -154,6 +154,7 @@ class AppRun:
         db_path.unlink(missing_ok=True)
         self.db = sqlite3.connect(db_path, check_same_thread=False, timeout=30)
         self.graph = app.factory(SqliteSaver(self.db))
+        self.declared = list(instances)  # the header's: every name a run may use
         self.trace = TraceWriter(trace_path, self._header(instances))
 
     def _header(self, instances: list[str]) -> dict[str, Any]:
@@ -377,8 +378,8 @@ class AppRun:
         if self.policy == "retry":
             return "rerun"
         if self.policy == "admissible":
-            names = list(self.instances)
-            found = certify(list(self.trace.events), blamed.name, names, self.app.policies)
+            events = list(self.trace.events)
+            found = certify(events, blamed.name, self.declared, self.app.policies)
             return "restore" if "entry" in found else "block"
         return "restore"  # resume and native restore the failed node's entry, admissible or not
 
