@@ -208,6 +208,12 @@ class WarmTLC:
         command = [
             find_java(),
             *jvm_options(self._heap),
+            # So that a run's class loader, and all its classes' statics hold, can be collected
+            # once the run is over (WarmTLC.Exports): RMI's table is read by reflection, and
+            # soft references, which the JVM otherwise keeps until its heap is nearly full,
+            # are cleared at every collection (some of them reach each run's classes).
+            "--add-opens=java.rmi/sun.rmi.transport=ALL-UNNAMED",
+            "-XX:SoftRefLRUPolicyMSPerMB=0",
             f"-Djava.io.tmpdir={private_tmp}",
             "-cp",  # the jar too, as for a plain run; the driver loads TLC from it anew
             os.pathsep.join([str(self._classes), str(find_jar())]),
