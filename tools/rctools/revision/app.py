@@ -7,14 +7,21 @@ schema, `graph.nodes[n].channels`) that are input paths (the keys of the first i
 attempt is one LangGraph task execution (the `tasks` stream: start, then result), a commit is
 the step's writes reaching a checkpoint (the `checkpoints` stream). A later user message -- an
 update of one input channel -- arrives inside the model call a seeded draw picks (through a
-LangChain callback, so the graph is not touched); the suffix policy then recovers on
-LangGraph's own checkpoints: it forks the thread from the checkpoint before the superstep of
-the earliest stale node, writes the new value there (`update_state`, as a node of the step
-before) and runs on. Model calls and completion tokens are counted by the same callback.
+LangChain callback, so the graph is not touched), or when a node's task starts, or when it has
+ended and its step is not yet checkpointed. The policies recover on LangGraph's own checkpoints:
+
+- `full`: a new thread on the revised input;
+- `suffix`: fork from the checkpoint before the superstep of the earliest stale node, write the
+  new value there and run that superstep and everything after it again;
+- `validity`: the same fork, but the nodes of that superstep outside the affected set are
+  reused -- their recorded writes are applied as those nodes (`bulk_update_state`) and only the
+  affected ones run (`Command(goto=...)`);
+- `stale`: never replans; the new value is written into the thread for whoever reads it next.
+
+Model calls and tokens (words of prompt and completion) are counted by the same callback.
 
 Not yet (said up front, `UnsupportedApp`): the functional API, conditional edges and `Send`,
-subgraphs, interrupts; policies other than suffix; revisions before a node or between its end
-and its commit; effects.
+subgraphs, cycles, interrupts; effects.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, StateUpdate
 
 from rctools.langgraph.app import AppError, load_factory
 from rctools.revision.recorder import Recorder
@@ -54,12 +62,17 @@ class AppWorkflow:
     def preds(self, node: str) -> list[str]:
         return [a for a, b in self.edges if b == node]
 
-    def header(self, scenario: str) -> dict[str, Any]:
+    def descendants(self, nodes: set[str]) -> set[str]:
+        dag = nx.DiGraph(self.edges)
+        dag.add_nodes_from(self.order)
+        return set().union(*(nx.descendants(dag, n) for n in nodes)) if nodes else set()
+
+    def header(self, scenario: str, policy: str) -> dict[str, Any]:
         return {
             "format": "resume-check/v1",
             "contract": "DagRevision",
             "runtime": {"name": "langgraph", "version": metadata.version("langgraph")},
-            "policy": "suffix",
+            "policy": policy,
             "workload": "app",
             "scenario": scenario,
             "workflow": {
@@ -99,8 +112,8 @@ def workflow_of(graph: Any, inputs: dict[str, Any]) -> AppWorkflow:
 
 
 class _Calls(BaseCallbackHandler):
-    """Counts model calls and completion tokens; `at` (a 1-based call number) gets `hook`
-    called inside that call, with the node it runs in."""
+    """Counts model calls and tokens (words of prompt and completion); `at` (a 1-based call
+    number) gets `hook` called inside that call, with the node it runs in."""
 
     def __init__(self, at: int | None, hook: Callable[[str], None]) -> None:
         self.calls = 0
@@ -110,6 +123,7 @@ class _Calls(BaseCallbackHandler):
 
     def on_chat_model_start(self, serialized: Any, messages: Any, **kw: Any) -> None:
         self.calls += 1
+        self.tokens += sum(len(str(m.content).split()) for batch in messages for m in batch)
         if self.calls == self.at:
             self.hook(str((kw.get("metadata") or {}).get("langgraph_node", "")))
 
@@ -118,13 +132,32 @@ class _Calls(BaseCallbackHandler):
             self.tokens += sum(len(str(g.text).split()) for g in gens)
 
 
+APP_POLICIES = ("full", "suffix", "stale", "validity")
+
+
+@dataclass(frozen=True)
+class Point:
+    """Where the revision arrives: inside model call number `at` ("call"), when node `at`'s
+    first task starts ("node"), or when it has ended and its step is not yet checkpointed
+    ("commit")."""
+
+    kind: str
+    at: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}-{self.at}"
+
+
 @dataclass
 class _Attempt:
     id: str
     node: str
     reads: dict[str, int]
     step: int
-    state: str = "run"  # run, done, committed, cancelled
+    parents: list[str]
+    state: str = "run"  # run, done, committed, rejected, cancelled
+    writes: Any = None
 
 
 @dataclass
@@ -133,8 +166,9 @@ class AppOutcome:
     calls: int
     tokens: int
     revised_in: str
-    """The node whose model call the revision arrived in."""
+    """Where the revision arrived (the node of the model call, or the point's node)."""
     recomputed: list[str] = field(default_factory=list)
+    """Nodes that ran again after the revision arrived, in order."""
 
 
 def count_calls(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> int:
@@ -146,13 +180,22 @@ def count_calls(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> int:
     return counter.calls
 
 
+def points_of(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> list[Point]:
+    """Every point of a run: inside each model call, at each node's start, between each
+    node's end and its commit."""
+    wf = workflow_of(factory(InMemorySaver()), inputs)
+    calls = [Point("call", str(k)) for k in range(1, count_calls(factory, inputs) + 1)]
+    nodes = [Point(kind, n) for n in wf.order for kind in ("node", "commit")]
+    return calls + nodes
+
+
 class AppRevisionRun:
-    """One run of the user's graph with one revision of `path` to `value` inside model call
-    number `at`, recovered by the suffix policy on LangGraph's checkpoints."""
+    """One run of the user's graph with one revision of `path` to `value` at `point`,
+    recovered by `policy` on LangGraph's checkpoints."""
 
     def __init__(
         self, factory: Callable[[Any], Any], inputs: dict[str, Any], path: str, value: Any,
-        at: int, db: Path,
+        point: Point, policy: str, db: Path,
     ) -> None:  # fmt: skip
         self.conn = sqlite3.connect(db, check_same_thread=False)
         self.graph = factory(SqliteSaver(self.conn))
@@ -160,18 +203,30 @@ class AppRevisionRun:
         if path not in self.wf.paths:
             raise AppError(f"--revise: {path!r} is not an input channel ({self.wf.paths})")
         self.inputs, self.path, self.value = inputs, path, value
+        self.point, self.policy = point, policy
         self.versions = dict.fromkeys(self.wf.paths, 0)
+        at = int(point.at) if point.kind == "call" else None
         self.model = _Calls(at, self._revise)
-        self.record = Recorder(self.wf.header(f"revision of {path} in model call {at}"))
+        scenario = f"revision of {path} at {point.label}"
+        self.record = Recorder(self.wf.header(scenario, policy))
         self.attempts: list[_Attempt] = []
         self.by_task: dict[str, _Attempt] = {}
         self.cur: dict[str, _Attempt] = {}
         self.pending = False
+        self.fired = False
         self.revised_in = ""
         self.recomputed: list[str] = []
         self.step = 0
+        self.thread = self._new_thread()
+
+    @staticmethod
+    def _new_thread() -> dict[str, Any]:
+        return {"configurable": {"thread_id": f"app-{uuid.uuid4().hex[:12]}"}}
 
     def _revise(self, node: str) -> None:
+        if self.fired:
+            return
+        self.fired = True
         base = self.versions[self.path]
         self.record("revise", kind="replace", path=self.path, base=base)
         self.versions[self.path] = base + 1
@@ -180,121 +235,169 @@ class AppRevisionRun:
 
     def _stale(self, a: _Attempt) -> bool:
         parents = {self.cur[m].id for m in self.wf.preds(a.node) if m in self.cur}
-        return any(self.versions[p] != v for p, v in a.reads.items()) or parents != set(
-            self._parents_of[a.id]
-        )
+        return any(self.versions[p] != v for p, v in a.reads.items()) or parents != set(a.parents)
 
-    def _stream(self, given: Any, config: dict[str, Any]) -> dict[str, Any] | None:
-        """Runs until the end, or until a revision needs a plan; returns the fork to go on
-        from then, None at the end."""
+    # --- recording a stream -----------------------------------------------------------------
+
+    def _stream(self, given: Any, config: dict[str, Any]) -> tuple[Any, Any] | None:
+        """Runs until the end, or until a plan says where to go on from: (input, config)."""
         config = {**config, "callbacks": [self.model]}
         for mode, data in self.graph.stream(
             given, config, stream_mode=["tasks", "checkpoints"], durability="sync"
         ):
-            if mode == "tasks" and "result" not in data and data["name"] in self.wf.reads:
-                self._start(data["id"], data["name"])
-            elif mode == "tasks" and data["name"] in self.wf.reads:
-                attempt = self.by_task[data["id"]]
-                attempt.state = "done"
-                self.record("end", attempt=attempt.id)
+            if mode == "tasks" and data["name"] in self.wf.reads:
+                if "result" not in data:
+                    self._start(data["id"], data["name"])
+                else:
+                    self._end(data["id"], data["result"])
             elif mode == "checkpoints":
                 self.step = int(data["metadata"].get("step", 0)) + 1
-                fork = self._at_checkpoint()
-                if fork is not None:
-                    return fork
+                go_on = self._at_checkpoint()
+                if go_on is not None:
+                    return go_on
         return None
 
     def _start(self, task: str, node: str) -> None:
-        attempt = _Attempt(
-            f"a{len(self.attempts) + 1}", node, {p: self.versions[p] for p in self.wf.reads[node]},
-            self.step,
-        )  # fmt: skip
+        reads = {p: self.versions[p] for p in self.wf.reads[node]}
         parents = [self.cur[m].id for m in self.wf.preds(node) if m in self.cur]
-        self._parents_of[attempt.id] = parents
-        if any(a.node == node for a in self.attempts) and self.revised_in:
+        attempt = _Attempt(f"a{len(self.attempts) + 1}", node, reads, self.step, parents)
+        if self.fired and any(a.node == node for a in self.attempts):
             self.recomputed.append(node)
         self.attempts.append(attempt)
         self.by_task[task] = attempt
         self.record("start", attempt=attempt.id, node=node, parents=parents)
         for p, v in attempt.reads.items():
             self.record("read", attempt=attempt.id, path=p, version=v)
+        if self.point == Point("node", node):
+            self._revise(node)
 
-    def _at_checkpoint(self) -> dict[str, Any] | None:
-        """The step's writes are durable: commit what is still valid; after a revision, plan
-        first, and answer the fork to resume from when something must run again."""
+    def _end(self, task: str, writes: Any) -> None:
+        attempt = self.by_task[task]
+        attempt.state, attempt.writes = "done", writes
+        self.record("end", attempt=attempt.id)
+        if self.point == Point("commit", attempt.node):
+            self._revise(attempt.node)
+
+    def _at_checkpoint(self) -> tuple[Any, Any] | None:
+        """The step's writes are durable: commit what is still valid (all of it under
+        `stale`); after a revision, plan first and answer where to go on from."""
         done = [a for a in self.attempts if a.state == "done"]
-        fork = self._plan(done) if self.pending else None
+        go_on = self._plan(done) if self.pending else None
         for a in done:
             if a.state != "done":
                 continue
-            if self._stale(a):  # revalidation failed
+            if self.policy != "stale" and self._stale(a):  # revalidation failed
                 a.state = "rejected"
                 self.record("reject", attempt=a.id)
                 continue
             a.state = "committed"
             self.cur[a.node] = a
             self.record("commit", attempt=a.id)
-        return fork
+        return go_on
 
-    def _plan(self, done: list[_Attempt]) -> dict[str, Any] | None:
-        """Suffix: from the earliest stale node on, in the order; LangGraph re-runs whole
-        supersteps from a fork, so every node of the earliest stale node's step and after."""
+    # --- planning, on LangGraph's checkpoints ------------------------------------------------
+
+    def _plan(self, done: list[_Attempt]) -> tuple[Any, Any] | None:
         self.pending = False
+        if self.policy == "stale":
+            return self._write_through()
         work = done + list(self.cur.values())
-        stale = [a for a in work if self._stale(a)]
-        if not stale:  # nothing read it yet: the new value goes into the thread as it is
-            self.record("plan", mode="suffix", cancel=[], invalidate=[])
-            history = list(self.graph.get_state_history(self.thread))
-            as_node = history[1].next[0] if len(history) > 1 and history[1].next else START
-            return self.graph.update_state(
-                history[0].config, {self.path: self.value}, as_node=as_node
-            )
-        first = min(stale, key=lambda a: (a.step, self.wf.order.index(a.node)))
-        suffix = set(self.wf.order[min(self.wf.order.index(a.node) for a in stale) :])
-        redo = suffix | {a.node for a in work if a.step >= first.step}
+        stale = {a.node for a in work if self._stale(a)}
+        if self.policy == "full":
+            self._record_plan("full", done, set(self.wf.order))
+            return {**self.inputs, self.path: self.value}, self._new_thread_now()
+        if not stale:
+            self._record_plan("selective" if self.policy == "validity" else "suffix", done, set())
+            return self._write_through()
+        affected = stale | self.wf.descendants(stale)
+        step = min(a.step for a in work if a.node in affected)
+        fork, nxt = self._before(step)
+        if self.policy == "suffix":
+            first = min(self.wf.order.index(n) for n in stale)
+            redo = set(self.wf.order[first:]) | {a.node for a in work if a.step >= step}
+            reused: set[str] = set()
+        else:
+            redo = affected | self.wf.descendants(set(nxt))
+            reused = {n for n in nxt if n not in redo and n in self.cur} | {
+                a.node for a in done if a.node in nxt and a.node not in redo
+            }
+        mode = "suffix" if self.policy == "suffix" else "selective"
+        self._record_plan(mode, done, redo)
+        return self._resume(fork, nxt, reused, done)
+
+    def _record_plan(self, mode: str, done: list[_Attempt], redo: set[str]) -> None:
         cancel = [a for a in done if a.node in redo]
         invalidate = [n for n in self.wf.order if n in redo and n in self.cur]
-        self.record("plan", mode="suffix", cancel=[a.id for a in cancel], invalidate=invalidate)
+        self.record("plan", mode=mode, cancel=[a.id for a in cancel], invalidate=invalidate)
         for a in cancel:
             a.state = "cancelled"
         for n in invalidate:
             del self.cur[n]
-        return self._fork(first.node, first.step)
 
-    def _fork(self, node: str, step: int) -> dict[str, Any]:
-        """The checkpoint before `node`'s step, with the revised value written as by a node
-        of the step before (LangGraph's own time travel and update_state)."""
-        history = list(self.graph.get_state_history(self.thread))
-        before = next(s for s in history if node in s.next and s.metadata["step"] == step - 1)
-        earlier = next((s for s in history if s.metadata["step"] == step - 2 and s.next), None)
-        as_node = earlier.next[0] if earlier is not None else START
-        return self.graph.update_state(before.config, {self.path: self.value}, as_node=as_node)
+    def _new_thread_now(self) -> dict[str, Any]:
+        self.thread = self._new_thread()
+        return self.thread
+
+    def _before(self, step: int) -> tuple[Any, list[str]]:
+        """The checkpoint before superstep `step` on the current branch, and its next nodes."""
+        snapshot = self.graph.get_state(self.thread)
+        while snapshot.metadata["step"] > step - 1:
+            snapshot = self.graph.get_state(snapshot.parent_config)
+        return snapshot, [n for n in snapshot.next if n in self.wf.reads]
+
+    def _as_node_before(self, snapshot: Any) -> str:
+        """A node of the superstep that led to `snapshot` (START for the first)."""
+        parent = snapshot.parent_config and self.graph.get_state(snapshot.parent_config)
+        return parent.next[0] if parent and parent.next else START
+
+    def _resume(
+        self, fork: Any, nxt: list[str], reused: set[str], done: list[_Attempt]
+    ) -> tuple[Any, Any]:
+        """Writes the new value at `fork` (with the reused nodes' writes, as those nodes) and
+        goes on with the nodes of that superstep that must run."""
+        writes = {a.node: a.writes for a in [*done, *self.cur.values()] if a.node in reused}
+        if reused:
+            first, *rest = sorted(reused)
+            updates = [StateUpdate({**(writes[first] or {}), self.path: self.value}, first)]
+            updates += [StateUpdate(writes[n] or {}, n) for n in rest]
+            config = self.graph.bulk_update_state(fork.config, [updates])
+        else:
+            as_node = self._as_node_before(fork)
+            config = self.graph.update_state(fork.config, {self.path: self.value}, as_node=as_node)
+        run = sorted(set(nxt) - reused)
+        return (Command(goto=run) if run else None), config
+
+    def _write_through(self) -> tuple[Any, Any]:
+        """Nothing to recompute: the new value goes into the thread, the pending nodes go on."""
+        latest = self.graph.get_state(self.thread)
+        nxt = [n for n in latest.next if n in self.wf.reads]
+        as_node = self._as_node_before(latest)
+        config = self.graph.update_state(latest.config, {self.path: self.value}, as_node=as_node)
+        return (Command(goto=nxt) if nxt else None), config
 
     def run(self, out: Path) -> AppOutcome:
-        self._parents_of: dict[str, list[str]] = {}
-        self.thread = {"configurable": {"thread_id": f"app-{uuid.uuid4().hex[:12]}"}}
-        fork = self._stream(self.inputs, self.thread)
-        while fork is not None:
-            fork = self._stream(None, fork)
-        if self.pending:  # the revision came in the last step: plan once more
-            self._at_checkpoint()
+        go_on: tuple[Any, Any] | None = (self.inputs, self.thread)
+        while go_on is not None:
+            go_on = self._stream(*go_on)
+        if self.pending:  # arrived after the last checkpoint: plan once more
+            go_on = self._at_checkpoint()
+            while go_on is not None:
+                go_on = self._stream(*go_on)
         self.record("finish", result=[n for n in self.wf.order if n in self.cur])
         self.conn.close()
         self.record.write(out)
-        return AppOutcome(
-            out, self.model.calls, self.model.tokens, self.revised_in, self.recomputed
-        )
+        calls, tokens = self.model.calls, self.model.tokens
+        return AppOutcome(out, calls, tokens, self.revised_in, self.recomputed)
 
 
 def record_app(
-    spec: str, inputs: dict[str, Any], path: str, value: Any, seed: int, out: Path, scratch: Path
-) -> AppOutcome:
-    """Loads `MODULE:FACTORY`, draws the model call the revision arrives in from `seed`, and
-    records one suffix-recovered run into `out`."""
+    spec: str, inputs: dict[str, Any], path: str, value: Any, policy: str, seed: int,
+    out: Path, scratch: Path,
+) -> AppOutcome:  # fmt: skip
+    """Loads `MODULE:FACTORY`, draws the point the revision arrives at from `seed`, and
+    records one run recovered by `policy` into `out`."""
     factory = load_factory(spec)
-    calls = count_calls(factory, inputs)
-    if calls == 0:
-        raise UnsupportedApp("run revision --app: the graph calls no model (a revision arrives "
-                             "inside a model call)")  # fmt: skip
-    at = random.Random(seed).randint(1, calls)
-    return AppRevisionRun(factory, inputs, path, value, at, scratch / "app.sqlite").run(out)
+    points = points_of(factory, inputs)
+    point = random.Random(seed).choice(points)
+    db = scratch / f"app-{uuid.uuid4().hex[:8]}.sqlite"
+    return AppRevisionRun(factory, inputs, path, value, point, policy, db).run(out)

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import click
 from resumecheck.errors import UsageError
 
+from rctools.revision.appmatrix import AppMatrix, configure_app
 from rctools.revision.crash import crash_points
 from rctools.revision.injection import Injection, injection_points
 from rctools.revision.matrix import Run, record_crashed, record_one, record_race
@@ -214,7 +215,16 @@ def configure(
     seed: int,
     revisions: int,
     width: int,
-) -> RevisionMatrix:
+    app: str | None,
+    input_json: str | None,
+    revise: str | None,
+) -> RevisionMatrix | AppMatrix:
+    if app is not None:
+        if workloads or crash or racing:
+            raise UsageError("--app runs your graph: --workload, --crash and --racing do not apply")
+        return configure_app(app, input_json, revise, policy)
+    if input_json is not None or revise is not None:
+        raise UsageError("--input and --revise go with --app")
     names = workloads or sorted(RACING_WORKLOADS if racing else WORKLOADS)
     if not racing and "digest" in names:
         raise UsageError("workload digest runs only with --racing")
@@ -282,6 +292,26 @@ OPTIONS: list[Callable[[Any], Any]] = [
         default=3,
         show_default=True,
         help="With --racing: worker threads, i.e. attempts running at once.",
+    ),
+    click.option(
+        "--app",
+        metavar="MODULE:FACTORY",
+        default=None,
+        help="Your LangGraph graph: FACTORY(checkpointer) returns the StateGraph compiled with "
+        "it; the revision (--revise) arrives at every point of its run.",
+    ),
+    click.option(
+        "--input",
+        "input_json",
+        metavar="JSON",
+        default=None,
+        help="With --app: the first input, a JSON object of input channels.",
+    ),
+    click.option(
+        "--revise",
+        metavar="PATH=JSON",
+        default=None,
+        help="With --app: the later user message, a new value of one input channel.",
     ),
 ]
 
