@@ -80,7 +80,7 @@ class RevisionMatrix:
                 name = f"{w.name}-{self.policy}-{injection.label}"
                 what = f"{words(injection)}; {self.policy} recovers"
                 found.append(Cell(name, w.name, what, {"point": injection.label}))
-            for point in crash_points(self.policy) if self.crash else ():
+            for point in crash_points(self.policy) if self.crash and w.crash else ():
                 name = f"{w.name}-{self.policy}-crash-{point}"
                 what = f"revision after the run, SIGKILL {point}; a new process recovers"
                 found.append(Cell(name, w.name, what, {"crash": point}))

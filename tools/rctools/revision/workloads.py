@@ -67,10 +67,13 @@ class Workload:
     def order(self) -> list[str]:
         return [n.name for n in self.nodes]
 
+    crash: bool = True
+    """The crash harness can run it: its revision after the run is accepted, so the process
+    has a revision to die after and a recovery to die in."""
+
     @property
     def irreversible(self) -> bool:
-        """Some node's effect cannot be revoked: only the sequential runtime (not yet the
-        racing one, nor the crash harness, which does not make `sent` durable) runs it."""
+        """Some node's effect cannot be revoked: the racing runtime does not run it yet."""
         return any(n.irreversible for n in self.nodes)
 
     def node(self, name: str) -> Node:
@@ -210,6 +213,7 @@ EMAIL_LATE = Workload(
     _EMAIL_NODES,
     {"x": "x0", "y": "y0"},
     Revision("x", "replace"),
+    crash=False,  # after the run, the e-mail is out: the revision is refused, nothing to recover
 )
 
 WORKLOADS: dict[str, Workload] = {
