@@ -11,11 +11,12 @@ this test can fail.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from rctools.revision.injection import Injection
-from rctools.revision.matrix import Run, record_one
+from rctools.revision.matrix import Run, record_one, record_racing
 from rctools.revision.workloads import WORKLOADS
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
@@ -105,3 +106,47 @@ def test_the_stale_baseline_sends_a_stale_email_and_is_caught(
     assert verdict.status is Status.VIOLATES
     assert verdict.properties == ["IrreversibleEffects"]
     assert verdict.event is not None and json.loads(verdict.event)["ev"] == "publish"
+
+
+def _late_refusals(events: list[dict[str, Any]]) -> int:
+    """Revisions refused although made against the current version: too late for the e-mail."""
+    versions: dict[str, int] = {}
+    late = 0
+    for e in events:
+        if e["ev"] != "revise":
+            continue
+        if e.get("accepted", True):
+            versions[e["path"]] = versions.get(e["path"], 0) + 1
+        elif e["base"] == versions.get(e["path"], 0):
+            late += 1
+    return late
+
+
+def test_racing_runs_hold_the_email_and_refuse_late_revisions(tmp_path: Path) -> None:
+    """Parallel branches, revisions from another process at seeded instants: every recovering
+    execution conforms, some revisions come too late and are refused, and the e-mail goes
+    out at most once per execution; the stale baseline is caught in most executions (which
+    property depends on the thread schedule; the sequential runs above pin IrreversibleEffects)."""
+    workloads = [WORKLOADS["email"], WORKLOADS["email-late"]]
+    runs = [
+        run
+        for policy in ("validity", "full", "suffix", "stale")
+        for run in record_racing(
+            workloads, policy, tmp_path / policy, executions=12, seed=3, revisions=6
+        )
+    ]
+    verdicts = {
+        v.path.resolve(): v for v in judge([r.trace for r in runs], spec_paths=default_spec_paths())
+    }
+    late = 0
+    for run in runs:
+        verdict, events = verdicts[run.trace.resolve()], _events(run)
+        late += _late_refusals(events)
+        if run.policy == "stale":
+            continue
+        assert verdict.status is Status.CONFORMS, (run.trace.name, verdict.reason)
+        emails = _email_attempts(events)
+        assert len([e for e in events if e["ev"] == "publish" and e["attempt"] in emails]) <= 1
+    assert late > 0, late
+    stale = [verdicts[r.trace.resolve()] for r in runs if r.policy == "stale"]
+    assert sum(v.status is Status.VIOLATES for v in stale) >= len(stale) // 2

@@ -25,11 +25,12 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from rctools.revision.injection import Injection
+from rctools.revision.irreversible import on_route, too_late
 from rctools.revision.model import FakeModel
 from rctools.revision.policies import PLANNERS, Graph, Plan, Work
 from rctools.revision.recorder import Recorder, header
 from rctools.revision.tracking import Inputs, TrackedReads
-from rctools.revision.workloads import Node, Revision, Workload
+from rctools.revision.workloads import Revision, Workload
 
 
 def _merge(old: dict[str, str], new: dict[str, str]) -> dict[str, str]:
@@ -60,10 +61,6 @@ class Outcome:
     tokens: int
     recomputed: list[str]
     """Nodes executed again after the revision arrived, in order."""
-
-
-def _on_route(node: Node, values: dict[str, Any]) -> bool:
-    return node.route is None or values[node.route[0]] == node.route[1]
 
 
 class RevisionRuntime:
@@ -205,7 +202,7 @@ class RevisionRuntime:
     # --- staleness and planning ------------------------------------------------------------
 
     def _active(self, name: str) -> bool:
-        return _on_route(self.workload.node(name), self.inputs.values)
+        return on_route(self.workload.node(name), self.inputs.values)
 
     def _touched(self, a: Attempt) -> set[str]:
         return {p for p, v in self.inputs.versions.items() if a.vers[p] != v}
@@ -264,28 +261,11 @@ class RevisionRuntime:
                 old.effect = "revoked"
                 self.record("revoke", attempt=old.id)
 
-    def _oracle(self, name: str, versions: dict[str, int], values: dict[str, Any]) -> set[Any]:
-        """What a full restart's output of `name` depends on: the versions of the paths it
-        and its ancestors on the route read or route on (the contract's OracleIn)."""
-        node = self.workload.node(name)
-        own = set(node.reads) | ({node.route[0]} if node.route else set())
-        found: set[Any] = {(p, versions[p]) for p in own}
-        for m in node.after:
-            if _on_route(self.workload.node(m), values):
-                found |= self._oracle(m, versions, values)
-        return found
-
     def _too_late(self, rev: Revision) -> bool:
-        """Accepting `rev` would change what an irreversible effect already out was computed
-        from, or take its node off the route: only a revoke could correct it (TooLate)."""
-        now_vers, now_vals = self.inputs.versions, self.inputs.values
-        vers = {**now_vers, rev.path: now_vers[rev.path] + 1}
-        vals = {**now_vals, rev.path: rev.value} if rev.kind == "control" else now_vals
-        return any(
-            not _on_route(self.workload.node(n), vals)
-            or self._oracle(n, vers, vals) != self._oracle(n, now_vers, now_vals)
-            for n in self.sent
-        )
+        """Accepting `rev` would need an irreversible effect already out revoked (TooLate)."""
+        control = (rev.path, rev.value) if rev.kind == "control" else None
+        values = self.inputs.values
+        return too_late(self.workload, self.sent, values, {rev.path}, control)
 
     def _inject(self, point: str, node: str | None) -> bool:
         inj = self.injection
