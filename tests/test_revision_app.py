@@ -86,6 +86,7 @@ def test_the_workflow_is_read_off_langgraph() -> None:
     assert {"node-lookup", "commit-lookup", "node-joiner", "commit-joiner"} <= set(labels)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ["full", "suffix", "validity"])
 def test_recovering_policies_conform_at_every_point(judged: Any, policy: str) -> None:
     mine = {k: v for k, (_, v) in judged.items() if k[1] == policy}
@@ -94,6 +95,7 @@ def test_recovering_policies_conform_at_every_point(judged: Any, policy: str) ->
     assert bad == {}
 
 
+@pytest.mark.slow
 def test_the_stale_baseline_is_caught(judged: Any) -> None:
     stale = {k: v for k, (_, v) in judged.items() if k[1] == "stale"}
     caught = {k for k, v in stale.items() if v.status is Status.VIOLATES}
@@ -105,10 +107,21 @@ def test_the_stale_baseline_is_caught(judged: Any) -> None:
     assert stale[("notes", "stale", "call-1")].status is Status.CONFORMS
 
 
-def test_validity_reuses_the_parallel_sibling(judged: Any) -> None:
-    """Notes revised while lookup runs: suffix re-runs the whole superstep (search too),
-    validity re-applies search's writes as search and runs lookup alone."""
-    calls = {p: judged[("notes", p, "commit-lookup")][0] for p in ("full", "suffix", "validity")}
+def test_validity_reuses_the_parallel_sibling(tmp_path: Path) -> None:
+    """Notes revised between lookup's end and its commit (the fast representative of the
+    matrix above): every policy recovers and conforms, stale is caught; suffix re-runs the
+    whole superstep (search too), validity re-applies search's writes as search and runs
+    lookup alone."""
+    point = Point("commit", "lookup")
+    calls = {p: _run(tmp_path, "notes", point, p) for p in APP_POLICIES}
+    verdicts = judge([c.trace for c in calls.values()], spec_paths=default_spec_paths())
+    status = {v.path.name.split("-")[1]: v.status for v in verdicts}
+    assert status == {
+        "full": Status.CONFORMS,
+        "suffix": Status.CONFORMS,
+        "validity": Status.CONFORMS,
+        "stale": Status.VIOLATES,
+    }
     assert calls["validity"].recomputed == ["lookup"]
     assert "search" in calls["suffix"].recomputed
     assert calls["validity"].calls < calls["suffix"].calls < calls["full"].calls
@@ -145,6 +158,7 @@ def test_the_functional_api_is_refused_up_front() -> None:
         workflow_of(flow, INPUTS)
 
 
+@pytest.mark.slow
 def test_the_command_runs_your_graph_and_compares_with_full_and_suffix(tmp_path: Path) -> None:
     done = run_cli(
         "run", "revision", "--policy", "validity", "--app", APP,

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from langgraph.checkpoint.memory import InMemorySaver
 from resumecheck.errors import UsageError
 
 from rctools.langgraph.app import AppError, load_factory, parse_json
@@ -54,7 +55,7 @@ class AppMatrix:
             self.factory: Callable[[Any], Any] = load_factory(spec)
             if not isinstance(inputs, dict) or not inputs:
                 raise AppError("with --app, --input takes a JSON object: the input channels")
-            workflow_of(self.factory.__call__(_probe_saver()), inputs)
+            workflow_of(self.factory(InMemorySaver()), inputs)  # an unsupported shape: now
             if revision[0] not in inputs:
                 known = ", ".join(sorted(inputs))
                 raise AppError(
@@ -142,19 +143,11 @@ class AppMatrix:
         return Figures(data, text)
 
 
-def _probe_saver() -> Any:
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    return InMemorySaver()
-
-
 def configure_app(spec: str, input_json: str | None, revise: str | None, policy: str) -> AppMatrix:
-    inputs = parse_json_usage("--input", input_json)
-    return AppMatrix(spec, inputs, parse_revision(revise), policy)
-
-
-def parse_json_usage(option: str, text: str | None) -> Any:
+    """The matrix of `run revision --app`; any problem with the app or the options is a usage
+    error (exit code 2) before a cell runs."""
     try:
-        return parse_json(option, text, None)
+        inputs = parse_json("--input", input_json, None)
     except AppError as exc:
         raise UsageError(str(exc)) from None
+    return AppMatrix(spec, inputs, parse_revision(revise), policy)
