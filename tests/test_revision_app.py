@@ -130,6 +130,53 @@ def test_validity_reuses_the_parallel_sibling(tmp_path: Path) -> None:
     assert [p["mode"] for p in plans] == ["selective"]
 
 
+def _lookup_emails(trace: Path) -> tuple[set[str], list[dict[str, Any]]]:
+    events = [json.loads(line) for line in trace.read_text().splitlines()[1:]]
+    ids = {e["attempt"] for e in events if e["ev"] == "start" and e["node"] == "lookup"}
+    return ids, events
+
+
+def test_an_irreversible_effect_of_your_graph_is_held_sent_once_and_fenced(tmp_path: Path) -> None:
+    """Lookup's writes declared an irreversible effect (it e-mails what it found), joiner's a
+    revocable one. Notes revised while lookup's step commits: the stale e-mail is never sent,
+    the recomputed one once; revised once joiner ran, the e-mail it depends on is out, so the
+    revision is refused. The stale baseline sends an e-mail computed from an old request."""
+    effects = {"lookup": False, "joiner": True}
+    factory = load_factory(APP)
+    runs = {}
+    for policy in ("full", "suffix", "validity"):
+        for point in (Point("commit", "lookup"), Point("commit", "joiner")):
+            name = f"{policy}-{point.label}"
+            run = AppRevisionRun(
+                factory, INPUTS, "notes", "n1", point, policy, tmp_path / f"{name}.db", effects
+            )
+            runs[name] = run.run(tmp_path / f"{name}.jsonl").trace
+    stale = AppRevisionRun(
+        factory,
+        INPUTS,
+        "request",
+        "r1",
+        Point("node", "lookup"),
+        "stale",
+        tmp_path / "s.db",
+        effects,
+    )
+    runs["stale"] = stale.run(tmp_path / "stale.jsonl").trace
+    verdicts = {v.path.name: v for v in judge(list(runs.values()), spec_paths=default_spec_paths())}
+    for name, trace in runs.items():
+        if name == "stale":
+            assert verdicts[trace.name].properties == ["IrreversibleEffects"]
+            continue
+        assert verdicts[trace.name].status is Status.CONFORMS, (name, verdicts[trace.name].reason)
+        ids, events = _lookup_emails(trace)
+        out = [e["ev"] for e in events if e["ev"] in ("publish", "revoke") and e["attempt"] in ids]
+        assert out == ["publish"], name
+        staged = [e for e in events if e["ev"] == "stage" and e["attempt"] in ids]
+        assert all(e["revocable"] is False for e in staged)
+        refused = [e for e in events if e["ev"] == "revise" and e.get("accepted") is False]
+        assert len(refused) == (1 if name.endswith("commit-joiner") else 0), name
+
+
 def test_a_planner_blind_to_stale_work_is_caught(tmp_path: Path) -> None:
     """Revised between lookup's end and its commit: a runtime that sees nothing stale keeps
     lookup, which read the old notes."""

@@ -21,7 +21,15 @@ ended and its step is not yet checkpointed. The policies recover on LangGraph's 
 Model calls and tokens (words of prompt and completion) are counted by the same callback.
 
 Not yet (said up front, `UnsupportedApp`): the functional API, conditional edges and `Send`,
-subgraphs, cycles, interrupts; effects.
+subgraphs, cycles, interrupts.
+
+Effects (`effects`, node -> revocable): a declared node's writes are an outbox -- what it asks
+the outside world to do (an e-mail to send) -- which the suite performs once the step has
+committed: a revocable one right away (revoked when a plan invalidates its node), an
+irreversible one only while no plan is due and no stale work reaches its node (held until
+then), once per node (a re-run computes the same one), never revoked; a revision that would
+change what an irreversible one out was computed from is refused as too late. An effect a node
+performs itself, inside its body, happens before its step commits; the suite cannot hold it.
 """
 
 from __future__ import annotations
@@ -58,9 +66,15 @@ class AppWorkflow:
     edges: list[tuple[str, str]]
     paths: list[str]
     reads: dict[str, list[str]]
+    effects: dict[str, bool] = field(default_factory=dict)
+    """Declared effect nodes -> whether their effect is revocable."""
 
     def preds(self, node: str) -> list[str]:
         return [a for a, b in self.edges if b == node]
+
+    def closure(self, node: str) -> set[str]:
+        """The paths a full restart's output of `node` depends on (no routes here)."""
+        return set(self.reads[node]).union(*(self.closure(m) for m in self.preds(node)))
 
     def descendants(self, nodes: set[str]) -> set[str]:
         dag = nx.DiGraph(self.edges)
@@ -80,11 +94,14 @@ class AppWorkflow:
                 "edges": [list(e) for e in self.edges],
                 "paths": self.paths,
                 "reads": [{"node": n, "path": p} for n in self.order for p in self.reads[n]],
+                "effects": [n for n in self.order if n in self.effects],
             },
         }
 
 
-def workflow_of(graph: Any, inputs: dict[str, Any]) -> AppWorkflow:
+def workflow_of(
+    graph: Any, inputs: dict[str, Any], effects: dict[str, bool] | None = None
+) -> AppWorkflow:
     """Reads the DAG off the compiled graph, or says why this shape is not supported."""
     builder = getattr(graph, "builder", None)
     if not isinstance(builder, StateGraph):
@@ -108,7 +125,11 @@ def workflow_of(graph: Any, inputs: dict[str, Any]) -> AppWorkflow:
         raise UnsupportedApp("run revision --app: the graph has a cycle; only DAGs are supported")
     paths = sorted(inputs)
     reads = {n: sorted(set(graph.nodes[n].channels) & set(paths)) for n in nodes}
-    return AppWorkflow(list(nx.lexicographical_topological_sort(dag)), sorted(edges), paths, reads)
+    unknown = sorted(set(effects or {}) - set(nodes))
+    if unknown:
+        raise AppError(f"--effect/--irreversible: no node {', '.join(unknown)} in the graph")
+    order = list(nx.lexicographical_topological_sort(dag))
+    return AppWorkflow(order, sorted(edges), paths, reads, dict(effects or {}))
 
 
 class _Calls(BaseCallbackHandler):
@@ -195,11 +216,11 @@ class AppRevisionRun:
 
     def __init__(
         self, factory: Callable[[Any], Any], inputs: dict[str, Any], path: str, value: Any,
-        point: Point, policy: str, db: Path,
+        point: Point, policy: str, db: Path, effects: dict[str, bool] | None = None,
     ) -> None:  # fmt: skip
         self.conn = sqlite3.connect(db, check_same_thread=False)
         self.graph = factory(SqliteSaver(self.conn))
-        self.wf = workflow_of(self.graph, inputs)
+        self.wf = workflow_of(self.graph, inputs, effects)
         if path not in self.wf.paths:
             raise AppError(f"--revise: {path!r} is not an input channel ({self.wf.paths})")
         self.inputs, self.path, self.value = inputs, path, value
@@ -212,6 +233,9 @@ class AppRevisionRun:
         self.attempts: list[_Attempt] = []
         self.by_task: dict[str, _Attempt] = {}
         self.cur: dict[str, _Attempt] = {}
+        self.sent: dict[str, _Attempt] = {}
+        """Per node, the attempt whose irreversible effect is out."""
+        self.held: list[_Attempt] = []
         self.pending = False
         self.fired = False
         self.revised_in = ""
@@ -228,6 +252,10 @@ class AppRevisionRun:
             return
         self.fired = True
         base = self.versions[self.path]
+        if any(self.path in self.wf.closure(n) for n in self.sent):  # too late: refused
+            self.record("revise", kind="replace", path=self.path, base=base, accepted=False)
+            self.revised_in = node
+            return
         self.record("revise", kind="replace", path=self.path, base=base)
         self.versions[self.path] = base + 1
         self.pending = True
@@ -274,6 +302,11 @@ class AppRevisionRun:
     def _end(self, task: str, writes: Any) -> None:
         attempt = self.by_task[task]
         attempt.state, attempt.writes = "done", writes
+        if attempt.node in self.wf.effects:  # its writes are the outbox: staged, not out
+            if self.wf.effects[attempt.node]:
+                self.record("stage", attempt=attempt.id)
+            else:
+                self.record("stage", attempt=attempt.id, revocable=False)
         self.record("end", attempt=attempt.id)
         if self.point == Point("commit", attempt.node):
             self._revise(attempt.node)
@@ -293,7 +326,27 @@ class AppRevisionRun:
             a.state = "committed"
             self.cur[a.node] = a
             self.record("commit", attempt=a.id)
+            if self.wf.effects.get(a.node):
+                self.record("publish", attempt=a.id)
+            elif a.node in self.wf.effects:
+                self.held.append(a)
+        self._release_held()
         return go_on
+
+    def _release_held(self) -> None:
+        """Sends each held irreversible effect once no plan is due and no stale work reaches
+        its node (fenced), once per node; drops the ones a plan invalidated."""
+        if self.pending and self.policy != "stale":
+            return
+        stale = {a.node for a in self.cur.values() if self._stale(a)}
+        reached = stale | self.wf.descendants(stale)
+        for a in list(self.held):
+            if self.cur.get(a.node) is not a or a.node in self.sent:
+                self.held.remove(a)
+            elif a.node not in reached or self.policy == "stale":
+                self.held.remove(a)
+                self.sent[a.node] = a
+                self.record("publish", attempt=a.id)
 
     # --- planning, on LangGraph's checkpoints ------------------------------------------------
 
@@ -332,7 +385,9 @@ class AppRevisionRun:
         for a in cancel:
             a.state = "cancelled"
         for n in invalidate:
-            del self.cur[n]
+            old = self.cur.pop(n)
+            if self.wf.effects.get(n) and old.state == "committed":
+                self.record("revoke", attempt=old.id)  # a revocable effect out is taken back
 
     def _new_thread_now(self) -> dict[str, Any]:
         self.thread = self._new_thread()
@@ -383,6 +438,7 @@ class AppRevisionRun:
             go_on = self._at_checkpoint()
             while go_on is not None:
                 go_on = self._stream(*go_on)
+        self._release_held()
         self.record("finish", result=[n for n in self.wf.order if n in self.cur])
         self.conn.close()
         self.record.write(out)

@@ -50,12 +50,19 @@ class AppMatrix:
     DOCS = "docs/revision.md"
     DECLARED: ClassVar[dict[str, Any]] = {}
 
-    def __init__(self, spec: str, inputs: Any, revision: tuple[str, Any], policy: str) -> None:
+    def __init__(
+        self,
+        spec: str,
+        inputs: Any,
+        revision: tuple[str, Any],
+        policy: str,
+        effects: dict[str, bool] | None = None,
+    ) -> None:
         try:
             self.factory: Callable[[Any], Any] = load_factory(spec)
             if not isinstance(inputs, dict) or not inputs:
                 raise AppError("with --app, --input takes a JSON object: the input channels")
-            workflow_of(self.factory(InMemorySaver()), inputs)  # an unsupported shape: now
+            workflow_of(self.factory(InMemorySaver()), inputs, effects)  # refused now, not later
             if revision[0] not in inputs:
                 known = ", ".join(sorted(inputs))
                 raise AppError(
@@ -65,6 +72,7 @@ class AppMatrix:
         except AppError as exc:
             raise UsageError(str(exc)) from None
         self.spec, self.inputs, self.revision, self.policy = spec, inputs, revision, policy
+        self.effects = dict(effects or {})
 
     def cells(self) -> list[Cell]:
         path = self.revision[0]
@@ -84,7 +92,9 @@ class AppMatrix:
     def _run(self, point: Point, policy: str, trace: Path, scratch: Path) -> Any:
         path, value = self.revision
         db = scratch / f"{trace.stem}-{policy}.sqlite"
-        run = AppRevisionRun(self.factory, self.inputs, path, value, point, policy, db)
+        run = AppRevisionRun(
+            self.factory, self.inputs, path, value, point, policy, db, self.effects
+        )
         return run.run(trace)
 
     def record_cell(self, cell: Cell, traces: Path, scratch: Path) -> CellReport:
@@ -143,11 +153,22 @@ class AppMatrix:
         return Figures(data, text)
 
 
-def configure_app(spec: str, input_json: str | None, revise: str | None, policy: str) -> AppMatrix:
+def configure_app(
+    spec: str,
+    input_json: str | None,
+    revise: str | None,
+    policy: str,
+    effects: tuple[str, ...] = (),
+    irreversible: tuple[str, ...] = (),
+) -> AppMatrix:
     """The matrix of `run revision --app`; any problem with the app or the options is a usage
     error (exit code 2) before a cell runs."""
     try:
         inputs = parse_json("--input", input_json, None)
     except AppError as exc:
         raise UsageError(str(exc)) from None
-    return AppMatrix(spec, inputs, parse_revision(revise), policy)
+    both = sorted(set(effects) & set(irreversible))
+    if both:
+        raise UsageError(f"{', '.join(both)}: --effect (revocable) or --irreversible, not both")
+    declared = {n: True for n in effects} | {n: False for n in irreversible}
+    return AppMatrix(spec, inputs, parse_revision(revise), policy, declared)

@@ -218,13 +218,15 @@ def configure(
     app: str | None,
     input_json: str | None,
     revise: str | None,
+    effects: tuple[str, ...],
+    irreversible: tuple[str, ...],
 ) -> RevisionMatrix | AppMatrix:
     if app is not None:
         if workloads or crash or racing:
             raise UsageError("--app runs your graph: --workload, --crash and --racing do not apply")
-        return configure_app(app, input_json, revise, policy)
-    if input_json is not None or revise is not None:
-        raise UsageError("--input and --revise go with --app")
+        return configure_app(app, input_json, revise, policy, effects, irreversible)
+    if input_json is not None or revise is not None or effects or irreversible:
+        raise UsageError("--input, --revise, --effect and --irreversible go with --app")
     names = workloads or sorted(RACING_WORKLOADS if racing else WORKLOADS)
     if not racing and "digest" in names:
         raise UsageError("workload digest runs only with --racing")
@@ -306,6 +308,21 @@ OPTIONS: list[Callable[[Any], Any]] = [
         metavar="PATH=JSON",
         default=None,
         help="With --app: the later user message, a new value of one input channel.",
+    ),
+    click.option(
+        "--effect",
+        "effects",
+        metavar="NODE",
+        multiple=True,
+        help="With --app: NODE's writes are an effect on the outside world, performed after its "
+        "step commits and revoked when a plan invalidates it (repeatable).",
+    ),
+    click.option(
+        "--irreversible",
+        metavar="NODE",
+        multiple=True,
+        help="With --app: as --effect, but the effect cannot be revoked (an e-mail sent): held "
+        "until revalidated, sent once; a revision too late for it is refused (repeatable).",
     ),
 ]
 
