@@ -1,7 +1,7 @@
 """What a judge call on one short trace costs cold, and warm (issue 25: at most 0.3 CPU-s).
 
     .venv/bin/python bench/warm_bench.py                  (7 rounds; prints a Markdown table)
-    .venv/bin/python bench/warm_bench.py --rounds 5
+    .venv/bin/python bench/warm_bench.py --rounds 5 --calls 30   (a longer-held driver)
 
 Every row is one `resumecheck.judge.judge([trace])` call in this process, timed as CPU-seconds
 of the whole process tree: this process's own (resource.RUSAGE_SELF), the JVMs it started and
@@ -13,9 +13,9 @@ and is read from /proc/PID/stat (its exited threads included). Rows:
   start included, and the block's end (the driver waited for): what the plugin's or a suite's
   first call pays, against `plain`, the cold call it replaces;
 - `warm`: a call in a process that holds a warm block, after one warm-up call per trace:
-  ten calls a round in one block, the two traces alternating. The mean shows what the
-  driver's full collections and retirements (a new driver when its heap passes 1 GiB,
-  `WarmTLC.java`) add, spread over the calls.
+  `--calls` calls a round (default 10) in one block, a new driver's, the two traces
+  alternating. The mean shows what the driver's full collections (and retirements: a new
+  driver when its heap passes 1 GiB, `WarmTLC.java`) add, spread over the calls.
 
 Traces: the smallest conforming and violating ResumeCore traces of traces/core with >= 10 events.
 Rows run side by side in each round (order rotated), medians over rounds; each call's verdict
@@ -82,6 +82,7 @@ def _fields(verdict: Verdict) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=10, help="warm calls a round, one block")
     args = parser.parse_args()
     os.environ.pop(MODE_ENV, None)
     spec = default_spec_paths()
@@ -126,7 +127,7 @@ def main() -> int:
             for kind in traces:  # the warm-up call
                 check(kind, judge([traces[kind]], spec_paths=spec))
             kinds = list(traces) if round_ % 2 == 0 else list(reversed(traces))
-            for call in range(10):
+            for call in range(args.calls):
                 kind = kinds[call % 2]
                 # A driver that retires under the call is waited for: then its whole CPU is
                 # in RUSAGE_CHILDREN and its /proc figure before the call comes off it.

@@ -52,10 +52,13 @@ CONSTANTS
 (*   routes   a set of [node, path, value]: the node is on the route only  *)
 (*            while control path `path` holds `value`                      *)
 (*   effects  the nodes that have an effect on the outside world           *)
+(*            (whether an effect can be revoked is declared when it is      *)
+(*            staged: see Stage)                                           *)
 (*   init     [paths -> Int]: initial values (only control values matter)  *)
 (* For the reference runtime only:                                         *)
 (*   policy   "full" | "suffix" | "validity"                               *)
 (*   untracked the nodes whose reads escape tracking                       *)
+(*   irreversible the effect nodes whose effects cannot be revoked         *)
 (***************************************************************************)
 
 VARIABLES
@@ -91,6 +94,11 @@ None == [none |-> TRUE]
 (*   lin      the nodes whose outputs reached it through its parents       *)
 (*   early    a parent was still running when it started: it consumed an   *)
 (*            output that did not exist yet                                *)
+(*   irrev    its effect was declared irreversible when staged: it can     *)
+(*            never be revoked                                             *)
+(*   fence    for an irreversible effect: "none", "unfenced" (published    *)
+(*            while its work was affected or uncommitted) or "owed" (a     *)
+(*            plan was made that would need to revoke it)                  *)
 
 -----------------------------------------------------------------------------
 (* Derived views.                                                          *)
@@ -102,6 +110,8 @@ RoutePaths(n) == {r.path : r \in {r \in wf.routes : r.node = n}}
 
 \* A node is on the route while every control path it is guarded by holds its value.
 Active(n) == \A r \in wf.routes : r.node = n => val[r.path] = r.value
+\* The same on control values W (Active(n) is ActiveIn(n, val)).
+ActiveIn(n, W) == \A r \in wf.routes : r.node = n => W[r.path] = r.value
 ActiveNodes == {n \in Nodes : Active(n)}
 ActivePreds(n) == {m \in wf.pred[n] : Active(m)}
 
@@ -154,10 +164,12 @@ Unknown == \E a \in Work : Blind(a)
 
 \* What a full restart on the current inputs computes at node n: the
 \* versions of what it reads and routes on, and of what its inputs depend on.
-RECURSIVE Oracle(_)
-Oracle(n) ==
-    {<<p, ver[p]>> : p \in wf.reads[n] \cup RoutePaths(n)}
-    \cup UNION {Oracle(m) : m \in ActivePreds(n)}
+RECURSIVE OracleIn(_, _, _)
+OracleIn(n, V, W) ==
+    {<<p, V[p]>> : p \in wf.reads[n] \cup RoutePaths(n)}
+    \cup UNION {OracleIn(m, V, W) : m \in {m \in wf.pred[n] : ActiveIn(m, W)}}
+\* ... on the current versions V = ver and values W = val.
+Oracle(n) == OracleIn(n, ver, val)
 
 \* What attempt a's output depends on, as far as the runtime recorded it.
 BasisOf(a) ==
@@ -170,6 +182,22 @@ BasisOf(a) ==
 \* The attempts whose effects are published, and what each published.
 Publishers == {a \in DOMAIN att : att[a].fx = "published"}
 Published == {<<att[a].node, att[a].basis>> : a \in Publishers}
+\* The irreversible effects published: they can never be taken back.
+Sent == {a \in Publishers : att[a].irrev}
+\* The irreversible effects published that a full restart on versions V and
+\* control values W would not publish: off the route, or of another output.
+Unsendable(V, W) ==
+    {a \in Sent : ~ActiveIn(att[a].node, W) \/ att[a].basis # OracleIn(att[a].node, V, W)}
+\* Accepting a revision of path p of this kind (new value v) now would leave a
+\* published irreversible effect that only a revoke could correct.
+TooLate(kind, p, v) ==
+    Unsendable([ver EXCEPT ![p] = @ + 1],
+               IF kind = "control" THEN [val EXCEPT ![p] = v] ELSE val) # {}
+\* An irreversible effect may go out: its attempt committed, is still its
+\* node's current output, and no stale work reaches its node (fenced).
+Fenced(a) ==
+    /\ att[a].st = "committed" /\ cur[att[a].node] = a
+    /\ att[a].node \notin Downstream(Conflicts)
 \* The nodes whose effect more than one attempt published (and did not revoke).
 Repeated == {att[a].node : a \in {a \in Publishers : \E b \in Publishers \ {a} : att[b].node = att[a].node}}
 
@@ -200,7 +228,9 @@ Init == \E w \in Workflows : InitWith(w)
 
 \* A revision of path p of the given kind, made against version `base`, with
 \* new value v (kind "control"; other kinds change content, not routes).  It
-\* is accepted only if `base` is the current version.
+\* is accepted only if `base` is the current version; it is refused when
+\* `base` is not current, or when accepting it would need a published
+\* irreversible effect revoked (TooLate: the runtime says it is too late).
 Revise(kind, p, base, v, accepted) ==
     /\ p \in Paths
     /\ IF accepted
@@ -210,7 +240,7 @@ Revise(kind, p, base, v, accepted) ==
             /\ due' = TRUE
             /\ final' = None
             /\ UNCHANGED <<wf, att, cur, plan, up>>
-       ELSE /\ base # ver[p]
+       ELSE /\ base # ver[p] \/ TooLate(kind, p, v)
             /\ UNCHANGED state
     /\ Observe([ev |-> "revise", kind |-> kind, path |-> p, base |-> base, value |-> v,
                 accepted |-> accepted])
@@ -230,6 +260,8 @@ Plan(mode, cancel, invalidate) ==
                  IF a \in cancel
                  THEN [att[a] EXCEPT !.st = "cancelled",
                                      !.fx = IF @ = "staged" THEN "dropped" ELSE @]
+                 ELSE IF a \in Unsendable(ver, val)
+                 THEN [att[a] EXCEPT !.fence = "owed"]
                  ELSE att[a]]
     /\ cur' = [n \in Nodes |-> IF n \in invalidate THEN 0 ELSE cur[n]]
     /\ due' = FALSE
@@ -244,6 +276,7 @@ Start(a, n, parents) ==
     /\ parents \subseteq DOMAIN att
     /\ att' = att @@ (a :> [node |-> n, parents |-> parents, vers |-> ver, reads |-> {},
                             unknown |-> FALSE, st |-> "run", fx |-> "none",
+                            irrev |-> FALSE, fence |-> "none",
                             commit |-> "none", basis |-> {},
                             lin |-> UNION {att[q].lin \cup {att[q].node} : q \in parents},
                             early |-> \E q \in parents : att[q].st = "run"])
@@ -265,12 +298,13 @@ ReadUnknown(a) ==
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
     /\ Observe([ev |-> "read", attempt |-> a, unknown |-> TRUE])
 
-\* Running attempt a stages its effect (it is not visible outside yet).
-Stage(a) ==
+\* Running attempt a stages its effect (it is not visible outside yet),
+\* declaring whether it can be revoked once published.
+Stage(a, revocable) ==
     /\ a \in DOMAIN att /\ att[a].st = "run" /\ att[a].fx = "none"
-    /\ att' = [att EXCEPT ![a].fx = "staged"]
+    /\ att' = [att EXCEPT ![a].fx = "staged", ![a].irrev = ~revocable]
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
-    /\ Observe([ev |-> "stage", attempt |-> a])
+    /\ Observe([ev |-> "stage", attempt |-> a, revocable |-> revocable])
 
 \* Attempt a finishes; its output is held, not yet committed.
 End(a) ==
@@ -299,7 +333,8 @@ Reject(a) ==
 \* The effect attempt a staged is published.
 Publish(a) ==
     /\ a \in DOMAIN att /\ att[a].fx = "staged"
-    /\ att' = [att EXCEPT ![a].fx = "published"]
+    /\ att' = [att EXCEPT ![a].fx = "published",
+                          ![a].fence = IF att[a].irrev /\ ~Fenced(a) THEN "unfenced" ELSE @]
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
     /\ Observe([ev |-> "publish", attempt |-> a])
 
@@ -409,10 +444,14 @@ RefCommit(a) == IF Stale(a) THEN Reject(a) ELSE Commit(a)
 Publishable(a) ==
     /\ att[a].fx = "staged" /\ att[a].st = "committed"
     /\ cur[att[a].node] = a /\ Active(att[a].node)
+    \* an irreversible effect is held until revalidated, and sent once: a
+    \* re-run of its node (full or suffix) computes the same effect, already out
+    /\ att[a].irrev => ~due /\ Fenced(a) /\ ~\E b \in Sent : att[b].node = att[a].node
 
 Revocable(a) ==
     /\ att[a].fx = "published"
     /\ cur[att[a].node] # a \/ ~Active(att[a].node)
+    /\ ~att[a].irrev
 
 RefFinish ==
     /\ ~due /\ final = None /\ InFlight = {}
@@ -425,7 +464,8 @@ Run ==
     \/ up /\ RefStart
     \/ \E a \in DOMAIN att :
          \/ att[a].st = "run" /\ (RefRead(a) \/ RefEnd(a))
-         \/ att[a].st = "run" /\ att[a].node \in wf.effects /\ Stage(a)
+         \/ att[a].st = "run" /\ att[a].node \in wf.effects
+            /\ Stage(a, att[a].node \notin wf.irreversible)
          \/ att[a].st = "done" /\ up /\ RefCommit(a)
          \/ Publishable(a) /\ up /\ Publish(a)
          \/ Revocable(a) /\ up /\ Revoke(a)
@@ -435,12 +475,13 @@ Run ==
 ControlPaths == {r.path : r \in wf.routes}
 
 \* A revision the user may send at any time: new content for a data path, or
-\* another route for a control path, against the current version.
+\* another route for a control path, against the current version; the runtime
+\* refuses it when it comes too late for an irreversible effect already out.
 Revision(p) ==
     IF p \in ControlPaths
     THEN \E v \in {r.value : r \in {r \in wf.routes : r.path = p}} \ {val[p]} :
-            Revise("control", p, ver[p], v, TRUE)
-    ELSE Revise("replace", p, ver[p], val[p], TRUE)
+            Revise("control", p, ver[p], v, ~TooLate("control", p, v))
+    ELSE Revise("replace", p, ver[p], val[p], ~TooLate("replace", p, val[p]))
 
 Next == Run \/ Crash \/ \E p \in Paths : Revision(p)
 
@@ -488,10 +529,18 @@ OracleEquivalence ==
         /\ final.effects = final.oracleEffects
         /\ final.repeated = {}
 
+\* IrreversibleEffects: an irreversible effect goes out only from committed,
+\* current work no stale work reaches, is never revoked, and no plan is made
+\* that would need it revoked (such a revision must be refused as too late).
+IrreversibleEffects ==
+    \A a \in DOMAIN att :
+        att[a].irrev => att[a].fence \notin {"unfenced", "owed"} /\ att[a].fx # "revoked"
+
 Properties ==
     [NoStaleCommit |-> NoStaleCommit, PlanSoundness |-> PlanSoundness,
      FailClosed |-> FailClosed, EffectsFollowCommit |-> EffectsFollowCommit,
-     RouteValidity |-> RouteValidity, OracleEquivalence |-> OracleEquivalence]
+     RouteValidity |-> RouteValidity, OracleEquivalence |-> OracleEquivalence,
+     IrreversibleEffects |-> IrreversibleEffects]
 
 -----------------------------------------------------------------------------
 (* The contract over the observed history: each property stated again,     *)
@@ -678,8 +727,26 @@ OracleRightAt(i) ==
               /\ \A b \in PublishedAt(i) : NodeOf(b) = NodeOf(a) => b = a
 HistOracleEquivalence == Last(OracleRightAt)
 
+\* Attempt a staged, before event i, an effect it declared irreversible.
+IrrevOf(a, i) == \E j \in Before(i) : By(j, "stage", a) /\ ~hist[j].revocable
+
+\* HistIrreversibleEffects: an irreversible effect is published only while its
+\* attempt is its node's current output and no stale work reaches that node,
+\* it is never revoked, and a plan is made only while every irreversible
+\* effect out is on the route and of the output a full restart computes.
+IrreversibleRightAt(i) ==
+    /\ Is(i, "publish") /\ IrrevOf(hist[i].attempt, i) =>
+          /\ CurAt(NodeOf(hist[i].attempt), i) = hist[i].attempt
+          /\ NodeOf(hist[i].attempt) \notin Downstream(ConflictsAt(i))
+    /\ Is(i, "revoke") => ~IrrevOf(hist[i].attempt, i)
+    /\ Is(i, "plan") =>
+          \A a \in PublishedAt(i) :
+              IrrevOf(a, i) => NodeOf(a) \in RouteAt(i) /\ OutputAt(a, i) = RestartAt(NodeOf(a), i)
+HistIrreversibleEffects == Last(IrreversibleRightAt)
+
 HistoryProperties ==
     [NoStaleCommit |-> HistNoStaleCommit, PlanSoundness |-> HistPlanSoundness,
      FailClosed |-> HistFailClosed, EffectsFollowCommit |-> HistEffectsFollowCommit,
-     RouteValidity |-> HistRouteValidity, OracleEquivalence |-> HistOracleEquivalence]
+     RouteValidity |-> HistRouteValidity, OracleEquivalence |-> HistOracleEquivalence,
+     IrreversibleEffects |-> HistIrreversibleEffects]
 =============================================================================

@@ -34,18 +34,26 @@ Route == [nodes |-> {"R", "B1", "B2", "J"},
           effects |-> {"J"},
           revisable |-> {"c"}]
 
-\* shape name -> [workflow, nodes whose reads escape tracking]
+\* The REVISE scenario with D's effect irreversible (an e-mail sent) and z (read
+\* only by E, which D does not consume) revisable too: a revision of x or y
+\* after D's e-mail went out comes too late, one of z does not, yet a full or
+\* suffix plan re-runs D, whose e-mail must not go out twice.
+DagSent == [Dag EXCEPT !.revisable = {"x", "y", "z"}]
+
+\* shape name -> [workflow, nodes whose reads escape tracking, irreversible effects]
 ShapeNamed ==
-    ("dag" :> [w |-> Dag, untracked |-> {}]
-     @@ "dag-untracked" :> [w |-> Dag, untracked |-> {"E"}]
-     @@ "route" :> [w |-> Route, untracked |-> {}])
+    ("dag" :> [w |-> Dag, untracked |-> {}, irreversible |-> {}]
+     @@ "dag-untracked" :> [w |-> Dag, untracked |-> {"E"}, irreversible |-> {}]
+     @@ "dag-irreversible" :> [w |-> DagSent, untracked |-> {}, irreversible |-> {"D"}]
+     @@ "route" :> [w |-> Route, untracked |-> {}, irreversible |-> {}])
 
 MCWorkflows ==
     {LET w == ShapeNamed[s].w IN
        [nodes |-> w.nodes, order |-> w.order, pred |-> w.pred, paths |-> w.paths,
         reads |-> w.reads, routes |-> w.routes, effects |-> w.effects,
         init |-> [p \in w.paths |-> 0], revisable |-> w.revisable,
-        untracked |-> ShapeNamed[s].untracked, policy |-> pol]
+        untracked |-> ShapeNamed[s].untracked, policy |-> pol,
+        irreversible |-> ShapeNamed[s].irreversible]
      : s \in Shapes, pol \in Policies}
 
 MCInit == Init /\ revs = 0 /\ crashes = 0
@@ -69,4 +77,5 @@ TypeOK ==
          /\ att[a].st \in {"run", "done", "committed", "rejected", "cancelled", "lost"}
          /\ att[a].fx \in {"none", "staged", "published", "revoked", "dropped"}
     /\ \A n \in Nodes : cur[n] \in {0} \cup DOMAIN att
+    /\ \A a \in DOMAIN att : att[a].fence \in {"none", "unfenced", "owed"}
 =============================================================================

@@ -53,7 +53,8 @@ SoundWorkflow ==
     LET w == CASE Shape = "chain" -> Chain [] Shape = "route" -> Route [] Shape = "one" -> One
     IN  [nodes |-> w.nodes, order |-> w.order, pred |-> w.pred, paths |-> w.paths,
          reads |-> w.reads, routes |-> w.routes, effects |-> w.effects,
-         init |-> [p \in w.paths |-> 0], policy |-> "none", untracked |-> {}, revisable |-> {}]
+         init |-> [p \in w.paths |-> 0], policy |-> "none", untracked |-> {}, revisable |-> {},
+         irreversible |-> {}]
 
 Att == DOMAIN att
 
@@ -75,7 +76,7 @@ AnyMove ==
           \/ "read" \in Moves /\
                 \/ \E p \in Paths : \E v \in 0..ver[p] : Read(a, p, v)
                 \/ ReadUnknown(a)
-          \/ "stage" \in Moves /\ Stage(a)
+          \/ "stage" \in Moves /\ \E revocable \in BOOLEAN : Stage(a, revocable)
           \/ "end" \in Moves /\ End(a)
           \/ "commit" \in Moves /\ Commit(a)
           \/ "reject" \in Moves /\ Reject(a)

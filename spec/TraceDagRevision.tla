@@ -25,7 +25,7 @@ WorkflowOf(h) ==
          routes |-> w.routes,
          effects |-> w.effects,
          init |-> [p \in w.paths |-> InitialValue(w, p)],
-         policy |-> "none", untracked |-> {}, revisable |-> {}]
+         policy |-> "none", untracked |-> {}, revisable |-> {}, irreversible |-> {}]
 
 \* The DagRevision action that event e records (path 0: a read tracking missed).
 Apply(e) ==
@@ -34,7 +34,7 @@ Apply(e) ==
     \/ e.ev = "start" /\ Start(e.attempt, e.node, e.parents)
     \/ e.ev = "read" /\ IF e.path = 0 THEN ReadUnknown(e.attempt)
                                       ELSE Read(e.attempt, e.path, e.version)
-    \/ e.ev = "stage" /\ Stage(e.attempt)
+    \/ e.ev = "stage" /\ Stage(e.attempt, e.revocable)
     \/ e.ev = "end" /\ End(e.attempt)
     \/ e.ev = "commit" /\ Commit(e.attempt)
     \/ e.ev = "reject" /\ Reject(e.attempt)

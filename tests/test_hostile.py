@@ -26,6 +26,7 @@ import pytest
 from conftest import CLI, ROOT, SPEC, Run, judgeable_traces, read_trace_file, run_cli
 from resumecheck import escape, tempdirs
 from resumecheck.inputs import expand
+from resumecheck.tlc.warm import MAIN_CLASS
 from resumecheck.trace.prefix import is_object_prefix
 from resumecheck.trace.schema import load_schema
 from resumecheck.waiting import poll
@@ -620,7 +621,8 @@ def test_sigkill_during_tlc_leaves_no_java_and_the_next_run_cleans_up(tmp_path: 
     process = subprocess.Popen(
         [str(CLI), "--no-progress", traces], env=env, stdout=subprocess.DEVNULL
     )
-    children = _kill_when(process, lambda command: "tlc2.TLC" in command)
+    # TLC's JVM: a plain run's, or the warm driver `check` holds for its runs
+    children = _kill_when(process, lambda command: "tlc2.TLC" in command or MAIN_CLASS in command)
     assert _all_dead(children) == []
     user = tmp / f"resume-check-{os.getuid()}"
     assert [p.name.split("-")[1] for p in user.iterdir()] == [str(process.pid)]

@@ -21,9 +21,10 @@ from typing import Any
 
 import pytest
 from conftest import CORE
+from resumecheck import explain
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge, warm
-from resumecheck.tlc import override
+from resumecheck.tlc import override, printed
 from resumecheck.tlc import warm as warm_tlc
 from resumecheck.verdict import Status, Verdict
 
@@ -134,6 +135,31 @@ def test_a_driver_killed_between_calls_is_replaced(
         (third,) = judge([path], spec_paths=default_spec_paths())
         assert driver.pid not in (None, killed) and driver.restarts <= 1
     assert _fields(first) == _fields(again) == _fields(third) == cold[path]
+
+
+@needs_driver
+def test_progress_comes_from_the_driver_that_stays(
+    cold: dict[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a progress reader (the CLI always has one) each warm run is answered in a thread
+    of its own while the caller reads TLC's lines: the driver must still be the caller's (a
+    JVM dies with the thread that started it), so the next run, an explanation with no heap
+    of its own, finds it up."""
+    monkeypatch.delenv(warm_tlc.MODE_ENV, raising=False)
+    path = CORE / "unmatched-put-of-unknown-checkpoint.jsonl"  # no move matches an event
+    with warm() as pool:
+        for _ in range(2):
+            lines: list[str] = []
+            (verdict,) = judge([path], spec_paths=default_spec_paths(), on_line=lines.append)
+            assert _fields(verdict) == cold[path]
+            assert any(printed.tag(line) == "rc-progress" for line in lines)
+        (driver,) = _idle(pool)
+        pid = driver.pid
+        explain.add_expected([verdict], default_spec_paths())
+        assert verdict.expected  # the moves a correct runtime could have made instead
+        (after,) = _idle(pool)
+        assert after is driver and driver.pid == pid
+        assert (driver.fallbacks, driver.restarts, driver.retired) == (0, 0, 0)
 
 
 def test_blocks_nest_and_share_one_pool(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,6 +5,7 @@ run for all traces."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,18 @@ def test_a_crash_is_recorded_and_judged(
 def test_the_routed_workload_is_recorded_and_judged_alike(tmp_path: Path) -> None:
     for case, verdict in _record(_cases("route"), tmp_path).items():
         _check(case, verdict)
+
+
+@pytest.mark.parametrize("policy", ["full", "validity"])
+def test_an_email_out_before_the_crash_is_not_sent_again(tmp_path: Path, policy: str) -> None:
+    """The e-mail went out before the revision (y, which it does not read); the process dies
+    after accepting it. The restarted process re-runs the e-mail node under a full plan and
+    must know from what was durable that the e-mail is out: sent once, never revoked."""
+    case = ("email", policy, "after-revision")
+    verdict = _record([case], tmp_path)[case]
+    _check(case, verdict)
+    events = [json.loads(line) for line in verdict.path.read_text().splitlines()[1:]]
+    emails = {e["attempt"] for e in events if e["ev"] == "start" and e["node"] == "email"}
+    assert len(emails) == (2 if policy == "full" else 1)
+    sent = [e for e in events if e["ev"] in ("publish", "revoke") and e["attempt"] in emails]
+    assert [e["ev"] for e in sent] == ["publish"]

@@ -29,7 +29,7 @@ from resumecheck.errors import (
     exit_codes_help,
 )
 from resumecheck.inputs import expand, no_traces
-from resumecheck.judge import judge
+from resumecheck.judge import judge, warm
 from resumecheck.output import TRACE_RENDERERS, format_option, reported
 from resumecheck.progress import Progress, TLCProgress, progress_option
 from resumecheck.report import FORMATS, Invocation, exit_code, render_spec
@@ -219,6 +219,9 @@ def check(
         cluster = (
             None if address is None else stack.enter_context(executor.connect(address, shown.note))
         )
+        # One JVM for judging and for what follows it (a store's re-run, the explanation, the
+        # witnesses): a run after the first costs a quarter of a JVM of its own.
+        stack.enter_context(warm())
         verdicts = judge(
             inputs.files,
             spec_paths=default_spec_paths(spec_paths),

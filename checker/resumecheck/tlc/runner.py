@@ -18,6 +18,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from resumecheck import tempdirs
@@ -31,6 +32,7 @@ __all__ = [
     "kill",
     "run_tlc",
     "spawn",
+    "spawn_kept",
     "system_properties",
     "tlc_arguments",
 ]
@@ -208,6 +210,31 @@ def spawn(command: list[str], cwd: Path, *, stdin: int) -> subprocess.Popen[str]
         )
     except OSError as exc:
         raise ToolchainError(f"cannot start {command[0]}: {exc}") from exc
+
+
+_kept: ThreadPoolExecutor | None = None
+_kept_lock = threading.Lock()
+
+
+def _forget_kept() -> None:
+    global _kept
+    _kept = None  # a forked child has the object but not its thread
+
+
+os.register_at_fork(after_in_child=_forget_kept)
+
+
+def spawn_kept(command: list[str], cwd: Path, *, stdin: int) -> subprocess.Popen[str]:
+    """:func:`spawn`, from one thread kept for the life of this process: for a JVM that
+    outlives the thread that asks for it (a warm driver is started by whichever thread runs
+    first -- a pool thread of `judge --jobs 2`, a thread waiting for a driver's answer -- and
+    serves later runs from others). It still dies with this process."""
+    global _kept
+    with _kept_lock:
+        if _kept is None:
+            _kept = ThreadPoolExecutor(max_workers=1, thread_name_prefix="resume-check-spawn")
+        kept = _kept
+    return kept.submit(spawn, command, cwd, stdin=stdin).result()
 
 
 def _run(

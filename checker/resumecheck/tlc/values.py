@@ -226,6 +226,115 @@ def _atom(token: str) -> Value:
     return ModelValue(token)
 
 
+# Nested values (an accepted trace's summary, a witness's state): one token pattern and a
+# recursive descent, about five times faster than the grammar. It reads exactly the grammar's
+# language or gives up (`_NOT_READ`), and then the grammar decides, with its error message.
+_TOKEN_RE = re.compile(
+    r'\s*(?:(-?[0-9]+)|("(?:[^"\\]|\\.)*")|([A-Za-z_][A-Za-z0-9_]*)|(<<|>>|\|->|:>|@@|\.\.|[{}\[\](),]))'
+)
+_NOT_READ = object()
+_CLOSING = {"<<": ">>", "{": "}", "[": "]", "(": ")"}
+
+
+class _GiveUp(Exception):
+    """The text is not a value the fast reader knows: the grammar reads it."""
+
+
+class _Nested:
+    def __init__(self, text: str) -> None:
+        self._tokens: list[tuple[str, str]] = []
+        at = 0
+        match = _TOKEN_RE.match
+        while at < len(text):
+            found = match(text, at)
+            if found is None:
+                if text[at:].isspace():
+                    break
+                self._tokens = []
+                self._bad = True
+                return
+            number, string, name, mark = found.groups()
+            if number is not None:
+                self._tokens.append(("int", number))
+            elif string is not None:
+                self._tokens.append(("str", string))
+            elif name is not None:
+                self._tokens.append(("name", name))
+            else:
+                self._tokens.append((mark, mark))
+            at = found.end()
+        self._bad = not self._tokens
+        self._at = 0
+
+    def value_of_all(self) -> object:
+        if self._bad:
+            return _NOT_READ
+        try:
+            value = self._value()
+        except (_GiveUp, IndexError):
+            return _NOT_READ
+        return value if self._at == len(self._tokens) else _NOT_READ
+
+    def _next(self) -> tuple[str, str]:
+        token = self._tokens[self._at]
+        self._at += 1
+        return token
+
+    def _expect(self, kind: str) -> None:
+        if self._next()[0] != kind:
+            raise _GiveUp
+
+    def _value(self) -> Value:
+        kind, text = self._next()
+        if kind == "int":
+            if self._at < len(self._tokens) and self._tokens[self._at][0] == "..":
+                self._at += 1
+                high_kind, high = self._next()
+                if high_kind != "int":
+                    raise _GiveUp
+                return frozenset(range(int(text), int(high) + 1))
+            return int(text)
+        if kind == "str":
+            return _unquote(text)
+        if kind == "name":
+            return True if text == "TRUE" else False if text == "FALSE" else ModelValue(text)
+        if kind in ("<<", "{"):
+            items = self._items(_CLOSING[kind], ",", self._value)
+            return tuple(items) if kind == "<<" else frozenset(items)
+        if kind == "[":
+            return FrozenDict(self._items("]", ",", self._field, empty=False))
+        if kind == "(":
+            return FrozenDict(self._items(")", "@@", self._pair, empty=False))
+        raise _GiveUp
+
+    def _items(self, closing: str, separator: str, item: Any, *, empty: bool = True) -> list[Any]:
+        if self._tokens[self._at][0] == closing:
+            if not empty:
+                raise _GiveUp
+            self._at += 1
+            return []
+        items = [item()]
+        while True:
+            kind = self._next()[0]
+            if kind == closing:
+                return items
+            if kind != separator:
+                raise _GiveUp
+            items.append(item())
+
+    def _field(self) -> tuple[str, Value]:
+        kind, name = self._next()
+        if kind != "name":
+            raise _GiveUp
+        self._expect("|->")
+        return name, self._value()
+
+    def _pair(self) -> tuple[Value, Value]:
+        key = self._value()
+        self._expect(":>")
+        return key, self._value()
+
+
 def parse_value(text: str) -> Value:
     """Parse one value as TLC prints it (whitespace and line breaks anywhere are fine).
 
@@ -241,6 +350,9 @@ def parse_value(text: str) -> Value:
         return frozenset([_atom(token) for token in _ATOM_RE.findall(text, 1, len(text) - 1)])
     if _FLAT_RECORD_RE.fullmatch(text):
         return FrozenDict([(name, _atom(token)) for name, token in _FIELD_RE.findall(text)])
+    nested = _Nested(text).value_of_all()
+    if nested is not _NOT_READ:
+        return cast(Value, nested)
     try:
         return cast(Value, _parser().parse(text))
     except LarkError as exc:

@@ -39,7 +39,7 @@ from resumecheck.tlc.runner import (
     jvm_options,
     kill,
     run_tlc,
-    spawn,
+    spawn_kept,
     system_properties,
     tlc_arguments,
 )
@@ -89,7 +89,8 @@ class WarmTLC:
         self._drain: threading.Thread | None = None
         self._ids = itertools.count(1)
         self.restarts = 0
-        """How many drivers died under a run (each such run was run again alone)."""
+        """How many drivers died: under a run (each such run was run again alone), or
+        between runs (found dead by the next, which started another)."""
         self.fallbacks = 0
         """How many runs were run again alone (the driver crashed, or refused a class)."""
         self.retired = 0
@@ -120,9 +121,12 @@ class WarmTLC:
         heap: int | None = None,
     ) -> TLCResult:
         """What :func:`run_tlc` gives for the same arguments (a plain run's answer), from a
-        run in the driver. `on_line` sees TLC's lines when the run is over, not as they come:
-        the driver writes them to a file. The JVM's options are the driver's, so a `heap`
-        other than the one it was started with starts another."""
+        run in the driver. `on_line` sees TLC's lines as they come, in the calling thread: the
+        driver writes them to a file, read while the run goes on. The JVM's options are the
+        driver's, so a `heap` other than the one it was started with starts another; a run
+        that asks for none (an explanation or a witness after a judge run: a few short
+        prefixes) takes the driver as it is, instead of restarting it without a cap and again
+        with one for the next judge run."""
         options: dict[str, Any] = {
             "library_paths": library_paths,
             "workers": workers,
@@ -139,7 +143,7 @@ class WarmTLC:
         words = [spec, *run_options, *extra_args]
         if config.parent != module.parent or any(c in w for w in words for c in "\t\n"):
             return plain(module, config, **options)  # the protocol: one line, tab-separated
-        if heap != self._heap:
+        if heap is not None and heap != self._heap:
             self.close()
             self._heap = heap
         metadir = tempdirs.mkdtemp("tlc-")
@@ -150,19 +154,30 @@ class WarmTLC:
                 spec, config.name, str(metadir), workers, check_deadlock, extra_args
             )
             started = time.monotonic()
-            status = self._ask(str(next(self._ids)), out, err, run_options, arguments)
+            ident = str(next(self._ids))
+            shown = 0
+            if on_line is None:
+                status = self._ask(ident, out, err, run_options, arguments)
+            else:  # TLC's lines as they come, in this thread, as a plain run gives them
+                asked = _Asking(self._ask, ident, out, err, run_options, arguments)
+                with _Tail(out) as tail:
+                    while not asked.done.wait(_TAIL_SECONDS):
+                        for line in tail.lines():
+                            on_line(line)
+                            shown += 1
+                status = asked.wait()
             seconds = time.monotonic() - started
             if status is None:
                 self.fallbacks += 1
                 return plain(module, config, **options)
             collector = Collector()
-            lines = out.read_text(encoding="utf-8", errors="replace").splitlines()
+            lines = _whole_lines(out.read_text(encoding="utf-8", errors="replace"))
             for line in lines:
                 collector.feed(line)
             if not collector.saw_marker and status != 0:
                 # TLC did not start: let a plain run say why
                 return plain(module, config, **options)
-            for line in lines if on_line is not None else ():
+            for line in lines[shown:] if on_line is not None else ():
                 on_line(line)
             stdout = "\n".join(lines) + ("\n" if lines else "")
             stderr = err.read_text(encoding="utf-8", errors="replace")
@@ -201,6 +216,8 @@ class WarmTLC:
     def _driver(self) -> subprocess.Popen[str]:
         if self._process is not None and self._process.poll() is None:
             return self._process
+        if self._process is not None:  # it died since its last answer
+            self.restarts += 1
         self.close()
         self._folder = tempdirs.mkdtemp("warm-")
         private_tmp = self._folder / "java-tmp"  # as run_tlc does: TLC unpacks modules there
@@ -208,6 +225,12 @@ class WarmTLC:
         command = [
             find_java(),
             *jvm_options(self._heap),
+            # So that a run's class loader, and all its classes' statics hold, can be collected
+            # once the run is over (WarmTLC.Exports): RMI's table is read by reflection, and
+            # soft references, which the JVM otherwise keeps until its heap is nearly full,
+            # are cleared at every collection (some of them reach each run's classes).
+            "--add-opens=java.rmi/sun.rmi.transport=ALL-UNNAMED",
+            "-XX:SoftRefLRUPolicyMSPerMB=0",
             f"-Djava.io.tmpdir={private_tmp}",
             "-cp",  # the jar too, as for a plain run; the driver loads TLC from it anew
             os.pathsep.join([str(self._classes), str(find_jar())]),
@@ -215,7 +238,7 @@ class WarmTLC:
             str(find_jar()),
             *([] if self._shared_parser else ["--no-shared-parser"]),
         ]
-        self._process = spawn(command, self._folder, stdin=subprocess.PIPE)
+        self._process = spawn_kept(command, self._folder, stdin=subprocess.PIPE)
         stderr = self._process.stderr
         assert stderr is not None
         # Runs write to files of their own; this is the driver's, read so that it never
@@ -244,6 +267,68 @@ class WarmTLC:
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
+
+
+_TAIL_SECONDS = 0.2
+
+
+class _Asking:
+    """One run's request to the driver, answered in a thread of its own, so that the calling
+    thread can show the run's progress meanwhile."""
+
+    def __init__(self, ask: Callable[..., int | None], *args: Any) -> None:
+        self.status: int | None = None
+        self.done = threading.Event()
+        self._failure: BaseException | None = None
+
+        def answer() -> None:
+            try:
+                self.status = ask(*args)
+            except BaseException as failure:  # raised again in the caller
+                self._failure = failure
+            finally:
+                self.done.set()
+
+        threading.Thread(target=answer, daemon=True).start()
+
+    def wait(self) -> int | None:
+        self.done.wait()
+        if self._failure is not None:
+            raise self._failure
+        return self.status
+
+
+class _Tail:
+    """The whole lines a run has written to its output file so far, each once."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._stream: IO[str] | None = None
+        self._rest = ""
+
+    def __enter__(self) -> _Tail:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._stream is not None:
+            self._stream.close()
+
+    def lines(self) -> list[str]:
+        if self._stream is None:
+            try:
+                self._stream = self._path.open(encoding="utf-8", errors="replace", newline="")
+            except FileNotFoundError:  # the driver has not opened it yet
+                return []
+        text = self._rest + self._stream.read()
+        *whole, self._rest = text.split("\n")
+        return [line.rstrip("\r") for line in whole]
+
+
+def _whole_lines(text: str) -> list[str]:
+    """A finished run's output as lines, split as `_Tail` splits it (so the lines it showed
+    are a prefix of these)."""
+    lines = [line.rstrip("\r") for line in text.split("\n")]
+    return lines[:-1] if lines and not lines[-1] else lines
 
 
 def _run_options(
@@ -339,7 +424,7 @@ class Pool:
             classes = self._classes[0]
             if classes is None or self._closed:
                 return None
-            same = [d for d in self._idle if d.heap == heap]
+            same = [d for d in self._idle if heap is None or d.heap == heap]
             if same:
                 self._idle.remove(same[-1])
                 return same[-1]

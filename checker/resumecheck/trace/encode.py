@@ -189,6 +189,7 @@ class _Encoder:
         head, plan = _event_plan(self.schema, event["ev"])
         args = []
         number = self.ids.number
+        tables = self.ids.tables
         for name, default, namespace, scope, fast, makes in plan:
             if name in event:
                 item = event[name]
@@ -197,10 +198,16 @@ class _Encoder:
             else:
                 item = default
             if namespace is not None and scope is None:
-                # An identifier: the common case, without the generic walk.
+                # An identifier: the common case, without the generic walk; one met before
+                # is looked up directly (a batch's events name ~5 each).
+                key = _key(item)
                 if makes and item is not None:
-                    self.ids.make(namespace, _key(item), where)
-                args.append(str(number(namespace, _key(item), f"{where}.{name}")))
+                    self.ids.make(namespace, key, where)
+                known = tables.get(namespace)
+                found = None if known is None or key is None else known.get(key)
+                args.append(
+                    str(found if found is not None else number(namespace, key, f"{where}.{name}"))
+                )
             elif fast is not None and (text := fast.get(_literal_key(item))) is not None:
                 args.append(text)  # an enum word or a boolean, encoded once per schema
             elif scope is not None and all(f in event or d is not _MISSING for f, d in scope):
@@ -266,19 +273,14 @@ class _Encoder:
 
     def _record(self, target: dict[str, Any], value: dict[str, Any], where: str) -> str:
         props: dict[str, Any] = target.get("properties", {})
-        # Fields that declare a namespace come first, so later fields may refer to it.
-        order = sorted(props, key=lambda name: "x-declares" not in props[name])
         fields = []
-        for name in order:
-            prop = props[name]
-            if prop.get("x-tla") == "skip":
+        for name, prop, skip, declares in _record_plan(target):
+            if skip:
                 self._declare_only(prop, value.get(name), f"{where}.{name}")
                 continue
-            if not _IDENT.match(name):
-                raise SchemaDesignError(f"field name {name!r} is not a TLA+ identifier")
             fields.append((name, self._field(props, value, name, where)))
-            if "x-declares" in prop:
-                self.ids.closed.add(prop["x-declares"])
+            if declares is not None:
+                self.ids.closed.add(declares)
         fields.sort()
         return "[" + ", ".join(f"{name} |-> {text}" for name, text in fields) + "]"
 
@@ -331,6 +333,29 @@ def _event_plan(schema: TraceSchema, kind: str) -> tuple[str, list[tuple[Any, ..
             makes = bool(prop.get("x-made")) and namespace is not None and scope is None
             fields.append((name, default, namespace, scope, _literals(target), makes))
         plan = _PLANS[key] = (constructor_name(kind), fields)
+    return plan
+
+
+_RECORD_PLANS: dict[int, tuple[dict[str, Any], list[tuple[str, Any, bool, str | None]]]] = {}
+
+
+def _record_plan(target: dict[str, Any]) -> list[tuple[str, Any, bool, str | None]]:
+    """Per record schema, looked up once: its fields in the order `_record` encodes them
+    (those that declare a namespace first, so later fields may refer to it), each with its
+    schema, whether it stays out of TLA+, and the namespace it declares. The entry keeps the
+    schema node, so its id cannot be another node's while the entry lasts."""
+    entry = _RECORD_PLANS.get(id(target))
+    if entry is not None and entry[0] is target:
+        return entry[1]
+    props: dict[str, Any] = target.get("properties", {})
+    plan = []
+    for name in sorted(props, key=lambda name: "x-declares" not in props[name]):
+        prop = props[name]
+        skip = prop.get("x-tla") == "skip"
+        if not skip and not _IDENT.match(name):
+            raise SchemaDesignError(f"field name {name!r} is not a TLA+ identifier")
+        plan.append((name, prop, skip, prop.get("x-declares")))
+    _RECORD_PLANS[id(target)] = (target, plan)
     return plan
 
 

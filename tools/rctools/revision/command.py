@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import click
 from resumecheck.errors import UsageError
 
+from rctools.revision.appmatrix import AppMatrix, configure_app
 from rctools.revision.crash import crash_points
 from rctools.revision.injection import Injection, injection_points
 from rctools.revision.matrix import Run, record_crashed, record_one, record_race
@@ -79,7 +80,7 @@ class RevisionMatrix:
                 name = f"{w.name}-{self.policy}-{injection.label}"
                 what = f"{words(injection)}; {self.policy} recovers"
                 found.append(Cell(name, w.name, what, {"point": injection.label}))
-            for point in crash_points(self.policy) if self.crash else ():
+            for point in crash_points(self.policy) if self.crash and w.crash else ():
                 name = f"{w.name}-{self.policy}-crash-{point}"
                 what = f"revision after the run, SIGKILL {point}; a new process recovers"
                 found.append(Cell(name, w.name, what, {"crash": point}))
@@ -214,13 +215,24 @@ def configure(
     seed: int,
     revisions: int,
     width: int,
-) -> RevisionMatrix:
+    app: str | None,
+    input_json: str | None,
+    revise: str | None,
+    effects: tuple[str, ...],
+    irreversible: tuple[str, ...],
+) -> RevisionMatrix | AppMatrix:
+    if app is not None:
+        if workloads or crash or racing:
+            raise UsageError("--app runs your graph: --workload, --crash and --racing do not apply")
+        return configure_app(app, input_json, revise, policy, effects, irreversible)
+    if input_json is not None or revise is not None or effects or irreversible:
+        raise UsageError("--input, --revise, --effect and --irreversible go with --app")
     names = workloads or sorted(RACING_WORKLOADS if racing else WORKLOADS)
     if not racing and "digest" in names:
         raise UsageError("workload digest runs only with --racing")
     if racing and crash:
         raise UsageError("--crash and --racing do not combine")
-    chosen = [RACING_WORKLOADS[name] for name in names]
+    chosen = [{**WORKLOADS, **RACING_WORKLOADS}[name] for name in names]
     if racing:
         return RacingMatrix(
             policy, chosen, executions=executions, seed=seed, revisions=revisions, width=width
@@ -234,8 +246,9 @@ OPTIONS: list[Callable[[Any], Any]] = [
         "--workload",
         "workloads",
         multiple=True,
-        type=click.Choice(sorted(RACING_WORKLOADS)),
-        help="Workload to run (repeatable; default: all; `digest` only with --racing).",
+        type=click.Choice(sorted({**WORKLOADS, **RACING_WORKLOADS})),
+        help="Workload to run (repeatable; default: all; `digest` only with --racing; with "
+        "--racing the default leaves out `email` and `email-late`, which are named to run).",
     ),
     click.option(
         "--crash/--no-crash",
@@ -275,6 +288,41 @@ OPTIONS: list[Callable[[Any], Any]] = [
         default=3,
         show_default=True,
         help="With --racing: worker threads, i.e. attempts running at once.",
+    ),
+    click.option(
+        "--app",
+        metavar="MODULE:FACTORY",
+        default=None,
+        help="Your LangGraph graph: FACTORY(checkpointer) returns the StateGraph compiled with "
+        "it; the revision (--revise) arrives at every point of its run.",
+    ),
+    click.option(
+        "--input",
+        "input_json",
+        metavar="JSON",
+        default=None,
+        help="With --app: the first input, a JSON object of input channels.",
+    ),
+    click.option(
+        "--revise",
+        metavar="PATH=JSON",
+        default=None,
+        help="With --app: the later user message, a new value of one input channel.",
+    ),
+    click.option(
+        "--effect",
+        "effects",
+        metavar="NODE",
+        multiple=True,
+        help="With --app: NODE's writes are an effect on the outside world, performed after its "
+        "step commits and revoked when a plan invalidates it (repeatable).",
+    ),
+    click.option(
+        "--irreversible",
+        metavar="NODE",
+        multiple=True,
+        help="With --app: as --effect, but the effect cannot be revoked (an e-mail sent): held "
+        "until revalidated, sent once; a revision too late for it is refused (repeatable).",
     ),
 ]
 

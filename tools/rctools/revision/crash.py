@@ -49,6 +49,11 @@ class SyncedRecorder(Recorder):
         self.lines.event(ev, **fields)
 
 
+def _attempt(a: dict[str, Any]) -> Attempt:
+    reads = {(p, v) for p, v in a["reads"]}
+    return Attempt(**{**a, "parents": tuple(a["parents"]), "reads": reads})
+
+
 class DurableRuntime(RevisionRuntime):
     """The runtime with its commits made durable, and a crash point where it kills itself."""
 
@@ -76,6 +81,8 @@ class DurableRuntime(RevisionRuntime):
             "generation": self.generation,
             "thread": self.thread,
             "cur": {n: {**asdict(a), "reads": sorted(a.reads)} for n, a in self.cur.items()},
+            # an irreversible effect out is durable: a restarted process must not send it again
+            "sent": {n: {**asdict(a), "reads": sorted(a.reads)} for n, a in self.sent.items()},
         }
         temp = self.folder / "state.json.tmp"
         with temp.open("w", encoding="utf-8") as f:
@@ -92,8 +99,11 @@ class DurableRuntime(RevisionRuntime):
         self.generation = state["generation"] + 1
         self.id_prefix = f"r{self.generation}-a"  # ids of the killed process may be in use
         for name, a in state["cur"].items():
-            reads = {(p, v) for p, v in a.pop("reads")}
-            self.cur[name] = Attempt(**{**a, "parents": tuple(a["parents"]), "reads": reads})
+            self.cur[name] = _attempt(a)
+        for name, a in state.get("sent", {}).items():
+            self.sent[name] = (
+                self.cur[name] if self.cur.get(name, None) == _attempt(a) else _attempt(a)
+            )
 
     def _new_thread(self) -> dict[str, Any]:
         config = super()._new_thread()

@@ -49,7 +49,7 @@ def record(
                 runs.append(record_one(workload, policy, injection, out, scratch))
                 if on_run:
                     on_run(runs[-1])
-            for point in crash_points(policy) if crash else ():
+            for point in crash_points(policy) if crash and workload.crash else ():
                 runs.append(record_crashed(workload, policy, point, out, scratch))
                 if on_run:
                     on_run(runs[-1])

@@ -33,6 +33,7 @@ from typing import Any
 
 import networkx as nx
 
+from rctools.revision.irreversible import too_late
 from rctools.revision.model import COMPLETION_TOKENS
 from rctools.revision.nested import NestedInputs, TrackedView, assign, read, resolve
 from rctools.revision.policies import PLANNERS, Graph, Work
@@ -146,6 +147,10 @@ class RacingRuntime:
         self.attempts: list[Attempt] = []
         self.in_flight: dict[str, Attempt] = {}
         self.cur: dict[str, Attempt] = {}
+        self.sent: dict[str, Attempt] = {}
+        """Per node, the attempt whose irreversible effect is out: never revoked, never resent."""
+        self.held: list[Attempt] = []
+        """Committed attempts whose irreversible effect waits until no stale work reaches them."""
         self.pending = False
         self.finished = False
         self.sender_done = False
@@ -175,8 +180,15 @@ class RacingRuntime:
                 self.refused += 1
                 return {"accepted": False, "versions": {}}
             before = self.inputs.snapshot()
+            undo = copy.deepcopy(self.inputs.values), copy.deepcopy(self.history)
             self._change(path, kind, value)
             changed = [path] + [q for q in self.inputs.changed(before) if q != path]
+            control = (path, value) if kind == "control" else None
+            if too_late(self.workload, self.sent, undo[0], set(changed), control):
+                self.inputs.values, self.history = undo  # too late for an e-mail out: refused
+                self._event("revise", kind=kind, path=path, base=base, accepted=False, **extra)
+                self.refused += 1
+                return {"accepted": False, "late": True, "versions": {}}
             for q in changed:
                 self._event("revise", kind=kind, path=q, base=self.inputs.versions[q], **extra)
                 self.inputs.versions[q] += 1
@@ -260,7 +272,7 @@ class RacingRuntime:
         for name in self.workload.order:
             if name in plan.invalidate:
                 old = self.cur.pop(name)
-                if old.effect == "published":
+                if old.effect == "published" and not self.workload.node(name).irreversible:
                     old.effect = "revoked"
                     self._event("revoke", attempt=old.id)
 
@@ -339,7 +351,10 @@ class RacingRuntime:
             a.output = output
             if node.effect:
                 a.effect = "staged"
-                self._event("stage", attempt=a.id)
+                if node.irreversible:
+                    self._event("stage", attempt=a.id, revocable=False)
+                else:
+                    self._event("stage", attempt=a.id)
             self._event("end", attempt=a.id)
             a.state = "done"
         time.sleep(self._gap(a, "commit"))  # the commit races the revisions
@@ -355,8 +370,28 @@ class RacingRuntime:
             a.state = "committed"
             self._event("commit", attempt=a.id)
             self.cur[a.node] = a
-            if a.effect == "staged":
+            if a.effect == "staged" and node.irreversible:
+                self.held.append(a)
+                self._release_held()
+            elif a.effect == "staged":
                 a.effect = "published"
+                self._event("publish", attempt=a.id)
+
+    def _release_held(self) -> None:
+        """Sends each held irreversible effect whose attempt is still its node's current output
+        once no plan is due and no stale work reaches its node (fenced); drops the ones a plan
+        invalidated, and the re-runs of a node whose effect is already out (the same effect)."""
+        if self.pending and self.planner is not None:
+            return
+        stale = {a.node for a, _ in self._work_items() if self._stale(a)}
+        reached = stale.union(*(nx.descendants(self.dag, n) for n in stale))
+        for a in list(self.held):
+            if self.cur.get(a.node) is not a or a.node in self.sent:
+                self.held.remove(a)
+            elif a.node not in reached or self.planner is None:
+                self.held.remove(a)
+                a.effect = "published"
+                self.sent[a.node] = a
                 self._event("publish", attempt=a.id)
 
     # --- the driver ----------------------------------------------------------------------
@@ -384,8 +419,9 @@ class RacingRuntime:
             while self.error is None:
                 if self.pending and self.planner is not None:
                     self._replan()
+                self._release_held()
                 self._start_ready(pool)
-                quiet = not self.in_flight and not (self.pending and self.planner)
+                quiet = not self.in_flight and not (self.pending and self.planner) and not self.held
                 active = [n for n in self.workload.order if self._active(n)]
                 if quiet and all(n in self.cur for n in active):
                     if not self.finished:

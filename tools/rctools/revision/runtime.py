@@ -25,11 +25,12 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from rctools.revision.injection import Injection
+from rctools.revision.irreversible import on_route, too_late
 from rctools.revision.model import FakeModel
 from rctools.revision.policies import PLANNERS, Graph, Plan, Work
 from rctools.revision.recorder import Recorder, header
 from rctools.revision.tracking import Inputs, TrackedReads
-from rctools.revision.workloads import Workload
+from rctools.revision.workloads import Revision, Workload
 
 
 def _merge(old: dict[str, str], new: dict[str, str]) -> dict[str, str]:
@@ -81,6 +82,8 @@ class RevisionRuntime:
         self.dag.add_nodes_from(workload.order)
         self.attempts: list[Attempt] = []
         self.cur: dict[str, Attempt] = {}
+        self.sent: dict[str, Attempt] = {}
+        """Per node, the attempt whose irreversible effect is out: never revoked, never resent."""
         self.in_flight: Attempt | None = None
         self.running: str | None = None
         self.pending = False
@@ -140,7 +143,10 @@ class RevisionRuntime:
             self.running = None
             if node.effect:
                 attempt.effect = "staged"
-                self.record("stage", attempt=attempt.id)
+                if node.irreversible:
+                    self.record("stage", attempt=attempt.id, revocable=False)
+                else:
+                    self.record("stage", attempt=attempt.id)
             self._replan(name)
             if self.in_flight is None:  # cancelled by the plan
                 if self.resume_at is not None:
@@ -178,17 +184,25 @@ class RevisionRuntime:
         return self.model(f"{node.name} " + " ".join(seen + upstream))
 
     def _commit(self, attempt: Attempt) -> None:
+        """Commit, then publish the staged effect: here, right after revalidation, so an
+        irreversible one is fenced (no revision can come between). An irreversible effect of
+        a node whose effect is already out stays held: the re-run computed the same one (a
+        revision that would change it is refused as too late), and it went out once."""
         self.record("commit", attempt=attempt.id)
         self.cur[attempt.node] = attempt
-        if attempt.effect == "staged":
-            attempt.effect = "published"
-            self.record("publish", attempt=attempt.id)
+        if attempt.effect != "staged":
+            return
+        if self.workload.node(attempt.node).irreversible:
+            if attempt.node in self.sent:
+                return
+            self.sent[attempt.node] = attempt
+        attempt.effect = "published"
+        self.record("publish", attempt=attempt.id)
 
     # --- staleness and planning ------------------------------------------------------------
 
     def _active(self, name: str) -> bool:
-        route = self.workload.node(name).route
-        return route is None or self.inputs.values[route[0]] == route[1]
+        return on_route(self.workload.node(name), self.inputs.values)
 
     def _touched(self, a: Attempt) -> set[str]:
         return {p for p, v in self.inputs.versions.items() if a.vers[p] != v}
@@ -243,9 +257,15 @@ class RevisionRuntime:
             self.in_flight = None
         for name in plan.invalidate:
             old = self.cur.pop(name)
-            if old.effect == "published":
+            if old.effect == "published" and not self.workload.node(name).irreversible:
                 old.effect = "revoked"
                 self.record("revoke", attempt=old.id)
+
+    def _too_late(self, rev: Revision) -> bool:
+        """Accepting `rev` would need an irreversible effect already out revoked (TooLate)."""
+        control = (rev.path, rev.value) if rev.kind == "control" else None
+        values = self.inputs.values
+        return too_late(self.workload, self.sent, values, {rev.path}, control)
 
     def _inject(self, point: str, node: str | None) -> bool:
         inj = self.injection
@@ -254,6 +274,10 @@ class RevisionRuntime:
         self.fired = True
         rev = inj.revision
         base = self.inputs.versions[rev.path]
+        if self._too_late(rev):
+            value = {"value": rev.value} if rev.kind == "control" else {}
+            self.record("revise", kind=rev.kind, path=rev.path, base=base, accepted=False, **value)
+            return False
         self.inputs.versions[rev.path] = base + 1
         if rev.kind == "control":
             self.inputs.values[rev.path] = rev.value

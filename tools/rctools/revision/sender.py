@@ -53,6 +53,8 @@ def _serve_run(run: dict[str, Any], inp: IO[str], out: IO[str]) -> None:
             others = [v for v in controls[p]["values"] if v != controls[p]["value"]]
             revision["value"] = rng.choice(others)
         answer = _ask(inp, out, revision)
+        if not answer["accepted"] and answer.get("late"):
+            continue  # too late for an irreversible effect out: refused, nothing changed
         if not answer["accepted"]:
             raise RuntimeError(f"a revision against the current version was refused: {revision}")
         view.update(answer["versions"])

@@ -20,6 +20,8 @@ class Node:
     route: tuple[str, int] | None = None
     """(control path, value): the node runs only while the path holds the value."""
     effect: bool = False
+    irreversible: bool = False
+    """Its effect (with `effect`) cannot be revoked once published: an e-mail sent."""
     tracked: bool = True
 
 
@@ -64,6 +66,15 @@ class Workload:
     @property
     def order(self) -> list[str]:
         return [n.name for n in self.nodes]
+
+    crash: bool = True
+    """The crash harness can run it: its revision after the run is accepted, so the process
+    has a revision to die after and a recovery to die in."""
+
+    @property
+    def irreversible(self) -> bool:
+        """Some node's effect cannot be revoked (an e-mail sent)."""
+        return any(n.irreversible for n in self.nodes)
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
@@ -174,7 +185,40 @@ ROUTE = Workload(
     frozenset({"c"}),
 )
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (DIAMOND, APP10, COMPILER, UNTRACKED, ROUTE)}
+# An assistant that e-mails the user as soon as it has read the request (irreversible: a sent
+# e-mail cannot be taken back) and posts its answer (revocable: a post can be edited). The
+# e-mail depends on the request (x) alone; the answer also on the notes (y). Ordered so that
+# the suffix from the notes' reader includes the e-mail: a full or suffix plan re-runs it.
+_EMAIL_NODES = (
+    _n("intake", reads=("x",)),
+    _n("draft", "intake", reads=("y",)),
+    _n("email", "intake", effect=True, irreversible=True),
+    _n("answer", "draft", "email", effect=True),
+)
+
+EMAIL = Workload(
+    "email",
+    "intake -> {draft, e-mail} -> answer: the e-mail is irreversible and does not read the "
+    "notes (y) the revision changes; a full or suffix plan re-runs it and must not send it twice",
+    _EMAIL_NODES,
+    {"x": "x0", "y": "y0"},
+    Revision("y", "replace"),
+)
+
+EMAIL_LATE = Workload(
+    "email-late",
+    "the e-mail workload with the request (x) revised: once the e-mail it was written from is "
+    "out, the revision comes too late and is refused; before, the e-mail is held until its "
+    "output is revalidated",
+    _EMAIL_NODES,
+    {"x": "x0", "y": "y0"},
+    Revision("x", "replace"),
+    crash=False,  # after the run, the e-mail is out: the revision is refused, nothing to recover
+)
+
+WORKLOADS: dict[str, Workload] = {
+    w.name: w for w in (DIAMOND, APP10, COMPILER, UNTRACKED, ROUTE, EMAIL, EMAIL_LATE)
+}
 
 DIGEST = Workload(
     "digest",
@@ -231,5 +275,10 @@ DIGEST = Workload(
     ),
 )
 
-RACING_WORKLOADS: dict[str, Workload] = {**WORKLOADS, DIGEST.name: DIGEST}
-"""What racing runs use: every workload above and the nested-path digest."""
+RACING_WORKLOADS: dict[str, Workload] = {
+    **{name: w for name, w in WORKLOADS.items() if not w.irreversible},
+    DIGEST.name: DIGEST,
+}
+"""What racing runs use by default: every workload above without an irreversible effect (so
+that the racing figures stay comparable with those measured before there were any; `--workload
+email` runs one), and the nested-path digest."""

@@ -45,6 +45,9 @@ import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.net.URL;
+import java.rmi.NoSuchObjectException;
+import java.rmi.Remote;
+import java.rmi.server.UnicastRemoteObject;
 import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Paths;
@@ -132,6 +135,13 @@ public final class WarmTLC {
                     failure.printStackTrace(rowErr);
                 } finally {
                     setProperties(before);
+                    if (statics != null) {
+                        try {
+                            statics.clearTools();
+                        } catch (final ReflectiveOperationException | RuntimeException kept) {
+                            // cleared before the next run in any case (restore)
+                        }
+                    }
                     if (shared != null) {
                         final List<String> names = shared.takeRefused();
                         if (!names.isEmpty()) {
@@ -177,7 +187,7 @@ public final class WarmTLC {
 
     /** What tlc2.TLC.main does, with its System.exit calls turned into a returned status. */
     private static int run(final RunLoader loader, final String[] tlcArgs) throws Exception {
-        try (loader) {
+        try (loader; Exports exports = new Exports(loader)) {
             final ClassLoader previous = Thread.currentThread().getContextClassLoader();
             Thread.currentThread().setContextClassLoader(loader);
             try {
@@ -210,6 +220,61 @@ public final class WarmTLC {
                         .invoke(null, code);
             } finally {
                 Thread.currentThread().setContextClassLoader(previous);
+            }
+        }
+    }
+
+    /**
+     * Unexports, when a run is over, the RMI remote objects it exported. TLC's fingerprint
+     * sets are remote objects (for distributed TLC), exported as they are made, and RMI's
+     * object table keeps each export with the context class loader of its time: the run's.
+     * In a plain run the JVM ends; in the driver every run's class loader stayed reachable,
+     * and with it its classes' statics -- TLC's model checker, its fingerprint set, SANY's
+     * parse of its modules -- so the heap grew by 30-80 MB a judge run, full collections got
+     * dearer, and the driver retired every 12-18 judge calls. RMI's table is read by
+     * reflection (the driver is started with `--add-opens
+     * java.rmi/sun.rmi.transport=ALL-UNNAMED`); without that, or with another JDK's RMI, the
+     * exports stay, as before. (What else held the loaders is softly reachable: the driver
+     * runs with -XX:SoftRefLRUPolicyMSPerMB=0, see resumecheck/tlc/warm.py.)
+     */
+    private static final class Exports implements AutoCloseable {
+        private final ClassLoader loader;
+
+        Exports(final ClassLoader loader) {
+            this.loader = loader;
+        }
+
+        @Override
+        public void close() {
+            final List<Remote> exported = new ArrayList<>();
+            try {
+                final Class<?> table = Class.forName("sun.rmi.transport.ObjectTable");
+                final Class<?> target = Class.forName("sun.rmi.transport.Target");
+                final Field objects = table.getDeclaredField("objTable");
+                final Field lock = table.getDeclaredField("tableLock");
+                final Field ccl = target.getDeclaredField("ccl");
+                final Method impl = target.getDeclaredMethod("getImpl");
+                objects.setAccessible(true);
+                lock.setAccessible(true);
+                ccl.setAccessible(true);
+                impl.setAccessible(true);
+                synchronized (lock.get(null)) {
+                    for (final Object export : ((Map<?, ?>) objects.get(null)).values()) {
+                        final Object remote = ccl.get(export) == loader ? impl.invoke(export) : null;
+                        if (remote != null) {
+                            exported.add((Remote) remote);
+                        }
+                    }
+                }
+            } catch (final ReflectiveOperationException | RuntimeException closed) {
+                return; // no --add-opens, or another JDK's RMI: the exports stay
+            }
+            for (final Remote remote : exported) {
+                try {
+                    UnicastRemoteObject.unexportObject(remote, true);
+                } catch (final NoSuchObjectException gone) {
+                    // unexported meanwhile
+                }
             }
         }
     }
@@ -385,6 +450,11 @@ public final class WarmTLC {
         private final Method setLoc;
         private final Method setVariableCount;
         private final Field internTable;
+        private final Field initialContext;
+        private final Field contextTable;
+        private final Field pairInfo;
+        private final Field tools;
+        private final Object noTools;
         /** The intern table's own fields (its array, count, next token) after initialization. */
         private final List<Field> tableFields = new ArrayList<>();
         private final List<Object> tableValues = new ArrayList<>();
@@ -401,6 +471,39 @@ public final class WarmTLC {
             names = Class.forName("util.InternTable", true, loader).getMethod("toMap");
             setLoc = uniqueString.getMethod("setLoc", int.class);
             setVariableCount = uniqueString.getMethod("setVariableCount", int.class);
+            final Class<?> context = Class.forName("tla2sany.semantic.Context", true, loader);
+            initialContext = context.getDeclaredField("initialContext");
+            contextTable = context.getDeclaredField("table");
+            pairInfo = Class.forName("tla2sany.semantic.Context$Pair", true, loader)
+                    .getDeclaredField("info");
+            final Class<?> node = Class.forName("tla2sany.semantic.SemanticNode", true, loader);
+            tools = node.getDeclaredField("tools");
+            final Field empty = node.getDeclaredField("EmptyArr");
+            for (final Field field
+                    : new Field[] {initialContext, contextTable, pairInfo, tools, empty}) {
+                field.setAccessible(true);
+            }
+            noTools = empty.get(null);
+        }
+
+        /**
+         * Takes TLC's objects off SANY's built-in operators (the initial context, made once
+         * per driver). TLC hangs values of its own classes on semantic nodes
+         * (SemanticNode.tools), so the built-ins held the last run's values -- and through
+         * their classes its class loader and all it kept -- into the next run, which in a
+         * plain JVM starts with built-ins that hold none.
+         */
+        void clearTools() throws ReflectiveOperationException {
+            final Object initial = initialContext.get(null);
+            if (initial == null) {
+                return;
+            }
+            for (final Object pair : ((Map<?, ?>) contextTable.get(initial)).values()) {
+                final Object symbol = pairInfo.get(pair);
+                if (symbol != null) {
+                    tools.set(symbol, noTools);
+                }
+            }
         }
 
         /**
@@ -484,6 +587,7 @@ public final class WarmTLC {
                 setLoc.invoke(name, -1);
             }
             setVariableCount.invoke(null, 0);
+            clearTools();
         }
     }
 }

@@ -1,0 +1,459 @@
+"""Your own LangGraph graph under a revision: the first slice of `run revision --app`.
+
+`FACTORY(checkpointer)` returns the user's compiled StateGraph, unchanged (loaded and checked
+as `run langgraph --app` does). The trace's workflow is read off LangGraph itself: the nodes
+and static edges of the builder, a node's reads are the channels LangGraph gives it (its input
+schema, `graph.nodes[n].channels`) that are input paths (the keys of the first input). An
+attempt is one LangGraph task execution (the `tasks` stream: start, then result), a commit is
+the step's writes reaching a checkpoint (the `checkpoints` stream). A later user message -- an
+update of one input channel -- arrives inside the model call a seeded draw picks (through a
+LangChain callback, so the graph is not touched), or when a node's task starts, or when it has
+ended and its step is not yet checkpointed. The policies recover on LangGraph's own checkpoints:
+
+- `full`: a new thread on the revised input;
+- `suffix`: fork from the checkpoint before the superstep of the earliest stale node, write the
+  new value there and run that superstep and everything after it again;
+- `validity`: the same fork, but the nodes of that superstep outside the affected set are
+  reused -- their recorded writes are applied as those nodes (`bulk_update_state`) and only the
+  affected ones run (`Command(goto=...)`);
+- `stale`: never replans; the new value is written into the thread for whoever reads it next.
+
+Model calls and tokens (words of prompt and completion) are counted by the same callback.
+
+Not yet (said up front, `UnsupportedApp`): the functional API, conditional edges and `Send`,
+subgraphs, cycles, interrupts.
+
+Effects (`effects`, node -> revocable): a declared node's writes are an outbox -- what it asks
+the outside world to do (an e-mail to send) -- which the suite performs once the step has
+committed: a revocable one right away (revoked when a plan invalidates its node), an
+irreversible one only while no plan is due and no stale work reaches its node (held until
+then), once per node (a re-run computes the same one), never revoked; a revision that would
+change what an irreversible one out was computed from is refused as too late. An effect a node
+performs itself, inside its body, happens before its step commits; the suite cannot hold it.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+from langchain_core.callbacks import BaseCallbackHandler
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, StateUpdate
+
+from rctools.langgraph.app import AppError, load_factory
+from rctools.revision.recorder import Recorder
+
+
+class UnsupportedApp(AppError):
+    """The graph's shape is one `run revision --app` cannot run yet (a usage error, exit 2)."""
+
+
+@dataclass(frozen=True)
+class AppWorkflow:
+    """The workflow as LangGraph declares it."""
+
+    order: list[str]
+    edges: list[tuple[str, str]]
+    paths: list[str]
+    reads: dict[str, list[str]]
+    effects: dict[str, bool] = field(default_factory=dict)
+    """Declared effect nodes -> whether their effect is revocable."""
+
+    def preds(self, node: str) -> list[str]:
+        return [a for a, b in self.edges if b == node]
+
+    def closure(self, node: str) -> set[str]:
+        """The paths a full restart's output of `node` depends on (no routes here)."""
+        return set(self.reads[node]).union(*(self.closure(m) for m in self.preds(node)))
+
+    def descendants(self, nodes: set[str]) -> set[str]:
+        dag = nx.DiGraph(self.edges)
+        dag.add_nodes_from(self.order)
+        return set().union(*(nx.descendants(dag, n) for n in nodes)) if nodes else set()
+
+    def header(self, scenario: str, policy: str) -> dict[str, Any]:
+        return {
+            "format": "resume-check/v1",
+            "contract": "DagRevision",
+            "runtime": {"name": "langgraph", "version": metadata.version("langgraph")},
+            "policy": policy,
+            "workload": "app",
+            "scenario": scenario,
+            "workflow": {
+                "nodes": self.order,
+                "edges": [list(e) for e in self.edges],
+                "paths": self.paths,
+                "reads": [{"node": n, "path": p} for n in self.order for p in self.reads[n]],
+                "effects": [n for n in self.order if n in self.effects],
+            },
+        }
+
+
+def workflow_of(
+    graph: Any, inputs: dict[str, Any], effects: dict[str, bool] | None = None
+) -> AppWorkflow:
+    """Reads the DAG off the compiled graph, or says why this shape is not supported."""
+    builder = getattr(graph, "builder", None)
+    if not isinstance(builder, StateGraph):
+        raise UnsupportedApp(
+            "run revision --app: the functional API (@entrypoint) is not supported yet; "
+            "give a StateGraph compiled with the checkpointer passed in"
+        )
+    if any(builder.branches.values()):
+        raise UnsupportedApp(
+            "run revision --app: conditional edges (add_conditional_edges, Send) are not "
+            f"supported yet (nodes {sorted(n for n, b in builder.branches.items() if b)})"
+        )
+    if list(graph.get_subgraphs()):
+        raise UnsupportedApp("run revision --app: subgraphs are not supported yet")
+    nodes = [n for n in builder.nodes if n not in (START, END)]
+    edges = {(a, b) for a, b in builder.edges if a != START and b != END}
+    edges |= {(a, b) for sources, b in builder.waiting_edges for a in sources if b != END}
+    dag = nx.DiGraph(sorted(edges))
+    dag.add_nodes_from(nodes)
+    if not nx.is_directed_acyclic_graph(dag):
+        raise UnsupportedApp("run revision --app: the graph has a cycle; only DAGs are supported")
+    paths = sorted(inputs)
+    reads = {n: sorted(set(graph.nodes[n].channels) & set(paths)) for n in nodes}
+    unknown = sorted(set(effects or {}) - set(nodes))
+    if unknown:
+        raise AppError(f"--effect/--irreversible: no node {', '.join(unknown)} in the graph")
+    order = list(nx.lexicographical_topological_sort(dag))
+    return AppWorkflow(order, sorted(edges), paths, reads, dict(effects or {}))
+
+
+class _Calls(BaseCallbackHandler):
+    """Counts model calls and tokens (words of prompt and completion); `at` (a 1-based call
+    number) gets `hook` called inside that call, with the node it runs in."""
+
+    def __init__(self, at: int | None, hook: Callable[[str], None]) -> None:
+        self.calls = 0
+        self.tokens = 0
+        self.at = at
+        self.hook = hook
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kw: Any) -> None:
+        self.calls += 1
+        self.tokens += sum(len(str(m.content).split()) for batch in messages for m in batch)
+        if self.calls == self.at:
+            self.hook(str((kw.get("metadata") or {}).get("langgraph_node", "")))
+
+    def on_llm_end(self, response: Any, **kw: Any) -> None:
+        for gens in response.generations:
+            self.tokens += sum(len(str(g.text).split()) for g in gens)
+
+
+APP_POLICIES = ("full", "suffix", "stale", "validity")
+
+
+@dataclass(frozen=True)
+class Point:
+    """Where the revision arrives: inside model call number `at` ("call"), when node `at`'s
+    first task starts ("node"), or when it has ended and its step is not yet checkpointed
+    ("commit")."""
+
+    kind: str
+    at: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}-{self.at}"
+
+
+@dataclass
+class _Attempt:
+    id: str
+    node: str
+    reads: dict[str, int]
+    step: int
+    parents: list[str]
+    state: str = "run"  # run, done, committed, rejected, cancelled
+    writes: Any = None
+
+
+@dataclass
+class AppOutcome:
+    trace: Path
+    calls: int
+    tokens: int
+    revised_in: str
+    """Where the revision arrived (the node of the model call, or the point's node)."""
+    recomputed: list[str] = field(default_factory=list)
+    """Nodes that ran again after the revision arrived, in order."""
+
+
+def count_calls(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> int:
+    """The model calls of a fault-free run: the instants a revision can be drawn from."""
+    counter = _Calls(None, lambda _: None)
+    graph = factory(InMemorySaver())
+    config = {"configurable": {"thread_id": "probe"}, "callbacks": [counter]}
+    graph.invoke(inputs, config)
+    return counter.calls
+
+
+def points_of(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> list[Point]:
+    """Every point of a run: inside each model call, at each node's start, between each
+    node's end and its commit."""
+    wf = workflow_of(factory(InMemorySaver()), inputs)
+    calls = [Point("call", str(k)) for k in range(1, count_calls(factory, inputs) + 1)]
+    nodes = [Point(kind, n) for n in wf.order for kind in ("node", "commit")]
+    return calls + nodes
+
+
+class AppRevisionRun:
+    """One run of the user's graph with one revision of `path` to `value` at `point`,
+    recovered by `policy` on LangGraph's checkpoints."""
+
+    def __init__(
+        self, factory: Callable[[Any], Any], inputs: dict[str, Any], path: str, value: Any,
+        point: Point, policy: str, db: Path, effects: dict[str, bool] | None = None,
+    ) -> None:  # fmt: skip
+        self.conn = sqlite3.connect(db, check_same_thread=False)
+        self.graph = factory(SqliteSaver(self.conn))
+        self.wf = workflow_of(self.graph, inputs, effects)
+        if path not in self.wf.paths:
+            raise AppError(f"--revise: {path!r} is not an input channel ({self.wf.paths})")
+        self.inputs, self.path, self.value = inputs, path, value
+        self.point, self.policy = point, policy
+        self.versions = dict.fromkeys(self.wf.paths, 0)
+        at = int(point.at) if point.kind == "call" else None
+        self.model = _Calls(at, self._revise)
+        scenario = f"revision of {path} at {point.label}"
+        self.record = Recorder(self.wf.header(scenario, policy))
+        self.attempts: list[_Attempt] = []
+        self.by_task: dict[str, _Attempt] = {}
+        self.cur: dict[str, _Attempt] = {}
+        self.sent: dict[str, _Attempt] = {}
+        """Per node, the attempt whose irreversible effect is out."""
+        self.held: list[_Attempt] = []
+        self.pending = False
+        self.fired = False
+        self.revised_in = ""
+        self.recomputed: list[str] = []
+        self.step = 0
+        self.thread = self._new_thread()
+
+    @staticmethod
+    def _new_thread() -> dict[str, Any]:
+        return {"configurable": {"thread_id": f"app-{uuid.uuid4().hex[:12]}"}}
+
+    def _revise(self, node: str) -> None:
+        if self.fired:
+            return
+        self.fired = True
+        base = self.versions[self.path]
+        if any(self.path in self.wf.closure(n) for n in self.sent):  # too late: refused
+            self.record("revise", kind="replace", path=self.path, base=base, accepted=False)
+            self.revised_in = node
+            return
+        self.record("revise", kind="replace", path=self.path, base=base)
+        self.versions[self.path] = base + 1
+        self.pending = True
+        self.revised_in = node
+
+    def _stale(self, a: _Attempt) -> bool:
+        parents = {self.cur[m].id for m in self.wf.preds(a.node) if m in self.cur}
+        return any(self.versions[p] != v for p, v in a.reads.items()) or parents != set(a.parents)
+
+    # --- recording a stream -----------------------------------------------------------------
+
+    def _stream(self, given: Any, config: dict[str, Any]) -> tuple[Any, Any] | None:
+        """Runs until the end, or until a plan says where to go on from: (input, config)."""
+        config = {**config, "callbacks": [self.model]}
+        for mode, data in self.graph.stream(
+            given, config, stream_mode=["tasks", "checkpoints"], durability="sync"
+        ):
+            if mode == "tasks" and data["name"] in self.wf.reads:
+                if "result" not in data:
+                    self._start(data["id"], data["name"])
+                else:
+                    self._end(data["id"], data["result"])
+            elif mode == "checkpoints":
+                self.step = int(data["metadata"].get("step", 0)) + 1
+                go_on = self._at_checkpoint()
+                if go_on is not None:
+                    return go_on
+        return None
+
+    def _start(self, task: str, node: str) -> None:
+        reads = {p: self.versions[p] for p in self.wf.reads[node]}
+        parents = [self.cur[m].id for m in self.wf.preds(node) if m in self.cur]
+        attempt = _Attempt(f"a{len(self.attempts) + 1}", node, reads, self.step, parents)
+        if self.fired and any(a.node == node for a in self.attempts):
+            self.recomputed.append(node)
+        self.attempts.append(attempt)
+        self.by_task[task] = attempt
+        self.record("start", attempt=attempt.id, node=node, parents=parents)
+        for p, v in attempt.reads.items():
+            self.record("read", attempt=attempt.id, path=p, version=v)
+        if self.point == Point("node", node):
+            self._revise(node)
+
+    def _end(self, task: str, writes: Any) -> None:
+        attempt = self.by_task[task]
+        attempt.state, attempt.writes = "done", writes
+        if attempt.node in self.wf.effects:  # its writes are the outbox: staged, not out
+            if self.wf.effects[attempt.node]:
+                self.record("stage", attempt=attempt.id)
+            else:
+                self.record("stage", attempt=attempt.id, revocable=False)
+        self.record("end", attempt=attempt.id)
+        if self.point == Point("commit", attempt.node):
+            self._revise(attempt.node)
+
+    def _at_checkpoint(self) -> tuple[Any, Any] | None:
+        """The step's writes are durable: commit what is still valid (all of it under
+        `stale`); after a revision, plan first and answer where to go on from."""
+        done = [a for a in self.attempts if a.state == "done"]
+        go_on = self._plan(done) if self.pending else None
+        for a in done:
+            if a.state != "done":
+                continue
+            if self.policy != "stale" and self._stale(a):  # revalidation failed
+                a.state = "rejected"
+                self.record("reject", attempt=a.id)
+                continue
+            a.state = "committed"
+            self.cur[a.node] = a
+            self.record("commit", attempt=a.id)
+            if self.wf.effects.get(a.node):
+                self.record("publish", attempt=a.id)
+            elif a.node in self.wf.effects:
+                self.held.append(a)
+        self._release_held()
+        return go_on
+
+    def _release_held(self) -> None:
+        """Sends each held irreversible effect once no plan is due and no stale work reaches
+        its node (fenced), once per node; drops the ones a plan invalidated."""
+        if self.pending and self.policy != "stale":
+            return
+        stale = {a.node for a in self.cur.values() if self._stale(a)}
+        reached = stale | self.wf.descendants(stale)
+        for a in list(self.held):
+            if self.cur.get(a.node) is not a or a.node in self.sent:
+                self.held.remove(a)
+            elif a.node not in reached or self.policy == "stale":
+                self.held.remove(a)
+                self.sent[a.node] = a
+                self.record("publish", attempt=a.id)
+
+    # --- planning, on LangGraph's checkpoints ------------------------------------------------
+
+    def _plan(self, done: list[_Attempt]) -> tuple[Any, Any] | None:
+        self.pending = False
+        if self.policy == "stale":
+            return self._write_through()
+        work = done + list(self.cur.values())
+        stale = {a.node for a in work if self._stale(a)}
+        if self.policy == "full":
+            self._record_plan("full", done, set(self.wf.order))
+            return {**self.inputs, self.path: self.value}, self._new_thread_now()
+        if not stale:
+            self._record_plan("selective" if self.policy == "validity" else "suffix", done, set())
+            return self._write_through()
+        affected = stale | self.wf.descendants(stale)
+        step = min(a.step for a in work if a.node in affected)
+        fork, nxt = self._before(step)
+        if self.policy == "suffix":
+            first = min(self.wf.order.index(n) for n in stale)
+            redo = set(self.wf.order[first:]) | {a.node for a in work if a.step >= step}
+            reused: set[str] = set()
+        else:
+            redo = affected | self.wf.descendants(set(nxt))
+            reused = {n for n in nxt if n not in redo and n in self.cur} | {
+                a.node for a in done if a.node in nxt and a.node not in redo
+            }
+        mode = "suffix" if self.policy == "suffix" else "selective"
+        self._record_plan(mode, done, redo)
+        return self._resume(fork, nxt, reused, done)
+
+    def _record_plan(self, mode: str, done: list[_Attempt], redo: set[str]) -> None:
+        cancel = [a for a in done if a.node in redo]
+        invalidate = [n for n in self.wf.order if n in redo and n in self.cur]
+        self.record("plan", mode=mode, cancel=[a.id for a in cancel], invalidate=invalidate)
+        for a in cancel:
+            a.state = "cancelled"
+        for n in invalidate:
+            old = self.cur.pop(n)
+            if self.wf.effects.get(n) and old.state == "committed":
+                self.record("revoke", attempt=old.id)  # a revocable effect out is taken back
+
+    def _new_thread_now(self) -> dict[str, Any]:
+        self.thread = self._new_thread()
+        return self.thread
+
+    def _before(self, step: int) -> tuple[Any, list[str]]:
+        """The checkpoint before superstep `step` on the current branch, and its next nodes."""
+        snapshot = self.graph.get_state(self.thread)
+        while snapshot.metadata["step"] > step - 1:
+            snapshot = self.graph.get_state(snapshot.parent_config)
+        return snapshot, [n for n in snapshot.next if n in self.wf.reads]
+
+    def _as_node_before(self, snapshot: Any) -> str:
+        """A node of the superstep that led to `snapshot` (START for the first)."""
+        parent = snapshot.parent_config and self.graph.get_state(snapshot.parent_config)
+        return parent.next[0] if parent and parent.next else START
+
+    def _resume(
+        self, fork: Any, nxt: list[str], reused: set[str], done: list[_Attempt]
+    ) -> tuple[Any, Any]:
+        """Writes the new value at `fork` (with the reused nodes' writes, as those nodes) and
+        goes on with the nodes of that superstep that must run."""
+        writes = {a.node: a.writes for a in [*done, *self.cur.values()] if a.node in reused}
+        if reused:
+            first, *rest = sorted(reused)
+            updates = [StateUpdate({**(writes[first] or {}), self.path: self.value}, first)]
+            updates += [StateUpdate(writes[n] or {}, n) for n in rest]
+            config = self.graph.bulk_update_state(fork.config, [updates])
+        else:
+            as_node = self._as_node_before(fork)
+            config = self.graph.update_state(fork.config, {self.path: self.value}, as_node=as_node)
+        run = sorted(set(nxt) - reused)
+        return (Command(goto=run) if run else None), config
+
+    def _write_through(self) -> tuple[Any, Any]:
+        """Nothing to recompute: the new value goes into the thread, the pending nodes go on."""
+        latest = self.graph.get_state(self.thread)
+        nxt = [n for n in latest.next if n in self.wf.reads]
+        as_node = self._as_node_before(latest)
+        config = self.graph.update_state(latest.config, {self.path: self.value}, as_node=as_node)
+        return (Command(goto=nxt) if nxt else None), config
+
+    def run(self, out: Path) -> AppOutcome:
+        go_on: tuple[Any, Any] | None = (self.inputs, self.thread)
+        while go_on is not None:
+            go_on = self._stream(*go_on)
+        if self.pending:  # arrived after the last checkpoint: plan once more
+            go_on = self._at_checkpoint()
+            while go_on is not None:
+                go_on = self._stream(*go_on)
+        self._release_held()
+        self.record("finish", result=[n for n in self.wf.order if n in self.cur])
+        self.conn.close()
+        self.record.write(out)
+        calls, tokens = self.model.calls, self.model.tokens
+        return AppOutcome(out, calls, tokens, self.revised_in, self.recomputed)
+
+
+def record_app(
+    spec: str, inputs: dict[str, Any], path: str, value: Any, policy: str, seed: int,
+    out: Path, scratch: Path,
+) -> AppOutcome:  # fmt: skip
+    """Loads `MODULE:FACTORY`, draws the point the revision arrives at from `seed`, and
+    records one run recovered by `policy` into `out`."""
+    factory = load_factory(spec)
+    points = points_of(factory, inputs)
+    point = random.Random(seed).choice(points)
+    db = scratch / f"app-{uuid.uuid4().hex[:8]}.sqlite"
+    return AppRevisionRun(factory, inputs, path, value, point, policy, db).run(out)
