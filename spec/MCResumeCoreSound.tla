@@ -103,6 +103,8 @@ AnyStore ==
         \* "crash": a process that runs or ran; "crash-any": also one that never did
         \/ "crash" \in Moves /\ alive[p] # "down" /\ \E kept \in Keepable(p) : Crash(p, kept)
         \/ "crash-any" \in Moves /\ \E kept \in Keepable(p) : Crash(p, kept)
+        \* "delete": the store forgets a chain no process runs
+        \/ "delete" \in Moves /\ \E ch \in Chains : Delete(p, ch)
 
 AnyMove == AnyLoad \/ AnyRun \/ AnyStore
 

@@ -876,6 +876,35 @@ Finish(p, outcome) ==
     /\ inflight' = [inflight EXCEPT ![p].cks = {}]
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, ledger, crashes>>
 
+\* The ledger entries of work on chain ch: keyed by it (the chain its work is
+\* named after) or fired inside a host task whose checkpoint is on ch.
+LedgerOn(l, k, ch) == k[1][1] = ch \/ \E h \in l[k].hosts : h[1] # 0 /\ Known(h[1]) /\ ck[h[1]].ch = ch
+
+\* The store is asked to forget chain ch (LangGraph's `delete_thread`, one move per
+\* namespace of the thread), by process p.  Every checkpoint of ch the store holds
+\* is gone, with its writes and answers, and ch has no latest: a later load that
+\* returns one of them, or anything while nothing new was stored, breaks CV
+\* through LoadWrong.  A checkpoint still in flight ("made") may land after the
+\* delete and stays as it is (a racing put is no alarm); one already stored that
+\* its maker still holds in flight landed before, so its put cannot store it again.
+\* A run after the delete is a new execution: the ledger forgets the work of ch
+\* (and of work hosted on it), so a fresh run may fire the same effect again.
+\* Only a chain no process runs is deleted (a runtime deletes a thread it is not
+\* running; a trace that deletes under a live run does not match).  Interrupts,
+\* answers and task ids are not forgotten: a fresh run has new ones (LangGraph
+\* derives them from the new checkpoints), and an answer to an old interrupt is
+\* judged as before.  A delete itself breaks nothing.
+Delete(p, ch) ==
+    LET gone == {c \in DOMAIN ck : ck[c].ch = ch /\ ck[c].st = "stored"} IN
+    /\ \A q \in Procs : ~HasRun(q, ch)
+    /\ Observe([ev |-> "delete", p |-> p, ch |-> ch])
+    /\ Broke({})
+    /\ ck' = [c \in DOMAIN ck |-> IF c \in gone THEN [ck[c] EXCEPT !.st = "lost"] ELSE ck[c]]
+    /\ latest' = Without(latest, ch)
+    /\ inflight' = [q \in Procs |-> [inflight[q] EXCEPT !.cks = @ \ gone]]
+    /\ ledger' = [k \in {k \in DOMAIN ledger : ~LedgerOn(ledger, k, ch)} |-> ledger[k]]
+    /\ UNCHANGED <<wf, sched, wr, aw, ans, dlv, closed, run, alive, holders, crashes, ending>>
+
 \* The parts of what p has in flight that the store may already hold.
 Keepable(p) ==
     [cks : SUBSET inflight[p].cks, wrs : SUBSET inflight[p].wrs, ans : SUBSET inflight[p].ans]
@@ -1179,9 +1208,15 @@ LosesCk(c, j) ==
        \/ ExitSaves(Maker(c), c, j)
 LostAt(c, i) == \E j \in Before(i) : LosesCk(c, j)
 
+\* A delete of c's chain came after c was stored: the store forgot it.  (One in
+\* flight at the delete may land later, and is held from then on.)  The store
+\* holds c at i: stored and not forgotten since.
+DeletedAt(c, i) == \E j \in Before(i) : Is(j, {"delete"}) /\ hist[j].ch = ChainOf(c) /\ StoredAt(c, j)
+HeldAt(c, i) == StoredAt(c, i) /\ ~DeletedAt(c, i)
+
 \* The stored checkpoint of ch made last, as of event i (0: none).
 LatestAt(ch, i) ==
-    LET s == {c \in MadeSet(i) : ChainOf(c) = ch /\ StoredAt(c, i)}
+    LET s == {c \in MadeSet(i) : ChainOf(c) = ch /\ HeldAt(c, i)}
     IN  IF s = {} THEN 0 ELSE CHOOSE c \in s : \A d \in s : MadeIdx(d) <= MadeIdx(c)
 Newer(c, d) == d = 0 \/ MadeIdx(c) > MadeIdx(d)
 
@@ -1193,8 +1228,8 @@ AfterH(x, c) == MadeIdx(c) < HorizonOf(x) \/ (Maker(x) = Maker(c) /\ MadeIdx(c) 
 
 \* As of event i, c is a stored checkpoint of ch that no stored one surely came after.
 NewestAt(ch, c, i) ==
-    /\ c \in MadeSet(i) /\ ChainOf(c) = ch /\ StoredAt(c, i)
-    /\ ~\E x \in MadeSet(i) : ChainOf(x) = ch /\ StoredAt(x, i) /\ AfterH(x, c)
+    /\ c \in MadeSet(i) /\ ChainOf(c) = ch /\ HeldAt(c, i)
+    /\ ~\E x \in MadeSet(i) : ChainOf(x) = ch /\ HeldAt(x, i) /\ AfterH(x, c)
 
 \* The parent a load must report: the one it was made with, but (exit durability)
 \* one saved by its maker hangs under the nearest checkpoint stored before.
@@ -1546,7 +1581,8 @@ HistPC == Last(PCRightAt)
 \* after a crash cut short the work that fired it last -- its process crashed
 \* before that task's attempt ended otherwise than ok and before its ok result,
 \* and that of every task it ran inside, was stored on a stored checkpoint;
-\* skipped only if fired.
+\* skipped only if fired.  A fire before a delete of its work's chain is of an
+\* execution the store forgot: it does not count.
 SafeAt(c, t, k) == StoredAt(c, k) /\ HeldW(c, t, k - 1).kind = "ok"
 CutShort(j, i) ==
     LET p == hist[j].p
@@ -1558,11 +1594,19 @@ CutShort(j, i) ==
             /\ ~\E m \in Between(j, k) :
                    hist[m].p = p /\ Is(m, {"end"}) /\ hist[m].task = t /\ hist[m].outcome # "ok"
             /\ ~(SafeAt(c, t, k) /\ \A h \in ups : SafeAt(h[1], h[2], k))
+\* A delete at k of the chain fire j's work is named after, or of the chain of a
+\* host it ran inside: the run after it is a new execution.
+ForgetsAt(j, k) ==
+    /\ Is(k, {"delete"})
+    /\ \/ KeyAt(j)[1][1] = hist[k].ch
+       \/ \E h \in HostsUpAt(hist[j].p, hist[j].ch, j, j) :
+              h[1] \in MadeSet(k) /\ ChainOf(h[1]) = hist[k].ch
 EORightAt(i) ==
         Is(i, {"effect"}) =>
             LET e == hist[i]
                 fired == {j \in Before(i) : Is(j, {"effect"}) /\ hist[j].status = "fired"
-                                            /\ KeyAt(j) = KeyAt(i)}
+                                            /\ KeyAt(j) = KeyAt(i)
+                                            /\ ~\E k \in Between(j, i) : ForgetsAt(j, k)}
             IN  /\ e.status = "fired" /\ fired # {} =>
                      /\ LevelOf(e.kind) = "at-least-once"
                      /\ CutShort(MaxOf(fired), i)
@@ -1592,12 +1636,13 @@ HistCO == Last(CORightAt)
 \* stored checkpoints of ch made before b, as of event i.
 MadeBeforeAt(c, b, i) == b \in MadeSet(i) /\ MadeIdx(c) < MadeIdx(b)
 StoredBeforeAt(ch, b, i) ==
-    {c \in MadeSet(i) : ChainOf(c) = ch /\ StoredAt(c, i) /\ MadeBeforeAt(c, b, i)}
+    {c \in MadeSet(i) : ChainOf(c) = ch /\ HeldAt(c, i) /\ MadeBeforeAt(c, b, i)}
 
 \* CV over the history: a load returns the checkpoint asked for (or nothing, if it
 \* was never stored), or the latest stored one or a newer one in flight (asked for
 \* the latest before b: the latest stored one made before b), of its own
-\* chain, not lost, with the parent, content, writes and answers saved, each
+\* chain, not lost, not forgotten by a delete (stored means held: stored and not
+\* deleted since), with the parent, content, writes and answers saved, each
 \* successful write with a content it was handed over with; a load is refused
 \* only while another process runs the chain.
 LoadRightAt(i) ==
@@ -1605,12 +1650,12 @@ LoadRightAt(i) ==
         last == LatestAt(e.ch, i)
     IN
     /\ e.asked # 0 => \/ e.got = e.asked
-                      \/ e.got = 0 /\ ~(e.asked \in MadeSet(i) /\ StoredAt(e.asked, i)
-                                       /\ ChainOf(e.asked) = e.ch)
+                      \/ e.got = 0 /\ ~(e.asked \in MadeSet(i) /\ ChainOf(e.asked) = e.ch
+                                       /\ HeldAt(e.asked, i))
     /\ e.asked = 0 /\ e.before = 0 /\ e.got = 0 => last = 0
     /\ e.asked = 0 /\ e.before # 0 /\ e.got = 0 => StoredBeforeAt(e.ch, e.before, i) = {}
     /\ e.got # 0 =>
-         /\ e.got \in MadeSet(i) /\ ChainOf(e.got) = e.ch /\ ~LostAt(e.got, i)
+         /\ e.got \in MadeSet(i) /\ ChainOf(e.got) = e.ch /\ ~LostAt(e.got, i) /\ ~DeletedAt(e.got, i)
          /\ e.asked = 0 /\ e.before = 0 => \/ e.got = last \/ NewestAt(e.ch, e.got, i)
                                            \/ ~StoredAt(e.got, i) /\ Newer(e.got, last)
          /\ e.asked = 0 /\ e.before # 0 =>

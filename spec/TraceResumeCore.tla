@@ -69,6 +69,11 @@ Justify(e) ==
       [] e.ev = "crash" ->
             /\ past' = [past EXCEPT !.crash = l]
             /\ UNCHANGED allowed
+      \* a fresh run after a delete is a new execution: its fires repeat nothing
+      [] e.ev = "delete" ->
+            /\ past' = [past EXCEPT !.effect = [k \in {k \in DOMAIN past.effect : k[1][1] # e.thread} |->
+                                                  past.effect[k]]]
+            /\ UNCHANGED allowed
       [] OTHER -> UNCHANGED <<past, allowed>>
 
 \* A load or a fork starts an invocation on its chain ("running"); an end of the
@@ -120,6 +125,7 @@ Apply(e) ==
     \/ e.ev = "put_writes" /\ e.task = 0 /\ PutAnswers(e.proc, e.checkpoint)
     \/ e.ev = "edit" /\ EditWrite(e.proc, e.thread, e.checkpoint, e.task, e.digest)
     \/ e.ev = "finish" /\ Finish(e.proc, e.outcome)
+    \/ e.ev = "delete" /\ Delete(e.proc, e.thread)
     \/ e.ev = "crash" /\ \E kept \in Keepable(e.proc) :
                            Crash(e.proc, kept) /\ keeps' = Append(keeps, kept)
 

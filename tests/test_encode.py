@@ -115,6 +115,22 @@ def test_a_thread_is_scoped_by_its_namespace(schema: TraceSchema) -> None:
     assert [encoded.ids.name("chain", n) for n in (1, 2, 3)] == ["t1", "t1 ns=sub:1", "t2 ns=sub:1"]
 
 
+def test_a_delete_names_the_chain_of_its_thread_and_namespace(schema: TraceSchema) -> None:
+    """LangGraph deletes every namespace of a thread: one `delete` per chain, each reaching
+    TLA+ as the chain its thread and namespace name elsewhere in the trace (not the thread)."""
+    step = {"ev": "step", "proc": "w", "parent": None}
+    events = [
+        {**step, "checkpoint": "c1", "thread": "t1"},
+        {**step, "checkpoint": "c2", "thread": "t1", "ns": "sub:1"},
+        {"ev": "delete", "proc": "app", "thread": "t1", "ns": "sub:1"},
+        {"ev": "delete", "proc": "app", "thread": "t1"},
+    ]
+    encoded = encode_trace(schema, header(), events)
+    assert encoded.ids.count("chain") == 2
+    assert "TraceEvent_delete(2, 2)" in encoded.tla
+    assert "TraceEvent_delete(2, 1)" in encoded.tla
+
+
 def test_nodes_are_numbered_in_declaration_order(schema: TraceSchema) -> None:
     h = header(graph={"nodes": ["Z", "M", "A"]})
     event = {"ev": "task_start", "proc": "p", "thread": "t", "task": "k", "node": "A", "path": "A"}
@@ -255,12 +271,13 @@ def test_event_constructors_match_field_order(schema: TraceSchema) -> None:
     ]
     assert event_fields(schema, "crash") == ["proc"]
     lines = event_constructors(schema).splitlines()
-    assert len(lines) == 15
+    assert len(lines) == 16
     assert (
         'TraceEvent_put(a0, a1, a2) == [checkpoint |-> a0, digest |-> a1, ev |-> "put", '
         "proc |-> a2]" in lines
     )
     assert 'TraceEvent_crash(a0) == [ev |-> "crash", proc |-> a0]' in lines
+    assert 'TraceEvent_delete(a0, a1) == [ev |-> "delete", proc |-> a0, thread |-> a1]' in lines
 
 
 def test_encoding_does_not_mutate_its_input(schema: TraceSchema) -> None:
