@@ -22,7 +22,9 @@ derives the rest of the plan, so it works for graphs it has never seen:
   subgraph that schedules a task (oldest first): `invoke(None, config)` with the config
   LangGraph's own history gives it (its `checkpoint_map`), as Studio's "re-run from here";
 - `app-update-older`: run to the end, then `update_state(None)` on an older checkpoint (as
-  the node that ran before it), and on from the new branch.
+  the node that ran before it), and on from the new branch;
+- `app-delete`: run to the end, then `delete_thread`, then the first input again on the same
+  thread id: a new conversation that must find nothing of the old one.
 
 Every interrupt gets an answer of its own by default: `{"answer": "ok NODE", "nonce": UUID}`,
 the nonce distinct per interrupt and per process, so an answer delivered to the wrong
@@ -62,6 +64,7 @@ KINDS = (
     "fork",
     "subfork",
     "update-older",
+    "delete",
 )
 
 
@@ -269,6 +272,15 @@ class App:
                     "app-update-older",
                     f"run to the end, then update_state on checkpoint {older} (a new branch)",
                     (("start",), ("auto",), ("update", f"at:{older}", "", None), ("auto",)),
+                )
+            )
+        if "delete" in self.kinds and checkpoints:
+            out.append(
+                self.scenario(
+                    "app-delete",
+                    "run to the end, then delete_thread, then the first input again on the "
+                    "same thread id (a new conversation)",
+                    (("start",), ("auto",), ("delete",), ("start",), ("auto",)),
                 )
             )
         return out

@@ -218,7 +218,7 @@ EXPECTED = (
     ),
     Expected(
         "delete_thread",
-        "no scenario deletes a thread (LangGraph calls it only from a user's code)",
+        "only the `delete` scenario (a thread deleted, then started again on its id)",
         "delete_thread",
     ),
 )

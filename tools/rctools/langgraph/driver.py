@@ -250,6 +250,8 @@ class _Session:
             report = self.invoke("fork", target=step[1])
         elif kind == "update":
             report = self.invoke("update", target=step[1], as_node=step[2], values=step[3])
+        elif kind == "delete":
+            report = self.invoke("delete")
         if report.get("killed") and kind != "auto":
             report = self.until_done(report, stop_parked=True)
         return report

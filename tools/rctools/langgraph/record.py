@@ -120,6 +120,7 @@ class Recording:
         # the saver calls of this process by shape (coverage.py); a kill message carries them
         self.calls = CallTally()
         self.recorder.kill.tally = self.calls.to_json
+        self.saver: RecordingSaver | None = None  # the recording checkpointer, once attached
 
     def header(self, app: Any, *, backend: str, scenario: str, thread: str) -> None:
         self.file.header(
@@ -132,6 +133,7 @@ class Recording:
         """The app with its checkpointer recorded: a StateGraph is compiled with it, a
         compiled graph is copied with it, a factory is called with it (`on_saver`)."""
         wrapped = RecordingSaver(saver, self.recorder, self.lock, self.calls)
+        self.saver = wrapped
         compiled = on_saver(app, wrapped)
         self.recorder.graph = compiled
         return compiled

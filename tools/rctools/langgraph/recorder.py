@@ -59,8 +59,11 @@ class AddressBook:
         self.by_id: dict[str, str] = {}
         self.answers: dict[tuple[str, str, str, str], str] = {}
         self.given: dict[str, str] = {}  # interrupt address -> the value last answered to it
+        self.chains: set[tuple[str, str]] = set()  # every (thread, namespace) the trace names
 
     def note(self, event: dict[str, Any]) -> None:
+        if isinstance(event.get("thread"), str):
+            self.chains.add((event["thread"], str(event.get("ns") or "")))
         addresses = [event.get("interrupt")]
         addresses += [w.get("interrupt") for w in event.get("writes") or ()]
         addresses += [a.get("interrupt") for a in event.get("resumed") or ()]
@@ -649,6 +652,17 @@ class Recorder:
         if moves:
             run = self._run(chain)
             run.cur, run.cur_step = cid, step
+
+    def deleted(self, thread: str) -> None:
+        """The saver deleted the thread (`delete_thread` returned): every chain of it is gone,
+        its root and each subgraph namespace any process of the trace ran on it."""
+        with self._lock:
+            self._flush()
+            self.book.refresh()
+            chains = {c for c in self.book.chains if c[0] == thread} | {(thread, "")}
+            for chain in sorted(chains):
+                self._write("delete", self._where(chain))
+                self._chains.pop(chain, None)
 
     def put_done(self, config: dict[str, Any], checkpoint: dict[str, Any], dig: str | None) -> None:
         """The saver acknowledged the checkpoint."""

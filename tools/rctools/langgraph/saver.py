@@ -279,7 +279,9 @@ class RecordingSaver(BaseCheckpointSaver):
 
     def delete_thread(self, thread_id: str) -> None:
         self.tally.note(coverage.Shape("delete_thread"))
-        self.inner.delete_thread(thread_id)
+        with self.lock.held():
+            self.inner.delete_thread(thread_id)
+            self.recorder.deleted(str(thread_id))
 
     # -- async: always serialized (an asyncio task cannot hold the recorder's thread lock
     # across an await without letting the loop's other tasks in) ------------------------
@@ -359,4 +361,6 @@ class RecordingSaver(BaseCheckpointSaver):
 
     async def adelete_thread(self, thread_id: str) -> None:
         self.tally.note(coverage.Shape("adelete_thread"))
-        await self.inner.adelete_thread(thread_id)
+        async with self.lock.held_async():
+            await self.inner.adelete_thread(thread_id)
+            self.recorder.deleted(str(thread_id))

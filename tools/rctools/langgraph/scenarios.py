@@ -553,6 +553,13 @@ SCENARIOS: dict[str, Scenario] = {
             threads=("t1", "t10", "t1:a"),
         ),
         Scenario(
+            "delete",
+            "review asks once and is answered; the thread is deleted (delete_thread), then "
+            "started again on the same thread id: a new conversation, nothing of the old",
+            _asking(1),
+            script=(("start",), ("auto",), ("delete",), ("start",), ("auto",)),
+        ),
+        Scenario(
             "update-older",
             "a chain run to the end, then update_state on the checkpoint before B "
             "(as A): a new branch, which runs B and C again",

@@ -350,6 +350,10 @@ def _run_sync(
         if target is not None:
             app.update_state(target, job.values, as_node=_as_node(job, target, history))
         ran = target is not None
+    elif job.kind == "delete":  # the user deletes the thread (a conversation thrown away)
+        assert recording.saver is not None
+        recording.saver.delete_thread(job.thread)
+        ran = True
     elif (plan := _plan(cell, job, state, history, nested, pending)) is not None:
         payload, config = plan
         _meet(cell, job)
@@ -392,6 +396,10 @@ async def _run_async_on(
         if target is not None:
             await app.aupdate_state(target, job.values, as_node=_as_node(job, target, history))
         ran = target is not None
+    elif job.kind == "delete":
+        assert recording.saver is not None
+        await recording.saver.adelete_thread(job.thread)
+        ran = True
     elif (plan := _plan(cell, job, state, history, nested, pending)) is not None:
         payload, config = plan
         _meet(cell, job)
