@@ -25,8 +25,8 @@ from conftest import (
 pytestmark = pytest.mark.slow
 
 KNOWN_KINDS = (
-    "crash, edit, effect, finish, fork, load, put, put_writes, read, resume, schedule, step, "
-    "task_end, task_start, update"
+    "crash, delete, edit, effect, finish, fork, load, put, put_writes, read, resume, schedule, "
+    "step, task_end, task_start, update"
 )
 
 
