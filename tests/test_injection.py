@@ -68,8 +68,8 @@ class Renamer:
         self.maps: dict[str, dict[Any, str]] = {}
 
     def __call__(self, namespace: str, name: Any) -> Any:
-        if name is None:
-            return None
+        if name is None or (namespace == "ns" and name == ""):
+            return name  # null, and the root namespace, which a trace may write or leave out
         table = self.maps.setdefault(namespace, {})
         if name not in table:
             i = len(table)
