@@ -82,6 +82,11 @@ def _nodes_started_after_the_crash(trace: Path) -> set[str]:
     return {e["node"] for e in lines[crash:] if e["ev"] == "task_start"}
 
 
+# In `make test-long` until its flake is understood: in 1 of 5 runs of 2026-12-05 (a CI
+# rehearsal) B and C ran after the kill between the two rows, as if the edge's row had been
+# stored first; 3 runs alone then passed. test_langgraph_instants.py keeps the torn-write
+# verdict in `make test`.
+@pytest.mark.long
 def test_writes_stored_one_row_per_transaction_are_torn_by_a_kill_between_rows(
     tmp_path: Path,
 ) -> None:
