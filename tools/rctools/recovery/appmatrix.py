@@ -21,7 +21,7 @@ from rctools.recovery.app import RecoveryApp
 from rctools.recovery.appengine import AppRun, FailurePoint, pilot
 from rctools.recovery.audit import audit_figures, audit_table
 from rctools.recovery.engine import RunResult, Stuck
-from rctools.recovery.matrix import Judged, measured
+from rctools.recovery.matrix import Judged, record_cell
 from rctools.suite.command import Figures
 from rctools.suite.command import Judged as JudgedCells
 from rctools.suite.reports import Cell, CellReport
@@ -66,21 +66,15 @@ class AppMatrix:
         return {"name": "langgraph", "version": importlib.metadata.version("langgraph")}
 
     def record_cell(self, cell: Cell, traces: Path, scratch: Path) -> CellReport:
-        report = CellReport(cell, f"{cell.name}.jsonl")
-        db = scratch / f"{cell.name.replace('/', '-')}.sqlite"
         point: FailurePoint = self.points[cell.scenario]
-        try:
-            run = AppRun(
-                self.app, cell.params["policy"], point, traces / report.trace, db, self.instances
-            ).run()
-        except Stuck as exc:
-            report.problem = str(exc)
-            return report
-        finally:
-            db.unlink(missing_ok=True)
-        self.runs[cell.name] = run
-        report.notes = measured(run)
-        return report
+        policy = cell.params["policy"]
+        return record_cell(
+            cell,
+            traces,
+            scratch,
+            self.runs,
+            lambda trace, db: AppRun(self.app, policy, point, trace, db, self.instances).run(),
+        )
 
     def figures(self, judged: JudgedCells) -> Figures:
         """The audit's counts per policy over the app's failure points."""

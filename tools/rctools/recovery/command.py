@@ -23,9 +23,9 @@ from rctools.recovery.app import load_app
 from rctools.recovery.appengine import APP_POLICIES
 from rctools.recovery.appmatrix import AppMatrix
 from rctools.recovery.audit import audit_figures, audit_table
-from rctools.recovery.engine import RunResult, Stuck
+from rctools.recovery.engine import RunResult
 from rctools.recovery.generate import generate
-from rctools.recovery.matrix import Judged, measured, run_one
+from rctools.recovery.matrix import Judged, record_cell, run_one
 from rctools.recovery.policies import POLICIES
 from rctools.recovery.workloads import WORKLOADS, Workload
 from rctools.suite.command import Figures, suite_command
@@ -64,21 +64,14 @@ class RecoveryMatrix:
 
     def record_cell(self, cell: Cell, traces: Path, scratch: Path) -> CellReport:
         """Runs the cell; a handoff that never came (Stuck) is a cell not recorded (exit 3)."""
-        report = CellReport(cell, f"{cell.name}.jsonl")
-        db = scratch / f"{cell.name}.sqlite"
-        workload = self.workloads[cell.scenario]
-        try:
-            run = run_one(
-                workload, cell.params["policy"], traces / report.trace, db, 0.0, self.ledger
-            )
-        except Stuck as exc:
-            report.problem = str(exc)
-            return report
-        finally:
-            db.unlink(missing_ok=True)
-        self.runs[cell.name] = run
-        report.notes = measured(run)
-        return report
+        workload, policy = self.workloads[cell.scenario], cell.params["policy"]
+        return record_cell(
+            cell,
+            traces,
+            scratch,
+            self.runs,
+            lambda trace, db: run_one(workload, policy, trace, db, 0.0, self.ledger),
+        )
 
     def figures(self, judged: JudgedCells) -> Figures:
         """Per policy: runs, conforming runs and successes (completed and conforming); with

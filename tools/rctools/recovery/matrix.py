@@ -15,9 +15,10 @@ from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
 
-from rctools.recovery.engine import Engine, RunResult
+from rctools.recovery.engine import Engine, RunResult, Stuck
 from rctools.recovery.policies import ALIGNED_LAYOUT, POLICIES
 from rctools.recovery.workloads import WORKLOADS, Workload, aligned
+from rctools.suite.reports import Cell, CellReport
 
 
 @dataclass
@@ -41,6 +42,30 @@ class Judged:
         if self.verdict.status is Status.VIOLATES:
             return "violates " + (", ".join(self.verdict.properties) or "(no action matches)")
         return self.verdict.status.value
+
+
+def record_cell(
+    cell: Cell,
+    traces: Path,
+    scratch: Path,
+    runs: dict[str, RunResult],
+    play: Callable[[Path, Path], RunResult],
+) -> CellReport:
+    """One cell of a recovery suite: `play(trace, db)` runs it on a store of its own (removed
+    after); a handoff that never came (Stuck) is a cell not recorded (exit 3). The run is kept
+    in `runs` for the suite's figures."""
+    report = CellReport(cell, f"{cell.name}.jsonl")
+    db = scratch / f"{cell.name.replace('/', '-')}.sqlite"
+    try:
+        run = play(traces / report.trace, db)
+    except Stuck as exc:
+        report.problem = str(exc)
+        return report
+    finally:
+        db.unlink(missing_ok=True)
+    runs[cell.name] = run
+    report.notes = measured(run)
+    return report
 
 
 def measured(run: RunResult) -> dict[str, Any]:
