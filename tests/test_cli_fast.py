@@ -275,6 +275,23 @@ def test_html_rings_the_earlier_events_a_violation_is_judged_against(
     assert "ringed (orange)" in run.stdout
 
 
+def test_html_is_drawn_from_the_verdicts_alone(tmp_path: Path) -> None:
+    """A verdict carries what its picture needs: the page is the same once the judged file is
+    gone (no renderer reads a trace again: it may have changed since it was judged)."""
+    from resumecheck.contract import default_spec_paths
+    from resumecheck.htmlreport import render_html
+    from resumecheck.judge import judge
+    from resumecheck.report import Invocation
+
+    trace = tmp_path / "co.jsonl"
+    shutil.copy(TRACES / "core" / "co-answer-of-other-task.jsonl", trace)
+    (verdict,) = judge([trace], spec_paths=default_spec_paths())
+    before = render_html([verdict], Invocation("check"))
+    trace.unlink()
+    assert render_html([verdict], Invocation("check")) == before
+    assert before.count("<svg ") >= 1 and f"event {verdict.event_index}: " in before
+
+
 def test_html_says_whose_finding_each_trace_is_and_shows_the_saver_first() -> None:
     """A suite that attributes (run langgraph) hands `labels`: a column per trace, each picture
     headed by its label, the saver's findings drawn before LangGraph's and the reference's."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from string import Template
 from typing import Any
 
@@ -20,7 +19,6 @@ from resumecheck import escape as untrusted
 from resumecheck.checkpointgraph import checkpoint_graph
 from resumecheck.errors import ResumeCheckError
 from resumecheck.report import Invocation, counts_line, exit_code, spec_files, spec_files_text
-from resumecheck.trace.reader import read_trace
 from resumecheck.verdict import Status, Verdict
 
 # Who does an event, by contract: the first of these fields an event of the trace carries.
@@ -30,8 +28,8 @@ OTHER_LANE = "(no actor)"
 SUBJECT_FIELDS = ("node", "checkpoint", "interrupt", "turn", "cmd", "instance", "attempt")
 STEP, LANE_HEIGHT, LEFT, TOP = 34, 36, 110, 160
 # A long trace gets narrower steps (down to MIN_STEP, where slanted labels still clear each
-# other) so that about FIT_WIDTH pixels hold it; AFTER_BAD - 1 events after the bad one are drawn.
-MIN_STEP, FIT_WIDTH, AFTER_BAD = 20, 1150, 4
+# other) so that about FIT_WIDTH pixels hold it; the verdict carries the events drawn.
+MIN_STEP, FIT_WIDTH = 20, 1150
 BAD, MATCHED, EXPECTED, RELATED = "#b00020", "#3a6ea5", "#17692f", "#d97706"
 # What ties an event to earlier ones for a person reading the picture: the same effect intent,
 # interrupt, or checkpoint (asked for, returned, or named as a parent). Drawn only; the verdict
@@ -173,10 +171,8 @@ def _timeline(v: Verdict, number: int, finding: str | None = None) -> str:
     there drawn below it; then a panel with the bad event's fields, the property's meaning
     from the spec, and those moves. Events after the bad one were never judged: a few are
     drawn, pale, the rest only counted, so the bad event stays in view on a long trace."""
-    trace = read_trace(Path(v.path))
-    events = trace.events
+    events = shown = list(v.shown)
     bad = v.event_index or 0
-    shown = events[: bad + AFTER_BAD]
     field, lanes = lanes_of(shown)
     broken = ", ".join(v.properties) or "no action of the contract allows it"
     expected = list(v.expected or [])
@@ -243,7 +239,7 @@ def _timeline(v: Verdict, number: int, finding: str | None = None) -> str:
     if expected:
         parts.append(_expected_row(expected, TOP + len(lanes) * LANE_HEIGHT, bad_x))
     parts.append("</svg>")
-    later = len(events) - len(shown)
+    later = v.events - len(shown)
     legend = (f"lanes: {escape(field)}; " if field else "") + (
         f"events 1 to {v.matched} match the contract (blue), event {bad} does not (red)"
         + (
@@ -264,7 +260,7 @@ def _timeline(v: Verdict, number: int, finding: str | None = None) -> str:
         + f"{escape(str(v.path))}: violates {escape(v.contract or '')}: {escape(broken)}</h2>"
         f'<p>{legend}. Hover an event for its fields. <a class="back" href="#">All traces</a></p>'
         f'<div class="timeline">{"".join(parts)}</div>'
-        f"{checkpoint_graph(events, bad, _graph_nodes(trace.header))}"
+        f"{checkpoint_graph(events, bad, _graph_nodes(v.header))}"
         f"{_bad_event_panel(v, events, field, broken, expected)}</section>"
     )
 

@@ -31,7 +31,7 @@ from resumecheck.tlc.output import Outcome, TLCResult
 from resumecheck.trace.encode import EncodedTrace, EncodeError, encode_trace
 from resumecheck.trace.reader import Limits, RawTrace, read_trace
 from resumecheck.trace.schema import load_schema
-from resumecheck.verdict import Status, Verdict, one_line, shortened
+from resumecheck.verdict import SHOWN_AFTER, Status, Verdict, one_line, shortened
 
 Progress = Callable[[str], None]
 
@@ -494,6 +494,7 @@ def _verdict(trace: Prepared, status: Status, **fields: Any) -> Verdict:
         contract=trace.contract.name,
         events=len(trace.raw.events),
         truncation=trace.raw.truncation,
+        header=trace.raw.header,
         **fields,
     )
 
@@ -565,4 +566,5 @@ def _violation(
         descriptions={p: contract.describe(p) for p in props},
         reason=reason,
         tolerated=tolerated,
+        shown=tuple(trace.raw.events[: index + SHOWN_AFTER]),
     )

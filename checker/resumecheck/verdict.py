@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# Events after a violation's bad one that a picture of it draws (pale: they were never judged).
+SHOWN_AFTER = 4
+
 
 class Status(enum.Enum):
     CONFORMS = "conforms"
@@ -78,6 +81,12 @@ class Verdict:
     # explored (the violation's own, and branches that stopped earlier): a run that tolerates
     # none of them explores the same behaviours again.
     cut_for: frozenset[str] = frozenset()
+    # For a violation: the events a picture of it draws, as the trace has them (every event up
+    # to the bad one and SHOWN_AFTER after it), so that no renderer reads the trace again (a
+    # file that may have changed, or gone, since it was judged).
+    shown: tuple[dict[str, Any], ...] = ()
+    # The trace's header line as read (the workflow's graph it may declare), for the same reason.
+    header: dict[str, Any] | None = None
 
     @property
     def truncated(self) -> bool:
