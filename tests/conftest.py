@@ -205,3 +205,16 @@ def patched_spec(tmp_path: Path, module: str, old: str, new: str) -> Path:
 def by_name(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The verdicts of a `--format json` report keyed by file name."""
     return {Path(t["path"]).name: t for t in document["traces"]}
+
+
+def nodes_started(trace: Path, *, crash: str) -> set[str]:
+    """The nodes whose tasks started `before` or `after` the trace's first crash.
+
+    LangGraph's loop does not wait for a step's `put_writes` (its background writer) before it
+    stores the next checkpoint, so on a loaded machine a kill inside A's write can come after
+    B's step was stored and B started: a cell killed inside a write ends one of two ways, and
+    a test checks the one the trace shows."""
+    events = read_trace_file(trace)[1]
+    at = next(i for i, e in enumerate(events) if e["ev"] == "crash")
+    part = events[:at] if crash == "before" else events[at:]
+    return {e["node"] for e in part if e["ev"] == "task_start"}

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import time
+from pathlib import Path
 
 from rctools.langgraph.killpoints import KillPoint, KillSwitch, for_reference, hook_statements, plan
 
@@ -108,13 +110,21 @@ def test_an_async_call_s_seeded_instant_is_a_timer_from_its_fault_free_duration(
     instant = next(p for p in points if "@" in p.label)
     assert instant.line == 0 and 0 < instant.delay < 0.2
     read, write = os.pipe()
-    kill = KillSwitch(None, write, instant.label, 1, delay=0.01)
-    with kill.call("put", inside=False):
-        time.sleep(0.3)  # the call is still running when the timer fires
-    report = json.loads(os.read(read, 4096).decode().splitlines()[0])
+    worker = os.fork()  # the kill stops the whole process: a worker of its own
+    if worker == 0:
+        kill = KillSwitch(None, write, instant.label, 1, delay=0.01)
+        with kill.call("put", inside=False):
+            time.sleep(5)  # the call is still running when the timer fires
+        os._exit(3)
+    os.close(write)
+    try:
+        report = json.loads(os.read(read, 4096).decode().splitlines()[0])
+    finally:
+        os.kill(worker, signal.SIGKILL)
+        os.waitpid(worker, 0)
+        os.close(read)
     assert report["label"] == instant.label and report["call"] == ["put", 1]
     assert KillPoint(instant.label, 1).call == "put"
-    os.close(read)
 
 
 def test_statements_inside_one_open_transaction_are_no_points_of_their_own() -> None:
@@ -139,3 +149,56 @@ def test_statements_inside_one_open_transaction_are_no_points_of_their_own() -> 
     inside = [label for label in kill.seen if " sql " in label]
     assert inside and all(label.split(" sql ")[1].split()[0] not in ("2", "3") for label in inside)
     assert any(" INSERT" in label for label in inside)
+
+
+def test_at_the_kill_point_every_thread_of_the_process_stops_until_the_kill(tmp_path: Path) -> None:
+    """A thread beside the one at the point (LangGraph's background writer) must not run on
+    while the parent is on its way to send SIGKILL: it could store the next checkpoint, and
+    the same cell would end differently on a loaded machine. The child's other thread counts
+    without pause; once the parent was told, the process is stopped and the count holds."""
+    import subprocess
+    import sys
+    import textwrap
+
+    from resumecheck.waiting import poll
+
+    child_code = textwrap.dedent(
+        """
+        import os, sys, threading
+        from rctools.suite.crash import KillPoints
+        count = open(sys.argv[1], "w")
+        def busy():
+            n = 0
+            while True:
+                n += 1
+                count.seek(0); count.write(str(n)); count.flush()
+        threading.Thread(target=busy, daemon=True).start()
+        points = KillPoints()
+        while True:
+            points.hit("tick")
+        """
+    )
+    read_fd, write_fd = os.pipe()
+    counter = tmp_path / "count"
+    env = dict(os.environ, RC_KILL_AT="tick#200000", RC_KILL_FD=str(write_fd))
+    child = subprocess.Popen(
+        [sys.executable, "-c", child_code, str(counter)], env=env, pass_fds=(write_fd,)
+    )
+    os.close(write_fd)
+    try:
+        with os.fdopen(read_fd, "rb") as pipe:
+            assert pipe.readline() == b"tick#200000\n"
+        assert poll(lambda: _state(child.pid) == "T", timeout=30, every=0.01)
+        held = counter.read_text()
+        time.sleep(0.3)  # the busy thread would count thousands in this time
+        assert counter.read_text() == held and _state(child.pid) == "T"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+
+
+def _state(pid: int) -> str:
+    """The process's state letter from /proc (`T`: stopped)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import JOBS, ROOT, Run, run_cli
+from conftest import JOBS, ROOT, Run, nodes_started, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -76,17 +76,6 @@ def test_a_checkpoint_committed_in_two_statements_is_caught_by_a_kill_between_th
         assert cell["reference"]["killed_at"].endswith(": put exit")
 
 
-def _nodes_started_after_the_crash(trace: Path) -> set[str]:
-    lines = [json.loads(line) for line in trace.read_text().splitlines()[1:]]
-    crash = next(i for i, e in enumerate(lines) if e["ev"] == "crash")
-    return {e["node"] for e in lines[crash:] if e["ev"] == "task_start"}
-
-
-# In `make test-long` until its flake is understood: in 1 of 5 runs of 2026-12-05 (a CI
-# rehearsal) B and C ran after the kill between the two rows, as if the edge's row had been
-# stored first; 3 runs alone then passed. test_langgraph_instants.py keeps the torn-write
-# verdict in `make test`.
-@pytest.mark.long
 def test_writes_stored_one_row_per_transaction_are_torn_by_a_kill_between_rows(
     tmp_path: Path,
 ) -> None:
@@ -94,7 +83,12 @@ def test_writes_stored_one_row_per_transaction_are_torn_by_a_kill_between_rows(
     triggers B in two transactions. Killed between them, the resume finds A done and nothing
     scheduled after it: B and C never run. The kill lands between the rows, the trace shows
     it, and the contract names it: A's result comes back with a content none of A's writes was
-    handed over with (CV; test_langgraph_instants.py checks the verdict)."""
+    handed over with (CV; test_langgraph_instants.py checks the verdict).
+
+    LangGraph's loop does not wait for a step's `put_writes` (its background writer stores
+    them) before it stores the next checkpoint: on a loaded machine B's step can be stored,
+    and B run, before A's write reaches the kill. That is LangGraph's other interleaving, not
+    a torn write: the trace shows B started before the crash, and the run conforms."""
     run = _matrix(
         tmp_path,
         "--saver",
@@ -109,9 +103,13 @@ def test_writes_stored_one_row_per_transaction_are_torn_by_a_kill_between_rows(
     cells = {c["fault"]: c for c in run.json()["details"]["cells"]}
     torn = cells["kill:put_writes A sql 2 INSERT#1"]
     assert torn["tested"]["killed_at"] == "w1: put_writes A sql 2 INSERT"
-    assert _nodes_started_after_the_crash(Path(torn["tested"]["trace"])) == set()
+    trace = Path(torn["tested"]["trace"])
+    if "B" in nodes_started(trace, crash="before"):  # the loop went on first
+        assert torn["tested"]["status"] == "conforms", torn
+    else:
+        assert nodes_started(trace, crash="after") == set()
     whole = cells["kill:put_writes A exit#1"]  # killed after both rows: B and C run
-    assert _nodes_started_after_the_crash(Path(whole["tested"]["trace"])) == {"B", "C"}
+    assert nodes_started(Path(whole["tested"]["trace"]), crash="after") == {"B", "C"}
 
 
 def test_unserialized_resumers_race_and_the_race_is_judged(tmp_path: Path) -> None:

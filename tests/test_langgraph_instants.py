@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import JOBS, ROOT, run_cli
+from conftest import JOBS, ROOT, nodes_started, run_cli
 from rctools.langgraph.effect import classify
 from rctools.langgraph.killpoints import ALL, NOTHING, PART, UNKNOWN, KillPoint, for_reference
 
@@ -165,6 +165,11 @@ def test_a_write_the_store_holds_in_part_is_cv_and_how_the_thread_ends_is_inconc
     run.assert_no_traceback()
     (cell,) = run.json()["details"]["cells"]
     assert cell["tested"]["effect"] == PART
+    if "B" in nodes_started(Path(cell["tested"]["trace"]), crash="before"):
+        # LangGraph stored B's step before A's write reached the kill: the part of A's write
+        # is never read, and nothing is wrong (conftest.nodes_started)
+        assert cell["tested"]["status"] == "conforms" and cell["finding"] != "saver", cell
+        return
     assert cell["finding"] == "saver", cell
     assert cell["checks"] == ["CV"] and "STATE" in cell["inconclusive"]
     assert run.returncode == 1

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import random
 import sqlite3
 import sys
@@ -40,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from resumecheck.waiting import poll
+
+from rctools.suite.crash import tell_and_stop
 
 FAULT_PREFIX = "kill:"
 WRITE_CALLS = ("put", "put_writes")
@@ -218,7 +219,7 @@ class _Call:
 
 class KillSwitch:
     """Counts the points where a SIGKILL may land; at the chosen one it tells the parent
-    process through a pipe and waits to be killed.
+    process through a pipe and stops, every thread at once, to be killed.
 
     A point is chosen as the n-th occurrence of a label (`label`, `occurrence`), which finds
     the same moment in every run and on another saver, or (older callers) by its number in
@@ -316,9 +317,7 @@ class KillSwitch:
             "saver_calls": self.tally(),
         }
         self.sent = True
-        os.write(self.pipe_fd, (json.dumps(report) + "\n").encode())
-        while True:  # the parent sends SIGKILL
-            time.sleep(60)
+        tell_and_stop(self.pipe_fd, (json.dumps(report) + "\n").encode())
 
     def _inflight(self, cut: _Call | None) -> list[list[Any]]:
         """The write calls inside the saver at the kill besides the one it cut: their label

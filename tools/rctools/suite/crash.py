@@ -2,13 +2,14 @@
 
 The child calls `points.hit(label)` at every place a kill may land (step boundaries, inside a
 step, around the store's acknowledgement). The cell names one point as `label#n` (the n-th time
-the child reaches `label`); there the child tells the parent through a pipe and blocks, and the
-parent sends SIGKILL. The kill is real and external, and it lands at the same place every time:
-cells are deterministic.
+the child reaches `label`); there the child tells the parent through a pipe and stops (every
+thread at once, `tell_and_stop`), and the parent sends SIGKILL. The kill is real and external,
+and it lands at the same place every time: cells are deterministic.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -17,7 +18,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from resumecheck.waiting import poll
 
@@ -27,8 +28,35 @@ KILL_ENV = "RC_KILL_AT"
 FD_ENV = "RC_KILL_FD"
 
 
+# libc through `PyDLL`: a call that keeps the GIL (`os.write` lets it go while it writes)
+_LIBC = ctypes.PyDLL(None, use_errno=True)
+_LIBC.write.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
+_LIBC.write.restype = ctypes.c_ssize_t
+
+
+def tell_and_stop(fd: int, message: bytes) -> NoReturn:
+    """Tells the parent through `fd` that this process is at its kill point, and stops every
+    thread of it there (SIGSTOP), for the parent's SIGKILL.
+
+    Threads that only blocked the one at the point ran on until the kill arrived: LangGraph
+    writes in background threads, so on a loaded machine the next checkpoint could be stored
+    after the point, and the same cell ended differently from run to run. Here no other Python
+    thread runs after the point: the message is written while this thread keeps the GIL, and
+    `os.kill` keeps it too, so the process is stopped before any other thread could take it."""
+    view = message
+    while view:
+        sent = _LIBC.write(fd, view, len(view))
+        if sent < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+        view = view[sent:]
+    os.kill(os.getpid(), signal.SIGSTOP)
+    while True:  # a SIGCONT without the SIGKILL: wait for it all the same
+        time.sleep(60)
+
+
 class KillPoints:
-    """The child side: counts labels, blocks at the chosen one until the parent kills it."""
+    """The child side: counts labels, stops at the chosen one until the parent kills it."""
 
     def __init__(self, at: str | None = None, fd: int | None = None) -> None:
         if at is None:
@@ -49,9 +77,7 @@ class KillPoints:
         if label == self.label and nth == self.occurrence:
             if self.fd is None:  # no parent to kill us: do it ourselves
                 os.kill(os.getpid(), signal.SIGKILL)
-            os.write(self.fd, f"{label}#{nth}\n".encode())
-            while True:  # the parent's SIGKILL ends this
-                time.sleep(60)
+            tell_and_stop(self.fd, f"{label}#{nth}\n".encode())
 
 
 def run_child(
