@@ -77,6 +77,9 @@ class Sandbox:
         self.lower, self.upper, self.work, self.mountpoint = lower, upper, work, mountpoint
         self._unshare: subprocess.Popen[str] | None = None
         self.init_pid = 0
+        # Host PIDs whose processes (and descendants) are not the sandbox's state: the agent a
+        # host-side runtime started inside it (`host.py`), restarted after a crash, never dumped.
+        self.guests: set[int] = set()
 
     def start(self, *, restoring: bool = False) -> None:
         """Starts PID 1; `restoring`: PIDs are not moved up, the restored ones are above."""
@@ -142,8 +145,9 @@ class Sandbox:
         return CommandResult(proc.returncode, proc.stdout.decode("utf-8", "replace"))
 
     def pids(self) -> list[int]:
-        """The live processes of the sandbox (PID 1, the reaper, excluded), as host PIDs."""
-        found = []
+        """The live processes of the sandbox (PID 1, the reaper, and guests excluded), as host
+        PIDs."""
+        found: dict[int, int] = {}  # pid -> parent
         for name in os.listdir("/proc"):
             if not name.isdigit() or int(name) == self.init_pid:
                 continue
@@ -151,12 +155,20 @@ class Sandbox:
                 if os.readlink(f"/proc/{name}/ns/pid") != self._pidns:
                     continue
                 with open(f"/proc/{name}/stat", encoding="utf-8") as fh:
-                    state = fh.read().rsplit(")", 1)[1].split()[0]
+                    fields = fh.read().rsplit(")", 1)[1].split()
             except OSError:
                 continue  # it exited while we looked
-            if state not in ("Z", "X"):
-                found.append(int(name))
-        return sorted(found)
+            if fields[0] not in ("Z", "X"):
+                found[int(name)] = int(fields[1])
+        return sorted(pid for pid in found if not self._guest(pid, found))
+
+    def _guest(self, pid: int, parents: dict[int, int]) -> bool:
+        """A guest or a descendant of one (a command the agent is running)."""
+        while pid in parents:
+            pid = parents[pid]
+            if pid in self.guests:
+                return True
+        return pid in self.guests
 
     def roots(self) -> list[int]:
         """The sandbox's process trees: the PIDs whose parent is PID 1, as host PIDs."""
