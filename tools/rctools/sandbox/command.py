@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import os
 import shutil
 import statistics
@@ -182,7 +181,7 @@ class SandboxMatrix:
         if result.spec.agent:
             seconds = [s for s, _ in result.turns]
             notes["turn_p50"] = round(statistics.median(seconds), 6) if seconds else None
-            notes["turn_p95"] = round(percentile(seconds, 0.95), 6) if seconds else None
+            notes["turn_p95"] = round(measure.percentile(seconds, 0.95), 6) if seconds else None
             notes["fast_forwards"] = sum(cached for _, cached in result.turns)
         return CellReport(cell, result.trace.name, notes=notes)
 
@@ -191,12 +190,6 @@ class SandboxMatrix:
         pairs = [(self.results[r.trace], v) for r, v in judged if v is not None]
         table = measure.stats([r for r, _ in pairs], [v for _, v in pairs])
         return Figures({"policies": [asdict(s) for s in table]}, measure.render_stats(table))
-
-
-def percentile(values: list[float], share: float) -> float:
-    """The nearest-rank percentile: the smallest value with `share` of them at or below."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(len(ordered) * share) - 1)]
 
 
 def configure(
