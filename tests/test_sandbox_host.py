@@ -83,19 +83,27 @@ def test_the_stand_in_answers_a_turn_with_the_next_turns_commands_then_a_final_m
 
 
 def test_the_stand_in_speaks_http_and_refuses_a_bad_request() -> None:
-    server = StandIn({"code-repair": WORKLOADS["code-repair"]}, 0.0)
+    """A request names its workload as the model `standin/<workload>` (the host routes it so);
+    an unknown model, or no tools, is a 400 as the real API gives, and no call is counted."""
+    server = StandIn({n: WORKLOADS[n] for n in ("code-repair", "shell-heavy")}, 0.0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        body = {"model": "gpt-x", "messages": [{"role": "user", "content": "go"}], "tools": TOOLS}
-        post = urllib.request.Request(
+
+    def post(model: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
+        body = {"model": model, "messages": [{"role": "user", "content": "go"}], "tools": tools}
+        request = urllib.request.Request(
             server.url + "/chat/completions", json.dumps(body).encode(), method="POST"
         )
-        with urllib.request.urlopen(post) as reply:
-            assert json.load(reply)["object"] == "chat.completion"
-        bad = urllib.request.Request(server.url + "/chat/completions", b"{}", method="POST")
-        with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(bad)
-        assert refused.value.code == 400
+        with urllib.request.urlopen(request) as reply:
+            return json.load(reply)
+
+    try:
+        reply = post("standin/shell-heavy", TOOLS)
+        call = reply["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
+        assert json.loads(call)["command"] == WORKLOADS["shell-heavy"].turns[0][0]
+        for model, tools in (("gpt-x", TOOLS), ("standin/code-repair", [])):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                post(model, tools)
+            assert refused.value.code == 400
         assert server.calls == 1
     finally:
         server.shutdown()

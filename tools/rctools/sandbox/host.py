@@ -135,7 +135,6 @@ class Host(Agent):
             "HOME": str(self.sandbox.mountpoint),
             "OPENAI_BASE_URL": endpoint.url,
             "OPENAI_API_KEY": "standin",
-            "OPENAI_MODEL": f"standin/{self.workload.name}",
             "AGENT_TRANSCRIPT": str(self.transcript),
         }
         where = shlex.quote(str(self.sandbox.mountpoint))
@@ -238,7 +237,10 @@ class Host(Agent):
         return response
 
     def _forward(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The request, as the agent sent it, to the model endpoint."""
+        """The request, as the agent sent it, to the model endpoint -- routed to this run's
+        workload by the model's name, as a model router would (whatever model the agent
+        names, the stand-in must answer with this run's script)."""
+        body = {**body, "model": f"standin/{self.workload.name}"}
         conn = http.client.HTTPConnection(
             self.model.hostname, self.model.port, timeout=MODEL_TIMEOUT
         )

@@ -6,7 +6,8 @@ with `tool_calls` (one `shell` function call per command) or a final `content` o
 agent written against the OpenAI API runs against it unchanged (base URL from
 `OPENAI_BASE_URL`).
 
-What it answers is a workload's script (`workloads.py`): the request's turn is the number of
+What it answers is the script (`workloads.py`) of the workload the model's name asks for
+(`standin/<workload>`; the host routes each request so): the request's turn is the number of
 assistant messages it holds; the answer to turn t calls the commands of turn t+1, and the
 answer to the last turn is the final message (which says whether the last command exited 0:
 the agent's tests passing, in the code-repair workload). A response depends only on the
@@ -108,6 +109,15 @@ class StandIn(ThreadingHTTPServer):
         self.calls = 0
         self.lock = threading.Lock()
 
+    def workload(self, model: str) -> Workload:
+        """The script a model name asks for: `standin/<workload>`, or the server's only one."""
+        name = model.removeprefix("standin/")
+        if name in self.workloads:
+            return self.workloads[name]
+        if len(self.workloads) == 1:
+            return next(iter(self.workloads.values()))
+        raise ChatError(f"unknown model {model!r}; this stand-in serves standin/<workload>")
+
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
@@ -139,10 +149,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            # The workload is the model's name after "standin/", or the server's only one.
-            name = str(body.get("model", "")).removeprefix("standin/")
-            workload = self.server.workloads.get(name) or next(iter(self.server.workloads.values()))
-            response = answer(workload, body)
+            response = answer(self.server.workload(str(body.get("model", ""))), body)
         except (ChatError, json.JSONDecodeError, AttributeError, TypeError) as exc:
             self._send(400, {"error": {"message": str(exc), "type": "invalid_request_error"}})
             return
