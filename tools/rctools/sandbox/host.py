@@ -179,6 +179,8 @@ class Host(Agent):
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise Refused("a request without messages")
+        if body.get("stream"):
+            raise Refused("streamed responses are not supported: the host caches whole answers")
         turn, known = turn_of(messages), self._conversation(self.sent)
         self.body = body
         if turn == self.sent:
