@@ -100,7 +100,7 @@ class Host(Agent):
         self.turns_log = run_dir / "turns.jsonl"
         self.lock = threading.Lock()  # one request at a time
         self.body: dict[str, Any] = {}  # the request being answered
-        self.refused: str | None = None
+        self.refused: str | None = None  # why a request was refused or failed: the run ends
         self.finished = False
 
     # --- start and restore --------------------------------------------------------------------
@@ -152,7 +152,7 @@ class Host(Agent):
         endpoint.shutdown()
         self.sandbox.kill()
         if self.refused:
-            raise SystemExit(f"the host refused the agent's request: {self.refused}")
+            raise SystemExit(f"the host could not answer the agent: {self.refused}")
         if code != 0 or not self.finished:
             tail = " | ".join(self.agent_log.read_text(errors="replace").splitlines()[-3:])
             state = "" if self.finished else " before the model's final answer"
@@ -166,6 +166,9 @@ class Host(Agent):
             except Refused as exc:
                 self.refused = str(exc)
                 return 409, {"error": {"message": str(exc), "type": "resume_check_refused"}}
+            except Exception as exc:  # the model endpoint, a job: the run fails with the cause
+                self.refused = f"{type(exc).__name__}: {exc}"
+                return 502, {"error": {"message": self.refused, "type": "resume_check_failed"}}
             with self.turns_log.open("a") as fh:
                 seconds = time.perf_counter() - arrived
                 line = {"turn": self.sent, "seconds": round(seconds, 6), "cached": cached}
