@@ -9,6 +9,7 @@ command re-run on the same state prints the same thing -- which the contract che
 
 from __future__ import annotations
 
+import gzip
 import io
 import random
 import shutil
@@ -126,9 +127,14 @@ class Workload:
 
 
 def _package(rng: random.Random) -> bytes:
-    """A package of about 1 MiB: a launcher script and binary-like modules."""
+    """A package of about 1 MiB: a launcher script and binary-like modules. The same bytes in
+    every run: the gzip header's time is fixed (tarfile's "w:gz" writes the current time, which
+    made two runs' base images, and so their final states, differ)."""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+    with (
+        gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as packed,
+        tarfile.open(fileobj=packed, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
         members = [("bin/tool", TOOL.encode(), 0o755)]
         members += [(f"lib/tool/mod{i:02}.so", rng.randbytes(32 * 1024), 0o644) for i in range(32)]
         members.append(("share/doc/tool/README", b"tool 1.0\n", 0o644))
