@@ -35,6 +35,11 @@ between it and the chat stand-in, on the code-repair and shell-heavy workloads:
 7. The inspector's accuracy (`accuracy.py`) over every turn of every trace of 5 and 6: what it
    said against a full file-tree diff and a process-table diff.
 
+With `--agent CMD --pages-study` it measures only the inspector's process classification
+against a diff of the processes' memory (`_pages_study`, bench/sandbox-results-pages.md): runs
+under `full` (a criu image every turn) of the workloads with servers, their stores kept, each
+turn's page images compared with the previous turn's (`accuracy.pages_study`).
+
 A run that cannot be recorded or judged stops the benchmark with exit code 3 and no table.
 """
 
@@ -59,7 +64,16 @@ import click
 from rctools.sandbox import accuracy, measure
 from rctools.sandbox.command import missing_criu
 from rctools.sandbox.policies import POLICIES
-from rctools.sandbox.recorder import RecordError, RunResult, RunSpec, matrix, record_all
+from rctools.sandbox.recorder import (
+    RecordError,
+    RunResult,
+    RunSpec,
+    header,
+    matrix,
+    record_all,
+)
+from rctools.sandbox.standin import serving
+from rctools.sandbox.workloads import WORKLOADS
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
@@ -88,6 +102,7 @@ class Options:
     sandboxes: int
     slots: int
     agent_workloads: str
+    pages_study: bool
 
 
 @click.command(
@@ -107,6 +122,7 @@ class Options:
 @click.option("--sandboxes", type=int, default=16, help="with --agent: sandboxes at once")
 @click.option("--slots", type=int, default=2, help="with --agent: the host's checkpoint budget")
 @click.option("--agent-workloads", default="code-repair,shell-heavy", help="with --agent")
+@click.option("--pages-study", is_flag=True, help="with --agent: the memory diff study only")
 def main(**options: Any) -> None:
     """Exit code 3 when criu is missing or a run cannot be recorded or judged; passed to
     sys.exit, since click ignores a command's return value."""
@@ -117,7 +133,10 @@ def main(**options: Any) -> None:
         sys.exit(3)
     scratch = Path(tempfile.mkdtemp(prefix="rc-sandbox-bench-"))
     try:
-        code = _bench_host(args, scratch) if args.agent else _bench(args, scratch)
+        if args.agent and args.pages_study:
+            code = _pages_study(args, scratch)
+        else:
+            code = _bench_host(args, scratch) if args.agent else _bench(args, scratch)
     except (RecordError, BenchError) as exc:
         print(f"sandbox_bench: {exc}", file=sys.stderr)
         code = 3
@@ -443,6 +462,71 @@ def _bench_host(args: Options, scratch: Path) -> int:
         + "\n",
         encoding="utf-8",
     )
+    print("\n".join(lines))
+    return 0
+
+
+PAGES_WORKLOADS = ("shell-heavy", "memory-server", "dev-task")
+
+
+def _pages_study(args: Options, scratch: Path) -> int:
+    """The host process run by hand (not through `record`, which removes the run's folder),
+    so that every turn's criu images stay to be compared."""
+    rows: list[tuple[str, int, list[accuracy.PagesTurn]]] = []
+    with serving(args.crash_latency) as model:
+        for workload in PAGES_WORKLOADS:
+            for rep in range(args.reps):
+                run = scratch / f"pages-{workload}-{rep}"
+                run.mkdir(parents=True)
+                WORKLOADS[workload].build_base(run / "base")
+                spec = RunSpec(workload, "full", None, agent=args.agent)
+                (run / "trace.jsonl").write_text(json.dumps(header(spec)) + "\n")
+                argv = [sys.executable, "-m", "rctools.sandbox.host", str(run)]
+                argv += ["--workload", workload, "--policy", "full"]
+                proc = subprocess.run(
+                    [*argv, "--agent", args.agent, "--model", model],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
+                if proc.returncode != 0:
+                    raise BenchError(f"{workload}: the host exited {proc.returncode}: "
+                                     f"{proc.stderr.strip()[-300:]}")  # fmt: skip
+                trace = measure.read_events(run / "trace.jsonl")
+                rows.append((workload, rep, accuracy.pages_study(trace, run / "store/images")))
+    lines = [
+        "# The inspector's process classification against the processes' memory",
+        "",
+        f"Agent `{args.agent}`, policy `full` (a criu image every turn), {args.reps} runs per "
+        "workload. A turn's memory changed iff its page images (criu `pages-*.img`, every "
+        "process tree) differ from the previous turn's. Turns without a process are left out.",
+        "",
+        "| workload | turns with a process | hit | **miss** (memory changed, inspector said no) "
+        "| false alarm (said changed, memory equal) | quiet | missed turns |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for workload in PAGES_WORKLOADS:
+        turns = [t for w, _, ts in rows if w == workload for t in ts if t.pages is not None]
+        missed = sorted({t.turn for t in turns if t.changed and not t.said})
+        lines.append(
+            f"| {workload} | {len(turns)} | {sum(t.said and t.changed for t in turns)} "
+            f"| **{sum(t.changed and not t.said for t in turns)}** "
+            f"| {sum(t.said and not t.changed for t in turns)} "
+            f"| {sum(not t.said and not t.changed for t in turns)} "
+            f"| {', '.join(map(str, missed)) or '-'} |"
+        )
+    lines += [
+        "",
+        f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; reproduce: "
+        f"`.venv/bin/python bench/sandbox_bench.py --agent {shlex.quote(args.agent)} "
+        f"--pages-study --reps {args.reps}`",
+    ]
+    out = (
+        Path("bench/sandbox-results-pages.md")
+        if args.out == Path("bench/sandbox-results.md")
+        else args.out
+    )
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
     return 0
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from rctools.sandbox.accuracy import judge_trace, study
+from rctools.sandbox.inspector import Inspector
+from rctools.sandbox.namespace import Process, table_digest
 
 
 def _boundary(turn: int, files: str, procs: str, changed: list[str]) -> dict[str, object]:
@@ -59,3 +61,19 @@ def test_the_recorded_traces_hold_no_miss() -> None:
     traces = sorted((Path(__file__).parents[1] / "traces" / "sandbox").glob("recorded-*.jsonl"))
     counts = study(traces)
     assert counts.turns > 0 and counts.miss == {"files": 0, "procs": 0}
+
+
+def test_a_process_caught_running_counts_as_changed_now_and_after_its_image() -> None:
+    """Context switches cannot tell a process blocked at the freeze from one caught running
+    that finishes its work after the thaw (what the memory diff found); the freeze's state
+    reading must make both turns count."""
+    table = [Process(("python3", "server.py"), ".")]
+    quiet = {7: (10, 0)}
+    inspector = Inspector({}, table_digest(table))
+    inspector.settled(quiet)
+    assert inspector.classify({}, table, quiet) == set()  # blocked, not woken: no change
+    assert inspector.classify({}, table, quiet, running={7}) == {"procs"}
+    inspector.settled(quiet, running={7})  # its image was taken while it was running
+    assert inspector.classify({}, table, quiet) == {"procs"}
+    inspector.settled(quiet)
+    assert inspector.classify({}, table, quiet) == set()

@@ -20,6 +20,7 @@ alarm. Those are reported apart (`woken`), not as errors.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -83,3 +84,38 @@ def study(traces: Iterable[Path]) -> Counts:
     for path in traces:
         total.add(judge_trace(events(path)))
     return total
+
+
+@dataclass(frozen=True)
+class PagesTurn:
+    """One boundary of a run that took a process image every turn: did the inspector say the
+    processes changed, and did the memory the image holds (criu's page images) change since
+    the previous turn's image."""
+
+    turn: int
+    said: bool
+    pages: str | None  # digest of the turn's page images (None: no process to dump)
+    changed: bool
+
+
+def pages_study(trace: list[dict[str, Any]], images: Path) -> list[PagesTurn]:
+    """The inspector's process classification against a diff of the processes' memory, for a
+    run whose every turn took a process image (`full`; its store's `images/` folder kept).
+
+    This is the image diff the table diff cannot be: a server whose command line stays the same
+    but whose memory changes is a change here. A turn whose pages changed while the inspector
+    said "no process change" is a miss of memory: under effect-aware, that turn would have
+    skipped its process image and a restore to it would bring back the older memory."""
+    found = []
+    previous: str | None = None
+    for event in trace:
+        if event["ev"] != "boundary":
+            continue
+        turn = event["turn"]
+        pages = sorted((images / f"procs-{turn}").rglob("pages-*.img"))
+        current = None
+        if pages:
+            current = hashlib.sha256(b"".join(p.read_bytes() for p in pages)).hexdigest()
+        found.append(PagesTurn(turn, "procs" in event["changed"], current, current != previous))
+        previous = current
+    return found

@@ -80,6 +80,8 @@ class Sandbox:
         # Host PIDs whose processes (and descendants) are not the sandbox's state: the agent a
         # host-side runtime started inside it (`host.py`), restarted after a crash, never dumped.
         self.guests: set[int] = set()
+        # The processes that were running (not blocked) when the last freeze stopped them.
+        self.running: set[int] = set()
 
     def start(self, *, restoring: bool = False) -> None:
         """Starts PID 1; `restoring`: PIDs are not moved up, the restored ones are above."""
@@ -217,10 +219,18 @@ class Sandbox:
         )
 
     def freeze(self) -> list[int]:
-        """Stops every process so a checkpoint copies one instant; returns what to thaw."""
+        """Stops every process so a checkpoint copies one instant; returns what to thaw.
+
+        Which of them were running rather than blocked (state R just before the stop) is kept
+        in `running`: such a process is in the middle of work -- the tail of a request it
+        answered -- that it finishes after the thaw, changing its memory without a wake-up its
+        context switches could show (the inspector counts it as changed)."""
         stopped = []
+        self.running = set()
         for pid in self.pids():
             try:
+                if _state(pid) == "R":
+                    self.running.add(pid)
                 os.kill(pid, signal.SIGSTOP)
                 stopped.append(pid)
             except ProcessLookupError:
@@ -261,13 +271,18 @@ class Sandbox:
             self._unshare = None
 
 
-def _stopped(pid: int) -> bool:
-    """Stopped (T, t) or gone."""
+def _state(pid: int) -> str:
+    """The process's state letter (R running, S/D blocked, T stopped, ...); X if gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
     except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("T", "t", "Z", "X")
+        return "X"
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
+def _stopped(pid: int) -> bool:
+    """Stopped (T, t) or gone."""
+    return _state(pid) in ("T", "t", "Z", "X")
 
 
 def _child_of(pid: int, timeout: float = 5.0) -> int:
