@@ -21,6 +21,25 @@ on one machine, and every trace is judged by SandboxCR:
    with a budget of 1 checkpoint job at a time on the host and with none; median wall time,
    total queueing, the longest job and the peak number of jobs running at once.
 
+With `--agent CMD` it measures the host-side runtime instead (`_bench_host`, default output
+bench/sandbox-results-host.md): an unmodified agent program in each of `--sandboxes`
+co-located sandboxes (default 16) under one host checkpoint budget (`--slots`), checkpointed
+between it and the chat stand-in, on the code-repair and shell-heavy workloads:
+
+5. Correctness under density: the fault-free run and a SIGKILL in the checkpoint job of every
+   turn, chat-only, full and effect-aware, all `--sandboxes` at once; the contract's verdicts.
+6. Traffic and overhead under density: rounds of `--sandboxes` fault-free runs at once (half
+   of each workload), the policies interleaved round by round, `--reps` rounds each: checkpoint
+   bytes, turns skipped, median wall and CPU seconds per run, and the turn latency -- request to
+   released answer, p50 and p95 over every turn of the rounds -- side by side with chat-only.
+7. The inspector's accuracy (`accuracy.py`) over every turn of every trace of 5 and 6: what it
+   said against a full file-tree diff and a process-table diff.
+
+With `--agent CMD --pages-study` it measures only the inspector's process classification
+against a diff of the processes' memory (`_pages_study`, bench/sandbox-results-pages.md): runs
+under `full` (a criu image every turn) of the workloads with servers, their stores kept, each
+turn's page images compared with the previous turn's (`accuracy.pages_study`).
+
 A run that cannot be recorded or judged stops the benchmark with exit code 3 and no table.
 """
 
@@ -30,6 +49,7 @@ import datetime
 import json
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -41,10 +61,19 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rctools.sandbox import measure
+from rctools.sandbox import accuracy, measure
 from rctools.sandbox.command import missing_criu
 from rctools.sandbox.policies import POLICIES
-from rctools.sandbox.recorder import RecordError, RunResult, RunSpec, matrix, record_all
+from rctools.sandbox.recorder import (
+    RecordError,
+    RunResult,
+    RunSpec,
+    header,
+    matrix,
+    record_all,
+)
+from rctools.sandbox.standin import serving
+from rctools.sandbox.workloads import WORKLOADS
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
@@ -69,6 +98,11 @@ class Options:
     crash_turn: int
     colocated: int
     jobs: int
+    agent: str | None
+    sandboxes: int
+    slots: int
+    agent_workloads: str
+    pages_study: bool
 
 
 @click.command(
@@ -84,6 +118,11 @@ class Options:
 @click.option("--crash-turn", type=int, default=5, help="timed crash runs: turn")
 @click.option("--colocated", type=int, default=4, help="sandboxes side by side")
 @click.option("--jobs", type=int, default=4, help="correctness runs at once")
+@click.option("--agent", help="an agent's command line: bench the host-side runtime")
+@click.option("--sandboxes", type=int, default=16, help="with --agent: sandboxes at once")
+@click.option("--slots", type=int, default=2, help="with --agent: the host's checkpoint budget")
+@click.option("--agent-workloads", default="code-repair,shell-heavy", help="with --agent")
+@click.option("--pages-study", is_flag=True, help="with --agent: the memory diff study only")
 def main(**options: Any) -> None:
     """Exit code 3 when criu is missing or a run cannot be recorded or judged; passed to
     sys.exit, since click ignores a command's return value."""
@@ -94,7 +133,10 @@ def main(**options: Any) -> None:
         sys.exit(3)
     scratch = Path(tempfile.mkdtemp(prefix="rc-sandbox-bench-"))
     try:
-        code = _bench(args, scratch)
+        if args.agent and args.pages_study:
+            code = _pages_study(args, scratch)
+        else:
+            code = _bench_host(args, scratch) if args.agent else _bench(args, scratch)
     except (RecordError, BenchError) as exc:
         print(f"sandbox_bench: {exc}", file=sys.stderr)
         code = 3
@@ -334,6 +376,281 @@ def _table(
         f"- policies: {'; '.join(f'{p}: {POLICIES[p].summary}' for p in ORDER)}.",
         f"- reproduce: `.venv/bin/python bench/sandbox_bench.py --reps {args.reps} "
         f"--latency {args.latency:g} --crash-points {args.crash_points}`.",
+    ]
+    return lines
+
+
+HOST_POLICIES = ("chat-only", "full", "effect-aware")
+
+
+def _bench_host(args: Options, scratch: Path) -> int:
+    """Sections 5-7 of the module's docstring, in one run."""
+    out = args.out
+    if out == Path("bench/sandbox-results.md"):
+        out = Path("bench/sandbox-results-host.md")
+    workloads = [w.strip() for w in args.agent_workloads.split(",")]
+    load_before = os.getloadavg()
+
+    print("5 crash runs, all sandboxes at once ...", file=sys.stderr)
+    specs = matrix(workloads, list(HOST_POLICIES), ["checkpoint"], agent=args.agent)
+    runs = record_all(
+        specs,
+        scratch / "crash",
+        scratch / "run",
+        args.crash_latency,
+        jobs=args.sandboxes,
+        slots=args.slots,
+    )
+    crash_verdicts = _judged(scratch / "crash")
+    correctness = measure.stats(runs, crash_verdicts)
+
+    print("6 dense rounds, policies interleaved ...", file=sys.stderr)
+    rounds: dict[str, list[RunResult]] = {p: [] for p in HOST_POLICIES}
+    conforming: dict[str, int] = dict.fromkeys(HOST_POLICIES, 0)
+    for rep in range(args.reps):
+        for policy in HOST_POLICIES:
+            group = [
+                RunSpec(workloads[i % len(workloads)], policy, None, agent=args.agent)
+                for i in range(args.sandboxes)
+            ]
+            folder = scratch / f"round-{rep}-{policy}"
+            rounds[policy] += record_all(
+                group,
+                folder,
+                scratch / "run",
+                args.latency,
+                jobs=args.sandboxes,
+                slots=args.slots,
+            )
+            verdicts = _judged(folder)
+            conforming[policy] += sum(v.status is Status.CONFORMS for v in verdicts)
+            if policy != "chat-only" and any(v.status is not Status.CONFORMS for v in verdicts):
+                raise BenchError(f"a fault-free {policy} run of round {rep} does not conform")
+    load_after = os.getloadavg()
+
+    traces = {w: [r.trace for r in runs if r.spec.workload == w] for w in workloads}
+    for group in rounds.values():
+        for r in group:
+            traces[r.spec.workload].append(r.trace)
+    studied = {w: accuracy.study(paths) for w, paths in traces.items()}
+
+    lines = _host_table(
+        args, workloads, specs, correctness, rounds, conforming, studied, load_before, load_after
+    )
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out.with_suffix(".json").write_text(
+        json.dumps(
+            {
+                "correctness": [s.__dict__ for s in correctness],
+                "rounds": {
+                    p: [
+                        {
+                            "workload": r.spec.workload,
+                            "seconds": r.seconds,
+                            "cpu_seconds": r.cpu_seconds,
+                            "turns": r.turns,
+                            "bytes": _trace_bytes(r.trace),
+                        }
+                        for r in group
+                    ]
+                    for p, group in rounds.items()
+                },
+                "accuracy": {w: c.__dict__ for w, c in studied.items()},
+            },
+            indent=1,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    print("\n".join(lines))
+    return 0
+
+
+PAGES_WORKLOADS = ("shell-heavy", "memory-server", "dev-task")
+
+
+def _pages_study(args: Options, scratch: Path) -> int:
+    """The host process run by hand (not through `record`, which removes the run's folder),
+    so that every turn's criu images stay to be compared."""
+    rows: list[tuple[str, int, list[accuracy.PagesTurn]]] = []
+    with serving(args.crash_latency) as model:
+        for workload in PAGES_WORKLOADS:
+            for rep in range(args.reps):
+                run = scratch / f"pages-{workload}-{rep}"
+                run.mkdir(parents=True)
+                WORKLOADS[workload].build_base(run / "base")
+                spec = RunSpec(workload, "full", None, agent=args.agent)
+                (run / "trace.jsonl").write_text(json.dumps(header(spec)) + "\n")
+                argv = [sys.executable, "-m", "rctools.sandbox.host", str(run)]
+                argv += ["--workload", workload, "--policy", "full"]
+                proc = subprocess.run(
+                    [*argv, "--agent", args.agent, "--model", model],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
+                if proc.returncode != 0:
+                    raise BenchError(f"{workload}: the host exited {proc.returncode}: "
+                                     f"{proc.stderr.strip()[-300:]}")  # fmt: skip
+                trace = measure.read_events(run / "trace.jsonl")
+                rows.append((workload, rep, accuracy.pages_study(trace, run / "store/images")))
+    lines = [
+        "# The inspector's process classification against the processes' memory",
+        "",
+        f"Agent `{args.agent}`, policy `full` (a criu image every turn), {args.reps} runs per "
+        "workload. A turn's memory changed iff its page images (criu `pages-*.img`, every "
+        "process tree) differ from the previous turn's. Turns without a process are left out.",
+        "",
+        "| workload | turns with a process | hit | **miss** (memory changed, inspector said no) "
+        "| false alarm (said changed, memory equal) | quiet | missed turns |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for workload in PAGES_WORKLOADS:
+        turns = [t for w, _, ts in rows if w == workload for t in ts if t.pages is not None]
+        missed = sorted({t.turn for t in turns if t.changed and not t.said})
+        lines.append(
+            f"| {workload} | {len(turns)} | {sum(t.said and t.changed for t in turns)} "
+            f"| **{sum(t.changed and not t.said for t in turns)}** "
+            f"| {sum(t.said and not t.changed for t in turns)} "
+            f"| {sum(not t.said and not t.changed for t in turns)} "
+            f"| {', '.join(map(str, missed)) or '-'} |"
+        )
+    lines += [
+        "",
+        f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; reproduce: "
+        f"`.venv/bin/python bench/sandbox_bench.py --agent {shlex.quote(args.agent)} "
+        f"--pages-study --reps {args.reps}`",
+    ]
+    out = (
+        Path("bench/sandbox-results-pages.md")
+        if args.out == Path("bench/sandbox-results.md")
+        else args.out
+    )
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+    return 0
+
+
+def _trace_bytes(trace: Path) -> int:
+    return sum(e.get("bytes", 0) for e in measure.read_events(trace) if e["ev"] == "job_done")
+
+
+def _skipped(trace: Path) -> tuple[int, int]:
+    decisions = [e for e in measure.read_events(trace) if e["ev"] == "checkpoint"]
+    return sum(not e["capture"] for e in decisions), len(decisions)
+
+
+def _host_table(
+    args: Options,
+    workloads: list[str],
+    specs: list[RunSpec],
+    correctness: list[measure.PolicyStats],
+    rounds: dict[str, list[RunResult]],
+    conforming: dict[str, int],
+    studied: dict[str, accuracy.Counts],
+    load_before: tuple[float, float, float],
+    load_after: tuple[float, float, float],
+) -> list[str]:
+    med = statistics.median
+    lines = [
+        "# An unmodified agent under the host-side runtime (SandboxCR)",
+        "",
+        f"Agent: `{args.agent}` -- a plain program against OpenAI's chat completions API, "
+        f"run unchanged in each sandbox. {args.sandboxes} sandboxes at once on this machine, "
+        f"one host budget of {args.slots} checkpoint jobs at a time; real namespaces, overlayfs, "
+        "fanotify, criu 4.1 process images; every trace judged by SandboxCR.",
+        "",
+        f"## Correctness: a SIGKILL in the checkpoint job of every turn, {args.sandboxes} at once",
+        "",
+        "| workload | policy | crash runs conforming | task success after restore "
+        "| turns skipped (fault-free) | properties violated |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for s in correctness:
+        lines.append(
+            f"| {s.workload} | {s.policy} | {s.correct}/{s.crash_runs} = "
+            f"{measure.percent(s.correctness)} | {s.task_success}/{s.crash_runs} "
+            f"| {measure.percent(s.skipped_share)} | {', '.join(s.violated) or '-'} |"
+        )
+    base = rounds["chat-only"]
+    base_wall = med(r.seconds for r in base)
+    base_turns = [t for r in base for t, _ in r.turns]
+    full_bytes = sum(_trace_bytes(r.trace) for r in rounds["full"]) or 1
+    lines += [
+        "",
+        f"## Traffic and overhead: {args.sandboxes} fault-free runs at once, "
+        f"{args.reps} rounds per policy, interleaved; model stand-in {args.latency:g} s per "
+        "call (x 0.5-1.5, seeded)",
+        "",
+        "| policy | runs conforming | checkpoint bytes per round | vs full | turns skipped "
+        "| median wall per run | vs chat-only | median CPU s per run "
+        "| turn latency p50 | p95 | p95 vs chat-only |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for policy, group in rounds.items():
+        size = sum(_trace_bytes(r.trace) for r in group) / args.reps
+        skipped = [_skipped(r.trace) for r in group]
+        wall = med(r.seconds for r in group)
+        turns = [t for r in group for t, _ in r.turns]
+        p95 = measure.percentile(turns, 0.95)
+        lines.append(
+            f"| {policy} | {conforming[policy]}/{len(group)} | {size:,.0f} "
+            f"| {-100 * (1 - size * args.reps / full_bytes):+.0f} % "
+            f"| {measure.percent(sum(a for a, _ in skipped) / sum(b for _, b in skipped))} "
+            f"| {wall:.2f} s | {100 * (wall / base_wall - 1):+.1f} % "
+            f"| {med(r.cpu_seconds for r in group):.2f} | {med(turns):.3f} s | {p95:.3f} s "
+            f"| {100 * (p95 / measure.percentile(base_turns, 0.95) - 1):+.1f} % |"
+        )
+    lines += [
+        "",
+        "## The inspector against a full diff, every turn of every trace above",
+        "",
+        "| workload | turns | effect-free turns | files: hit / miss / false alarm / quiet "
+        "| processes: hit / miss / false alarm (woken) / quiet |",
+        "|---|---:|---:|---|---|",
+    ]
+    for workload, c in studied.items():
+        lines.append(
+            f"| {workload} | {c.turns} | {c.effect_free} "
+            f"({measure.percent(c.effect_free / c.turns if c.turns else None)}) "
+            f"| {c.hit['files']} / **{c.miss['files']}** / {c.alarm['files']} / "
+            f"{c.quiet['files']} | {c.hit['procs']} / **{c.miss['procs']}** / "
+            f"{c.alarm['procs']} / {c.quiet['procs']} |"
+        )
+    code = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    lines += [
+        "",
+        "## Machine",
+        "",
+        f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
+        f"- nproc: {os.cpu_count()}; platform: {platform.platform()}",
+        f"- code: {code}",
+        "- load average (1/5/15 min) before: "
+        + " / ".join(f"{x:.2f}" for x in load_before)
+        + "; after: "
+        + " / ".join(f"{x:.2f}" for x in load_after)
+        + " — a shared, busy machine: compare ratios measured side by side, not absolute times",
+        "",
+        "## Method",
+        "",
+        f"- {len(specs)} correctness runs ({', '.join(workloads)}; the crash runs' model "
+        f"stand-in {args.crash_latency:g} s per call), {args.sandboxes} at once. A crash run "
+        "conforms iff SandboxCR accepts its trace; it succeeds iff it ends with the fault-free "
+        "run's last sandbox state and last answers (`measure.outcome`).",
+        "- turn latency: the host's clock from a request's arrival to its answer's release "
+        "(inspection, checkpoint job and its wait for a slot, the model call they overlap); "
+        "wall and CPU per run: the recorder's clock and wait4 of the host process and what it "
+        "waited for (the agent, its commands, criu).",
+        "- accuracy: a miss (the inspector said no effect, the full diff says changed) is a "
+        "checkpoint skipped that should not have been; a false alarm costs a needless image. "
+        "The process diff is of the process table (command lines, working directories); a "
+        "process the inspector saw woken since its image counts as a false alarm there, "
+        "though its memory may have changed.",
+        f"- reproduce: `.venv/bin/python bench/sandbox_bench.py --agent {shlex.quote(args.agent)} "
+        f"--sandboxes {args.sandboxes} --slots {args.slots} --reps {args.reps} "
+        f"--latency {args.latency:g}`.",
     ]
     return lines
 

@@ -122,6 +122,7 @@ def test_every_sandbox_property_has_a_mutant() -> None:
     [
         (("--crash-points", "sometimes"), "unknown crash point(s) ['sometimes']"),
         (("--crash-turns", "last"), "--crash-turns: 'last' is not 'all' or 1,2,..."),
+        (("--agent", " "), "--agent needs a command line"),
     ],
 )
 @needs_root

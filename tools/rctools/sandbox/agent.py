@@ -146,7 +146,7 @@ class Agent:
             self.store.upper_at(point["files_at"]), table_digest(table), self._watch()
         )
         stopped = self.sandbox.freeze()  # as at a boundary: the counters of stopped processes
-        self.inspector.settled(self.sandbox.wakeups())
+        self.inspector.settled(self.sandbox.wakeups(), self.sandbox.running)
         Sandbox.thaw(stopped)
         self.latest = {"files": point["files_at"], "procs": point["procs_at"]}
         self.sent = history
@@ -205,7 +205,9 @@ class Agent:
         upper = manifest(self.upper, upper=True)
         table = self.sandbox.processes()
         files, procs = self._observe()
-        changed = self.inspector.classify(upper, table, self.sandbox.wakeups())
+        changed = self.inspector.classify(
+            upper, table, self.sandbox.wakeups(), self.sandbox.running
+        )
         self.trace.event(
             "boundary",
             turn=turn,
@@ -270,7 +272,7 @@ class Agent:
                     written["files"], sizes["files"] = image.digest, image.bytes
                 if "procs" in capture:
                     image = self.store.write_procs_image(turn, table, self.sandbox, self.imager)
-                    self.inspector.settled(self.sandbox.wakeups())
+                    self.inspector.settled(self.sandbox.wakeups(), self.sandbox.running)
                     written["procs"], sizes["procs"] = image.digest, image.bytes
         finally:
             Sandbox.thaw(frozen)

@@ -7,13 +7,20 @@ rollback run, or a fork run into the workload's rollouts (one trace and one row 
 `--checkpoint-slots`. The figures are per policy: the recovery correctness and the rewinds
 judged correct (from the verdicts), task success, checkpoint bytes, share of turns skipped and
 time (measure.py).
+
+`--agent CMD` runs an agent program the suite never saw, unmodified, under the host-side
+runtime (`host.py`): the same cells (without rollbacks and forks), the same contract, the
+model a stand-in that every cell of the batch shares (`standin.py`); each cell's notes add the
+latencies of its turns, request to released answer.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
+import statistics
 import subprocess
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +37,7 @@ from rctools.sandbox.inspector import MODES as INSPECTORS
 from rctools.sandbox.policies import POLICIES
 from rctools.sandbox.processes import MODES, available
 from rctools.sandbox.recorder import (
+    HOST_VERSION,
     RUNTIME_VERSION,
     RecordError,
     RunResult,
@@ -38,6 +46,7 @@ from rctools.sandbox.recorder import (
     record,
 )
 from rctools.sandbox.scheduler import Scheduler
+from rctools.sandbox.standin import serving
 from rctools.sandbox.workloads import WORKLOADS
 from rctools.suite.command import Figures, Judged, suite_command
 from rctools.suite.reports import Cell, CellReport
@@ -84,9 +93,17 @@ class SandboxMatrix:
     DOCS = "docs/sandbox.md"
     DECLARED: ClassVar[dict[str, Any]] = {}  # a policy declares nothing; the contract judges
 
-    def __init__(self, specs: list[RunSpec], latency: float, slots: int, processes: str) -> None:
+    def __init__(
+        self,
+        specs: list[RunSpec],
+        latency: float,
+        slots: int,
+        processes: str,
+        agent: str | None = None,
+    ) -> None:
         self.specs = {spec.name: spec for spec in specs}
         self.latency, self.slots, self.processes = latency, slots, processes
+        self.agent = agent
         self.results: dict[str, RunResult] = {}  # trace file name -> its run
 
     def cells(self) -> list[Cell]:
@@ -94,7 +111,11 @@ class SandboxMatrix:
         return [Cell(name, spec.workload, what(spec)) for name, spec in self.specs.items()]
 
     def runtime(self) -> dict[str, str]:
-        return {"name": "rctools.sandbox", "version": RUNTIME_VERSION[self.processes]}
+        version = RUNTIME_VERSION[self.processes]
+        return {
+            "name": "rctools.sandbox",
+            "version": (HOST_VERSION if self.agent else "") + version,
+        }
 
     def prepare(self) -> None:
         """Root, namespaces, overlayfs (and criu, unless process images are re-spawned)."""
@@ -114,11 +135,24 @@ class SandboxMatrix:
         """Each cell in a sandbox of its own; a fork cell reports one row per rollout
         (`<cell>--<rollout>`); a run the agent could not finish is a cell not recorded."""
         folder = Scheduler.prepare(scratch / "scheduler", self.slots) if self.slots else None
+        with contextlib.ExitStack() as stack:
+            model = stack.enter_context(serving(self.latency)) if self.agent else None
+            return self._record(cells, traces, scratch, jobs, done, folder, model)
 
+    def _record(
+        self,
+        cells: Sequence[Cell],
+        traces: Path,
+        scratch: Path,
+        jobs: int,
+        done: Callable[[CellReport], None],
+        folder: Path | None,
+        model: str | None,
+    ) -> list[CellReport]:
         def one(cell: Cell) -> list[CellReport]:
             spec = self.specs[cell.name]
             try:
-                results = record(spec, traces, scratch, self.latency, 0, folder)
+                results = record(spec, traces, scratch, self.latency, 0, folder, model)
             except RecordError as exc:
                 reports = [CellReport(cell, f"{cell.name}.jsonl", problem=str(exc))]
             else:
@@ -144,6 +178,11 @@ class SandboxMatrix:
             "seconds": round(result.seconds, 3),
             "cpu_seconds": round(result.cpu_seconds, 3),
         }
+        if result.spec.agent:
+            seconds = [s for s, _ in result.turns]
+            notes["turn_p50"] = round(statistics.median(seconds), 6) if seconds else None
+            notes["turn_p95"] = round(measure.percentile(seconds, 0.95), 6) if seconds else None
+            notes["fast_forwards"] = sum(cached for _, cached in result.turns)
         return CellReport(cell, result.trace.name, notes=notes)
 
     def figures(self, judged: Judged) -> Figures:
@@ -163,7 +202,10 @@ def configure(
     processes: str,
     inspector: str,
     rewinds: bool,
+    agent: str | None,
 ) -> SandboxMatrix:
+    if agent is not None and not agent.strip():
+        raise UsageError("--agent needs a command line")
     if checkpoint_slots < 0:
         raise UsageError("--checkpoint-slots must be at least 0")
     points = [] if crash_points == "none" else [p.strip() for p in crash_points.split(",")]
@@ -185,8 +227,9 @@ def configure(
         processes=processes,
         rewinds=rewinds,
         inspector=inspector,
+        agent=agent,
     )
-    return SandboxMatrix(specs, latency, checkpoint_slots, processes)
+    return SandboxMatrix(specs, latency, checkpoint_slots, processes, agent)
 
 
 OPTIONS: list[Callable[[Any], Any]] = [
@@ -247,7 +290,13 @@ OPTIONS: list[Callable[[Any], Any]] = [
         "--rewinds/--no-rewinds",
         default=True,
         show_default=True,
-        help="Add each workload's rollback run and fork run (two rollouts).",
+        help="Add each workload's rollback run and fork run (two rollouts); scripted agent only.",
+    ),
+    click.option(
+        "--agent",
+        default=None,
+        help="An agent's command line, run unmodified in the sandbox's workspace and "
+        "checkpointed by the host between it and the chat stand-in (OPENAI_BASE_URL).",
     ),
 ]
 

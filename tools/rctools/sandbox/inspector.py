@@ -15,7 +15,12 @@ for that image (`Sandbox.wakeups`): a server that stays alive with the
 same command line but was woken -- it served a request -- may hold other memory now, so it is
 re-dumped; one that stayed blocked was not woken and is not. A freeze and thaw at each boundary
 costs a blocked process exactly two voluntary switches; anything beyond, or any involuntary
-switch (a process that computes), counts as a change -- a false alarm at worst.
+switch (a process that computes), counts as a change -- a false alarm at worst. The counters
+cannot tell a process blocked when frozen from one caught running that finishes its work after
+the thaw and then blocks (two switches too: the stop, the block); so a process the freeze
+caught running (state R) counts as changed at that boundary and, if that freeze took its image,
+at the next one. The memory diff of `accuracy.pages_study` found such turns: a server frozen in
+the tail of the request it had just answered, its image older than what it then held.
 """
 
 from __future__ import annotations
@@ -41,16 +46,23 @@ class Inspector:
     events: int = 0  # kernel events since the last file image
     woken: dict[int, tuple[int, int]] = field(default_factory=dict)  # at the last image
     cycles: int = 0  # freezes since then
+    unsettled: set[int] = field(default_factory=set)  # running when the last image was taken
 
     def classify(
-        self, upper: Manifest, table: list[Process], woken: dict[int, tuple[int, int]]
+        self,
+        upper: Manifest,
+        table: list[Process],
+        woken: dict[int, tuple[int, int]],
+        running: set[int] = frozenset(),
     ) -> set[str]:
-        """Called once per boundary, with the sandbox frozen."""
+        """Called once per boundary, with the sandbox frozen; `running`: the processes the
+        freeze caught running rather than blocked (`Sandbox.running`)."""
         self.cycles += 1
         changed = set()
         if self._files_changed(upper):
             changed.add("files")
-        if table_digest(table) != self.last_procs or self._woken(woken):
+        busy = bool(running) or bool(self.unsettled & woken.keys())
+        if table_digest(table) != self.last_procs or busy or self._woken(woken):
             changed.add("procs")
         return changed
 
@@ -89,7 +101,9 @@ class Inspector:
         if "procs" in kinds:
             self.last_procs = table_digest(table)
 
-    def settled(self, woken: dict[int, tuple[int, int]]) -> None:
+    def settled(self, woken: dict[int, tuple[int, int]], running: set[int] = frozenset()) -> None:
         """The processes' switch counters once their image is taken or restored, read while
-        they are stopped (criu's own work inside a process wakes it, so after it)."""
-        self.woken, self.cycles = woken, 0
+        they are stopped (criu's own work inside a process wakes it, so after it); `running`:
+        those the freeze of that image caught running -- they finish their work after the
+        thaw, so the image is behind them from the start."""
+        self.woken, self.cycles, self.unsettled = woken, 0, set(running)

@@ -18,6 +18,7 @@ and the table shows both.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,6 +125,12 @@ def stats(results: list[RunResult], verdicts: list[Verdict]) -> list[PolicyStats
         if base and base.seconds and entry.seconds is not None:
             entry.overhead = entry.seconds / base.seconds - 1
     return table
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The nearest-rank percentile: the smallest value with `share` of them at or below."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(len(ordered) * share) - 1)]
 
 
 def percent(value: float | None) -> str:

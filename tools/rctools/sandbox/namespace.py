@@ -77,6 +77,11 @@ class Sandbox:
         self.lower, self.upper, self.work, self.mountpoint = lower, upper, work, mountpoint
         self._unshare: subprocess.Popen[str] | None = None
         self.init_pid = 0
+        # Host PIDs whose processes (and descendants) are not the sandbox's state: the agent a
+        # host-side runtime started inside it (`host.py`), restarted after a crash, never dumped.
+        self.guests: set[int] = set()
+        # The processes that were running (not blocked) when the last freeze stopped them.
+        self.running: set[int] = set()
 
     def start(self, *, restoring: bool = False) -> None:
         """Starts PID 1; `restoring`: PIDs are not moved up, the restored ones are above."""
@@ -142,8 +147,9 @@ class Sandbox:
         return CommandResult(proc.returncode, proc.stdout.decode("utf-8", "replace"))
 
     def pids(self) -> list[int]:
-        """The live processes of the sandbox (PID 1, the reaper, excluded), as host PIDs."""
-        found = []
+        """The live processes of the sandbox (PID 1, the reaper, and guests excluded), as host
+        PIDs."""
+        found: dict[int, int] = {}  # pid -> parent
         for name in os.listdir("/proc"):
             if not name.isdigit() or int(name) == self.init_pid:
                 continue
@@ -151,12 +157,20 @@ class Sandbox:
                 if os.readlink(f"/proc/{name}/ns/pid") != self._pidns:
                     continue
                 with open(f"/proc/{name}/stat", encoding="utf-8") as fh:
-                    state = fh.read().rsplit(")", 1)[1].split()[0]
+                    fields = fh.read().rsplit(")", 1)[1].split()
             except OSError:
                 continue  # it exited while we looked
-            if state not in ("Z", "X"):
-                found.append(int(name))
-        return sorted(found)
+            if fields[0] not in ("Z", "X"):
+                found[int(name)] = int(fields[1])
+        return sorted(pid for pid in found if not self._guest(pid, found))
+
+    def _guest(self, pid: int, parents: dict[int, int]) -> bool:
+        """A guest or a descendant of one (a command the agent is running)."""
+        while pid in parents:
+            pid = parents[pid]
+            if pid in self.guests:
+                return True
+        return pid in self.guests
 
     def roots(self) -> list[int]:
         """The sandbox's process trees: the PIDs whose parent is PID 1, as host PIDs."""
@@ -205,10 +219,18 @@ class Sandbox:
         )
 
     def freeze(self) -> list[int]:
-        """Stops every process so a checkpoint copies one instant; returns what to thaw."""
+        """Stops every process so a checkpoint copies one instant; returns what to thaw.
+
+        Which of them were running rather than blocked (state R just before the stop) is kept
+        in `running`: such a process is in the middle of work -- the tail of a request it
+        answered -- that it finishes after the thaw, changing its memory without a wake-up its
+        context switches could show (the inspector counts it as changed)."""
         stopped = []
+        self.running = set()
         for pid in self.pids():
             try:
+                if _state(pid) == "R":
+                    self.running.add(pid)
                 os.kill(pid, signal.SIGSTOP)
                 stopped.append(pid)
             except ProcessLookupError:
@@ -249,13 +271,18 @@ class Sandbox:
             self._unshare = None
 
 
-def _stopped(pid: int) -> bool:
-    """Stopped (T, t) or gone."""
+def _state(pid: int) -> str:
+    """The process's state letter (R running, S/D blocked, T stopped, ...); X if gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
     except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("T", "t", "Z", "X")
+        return "X"
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
+def _stopped(pid: int) -> bool:
+    """Stopped (T, t) or gone."""
+    return _state(pid) in ("T", "t", "Z", "X")
 
 
 def _child_of(pid: int, timeout: float = 5.0) -> int:

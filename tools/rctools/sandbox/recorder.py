@@ -13,6 +13,12 @@ the fork, then its own, under a header naming the rollout's workload.
 
 Runs recorded at once share the host's checkpoint scheduler (`scheduler.py`) when it has a
 budget of slots: a folder of lock files every agent of the batch is pointed at.
+
+A run with an `agent` command is the transparent runtime: the recorder starts the host-side
+coordinator (`host.py`), which runs that agent unmodified in the sandbox and checkpoints it
+between the agent and its model endpoint -- the stand-in (`standin.py`), one process shared by
+every run of a batch, as a remote model would be. Such a run has no rollback or fork (those are
+moves of the scripted agent).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from pathlib import Path
 
 from rctools.sandbox.agent import CRASH_POINTS
 from rctools.sandbox.scheduler import Scheduler
+from rctools.sandbox.standin import serving
 from rctools.sandbox.workloads import WORKLOADS
 from rctools.suite.trace import TraceWriter
 
@@ -42,6 +49,7 @@ RUNTIME_VERSION = {
     "criu": "overlayfs layers + criu 4.1 process images",
     "respawn": "overlayfs layers + process re-spawn",
 }
+HOST_VERSION = "host-side chat proxy + "
 
 
 class RecordError(RuntimeError):
@@ -57,6 +65,7 @@ class RunSpec:
     rollback: tuple[int, int] | None = None  # (M, K): once turn M is done, back to turn K
     fork: int | None = None  # fork after turn K into the workload's rollouts
     inspector: str = "fanotify"  # the inspector's file evidence: "fanotify" or "tree"
+    agent: str | None = None  # an unmodified agent's command line, under the host runtime
 
     @property
     def crash_label(self) -> str:
@@ -72,6 +81,7 @@ class RunSpec:
     def name(self) -> str:
         crash = f"crash-t{self.crash[0]}-{self.crash[1]}" if self.crash else "no-crash"
         mode = "" if self.processes == "criu" else f"--{self.processes}"
+        mode += "--agent" if self.agent else ""
         rewind = ""
         if self.rollback:
             rewind = f"--rollback-t{self.rollback[0]}-to-t{self.rollback[1]}"
@@ -87,6 +97,9 @@ class RunResult:
     seconds: float
     cpu_seconds: float = 0.0  # the agent processes and what they waited for (criu, commands)
     rollout: str | None = None  # the rollout's workload, for a fork run
+    # Under the host runtime: each answer's latency, request to release, and whether it was a
+    # fast-forward over a cached response (`turns.jsonl` of the host).
+    turns: tuple[tuple[float, bool], ...] = ()
 
 
 def matrix(
@@ -99,18 +112,23 @@ def matrix(
     processes: str = "criu",
     rewinds: bool = True,
     inspector: str = "fanotify",
+    agent: str | None = None,
 ) -> list[RunSpec]:
     """Fault-free runs, then a SIGKILL at every crash point of every turn (or of `turns`), then
-    (with `rewinds`) the workload's rollback run and fork run."""
+    (with `rewinds`, and no `agent`) the workload's rollback run and fork run."""
+    rewinds = rewinds and agent is None
     specs = []
     for workload in workloads:
         spec = WORKLOADS[workload]
         count = len(spec.turns)
         chosen = [t for t in range(1, count + 1) if turns is None or t in turns]
         for policy in policies:
-            specs += [RunSpec(workload, policy, None, processes, inspector=inspector)] * fault_free
+            plain = RunSpec(workload, policy, None, processes, inspector=inspector, agent=agent)
+            specs += [plain] * fault_free
             specs += [
-                RunSpec(workload, policy, (turn, point), processes, inspector=inspector)
+                RunSpec(
+                    workload, policy, (turn, point), processes, inspector=inspector, agent=agent
+                )
                 for turn in chosen
                 for point in points
                 if point in CRASH_POINTS
@@ -133,10 +151,14 @@ def header(spec: RunSpec, rollout: str | None = None) -> dict[str, object]:
         scenario += f", {spec.rewind_label}"
     if rollout:
         scenario += f", rollout {rollout}"
+    version = RUNTIME_VERSION[spec.processes]
+    if spec.agent:
+        scenario += f", agent: {spec.agent}"
+        version = HOST_VERSION + version
     return {
         "format": "resume-check/v1",
         "contract": "SandboxCR",
-        "runtime": {"name": "rctools.sandbox", "version": RUNTIME_VERSION[spec.processes]},
+        "runtime": {"name": "rctools.sandbox", "version": version},
         "scenario": scenario,
         "policy": spec.policy,
         "crash": {"turn": spec.crash[0], "point": spec.crash[1]} if spec.crash else None,
@@ -145,11 +167,21 @@ def header(spec: RunSpec, rollout: str | None = None) -> dict[str, object]:
 
 
 def _argv(
-    spec: RunSpec, run_dir: Path, latency: float, slots: Path | None, workload: str | None = None
+    spec: RunSpec,
+    run_dir: Path,
+    latency: float,
+    slots: Path | None,
+    workload: str | None = None,
+    model: str | None = None,
 ) -> list[str]:
-    argv = [sys.executable, "-m", "rctools.sandbox.agent", str(run_dir)]
+    module = "host" if spec.agent else "agent"
+    argv = [sys.executable, "-m", f"rctools.sandbox.{module}", str(run_dir)]
     argv += ["--workload", workload or spec.workload, "--policy", spec.policy]
-    argv += ["--latency", str(latency), "--processes", spec.processes]
+    if spec.agent:
+        argv += ["--agent", spec.agent, "--model", str(model)]
+    else:
+        argv += ["--latency", str(latency)]
+    argv += ["--processes", spec.processes]
     argv += ["--inspector", spec.inspector]
     return argv + (["--slots", str(slots)] if slots else [])
 
@@ -161,9 +193,14 @@ def record(
     latency: float,
     copy: int = 0,
     slots: Path | None = None,
+    model: str | None = None,
 ) -> list[RunResult]:
     """Runs `spec` in a fresh folder below `scratch`; the traces are written to `out` (one, or
-    one per rollout for a fork run)."""
+    one per rollout for a fork run). An agent run calls the model endpoint `model` (None: a
+    stand-in of its own, answering after `latency` seconds)."""
+    if spec.agent and model is None:
+        with serving(latency) as url:
+            return record(spec, out, scratch, latency, copy, slots, url)
     name = spec.name + (f"--{copy}" if copy else "")
     run_dir = scratch / name
     shutil.rmtree(run_dir, ignore_errors=True)
@@ -171,7 +208,7 @@ def record(
     WORKLOADS[spec.workload].build_base(run_dir / "base")
     trace = run_dir / "trace.jsonl"
     trace.write_text(json.dumps(header(spec)) + "\n", encoding="utf-8")
-    argv = _argv(spec, run_dir, latency, slots)
+    argv = _argv(spec, run_dir, latency, slots, model=model)
     extra = ["--crash", f"{spec.crash[0]}:{spec.crash[1]}"] if spec.crash else []
     if spec.rollback:
         extra += ["--rollback", f"{spec.rollback[0]}:{spec.rollback[1]}"]
@@ -195,10 +232,18 @@ def record(
         seconds = time.perf_counter() - started
         target = out / f"{name}.jsonl"
         shutil.copy(trace, target)
+        turns = _turns(run_dir / "turns.jsonl")
     finally:
         _kill_leftover(run_dir)
         shutil.rmtree(run_dir, ignore_errors=True)
-    return [RunResult(spec, target, seconds, cpu)]
+    return [RunResult(spec, target, seconds, cpu, turns=turns)]
+
+
+def _turns(path: Path) -> tuple[tuple[float, bool], ...]:
+    if not path.exists():
+        return ()
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return tuple((line["seconds"], line["cached"]) for line in lines)
 
 
 def _rollouts(
@@ -258,9 +303,16 @@ def record_all(
     jobs: int = 2,
     slots: int = 0,
     on_done: Callable[[RunResult], None] | None = None,
+    model: str | None = None,
 ) -> list[RunResult]:
     """Records every run, `jobs` sandboxes at a time (each has its own namespaces); `slots`
-    (0: no budget) is the host's budget of checkpoint jobs at once, shared by all of them."""
+    (0: no budget) is the host's budget of checkpoint jobs at once, shared by all of them.
+    Agent runs share one model endpoint: `model`, or a stand-in started for the batch."""
+    if model is None and any(spec.agent for spec in specs):
+        with serving(latency) as url:
+            return record_all(
+                specs, out, scratch, latency, jobs=jobs, slots=slots, on_done=on_done, model=url
+            )
     out.mkdir(parents=True, exist_ok=True)
     folder = Scheduler.prepare(scratch / "scheduler", slots) if slots else None
     copies: dict[RunSpec, int] = {}
@@ -270,7 +322,7 @@ def record_all(
         copies[spec] = copies.get(spec, 0) + 1
 
     def one(item: tuple[RunSpec, int]) -> list[RunResult]:
-        results = record(item[0], out, scratch, latency, item[1], folder)
+        results = record(item[0], out, scratch, latency, item[1], folder, model)
         for result in results:
             if on_done:
                 on_done(result)

@@ -9,11 +9,15 @@ command re-run on the same state prints the same thing -- which the contract che
 
 from __future__ import annotations
 
+import gzip
 import io
 import random
+import shutil
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
+
+REPOS = Path(__file__).with_name("repos")
 
 # The servers listen on an abstract unix socket (no file; scoped to the sandbox's network
 # namespace): criu 4.1 cannot dump an AF_INET socket on this kernel (6.18 answers its
@@ -92,6 +96,7 @@ class Workload:
     rollback: tuple[int, int] | None = None
     fork_at: int | None = None
     rollouts: tuple[str, ...] = ()
+    repo: str | None = None  # the base image is this repository of `repos/`, not the demo tree
 
     def response(self, turn: int) -> dict[str, object]:
         """The model's recorded response to turn `turn` (0: to the task)."""
@@ -100,7 +105,11 @@ class Workload:
         return {"turn": turn, "final": f"{self.name}: done"}
 
     def build_base(self, root: Path) -> None:
-        """Writes the base image (the sandbox before turn 1) into `root`."""
+        """Writes the base image (the sandbox before turn 1) into `root`: the demo tree (a
+        source tree, a package to install, servers and their client), or `repo`."""
+        if self.repo:
+            shutil.copytree(REPOS / self.repo, root)
+            return
         rng = random.Random(7)
         (root / "src").mkdir(parents=True)
         (root / "data").mkdir()
@@ -118,9 +127,14 @@ class Workload:
 
 
 def _package(rng: random.Random) -> bytes:
-    """A package of about 1 MiB: a launcher script and binary-like modules."""
+    """A package of about 1 MiB: a launcher script and binary-like modules. The same bytes in
+    every run: the gzip header's time is fixed (tarfile's "w:gz" writes the current time, which
+    made two runs' base images, and so their final states, differ)."""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+    with (
+        gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as packed,
+        tarfile.open(fileobj=packed, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
         members = [("bin/tool", TOOL.encode(), 0o755)]
         members += [(f"lib/tool/mod{i:02}.so", rng.randbytes(32 * 1024), 0o644) for i in range(32)]
         members.append(("share/doc/tool/README", b"tool 1.0\n", 0o644))
@@ -146,6 +160,41 @@ DEV_TASK_START = (
     ),
     (SERVER_UP.format(script="server.py"), "python3 client.py ping"),
     ("python3 client.py hit",),
+)
+# The tests' verdict without their timing line: a re-run prints what the first run printed.
+UNITTEST = "python3 -m unittest test_stats 2>&1 | grep -E '^(FAIL|ERROR|OK|FAILED)'"
+CODE_REPAIR = (
+    ("ls", "cat README.md"),
+    (UNITTEST,),
+    ("grep -n -A 2 'def mean' stats.py",),
+    ("sed -i 's/(len(values) - 1)/len(values)/' stats.py", "grep -n 'len(values)' stats.py"),
+    (UNITTEST,),
+    ("sed -n '/def median/,$p' stats.py",),
+    (
+        "sed -i 's/^    return ordered\\[middle\\]$/    return (ordered[middle - 1] + "
+        "ordered[middle]) \\/ 2/' stats.py",
+    ),
+    (UNITTEST,),
+    ("python3 cli.py corpus.txt > .report.tmp && cat .report.tmp && rm .report.tmp",),
+    ("python3 cli.py corpus.txt > REPORT.txt", UNITTEST),
+)
+PACK = "tar --sort=name --mtime=@0 --owner=0 --group=0 -cf - build | gzip -n > build.tgz"
+SHELL_HEAVY = (
+    ("find . -type f | sort | head -n 12", "wc -l src/*.py | tail -n 1"),
+    ("grep -rl 'VALUE = 1' src | sort", "grep -c alpha src/words.txt"),
+    ("sort src/words.txt | uniq -c | sort -rn | head -n 3",),
+    (
+        "mkdir -p build && for f in src/mod0*.py; do sed s/VALUE/CONST/ $f > build/${f#src/}; done",
+        "ls build | wc -l",
+    ),
+    ("head -n 2 build/mod03.py", "grep -c CONST build/mod07.py"),
+    (PACK + " && rm -r build", "tar -tzf build.tgz | wc -l"),
+    ("tr -s ' ' '\\n' < README.md | sort -u | head -n 5", "md5sum build.tgz | cut -c1-8"),
+    (SERVER_UP.format(script="server.py"), "python3 client.py ping"),
+    ("LC_ALL=C sort -u src/words.txt | tr '\\n' ' '", "ls -1 | wc -l"),
+    ("python3 client.py count", "find . -name '*.tmp' | wc -l"),
+    ("cat notes.txt", "tar -xzOf build.tgz build/mod01.py | head -n 1"),
+    ("echo 'packed build.tgz' >> notes.txt", "tail -n 1 notes.txt"),
 )
 MEMORY_START = (
     (SERVER_UP.format(script="memserver.py"), "python3 client.py ping"),
@@ -190,6 +239,19 @@ WORKLOADS = {
             "memory-server-alt",
             "memory-server's first two turns, then three more hits and a count",
             (*MEMORY_START, ("python3 client.py hit",) * 3, ("python3 client.py count",)),
+        ),
+        Workload(
+            "code-repair",
+            "a small repository with two bugs: read it, run its tests, fix both with sed, run "
+            "the tests again, write a report",
+            CODE_REPAIR,
+            repo="textstats",
+        ),
+        Workload(
+            "shell-heavy",
+            "pipelines over the demo tree (find, grep, sort, sed, tar), a build folder packed "
+            "and removed, a server started and queried",
+            SHELL_HEAVY,
         ),
     )
 }
