@@ -240,10 +240,11 @@ def finish(
 def _judge(
     traces: Path, recorded: Sequence[CellReport], progress: Progress
 ) -> tuple[dict[str, Verdict], list[Verdict], int]:
-    """Every recorded trace judged against ResumeCore in one TLC run."""
+    """Every recorded trace judged against the contract its header names (ResumeCore,
+    SandboxCR, DagRevision, SemanticRecovery), one TLC run per contract."""
     if not recorded:
         return {}, [], exit_code([])
-    progress.note(f"judging {len(recorded)} traces against ResumeCore")
+    progress.note(f"judging {len(recorded)} traces, each against the contract its header names")
     verdicts = judge(
         [traces / r.trace for r in recorded],
         spec_paths=default_spec_paths(),
