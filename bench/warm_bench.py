@@ -25,7 +25,6 @@ benchmark with exit code 2: timing wrong answers is worthless.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -36,6 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import click
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge, warm
 from resumecheck.tlc import warm as warm_tlc
@@ -79,11 +79,10 @@ def _fields(verdict: Verdict) -> dict[str, Any]:
     return fields
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--calls", type=int, default=10, help="warm calls a round, one block")
-    args = parser.parse_args()
+@click.command(help=(__doc__ or "").split("\n", 1)[0])
+@click.option("--rounds", type=int, default=7, show_default=True, help="rounds (medians of them)")
+@click.option("--calls", type=int, default=10, show_default=True, help="warm calls a round")
+def main(rounds: int, calls: int) -> None:
     os.environ.pop(MODE_ENV, None)
     spec = default_spec_paths()
     traces = {"conforming": _smallest("conforms"), "violating": _smallest("violates")}
@@ -118,7 +117,7 @@ def main() -> int:
     samples: dict[str, list[float]] = {key: [] for key in [*rows, "warm, conforming"]}
     samples["warm, violating"] = []
     retired = 0
-    for round_ in range(args.rounds):
+    for round_ in range(rounds):
         keys = list(rows)
         shift = round_ % len(keys)
         for key in keys[shift:] + keys[:shift]:
@@ -127,7 +126,7 @@ def main() -> int:
             for kind in traces:  # the warm-up call
                 check(kind, judge([traces[kind]], spec_paths=spec))
             kinds = list(traces) if round_ % 2 == 0 else list(reversed(traces))
-            for call in range(args.calls):
+            for call in range(calls):
                 kind = kinds[call % 2]
                 # A driver that retires under the call is waited for: then its whole CPU is
                 # in RUSAGE_CHILDREN and its /proc figure before the call comes off it.
@@ -135,7 +134,7 @@ def main() -> int:
                 check(kind, judge([traces[kind]], spec_paths=spec))
                 samples[f"warm, {kind}"].append(_own_and_children() + _drivers(pool) - before)
             retired += sum(d.retired for d in pool.drivers)
-        print(f"[bench] round {round_ + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+        print(f"[bench] round {round_ + 1}/{rounds} done", file=sys.stderr, flush=True)
     print(f"Traces: `{traces['conforming'].name}` ({_events(traces['conforming'])} events), ")
     print(f"`{traces['violating'].name}` ({_events(traces['violating'])} events).\n")
     print("| call | calls | CPU-s, median (min-max) | mean |")
@@ -144,7 +143,6 @@ def main() -> int:
         spread = f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
         print(f"| {key} | {len(values)} | {spread} | {statistics.mean(values):.2f} |")
     print(f"\nWarm drivers retired under the warm calls: {retired}.")
-    return 0
 
 
 def _events(path: Path) -> int:
@@ -152,4 +150,4 @@ def _events(path: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
