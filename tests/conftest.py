@@ -191,6 +191,31 @@ def write_trace_file(
     return path
 
 
+def write_co_then_cv(path: Path) -> Path:
+    """traces/core/co-answer-of-other-task.jsonl (CO at event 16), then a crash and a reader
+    handed content the store never held (CV at event 18), written to `path`: a trace that
+    breaks a runtime property first and a store property after it."""
+    lines = (CORE / "co-answer-of-other-task.jsonl").read_text(encoding="utf-8").splitlines()
+    lines += [
+        json.dumps({"ev": "crash", "proc": "w2"}),
+        json.dumps(
+            {
+                "ev": "load",
+                "proc": "w3",
+                "thread": "t1",
+                "asked": None,
+                "checkpoint": "c0",
+                "parent": None,
+                "digest": "not-what-was-put",
+                "writes": [],
+                "answers": [],
+            }
+        ),
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def patched_spec(tmp_path: Path, module: str, old: str, new: str) -> Path:
     """A copy of spec/ in which `old`, occurring exactly once in `module`, reads `new`."""
     folder = tmp_path / "spec"
