@@ -120,6 +120,32 @@ def run_cli(
     return Run(argv, proc.returncode, proc.stdout, proc.stderr)
 
 
+def run_langgraph(
+    out: Path,
+    *options: str,
+    backend: str = "sqlite",
+    scenarios: str | None = None,
+    durability: str | None = None,
+    stride: int | None = None,
+    fmt: str | None = "json",
+    progress: bool = False,
+    env: dict[str, str] | None = None,
+) -> Run:
+    """`resume-check run langgraph` on `backend` into `out`, as a user records a matrix: the
+    options every LangGraph test names, spelled once (`fmt=None`: the text report), then
+    `options` as they are."""
+    argv: list[str | Path] = ["run", "langgraph", "--backend", backend]
+    for flag, value in (("--scenarios", scenarios), ("--durability", durability)):
+        if value is not None:
+            argv += [flag, value]
+    if stride is not None:
+        argv += ["--kill-stride", str(stride)]
+    if fmt is not None:
+        argv += ["--format", fmt]
+    argv += ["--out", out, "--progress" if progress else "--no-progress", *options]
+    return run_cli(*argv, env=env)
+
+
 def invoke(*args: str | Path, env: dict[str, str | None] | None = None) -> Run:
     """Runs `resume-check` in this process through click's CliRunner, as `main` would: the
     fast tier's way to reach the CLI without starting an interpreter per call. TLC still runs
@@ -187,6 +213,31 @@ def write_trace_file(
 ) -> Path:
     """Writes a trace as JSON Lines (one header, one event per line, final newline)."""
     lines = [json.dumps(item, ensure_ascii=ascii_only) for item in [header, *events]]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_co_then_cv(path: Path) -> Path:
+    """traces/core/co-answer-of-other-task.jsonl (CO at event 16), then a crash and a reader
+    handed content the store never held (CV at event 18), written to `path`: a trace that
+    breaks a runtime property first and a store property after it."""
+    lines = (CORE / "co-answer-of-other-task.jsonl").read_text(encoding="utf-8").splitlines()
+    lines += [
+        json.dumps({"ev": "crash", "proc": "w2"}),
+        json.dumps(
+            {
+                "ev": "load",
+                "proc": "w3",
+                "thread": "t1",
+                "asked": None,
+                "checkpoint": "c0",
+                "parent": None,
+                "digest": "not-what-was-put",
+                "writes": [],
+                "answers": [],
+            }
+        ),
+    ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from conftest import CORPORA, TRACES
+from conftest import CORPORA, TRACES, write_co_then_cv
 from rctools.langgraph.attribution import (
     END,
     STATE,
@@ -47,26 +47,7 @@ CONFORMS = TRACES / "core" / "ok-crash-resume.jsonl"
 @pytest.fixture(scope="module")
 def co_then_cv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """CO at event 16, then a load of content the store never held: CV at event 18."""
-    lines = CO_TRACE.read_text(encoding="utf-8").splitlines()
-    lines += [
-        json.dumps({"ev": "crash", "proc": "w2"}),
-        json.dumps(
-            {
-                "ev": "load",
-                "proc": "w3",
-                "thread": "t1",
-                "asked": None,
-                "checkpoint": "c0",
-                "parent": None,
-                "digest": "not-what-was-put",
-                "writes": [],
-                "answers": [],
-            }
-        ),
-    ]
-    trace = tmp_path_factory.mktemp("attr") / "co-then-cv.jsonl"
-    trace.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return trace
+    return write_co_then_cv(tmp_path_factory.mktemp("attr") / "co-then-cv.jsonl")
 
 
 def _extended(tmp_path_factory: pytest.TempPathFactory, name: str, extra: list[dict]) -> Path:

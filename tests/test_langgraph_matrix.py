@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 
 import jsonschema
 import pytest
-from conftest import JOBS, ROOT, Run, run_cli
+from conftest import JOBS, ROOT, Run, run_cli, run_langgraph
 from rctools.langgraph.matrix import CellKey
 
 pytestmark = pytest.mark.slow
@@ -26,24 +26,7 @@ SCENARIOS = "chain,fanout,two-interrupts,retry,fork,pinned-twice,concurrent-2"
 @pytest.fixture(scope="module")
 def sqlite_matrix(tmp_path_factory: pytest.TempPathFactory) -> Run:
     out = tmp_path_factory.mktemp("lg-sqlite")
-    run = run_cli(
-        "run",
-        "langgraph",
-        "--backend",
-        "sqlite",
-        "--scenarios",
-        SCENARIOS,
-        "--durability",
-        "sync,async",
-        "--kill-stride",
-        "3",
-        "--format",
-        "json",
-        "--out",
-        out,
-        "--no-progress",
-        *JOBS,
-    )
+    run = run_langgraph(out, *JOBS, scenarios=SCENARIOS, durability="sync,async", stride=3)
     run.assert_no_traceback()
     return run
 
@@ -82,22 +65,7 @@ def test_a_node_killed_after_its_effect_runs_again_and_the_verdict_says_at_least
     """Killed between a node's end and its saved write, the node runs again on resume: its
     effect fires twice. LangGraph promises at-least-once, so the cell conforms, and the
     verdict names the guarantee that held."""
-    run = run_cli(
-        "run",
-        "langgraph",
-        "--backend",
-        "sqlite",
-        "--scenarios",
-        "chain",
-        "--durability",
-        "sync",
-        "--no-reference",
-        "--format",
-        "json",
-        "--out",
-        tmp_path,
-        "--no-progress",
-    )
+    run = run_langgraph(tmp_path, "--no-reference", scenarios="chain", durability="sync")
     assert run.returncode == 0, run
     after_end = [
         c
@@ -137,22 +105,7 @@ def test_resuming_an_answered_checkpoint_again_reruns_its_task_on_that_checkpoin
 def test_exit_durability_is_recorded_and_a_killed_chain_resumes(tmp_path: Path) -> None:
     """In exit durability LangGraph saves only when an invocation returns: a SIGKILL at any
     point before loses the whole invocation, and the next one starts over."""
-    run = run_cli(
-        "run",
-        "langgraph",
-        "--backend",
-        "sqlite",
-        "--scenarios",
-        "chain,loop",
-        "--durability",
-        "exit",
-        "--no-reference",
-        "--format",
-        "json",
-        "--out",
-        tmp_path,
-        "--no-progress",
-    )
+    run = run_langgraph(tmp_path, "--no-reference", scenarios="chain,loop", durability="exit")
     assert run.returncode == 0, run
     cells = run.json()["details"]["cells"]
     assert len(cells) >= 8
@@ -168,20 +121,8 @@ def test_exit_durability_is_recorded_and_a_killed_chain_resumes(tmp_path: Path) 
 
 
 def test_the_text_report_is_a_matrix_with_findings_and_trace_files(tmp_path: Path) -> None:
-    run = run_cli(
-        "run",
-        "langgraph",
-        "--backend",
-        "sqlite",
-        "--scenarios",
-        "chain,concurrent-2",
-        "--durability",
-        "sync",
-        "--kill-stride",
-        "9",
-        "--out",
-        tmp_path,
-        "--no-progress",
+    run = run_langgraph(
+        tmp_path, scenarios="chain,concurrent-2", durability="sync", stride=9, fmt=None
     )
     assert run.returncode == 0, run
     assert re.search(r"^chain +sync +conforms", run.stdout, re.M)
@@ -262,22 +203,8 @@ def test_the_summary_has_every_suites_shape_with_the_matrix_in_details(sqlite_ma
 def test_junit_has_a_testcase_per_cell_and_progress_is_plain_lines_off_a_terminal(
     tmp_path: Path,
 ) -> None:
-    run = run_cli(
-        "run",
-        "langgraph",
-        "--backend",
-        "sqlite",
-        "--scenarios",
-        "chain",
-        "--durability",
-        "sync",
-        "--kill-stride",
-        "9",
-        "--format",
-        "junit",
-        "--out",
-        tmp_path,
-        "--progress",
+    run = run_langgraph(
+        tmp_path, scenarios="chain", durability="sync", stride=9, fmt="junit", progress=True
     )
     run.assert_no_traceback()
     assert run.returncode == 0, run

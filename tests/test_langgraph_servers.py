@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import JOBS, run_cli
+from conftest import JOBS, run_langgraph
 from services import services  # noqa: F401  (the session fixture)
 
 pytestmark = pytest.mark.slow
@@ -23,28 +23,18 @@ def test_a_server_backed_saver_keeps_the_contract_where_langgraph_does(
     services: dict[str, str],  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    run = run_cli(
-        "run",
-        "langgraph",
-        "--backend",
-        backend,
-        "--scenarios",
-        "chain,node-error,fork,concurrent-2",
-        "--durability",
-        "sync",
-        "--kill-stride",
-        "4",
-        "--format",
-        "json",
-        "--out",
+    run = run_langgraph(
         tmp_path,
-        "--no-progress",
         *JOBS,
         # Not concurrent-2's race cell: it goes whichever way the two resumers' unserialized
         # calls interleave, so one run on a server saver can break what the reference's did not
         # (test_langgraph_faults.py judges races).
         *("--cells", "chain.*", "--cells", "node-error.*", "--cells", "fork.*"),
         *("--cells", "concurrent-2.none.*"),
+        backend=backend,
+        scenarios="chain,node-error,fork,concurrent-2",
+        durability="sync",
+        stride=4,
         env=services,
     )
     run.assert_no_traceback()

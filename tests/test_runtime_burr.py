@@ -8,10 +8,8 @@ effect fires twice, which the strictest level (Burr documents none) forbids.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from rctools.suite import testing
+import runtime_cells
 
 pytest.importorskip("burr")
 
@@ -24,23 +22,15 @@ CELLS = (
     "linear-kill-charge-effect",
 )
 
-
-@pytest.fixture(scope="module")
-def summary(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return testing.record("burr", CELLS, tmp_path_factory.mktemp("burr"), code=1)
+summary = runtime_cells.recorded("burr", CELLS, code=1)
 
 
 @pytest.mark.parametrize("name", CELLS[:3])
 def test_resuming_after_a_saved_step_conforms(summary: dict, name: str) -> None:
-    row = testing.row(summary, name)
-    assert row["status"] == "conforms" and row.get("complete") is True, row
+    runtime_cells.assert_conforms(summary, name)
 
 
 def test_an_unsaved_action_runs_again(summary: dict) -> None:
-    row = testing.row(summary, "linear-kill-charge-effect")
-    assert row["status"] == "violates" and row["properties"] == ["EO"], row
-    assert [w["exit"] for w in row["workers"]] == ["killed", "returned"]
-    assert row["notes"]["fired_per_intent"]["charge"] == 2
-    verdict = testing.verdict(summary, row["cell"])
-    assert verdict["event"]["ev"] == "effect" and verdict["event"]["intent"] == "charge"
-    assert Path(row["trace"]).read_text(encoding="utf-8").count('"ev": "crash"') == 1
+    _, event = runtime_cells.violation(summary, "linear-kill-charge-effect", "EO")
+    runtime_cells.assert_killed_step_ran_again(summary, "linear-kill-charge-effect", "charge")
+    assert event["ev"] == "effect" and event["intent"] == "charge"

@@ -7,10 +7,8 @@ recv on the same topic, which CO forbids (the finding in docs/runtimes.md).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from rctools.suite import testing
+import runtime_cells
 
 pytest.importorskip("dbos")
 
@@ -23,10 +21,7 @@ CELLS = (
     "two-approvals-double-click",
 )
 
-
-@pytest.fixture(scope="module")
-def summary(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return testing.record("dbos", CELLS, tmp_path_factory.mktemp("dbos"), code=1)
+summary = runtime_cells.recorded("dbos", CELLS, code=1)
 
 
 def test_every_cell_is_recorded_and_judged(summary: dict) -> None:
@@ -37,21 +32,16 @@ def test_every_cell_is_recorded_and_judged(summary: dict) -> None:
 
 @pytest.mark.parametrize("name", CELLS[:3])
 def test_conforming_cells(summary: dict, name: str) -> None:
-    row = testing.row(summary, name)
-    assert row["status"] == "conforms" and row.get("complete") is True, row
+    runtime_cells.assert_conforms(summary, name)
 
 
 def test_the_killed_step_ran_again_and_only_it(summary: dict) -> None:
-    row = testing.row(summary, "linear-kill-charge-effect-recover")
-    assert [w["exit"] for w in row["workers"]] == ["killed", "returned"]
-    assert row["notes"]["fired_per_intent"] == {"reserve": 1, "charge": 2, "mail": 1, "ship": 1}
-    trace = Path(row["trace"]).read_text(encoding="utf-8")
-    assert trace.count('"ev": "crash"') == 1
+    runtime_cells.assert_killed_step_ran_again(
+        summary, "linear-kill-charge-effect-recover", "charge"
+    )
 
 
 def test_a_duplicate_answer_reaches_the_next_recv(summary: dict) -> None:
-    row = testing.row(summary, "two-approvals-double-click")
-    assert row["status"] == "violates" and row["properties"] == ["CO"], row
-    verdict = testing.verdict(summary, row["cell"])
-    assert verdict["event"]["ev"] == "task_end"
-    assert verdict["event"]["task"].endswith(":4")  # the second recv
+    _, event = runtime_cells.violation(summary, "two-approvals-double-click", "CO")
+    assert event["ev"] == "task_end"
+    assert event["task"].endswith(":4")  # the second recv

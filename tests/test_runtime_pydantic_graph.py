@@ -8,9 +8,8 @@ load returns nothing although the store holds the latest checkpoint: CV (the stu
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+import runtime_cells
 from rctools.suite import testing
 
 pytest.importorskip("pydantic_graph.persistence")
@@ -24,25 +23,17 @@ CELLS = (
     "linear-kill-charge-effect",
 )
 
-
-@pytest.fixture(scope="module")
-def summary(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return testing.record(
-        "pydantic-graph", CELLS, tmp_path_factory.mktemp("pydantic-graph"), code=1
-    )
+summary = runtime_cells.recorded("pydantic-graph", CELLS, code=1)
 
 
 @pytest.mark.parametrize("name", CELLS[:3])
 def test_resuming_from_a_created_snapshot_conforms(summary: dict, name: str) -> None:
-    row = testing.row(summary, name)
-    assert row["status"] == "conforms" and row.get("complete") is True, row
+    runtime_cells.assert_conforms(summary, name)
 
 
 def test_a_kill_inside_a_node_cannot_be_resumed(summary: dict) -> None:
-    row = testing.row(summary, "linear-kill-charge-effect")
-    assert row["status"] == "violates" and row["properties"] == ["CV"], row
+    row, event = runtime_cells.violation(summary, "linear-kill-charge-effect", "CV")
     assert [w["exit"] for w in row["workers"]] == ["killed", "returned"]
     assert "Unable to restore snapshot" in row["notes"]["results"]["w2"]["raised"]
-    verdict = testing.verdict(summary, row["cell"])
-    assert verdict["event"]["ev"] == "load" and verdict["event"]["checkpoint"] is None
-    assert Path(row["trace"]).read_text(encoding="utf-8").count('"ev": "crash"') == 1
+    assert event["ev"] == "load" and event["checkpoint"] is None
+    assert testing.crashes(summary, row["cell"]) == 1

@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import runtime_cells
 from rctools.suite import testing
 
 pytest.importorskip("restate")
@@ -33,10 +34,7 @@ CELLS = (
     "approval-double-answer",
 )
 
-
-@pytest.fixture(scope="module")
-def summary(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return testing.record("restate", CELLS, tmp_path_factory.mktemp("restate"), code=0)
+summary = runtime_cells.recorded("restate", CELLS, code=0)
 
 
 def test_every_cell_is_recorded_and_conforms(summary: dict) -> None:
@@ -54,16 +52,13 @@ def test_the_run_reached_loopback_only(summary: dict) -> None:
 
 
 def test_the_killed_body_ran_again_and_only_it(summary: dict) -> None:
-    row = testing.row(summary, "linear-kill-charge-effect")
-    assert [w["exit"] for w in row["workers"]] == ["killed", "returned"]
-    assert row["notes"]["fired_per_intent"] == {"reserve": 1, "charge": 2, "mail": 1, "ship": 1}
-    assert testing.crashes(summary, row["cell"]) == 1
+    runtime_cells.assert_killed_step_ran_again(summary, "linear-kill-charge-effect", "charge")
 
 
 def test_a_server_kill_loses_nothing_journaled(summary: dict) -> None:
     row = testing.row(summary, "linear-server-kill-charge-recorded")
     assert row["notes"]["server_kills"] == 1
-    assert row["notes"]["fired_per_intent"] == {"reserve": 1, "charge": 1, "mail": 1, "ship": 1}
+    assert row["notes"]["fired_per_intent"] == runtime_cells.LINEAR_ONCE
     # the attempt the dead server drove crashed; the retry ran on the same service process
     assert testing.crashes(summary, row["cell"]) == 1
     assert '"proc": "w1.2"' in Path(row["trace"]).read_text(encoding="utf-8")

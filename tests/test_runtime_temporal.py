@@ -11,6 +11,7 @@ finding in docs/runtimes.md).
 from __future__ import annotations
 
 import pytest
+import runtime_cells
 from rctools.suite import testing
 
 pytest.importorskip("temporalio")
@@ -25,10 +26,7 @@ CELLS = (
 )
 CONFORMING = tuple(c for c in CELLS if c != "two-approvals-double-click")
 
-
-@pytest.fixture(scope="module")
-def summary(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return testing.record("temporal", CELLS, tmp_path_factory.mktemp("temporal"), code=1)
+summary = runtime_cells.recorded("temporal", CELLS, code=1)
 
 
 def test_every_cell_is_recorded_and_judged(summary: dict) -> None:
@@ -39,21 +37,17 @@ def test_every_cell_is_recorded_and_judged(summary: dict) -> None:
 
 @pytest.mark.parametrize("name", CONFORMING)
 def test_conforming_cells(summary: dict, name: str) -> None:
-    row = testing.row(summary, name)
-    assert row["status"] == "conforms" and row.get("complete") is True, row
+    runtime_cells.assert_conforms(summary, name)
 
 
 def test_the_killed_activity_ran_again_and_only_it(summary: dict) -> None:
-    row = testing.row(summary, "linear-kill-charge-effect")
-    assert [w["exit"] for w in row["workers"]] == ["killed", "returned"]
-    assert row["notes"]["fired_per_intent"] == {"reserve": 1, "charge": 2, "mail": 1, "ship": 1}
-    assert testing.crashes(summary, row["cell"]) == 1
+    runtime_cells.assert_killed_step_ran_again(summary, "linear-kill-charge-effect", "charge")
 
 
 def test_the_history_survives_a_server_kill(summary: dict) -> None:
     """The server was SIGKILLed after it recorded charge: the new worker ran only the rest."""
     row = testing.row(summary, "linear-server-kill-charge-saved")
-    assert row["notes"]["fired_per_intent"] == {"reserve": 1, "charge": 1, "mail": 1, "ship": 1}
+    assert row["notes"]["fired_per_intent"] == runtime_cells.LINEAR_ONCE
 
 
 def test_a_repeated_update_id_is_absorbed(summary: dict) -> None:
@@ -62,11 +56,9 @@ def test_a_repeated_update_id_is_absorbed(summary: dict) -> None:
 
 
 def test_a_duplicate_signal_reaches_the_next_wait(summary: dict) -> None:
-    row = testing.row(summary, "two-approvals-double-click")
-    assert row["status"] == "violates" and row["properties"] == ["CO"], row
-    verdict = testing.verdict(summary, row["cell"])
-    assert verdict["event"]["ev"] == "task_end"
-    assert verdict["event"]["task"].endswith(":4")  # the second wait
+    _, event = runtime_cells.violation(summary, "two-approvals-double-click", "CO")
+    assert event["ev"] == "task_end"
+    assert event["task"].endswith(":4")  # the second wait
 
 
 def test_a_missing_server_binary_is_an_environment_problem(

@@ -7,10 +7,9 @@ the same cell still shows. TLA+ decides all of it (TraceValidation's `TraceToler
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from conftest import TRACES, invoke
+from conftest import TRACES, invoke, write_co_then_cv
 
 CO_TRACE = TRACES / "core" / "co-answer-of-other-task.jsonl"  # CO at event 16, then stops
 PC_TRACE = TRACES / "core" / "pc-done-without-schedule.jsonl"
@@ -35,26 +34,7 @@ def test_tolerating_one_property_does_not_hide_another(tmp_path: Path) -> None:
     assert (code, v["status"], v["properties"]) == (1, "violates", ["PC"])
     # After the CO break, a reader is handed content the store never held: CV, found only
     # because judging went on past the tolerated CO.
-    lines = CO_TRACE.read_text(encoding="utf-8").splitlines()
-    lines += [
-        json.dumps({"ev": "crash", "proc": "w2"}),
-        json.dumps(
-            {
-                "ev": "load",
-                "proc": "w3",
-                "thread": "t1",
-                "asked": None,
-                "checkpoint": "c0",
-                "parent": None,
-                "digest": "not-what-was-put",
-                "writes": [],
-                "answers": [],
-            }
-        ),
-    ]
-    trace = tmp_path / "co-then-cv.jsonl"
-    trace.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    code, v = _verdict("--tolerate", "CO", trace)
+    code, v = _verdict("--tolerate", "CO", write_co_then_cv(tmp_path / "co-then-cv.jsonl"))
     assert (code, v["status"], v["properties"], v["event_index"]) == (1, "violates", ["CV"], 18)
     assert v["tolerated"] == {"CO": 16}
 

@@ -49,6 +49,17 @@ def testsuite(
     )
 
 
+def testcase(
+    suite: ET.Element, classname: str, name: str, seconds: float, file: str | None = None
+) -> ET.Element:
+    """One test case of `suite`: a trace, a spec row, a cell or a whole run (`file`, where the
+    case has one, is what a CI page links to)."""
+    fields = {"classname": classname, "name": name}
+    if file is not None:
+        fields["file"] = file
+    return ET.SubElement(suite, "testcase", **fields, time=f"{seconds:.3f}")
+
+
 def to_xml(root: ET.Element) -> str:
     """The document, indented, with its XML declaration."""
     ET.indent(root)

@@ -243,14 +243,8 @@ def render_junit(verdicts: Sequence[Verdict], run: Invocation) -> str:
             seconds=sum(v.seconds for v in members),
         )
         for v in members:
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                classname=contract,
-                name=junit.line(str(v.path)),
-                file=junit.line(str(v.path)),
-                time=f"{v.seconds:.3f}",
-            )
+            path = junit.line(str(v.path))
+            case = junit.testcase(suite, contract, path, v.seconds, file=path)
             if v.status is Status.VIOLATES:
                 failure = ET.SubElement(
                     case,
@@ -294,9 +288,7 @@ def render_failure(fmt: str, run: Invocation, error: ResumeCheckError) -> str:
         return dump_json(run.envelope(error.exit_code) | {"error": error_json(error)})
     suites = junit.testsuites(run)
     suite = junit.testsuite(suites, "resume-check", run, tests=1, failures=0, errors=1, seconds=0.0)
-    case = ET.SubElement(
-        suite, "testcase", classname="resume-check", name=run.command, time=f"{run.seconds:.3f}"
-    )
+    case = junit.testcase(suite, "resume-check", run.command, run.seconds)
     element = ET.SubElement(
         case, "error", type=type(error).__name__, message=junit.text(str(error))
     )
@@ -343,13 +335,8 @@ def render_spec(
             seconds=sum(r.seconds for r in members),
         )
         for row in members:
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                classname=kind,
-                name=row.name,
-                file=str(spec_row_file(spec_dir, row)),
-                time=f"{row.seconds:.3f}",
+            case = junit.testcase(
+                suite, kind, row.name, row.seconds, file=str(spec_row_file(spec_dir, row))
             )
             if not row.passed:
                 failure = ET.SubElement(

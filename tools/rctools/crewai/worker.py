@@ -28,13 +28,11 @@ import json
 import os
 import sqlite3
 import sys
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
-from rctools.suite.crash import KillPoints, barrier
-from rctools.suite.effects import Effects
-from rctools.suite.trace import TraceWriter
 from rctools.suite.trace import load as trace_load
+from rctools.suite.worker import Worker
 
 # graph name -> [(method, the method it listens to or None for @start, parks for review)]
 GRAPHS: dict[str, list[tuple[str, str | None, bool]]] = {
@@ -98,243 +96,228 @@ class Store:
         )
 
 
-def main(job_path: str) -> int:
-    job = json.loads(Path(job_path).read_text(encoding="utf-8"))
-    os.environ["CREWAI_DISABLE_TELEMETRY"] = "true"
-    os.environ["OTEL_SDK_DISABLED"] = "true"
-    os.environ["CREWAI_TRACING_ENABLED"] = "false"
-    from crewai.flow.async_feedback import HumanFeedbackPending, HumanFeedbackProvider
-    from crewai.flow.flow import Flow, listen, start
-    from crewai.flow.human_feedback import human_feedback
-    from crewai.flow.persistence import SQLiteFlowPersistence, persist
-    from pydantic import BaseModel
+class CrewAIWorker(Worker):
+    """One process: the flow class built on the recording persistence, then the job's role
+    (run, recover, fork or answer) played through CrewAI's documented calls."""
 
-    trace = TraceWriter(Path(job["trace"]), job["proc"])
-    kill = KillPoints()
-    flow_id, proc, db, graph, role = job["flow"], job["proc"], job["db"], job["graph"], job["role"]
-    store = Store(db, flow_id)
-    init = f"{flow_id}#init"
-    effects = Effects(job, trace)
-    parks = {m for m, _, p in GRAPHS[graph] if p}
-    # the checkpoint this process runs from, the task it runs, what it already scheduled
-    cur: dict[str, Any] = {"ck": None, "task": None, "scheduled": set()}
+    def __init__(self, job: dict[str, Any]) -> None:
+        super().__init__(job)
+        os.environ["CREWAI_DISABLE_TELEMETRY"] = "true"
+        os.environ["OTEL_SDK_DISABLED"] = "true"
+        os.environ["CREWAI_TRACING_ENABLED"] = "false"
+        self.flow_id, self.db, self.graph = job["flow"], job["db"], job["graph"]
+        self.role = job["role"]
+        self.store = Store(self.db, self.flow_id)
+        self.init = f"{self.flow_id}#init"
+        self.parks = {m for m, _, p in GRAPHS[self.graph] if p}
+        # the checkpoint this process runs from, the task it runs, what it already scheduled,
+        # the answer the running task received
+        self.ck: str | None = None
+        self.task: str | None = None
+        self.scheduled: set[str | None] = set()
+        self.answered: dict[str, Any] | None = None
+        self.persistence = self.recording()
+        self.flow_class = self.flow()
 
-    def ck_of(row_id: int | None) -> str:
-        return init if row_id is None else f"{flow_id}#{row_id}"
+    def ck_of(self, row_id: int | None) -> str:
+        return self.init if row_id is None else f"{self.flow_id}#{row_id}"
 
-    def checkpoints(rows: list[tuple[int, str, dict[str, Any]]]) -> list[tuple[int, str, dict]]:
+    def checkpoints(
+        self, rows: list[tuple[int, str, dict[str, Any]]]
+    ) -> list[tuple[int, str, dict]]:
         """The rows that are checkpoints. The first row of a parked method is the state it saved
         with its review (`save_pending_feedback`): the parked task's write, not a checkpoint; a
         row of the same method right after it is its completion once answered."""
         out, previous = [], None
         for rid, method, state in rows:
-            if not (method in parks and previous != method):
+            if not (method in self.parks and previous != method):
                 out.append((rid, method, state))
             previous = method
         return out
 
-    def schedule(ck: str, methods: list[str]) -> None:
-        trace.event(
-            "schedule",
-            thread=flow_id,
-            checkpoint=ck,
-            tasks=[{"task": f"{ck}:{m}", "node": m, "path": m} for m in methods],
-        )
-        cur["scheduled"].add(ck)
+    def schedule(self, thread: str, checkpoint: str | None, nodes: Iterable[str]) -> None:
+        super().schedule(thread, checkpoint, nodes)
+        self.scheduled.add(checkpoint)
 
-    def log_load(asked_fork: bool = False) -> None:
+    def log_load(self, asked_fork: bool = False) -> None:
         """The process starts its run on what the store holds for the flow (read under the
         trace's cross-process lock, so no acknowledgement slips between read and log)."""
-        rows = checkpoints(store.states())
+        flow_id, graph = self.flow_id, self.graph
+        rows = self.checkpoints(self.store.states())
         if not rows:
-            ck, parent, dig = (None, None, None) if role == "run" else (init, None, D0)
+            ck, parent, dig = (None, None, None) if self.role == "run" else (self.init, None, D0)
         else:
             rid, _, state = rows[-1]
-            ck, dig = ck_of(rid), digest(state)
-            parent = ck_of(rows[-2][0]) if len(rows) > 1 else init
+            ck, dig = self.ck_of(rid), digest(state)
+            parent = self.ck_of(rows[-2][0]) if len(rows) > 1 else self.init
         writes: list[dict[str, Any]] = []
-        if ck is not None and store.pending():
+        if ck is not None and self.store.pending():
             method = listeners(graph, rows[-1][1] if rows else None)[0]
             writes = [
                 {"task": f"{ck}:{method}", "kind": "interrupt", "interrupt": f"{ck}:{method}"}
             ]
-        trace.event(
+        self.trace.event(
             "load", **trace_load(flow_id, checkpoint=ck, parent=parent, digest=dig, writes=writes)
         )
         if ck is None:
-            trace.event("step", thread=flow_id, checkpoint=init, parent=None)
-            trace.event("put", checkpoint=init, digest=D0)
-            ck = init
-            schedule(init, listeners(graph, None))
-        cur["ck"] = ck
+            self.trace.event("step", thread=flow_id, checkpoint=self.init, parent=None)
+            self.trace.event("put", checkpoint=self.init, digest=D0)
+            ck = self.init
+            self.schedule(flow_id, self.init, listeners(graph, None))
+        self.ck = ck
         if asked_fork:
-            copy = f"{flow_id}#fork-{proc}"
-            trace.event("fork", thread=flow_id, parent=ck, checkpoint=copy)
-            cur["ck"] = copy
+            copy = f"{flow_id}#fork-{self.proc}"
+            self.trace.event("fork", thread=flow_id, parent=ck, checkpoint=copy)
+            self.ck = copy
 
-    class Recording(SQLiteFlowPersistence):
+    def recording(self) -> Any:
         """CrewAI's SQLite persistence; each call logs what it did to the store."""
+        from crewai.flow.persistence import SQLiteFlowPersistence
 
-        def load_state(self, flow_uuid: str) -> dict[str, Any] | None:
-            with trace.shared():
-                state = super().load_state(flow_uuid)
-                if flow_uuid == flow_id:
-                    log_load(asked_fork=role == "fork")
-            kill.hit("loaded")
-            if job.get("barrier"):
-                barrier(Path(db).parent / "barrier-load", proc, job["barrier"])
-            return state
+        worker, flow_id, trace = self, self.flow_id, self.trace
 
-        def save_state(self, flow_uuid: str, method_name: str, state_data: Any) -> None:
-            task, parent = cur["task"], cur["ck"]
-            answer = cur.pop("answer", None)
-            if answer is None:
-                trace.event("task_end", thread=flow_id, task=task, outcome="ok")
-            else:
-                trace.event("task_end", thread=flow_id, task=task, outcome="ok", resumed=[answer])
-            kill.hit(f"{method_name}.saving")
-            with trace.shared():
-                super().save_state(flow_uuid, method_name, state_data)
-                rid, _, state = store.states(flow_uuid)[-1]
-                made = f"{flow_id}#{rid}"
-                trace.event("step", thread=flow_id, checkpoint=made, parent=parent)
-                if answer is not None:
-                    # CrewAI keeps no answer of its own: the completion row saved after
-                    # resume() is where the review's answer became durable
-                    trace.event(
-                        "put_writes",
-                        thread=flow_id,
-                        checkpoint=parent,
-                        task=None,
-                        kind="resume",
-                    )
-                trace.event("put_writes", thread=flow_id, checkpoint=parent, task=task, kind="ok")
-                trace.event("put", checkpoint=made, digest=digest(state))
-                cur["ck"] = made
-                schedule(made, listeners(graph, method_name))
-            kill.hit(f"{method_name}.saved")
+        class Recording(SQLiteFlowPersistence):
+            def load_state(self, flow_uuid: str) -> dict[str, Any] | None:
+                with trace.shared():
+                    state = super().load_state(flow_uuid)
+                    if flow_uuid == flow_id:
+                        worker.log_load(asked_fork=worker.role == "fork")
+                worker.loaded()
+                return state
 
-        def save_pending_feedback(self, flow_uuid: str, context: Any, state_data: Any) -> None:
-            task = cur["task"]
-            trace.event("task_end", thread=flow_id, task=task, outcome="interrupt", interrupt=task)
-            kill.hit(f"{context.method_name}.parking")
-            with trace.shared():
-                super().save_pending_feedback(flow_uuid, context, state_data)
-                trace.event(
-                    "put_writes",
-                    thread=flow_id,
-                    checkpoint=cur["ck"],
-                    task=task,
-                    kind="interrupt",
-                    interrupt=task,
+            def save_state(self, flow_uuid: str, method_name: str, state_data: Any) -> None:
+                answer, worker.answered = worker.answered, None
+
+                def save() -> tuple[str, str, list[str]]:
+                    super(Recording, self).save_state(flow_uuid, method_name, state_data)
+                    rid, _, state = worker.store.states(flow_uuid)[-1]
+                    # the new checkpoint, before its listeners are scheduled
+                    worker.ck = f"{flow_id}#{rid}"
+                    return worker.ck, digest(state), listeners(worker.graph, method_name)
+
+                worker.complete(flow_id, worker.task, method_name, worker.ck, answer, save)
+
+            def save_pending_feedback(self, flow_uuid: str, context: Any, state_data: Any) -> None:
+                worker.park(
+                    flow_id,
+                    worker.task,
+                    context.method_name,
+                    lambda: worker.ck,
+                    lambda: super(Recording, self).save_pending_feedback(
+                        flow_uuid, context, state_data
+                    ),
                 )
-            kill.hit(f"{context.method_name}.parked")
 
-        def load_pending_feedback(self, flow_uuid: str) -> Any:
-            with trace.shared():
-                loaded = super().load_pending_feedback(flow_uuid)
-                if loaded is None:  # nothing to answer: a read of what the store holds
-                    rows = checkpoints(store.states())
-                    rid, _, state = rows[-1]
-                    trace.event(
-                        "read",
-                        thread=flow_id,
-                        asked=None,
-                        checkpoint=ck_of(rid),
-                        parent=ck_of(rows[-2][0]) if len(rows) > 1 else init,
-                        digest=digest(state),
-                        writes=[],
-                        answers=[],
-                    )
-                else:
-                    log_load()
-            kill.hit("loaded")
-            if job.get("barrier"):
-                barrier(Path(db).parent / "barrier-load", proc, job["barrier"])
-            return loaded
+            def load_pending_feedback(self, flow_uuid: str) -> Any:
+                with trace.shared():
+                    loaded = super().load_pending_feedback(flow_uuid)
+                    if loaded is None:  # nothing to answer: a read of what the store holds
+                        rows = worker.checkpoints(worker.store.states())
+                        rid, _, state = rows[-1]
+                        trace.event(
+                            "read",
+                            thread=flow_id,
+                            asked=None,
+                            checkpoint=worker.ck_of(rid),
+                            parent=worker.ck_of(rows[-2][0]) if len(rows) > 1 else worker.init,
+                            digest=digest(state),
+                            writes=[],
+                            answers=[],
+                        )
+                    else:
+                        worker.log_load()
+                worker.loaded()
+                return loaded
 
-        def clear_pending_feedback(self, flow_uuid: str) -> None:
-            kill.hit("clearing")
-            super().clear_pending_feedback(flow_uuid)
+            def clear_pending_feedback(self, flow_uuid: str) -> None:
+                worker.kill.hit("clearing")
+                super().clear_pending_feedback(flow_uuid)
 
-    class Ask(HumanFeedbackProvider):
-        """An asynchronous reviewer (a mail, a ticket): the flow parks until an answer."""
+        return Recording(self.db)
 
-        def request_feedback(self, context: Any, flow: Any) -> str:
-            raise HumanFeedbackPending(context=context)
+    def body(self, name: str) -> Any:
+        """Method `name` of the flow: logs its start, fires its effect, records who ran it."""
+        worker = self
 
-    def body(name: str) -> Any:
         def run(self: Any) -> str:
-            ck = cur["ck"]
+            ck = worker.ck
             task = f"{ck}:{name}"
-            if ck not in cur["scheduled"]:  # the routing this run chose from its checkpoint
-                schedule(ck, [name])
-            cur["task"] = task
-            trace.event("task_start", thread=flow_id, task=task, node=name, path=name)
-            kill.hit(f"{name}.start")
-            effects.fire(flow_id, task, name)
-            kill.hit(f"{name}.effect")
+            if ck not in worker.scheduled:  # the routing this run chose from its checkpoint
+                worker.schedule(worker.flow_id, ck, [name])
+            worker.task = task
+            worker.trace.event("task_start", thread=worker.flow_id, task=task, node=name, path=name)
+            worker.kill.hit(f"{name}.start")
+            worker.effects.fire(worker.flow_id, task, name)
+            worker.kill.hit(f"{name}.effect")
             self.state.done = [*self.state.done, name]
-            self.state.made_by = proc
+            self.state.made_by = worker.proc
             return name
 
         run.__name__ = name
         return run
 
-    class State(BaseModel):
-        id: str = ""
-        done: list[str] = []
-        made_by: str = "init"
+    def flow(self) -> Any:
+        """The flow class: the graph's methods, `@start`/`@listen` as in GRAPHS, the review
+        parked by an asynchronous provider, `@persist` on the recording persistence."""
+        from crewai.flow.async_feedback import HumanFeedbackPending, HumanFeedbackProvider
+        from crewai.flow.flow import Flow, listen, start
+        from crewai.flow.human_feedback import human_feedback
+        from crewai.flow.persistence import persist
+        from pydantic import BaseModel
 
-    persistence = Recording(db)
-    namespace: dict[str, Any] = {}
-    for name, after, review in GRAPHS[graph]:
-        fn = body(name)
-        if review:
-            fn = human_feedback(message=f"approve {name}?", provider=Ask())(fn)
-        fn = start()(fn) if after is None else listen(after)(fn)
-        namespace[name] = fn
-    flow_class = persist(persistence)(type("RecordedFlow", (Flow[State],), namespace))
+        class Ask(HumanFeedbackProvider):
+            """An asynchronous reviewer (a mail, a ticket): the flow parks until an answer."""
 
-    result: Any
-    try:
-        if role == "answer":
-            flow = flow_class.from_pending(flow_id, persistence)
-            value = job["value"]
-            parked = cur["ck"]
-            method = next(iter(parks))
-            interrupt = f"{parked}:{method}"
-            trace.event(
-                "resume",
-                thread=flow_id,
-                checkpoint=parked,
-                interrupt=interrupt,
-                value=value_digest(value),
-            )
-            kill.hit("answered")
-            if job.get("barrier"):
-                barrier(Path(db).parent / "barrier-answer", proc, job["barrier"])
-            cur["answer"] = {"interrupt": interrupt, "value": value_digest(value)}
-            cur["task"] = interrupt
-            trace.event("task_start", thread=flow_id, task=interrupt, node=method, path=method)
-            outcome = flow.resume(value)
-        else:
-            flow = flow_class(persistence=persistence)
-            if role == "fork":
-                outcome = flow.kickoff(restore_from_state_id=flow_id)
+            def request_feedback(self, context: Any, flow: Any) -> str:
+                raise HumanFeedbackPending(context=context)
+
+        class State(BaseModel):
+            id: str = ""
+            done: list[str] = []
+            made_by: str = "init"
+
+        namespace: dict[str, Any] = {}
+        for name, after, review in GRAPHS[self.graph]:
+            fn = self.body(name)
+            if review:
+                fn = human_feedback(message=f"approve {name}?", provider=Ask())(fn)
+            fn = start()(fn) if after is None else listen(after)(fn)
+            namespace[name] = fn
+        return persist(self.persistence)(type("RecordedFlow", (Flow[State],), namespace))
+
+    def run(self) -> Any:
+        from crewai.flow.async_feedback import HumanFeedbackPending
+
+        flow_id = self.flow_id
+        try:
+            if self.role == "answer":
+                flow = self.flow_class.from_pending(flow_id, self.persistence)
+                value = self.job["value"]
+                parked = self.ck
+                method = next(iter(self.parks))
+                interrupt = f"{parked}:{method}"
+                self.answer(flow_id, parked, interrupt, value_digest(value))
+                self.answered = {"interrupt": interrupt, "value": value_digest(value)}
+                self.task = interrupt
+                self.trace.event(
+                    "task_start", thread=flow_id, task=interrupt, node=method, path=method
+                )
+                outcome = flow.resume(value)
             else:
-                outcome = flow.kickoff(inputs={"id": flow_id})
-        parked_now = isinstance(outcome, HumanFeedbackPending)
-        result = {"done": flow.state.done, "parked": parked_now, "state_id": flow.state.id}
-    except Exception as exc:  # a refusal of the runtime is a result, not a crash
-        result = {"raised": f"{type(exc).__name__}: {exc}"}
-        parked_now = None
-    if parked_now is not None:
-        kill.hit("returned")
-        trace.event("finish", outcome="parked" if parked_now else "done")
-    Path(job["result"]).write_text(json.dumps(result), encoding="utf-8")
-    return 0
+                flow = self.flow_class(persistence=self.persistence)
+                if self.role == "fork":
+                    outcome = flow.kickoff(restore_from_state_id=flow_id)
+                else:
+                    outcome = flow.kickoff(inputs={"id": flow_id})
+            parked_now = isinstance(outcome, HumanFeedbackPending)
+            result = {"done": flow.state.done, "parked": parked_now, "state_id": flow.state.id}
+        except Exception as exc:  # a refusal of the runtime is a result, not a crash
+            return self.refusal(exc)
+        self.returned("parked" if parked_now else "done")
+        return result
 
+
+main = CrewAIWorker.main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1]))

@@ -10,8 +10,6 @@ Every `load` is what the system tables hold when the process starts (tables.py).
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import threading
 from pathlib import Path
@@ -20,9 +18,8 @@ from typing import Any
 from resumecheck.waiting import poll
 
 from rctools.dbos.tables import ck, forks_of, snapshot
-from rctools.suite.crash import KillPoints
-from rctools.suite.trace import TraceWriter
 from rctools.suite.trace import load as trace_load
+from rctools.suite.worker import Worker
 
 # workflow -> its operations in order: ("step", name, effect kind) or ("recv", topic)
 WORKFLOWS: dict[str, list[tuple[str, ...]]] = {
@@ -51,20 +48,19 @@ def nodes(workflow: str) -> list[str]:
     return [op[1] if op[0] == "step" else f"recv:{op[1]}" for op in WORKFLOWS[workflow]]
 
 
-class Recorder:
+class Recorder(Worker):
+    """The trace, the kill points, the effects and what this process has seen of the
+    workflows (DBOS's own calls, not a class of its, drive the process: see `main`)."""
+
     def __init__(self, job: dict[str, Any]) -> None:
-        self.job = job
+        super().__init__(job)
         self.db = Path(job["db"])
-        self.trace = TraceWriter(Path(job["trace"]), job["proc"])
-        self.kill = KillPoints()
         self.ran: set[str] = set()  # tasks whose body ran in this process
         self.made0: set[str] = set()  # workflows whose first checkpoint this process made
         self.roots: dict[str, str] = {job["wf"]: job["wf"]}
         self.known = threading.Condition()
         self.waiting = threading.Event()  # a recv of this process is about to wait
         self.at_end: set[str] = set()  # workflows this process ran to their end
-        effects = Path(job["effects"])
-        self._effects = os.open(effects, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def thread(self, wf: str) -> str:
         """The thread of a workflow: its own id, or for a fork its source's thread (known
@@ -72,19 +68,6 @@ class Recorder:
         with self.known:
             self.known.wait_for(lambda: wf in self.roots, timeout=30)
             return self.roots[wf]
-
-    def ev(self, ev: str, **fields: Any) -> None:
-        self.trace.event(ev, **fields)
-
-    def acked(self, ev: str, **fields: Any) -> None:
-        """An acknowledgement: logged under the cross-process lock loads are read under."""
-        with self.trace.shared():
-            self.trace.event(ev, **fields)
-
-    def fire(self, thread: str, task: str, name: str, kind: str) -> None:
-        self.ev("effect", thread=thread, task=task, intent=name, kind=kind)
-        line = json.dumps({"proc": self.job["proc"], "task": task, "intent": name}) + "\n"
-        os.write(self._effects, line.encode())
 
     def load(self, wf: str, asked: int | None = None, *, ev: str = "load") -> Any:
         with self.trace.shared():
@@ -112,15 +95,9 @@ def build(rec: Recorder) -> dict[str, Any]:
             assert wf is not None
             th = rec.thread(wf)
             cur, task = snapshot(rec.db, wf).ckid(k - 1), f"{wf}:{k}"
-            rec.ev(
-                "schedule",
-                thread=th,
-                checkpoint=cur,
-                tasks=[{"task": task, "node": name, "path": name}],
-            )
-            rec.ev("task_start", thread=th, task=task, node=name, path=name)
+            rec.start(th, cur, task, name)
             rec.kill.hit(f"{name}.start")
-            rec.fire(th, task, name, kind)
+            rec.effects.fire(th, task, name, kind)
             rec.kill.hit(f"{name}.effect")
             rec.ev("task_end", thread=th, task=task, outcome="ok")
             rec.ev("step", thread=th, checkpoint=ck(wf, k, rec.job["proc"]), parent=cur)
@@ -168,13 +145,7 @@ def build(rec: Recorder) -> dict[str, Any]:
                     before = snapshot(rec.db, wf)
                     replay = before.count() >= k
                     if not replay:
-                        rec.ev(
-                            "schedule",
-                            thread=th,
-                            checkpoint=before.ckid(k - 1),
-                            tasks=[{"task": task, "node": node, "path": node}],
-                        )
-                        rec.ev("task_start", thread=th, task=task, node=node, path=node)
+                        rec.start(th, before.ckid(k - 1), task, node)
                         rec.waiting.set()
                         rec.kill.hit("recv.start")
                     msg = DBOS.recv(topic, timeout_seconds=rec.job.get("recv_timeout", 40))
@@ -195,14 +166,7 @@ def build(rec: Recorder) -> dict[str, Any]:
                             rec.ev(
                                 "step", thread=th, checkpoint=snap.ckid(k), parent=snap.ckid(k - 1)
                             )
-                            rec.ev(
-                                "put_writes",
-                                thread=th,
-                                checkpoint=snap.ckid(k - 1),
-                                task=task,
-                                kind="ok",
-                            )
-                            rec.ev("put", checkpoint=snap.ckid(k), digest=snap.digest(k))
+                            rec.stored(th, snap.ckid(k - 1), task, snap.ckid(k), snap.digest(k))
                         rec.kill.hit("recv.recorded")
                 last = snapshot(rec.db, wf).ckid(len(ops))
                 rec.ev("schedule", thread=th, checkpoint=last, tasks=[])
@@ -247,111 +211,121 @@ def answer(rec: Recorder, wf: str, topic: str, value: str, seen: tuple[str, str]
     rec.kill.hit("answer.sent")
 
 
-def main(job_path: str) -> int:
-    job = json.loads(Path(job_path).read_text(encoding="utf-8"))
-    rec = Recorder(job)
-    from dbos import DBOS, SetWorkflowID
+class DbosWorker(Recorder):
+    """One process: DBOS configured on the cell's SQLite file, the workflows registered, then
+    the job's role played through DBOS's documented calls."""
 
-    DBOS(
-        config={
-            "name": "resume-check-dbos",
-            "system_database_url": f"sqlite:///{job['db']}",
-            "log_level": "ERROR",
-            # a request handler is another application instance: it recovers nothing
-            "executor_id": job.get("executor", "handler" if job["role"] == "answer" else "local"),
-            "notification_listener_polling_interval_sec": 0.05,
-        }
-    )
-    flows = build(rec)
-    wf, role = job["wf"], job["role"]
-    result: Any = None
-    answers = job.get("answers", [])
+    def run(self) -> Any:
+        from dbos import DBOS, SetWorkflowID
 
-    def answer_all(target: str = wf) -> None:
-        """Each answer goes to the recv the sender sees waiting; `again` re-sends to the
-        one the previous answer saw (a second click on the same button)."""
-        seen: tuple[str, str] | None = None
-        for a in answers:
-            if a.get("remember"):
-                # the recv the user saw earlier, answered now against what the process holds
-                snap = snapshot(rec.db, target)
-                seen = (f"{target}:{a['remember']}", snap.ckid(snap.count()))
-            elif not (a.get("again") and seen):
-                seen = parked(rec, target, other_than=seen[0] if seen else None)
-            answer(rec, target, a["topic"], a["value"], seen)
+        job = self.job
+        DBOS(
+            config={
+                "name": "resume-check-dbos",
+                "system_database_url": f"sqlite:///{job['db']}",
+                "log_level": "ERROR",
+                # a request handler is another application instance: it recovers nothing
+                "executor_id": job.get(
+                    "executor", "handler" if job["role"] == "answer" else "local"
+                ),
+                "notification_listener_polling_interval_sec": 0.05,
+            }
+        )
+        flows = build(self)
+        wf, role = job["wf"], job["role"]
+        result: Any = None
+        answers = job.get("answers", [])
 
-    if role == "run":
-        rec.ev("load", **trace_load(wf))
-        rec.ev("step", thread=wf, checkpoint=ck(wf, 0), parent=None)
-        rec.made0.add(wf)
-        DBOS.launch()
-        rec.kill.hit("launched")
-        with SetWorkflowID(wf):
-            handle = DBOS.start_workflow(flows[job["workflow"]], job.get("order", "o-1"))
-        if (job.get("kill_at") or "").startswith("recv.waiting"):
-            parked(rec, wf)  # DBOS has recorded the recv's timeout: it waits
-            rec.kill.hit("recv.waiting")
-        answer_all()
-        result = handle.get_result()
-    elif role in ("recover", "rerun"):
-        # recover: restart the application; DBOS.launch() recovers its pending workflows.
-        # rerun: call the workflow again with the same id (another executor, no recovery).
-        rec.load(wf)
-        DBOS.launch()
-        if role == "rerun":
+        def answer_all(target: str = wf) -> None:
+            """Each answer goes to the recv the sender sees waiting; `again` re-sends to the
+            one the previous answer saw (a second click on the same button)."""
+            seen: tuple[str, str] | None = None
+            for a in answers:
+                if a.get("remember"):
+                    # the recv the user saw earlier, answered now against what the process holds
+                    snap = snapshot(self.db, target)
+                    seen = (f"{target}:{a['remember']}", snap.ckid(snap.count()))
+                elif not (a.get("again") and seen):
+                    seen = parked(self, target, other_than=seen[0] if seen else None)
+                answer(self, target, a["topic"], a["value"], seen)
+
+        if role == "run":
+            self.ev("load", **trace_load(wf))
+            self.ev("step", thread=wf, checkpoint=ck(wf, 0), parent=None)
+            self.made0.add(wf)
+            DBOS.launch()
+            self.kill.hit("launched")
             with SetWorkflowID(wf):
                 handle = DBOS.start_workflow(flows[job["workflow"]], job.get("order", "o-1"))
+            if (job.get("kill_at") or "").startswith("recv.waiting"):
+                parked(self, wf)  # DBOS has recorded the recv's timeout: it waits
+                self.kill.hit("recv.waiting")
+            answer_all()
+            result = handle.get_result()
+        elif role in ("recover", "rerun"):
+            # recover: restart the application; DBOS.launch() recovers its pending workflows.
+            # rerun: call the workflow again with the same id (another executor, no recovery).
+            self.load(wf)
+            DBOS.launch()
+            if role == "rerun":
+                with SetWorkflowID(wf):
+                    handle = DBOS.start_workflow(flows[job["workflow"]], job.get("order", "o-1"))
+            else:
+                handle = DBOS.retrieve_workflow(wf)
+            answer_all()
+            result = handle.get_result()
+        elif role == "recover-forks":
+            # restart after a fork's process was killed: DBOS.launch() recovers the fork
+            fork = forks_of(self.db, wf)[-1]
+            self.roots[fork] = wf
+            job["fork_id"] = fork
+            self.load(fork)
+            DBOS.launch()
+            result = DBOS.retrieve_workflow(fork).get_result()
+        elif role == "answer":
+            # a request handler that answers, then returns: it loaded the latest checkpoint
+            # a request handler: it answers, then waits for the workflow's result
+            if not any(a.get("remember") for a in answers):
+                parked(self, wf)  # the handler is called once the workflow waits
+            self.load(wf)
+            DBOS.launch()
+            answer_all()
+            result = DBOS.retrieve_workflow(wf).get_result()
+        elif role == "fork":
+            j = job["fork_at"]
+            snap = self.load(wf, j)
+            DBOS.launch()
+            start_step = snap.tasks[j][0] if j < snap.count() else snap.tasks[-1][0] + 1
+            handle = DBOS.fork_workflow(wf, start_step)
+            new = handle.workflow_id
+            job["fork_id"] = new
+            fsnap = snapshot(self.db, new)
+            with self.known:
+                self.ev("fork", thread=wf, parent=snap.ckid(j), checkpoint=fsnap.ckid(j))
+                self.acked("put", checkpoint=fsnap.ckid(j), digest=fsnap.digest(j))
+                self.roots[new] = wf
+                self.known.notify_all()
+            answer_all(new)
+            result = handle.get_result()
+            result = {"fork": new, "result": result}
         else:
-            handle = DBOS.retrieve_workflow(wf)
-        answer_all()
-        result = handle.get_result()
-    elif role == "recover-forks":
-        # restart after a fork's process was killed: DBOS.launch() recovers the fork
-        fork = forks_of(rec.db, wf)[-1]
-        rec.roots[fork] = wf
-        job["fork_id"] = fork
-        rec.load(fork)
-        DBOS.launch()
-        result = DBOS.retrieve_workflow(fork).get_result()
-    elif role == "answer":
-        # a request handler that answers, then returns: it loaded the latest checkpoint
-        # a request handler: it answers, then waits for the workflow's result
-        if not any(a.get("remember") for a in answers):
-            parked(rec, wf)  # the handler is called once the workflow waits
-        rec.load(wf)
-        DBOS.launch()
-        answer_all()
-        result = DBOS.retrieve_workflow(wf).get_result()
-    elif role == "fork":
-        j = job["fork_at"]
-        snap = rec.load(wf, j)
-        DBOS.launch()
-        start_step = snap.tasks[j][0] if j < snap.count() else snap.tasks[-1][0] + 1
-        handle = DBOS.fork_workflow(wf, start_step)
-        new = handle.workflow_id
-        job["fork_id"] = new
-        fsnap = snapshot(rec.db, new)
-        with rec.known:
-            rec.ev("fork", thread=wf, parent=snap.ckid(j), checkpoint=fsnap.ckid(j))
-            rec.acked("put", checkpoint=fsnap.ckid(j), digest=fsnap.digest(j))
-            rec.roots[new] = wf
-            rec.known.notify_all()
-        answer_all(new)
-        result = handle.get_result()
-        result = {"fork": new, "result": result}
-    else:
-        raise SystemExit(f"unknown role {role}")
-    rec.kill.hit("returned")
-    ended = job.get("fork_id", wf)
-    if ended not in rec.at_end:
-        # The invocation returned a result another process computed (get_result polls the
-        # workflow's row): this process observed the final checkpoint, it did not make it.
-        rec.load(ended)
-    rec.ev("finish", outcome="done")
-    Path(job["result"]).write_text(json.dumps(result), encoding="utf-8")
-    DBOS.destroy(destroy_registry=True)
-    return 0
+            raise SystemExit(f"unknown role {role}")
+        self.kill.hit("returned")
+        ended = job.get("fork_id", wf)
+        if ended not in self.at_end:
+            # The invocation returned a result another process computed (get_result polls the
+            # workflow's row): this process observed the final checkpoint, it did not make it.
+            self.load(ended)
+        self.ev("finish", outcome="done")
+        return result
 
+    def close(self) -> None:
+        from dbos import DBOS
+
+        DBOS.destroy(destroy_registry=True)
+
+
+main = DbosWorker.main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1]))

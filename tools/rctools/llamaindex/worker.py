@@ -26,13 +26,10 @@ import hashlib
 import json
 import sqlite3
 import sys
-from pathlib import Path
 from typing import Any
 
-from rctools.suite.crash import KillPoints, barrier
-from rctools.suite.effects import Effects
-from rctools.suite.trace import TraceWriter
 from rctools.suite.trace import load as trace_load
+from rctools.suite.worker import Worker
 
 # graph name -> steps in order; the step that waits for a human answer
 GRAPHS: dict[str, list[str]] = {
@@ -111,117 +108,109 @@ class Store:
         return [(r[0], bool(r[1]), json.loads(r[2])) for r in got]
 
 
-def main(job_path: str) -> int:
-    job = json.loads(Path(job_path).read_text(encoding="utf-8"))
-    return asyncio.run(run_job(job))
+class LlamaIndexWorker(Worker):
+    """One process: the workflow class built from the graph, then the job's role (run,
+    recover, fork or answer) from the snapshot the docs restore from."""
 
+    def __init__(self, job: dict[str, Any]) -> None:
+        super().__init__(job)
+        self.thread, self.graph, self.role = job["run"], job["graph"], job["role"]
+        self.store = Store(job["db"])
+        # a fork stores its rows under a run id of its own; its chain stays the source's thread
+        self.run_id = f"{self.thread}/fork-{self.proc}" if self.role == "fork" else self.thread
+        self.steps = GRAPHS[self.graph]
+        self.waits = WAITS.get(self.graph)
+        # the checkpoint the process runs from; steps started; snapshots stored (the loaded one
+        # counts: step k starts only once k+1 boundaries are stored); the answer the waiting
+        # step received; the task of each step; whether concurrent resumers met after an effect
+        self.ck: str | None = None
+        self.started = 0
+        self.saved = 0
+        self.answered: dict[str, Any] | None = None
+        self.tasks: dict[str, str] = {}
+        self.overlapped = False
+        self.boundary = asyncio.Condition()  # a snapshot stored: the next step may start
+        self.workflow = self.build()
 
-async def run_job(job: dict[str, Any]) -> int:
-    from workflows import Context, Workflow, step
-    from workflows.events import (
-        HumanResponseEvent,
-        InputRequiredEvent,
-        StartEvent,
-        StepState,
-        StepStateChanged,
-        StopEvent,
-    )
+    def ck_of(self, rid: int) -> str:
+        return f"{self.thread}#{rid}"
 
-    from rctools.llamaindex.events import TO
-
-    trace = TraceWriter(Path(job["trace"]), job["proc"])
-    kill = KillPoints()
-    thread, proc, graph, role = job["run"], job["proc"], job["graph"], job["role"]
-    store = Store(job["db"])
-    # a fork stores its rows under a run id of its own; its chain stays the source's thread
-    run_id = f"{thread}/fork-{proc}" if role == "fork" else thread
-    effects = Effects(job, trace)
-    steps = GRAPHS[graph]
-    waits = WAITS.get(graph)
-    # the checkpoint the process runs from; steps started; snapshots stored (the loaded one
-    # counts: step k starts only once k+1 boundaries are stored)
-    cur: dict[str, Any] = {"ck": None, "started": 0, "saved": 0, "answer": None, "tasks": {}}
-    boundary = asyncio.Condition()
-
-    def ck_of(rid: int) -> str:
-        return f"{thread}#{rid}"
-
-    def schedule(ck: str, names: list[str]) -> None:
-        trace.event(
-            "schedule",
-            thread=thread,
-            checkpoint=ck,
-            tasks=[{"task": f"{ck}:{n}", "node": n, "path": n} for n in names],
-        )
-
+    @staticmethod
     def checkpoints(rows: list[tuple[int, bool, dict[str, Any]]]) -> list[tuple[int, dict]]:
         return [(rid, snap) for rid, parked, snap in rows if not parked]
 
     def load_event(
-        rows: list[tuple[int, bool, dict[str, Any]]], asked: str | None, ev: str = "load"
+        self, rows: list[tuple[int, bool, dict[str, Any]]], asked: str | None, ev: str = "load"
     ) -> None:
-        cks = checkpoints(rows)
+        cks = self.checkpoints(rows)
         later: list[tuple[int, bool, dict[str, Any]]] = []
         if asked is not None:
-            index = next(i for i, (rid, _) in enumerate(cks) if ck_of(rid) == asked)
+            index = next(i for i, (rid, _) in enumerate(cks) if self.ck_of(rid) == asked)
             later = [r for r in rows if r[0] > cks[index][0]]
             cks = cks[: index + 1]
         else:
             later = rows[-1:] if rows and rows[-1][1] else []
         rid, snap = cks[-1]
-        ck = ck_of(rid)
+        ck = self.ck_of(rid)
         writes: list[dict[str, Any]] = []
-        if later and later[0][1] and waits:  # the row after it: its task parked
-            writes = [{"task": f"{ck}:{waits}", "kind": "interrupt", "interrupt": f"{ck}:{waits}"}]
+        if later and later[0][1] and self.waits:  # the row after it: its task parked
+            parked = f"{ck}:{self.waits}"
+            writes = [{"task": parked, "kind": "interrupt", "interrupt": parked}]
         elif later:  # the row after it: its tasks' results, stored
             writes = [{"task": f"{ck}:{n}", "kind": "ok"} for n in pending_steps(snap)]
-        trace.event(
+        self.trace.event(
             ev,
-            thread=thread,
+            thread=self.thread,
             asked=asked,
             checkpoint=ck,
-            parent=ck_of(cks[-2][0]) if len(cks) > 1 else None,
+            parent=self.ck_of(cks[-2][0]) if len(cks) > 1 else None,
             digest=digest(snap),
             writes=writes,
             answers=[],
         )
-        cur["ck"] = ck
+        self.ck = ck
 
-    def fire(task: str, name: str) -> None:
-        effects.fire(thread, task, name)
-        kill.hit(f"{name}.effect")
-        if job.get("barrier") and role == "recover" and not cur.get("overlapped"):
+    def fire(self, task: str, name: str) -> None:
+        self.effects.fire(self.thread, task, name)
+        self.kill.hit(f"{name}.effect")
+        if self.job.get("barrier") and self.role == "recover" and not self.overlapped:
             # concurrent resumers: both fired their first effect before either stores, so the
             # overlap is the same every run (as in the Burr suite)
-            cur["overlapped"] = True
-            barrier(Path(job["db"]).parent / "barrier-effect", proc, job["barrier"])
+            self.overlapped = True
+            self.meet("barrier-effect")
 
-    def make_step(name: str, index: int) -> Any:
+    def make_step(self, name: str, index: int) -> Any:
+        from workflows import Context
+        from workflows.events import HumanResponseEvent, InputRequiredEvent, StopEvent
+
+        from rctools.llamaindex.events import TO
+
+        worker, steps = self, self.steps
+
         async def body(self: Any, ctx: Context, ev: Any) -> Any:
-            async with boundary:  # the previous boundary's snapshot is stored first
-                await boundary.wait_for(lambda: cur["saved"] > cur["started"])
-                cur["started"] += 1
-            ck = cur["ck"]
-            task = f"{ck}:{name}"
-            cur["tasks"][name] = task
-            trace.event("task_start", thread=thread, task=task, node=name, path=name)
-            kill.hit(f"{name}.start")
-            early = name != waits or graph in EARLY
+            async with worker.boundary:  # the previous boundary's snapshot is stored first
+                await worker.boundary.wait_for(lambda: worker.saved > worker.started)
+                worker.started += 1
+            task = f"{worker.ck}:{name}"
+            worker.tasks[name] = task
+            worker.trace.event("task_start", thread=worker.thread, task=task, node=name, path=name)
+            worker.kill.hit(f"{name}.start")
+            early = name != worker.waits or worker.graph in EARLY
             if early:
-                fire(task, name)
-            if name == waits:
+                worker.fire(task, name)
+            if name == worker.waits:
                 answer = await ctx.wait_for_event(
                     HumanResponseEvent,
                     waiter_event=InputRequiredEvent(prefix=f"approve {name}?"),
                     waiter_id=name,
                     timeout=60,
                 )
-                cur["answer"] = {
+                worker.answered = {
                     "interrupt": task,
                     "value": value_digest(str(answer.response)),
                 }
             if not early:
-                fire(task, name)
+                worker.fire(task, name)
             if index == len(steps) - 1:
                 return StopEvent(result=name)
             return TO[steps[index + 1]]()
@@ -230,174 +219,156 @@ async def run_job(job: dict[str, Any]) -> int:
         body.__qualname__ = f"RecordedWorkflow.{name}"  # a method of the class below
         return body
 
-    namespace: dict[str, Any] = {}
-    for i, name in enumerate(steps):
-        fn = make_step(name, i)
-        fn.__annotations__ = {
-            "ctx": Context,
-            "ev": StartEvent if i == 0 else TO[name],
-            "return": StopEvent if i == len(steps) - 1 else TO[steps[i + 1]],
-        }
-        namespace[name] = step(fn)
-    workflow_class = type("RecordedWorkflow", (Workflow,), namespace)
-    workflow = workflow_class(timeout=90)
+    def build(self) -> Any:
+        """The workflow: one step per node of the graph, each passing its own event on."""
+        from workflows import Context, Workflow, step
+        from workflows.events import StartEvent, StopEvent
 
-    # start: a fresh run, or the snapshot the docs restore from
-    answering = False
-    with trace.shared():
-        rows = store.rows(thread)
-        if role == "run" and not rows:
-            trace.event("load", **trace_load(thread))
-            restored = None
-        elif (role == "answer" and not rows[-1][1] and not pending_steps(rows[-1][2])) or (
-            role == "recover" and rows[-1][1]
-        ):
-            # an answer with nothing waiting, or a restart of a run that waits for its answer:
-            # the application only reads what is stored
-            load_event(rows, None, ev="read")
-            said = "waiting for its answer" if rows[-1][1] else "nothing waiting"
-            Path(job["result"]).write_text(json.dumps({"result": said}), encoding="utf-8")
-            return 0
-        else:
-            asked = None
-            if role == "fork":
-                cks = checkpoints(rows)
-                asked = ck_of(cks[job.get("from", -1)][0])
-            load_event(rows, asked)
-            restored = next(s for rid, s in checkpoints(rows) if ck_of(rid) == cur["ck"])
-            if role != "fork" and rows[-1][1]:
-                restored = rows[-1][2]  # the parked snapshot holds the waiter
-                answering = role == "answer"
-    kill.hit("loaded")
-    if job.get("barrier"):
-        barrier(Path(job["db"]).parent / "barrier-load", proc, job["barrier"])
+        from rctools.llamaindex.events import TO
 
-    def answer(handler: Any) -> None:
+        steps = self.steps
+        namespace: dict[str, Any] = {}
+        for i, name in enumerate(steps):
+            fn = self.make_step(name, i)
+            fn.__annotations__ = {
+                "ctx": Context,
+                "ev": StartEvent if i == 0 else TO[name],
+                "return": StopEvent if i == len(steps) - 1 else TO[steps[i + 1]],
+            }
+            namespace[name] = step(fn)
+        return type("RecordedWorkflow", (Workflow,), namespace)(timeout=90)
+
+    def send(self, handler: Any) -> None:
         """The answer to the waiting step: written in memory, delivered by send_event."""
-        value = job["value"]
-        interrupt = f"{cur['ck']}:{waits}"
-        trace.event(
-            "resume",
-            thread=thread,
-            checkpoint=cur["ck"],
-            interrupt=interrupt,
-            value=value_digest(value),
-        )
-        kill.hit("answered")
-        if job.get("barrier"):
-            # concurrent answerers: both answers are written before either is delivered, so
-            # the overlap, and the verdict, is the same every run
-            barrier(Path(job["db"]).parent / "barrier-answer", proc, job["barrier"])
+        from workflows.events import HumanResponseEvent
+
+        value = self.job["value"]
+        interrupt = f"{self.ck}:{self.waits}"
+        self.answer(self.thread, self.ck, interrupt, value_digest(value))
         handler.ctx.send_event(HumanResponseEvent(response=value))
 
-    async def stored_boundary() -> None:
-        async with boundary:
-            cur["saved"] += 1
-            boundary.notify_all()
+    async def stored_boundary(self) -> None:
+        async with self.boundary:
+            self.saved += 1
+            self.boundary.notify_all()
 
-    async def boundary_reached(name: str) -> None:
+    async def boundary_reached(self, handler: Any, name: str) -> None:
         """A step finished: its result and the next checkpoint are one stored snapshot."""
-        task = cur["tasks"][name]
-        answer = cur.pop("answer", None) if name == waits else None
-        if answer is None:
-            trace.event("task_end", thread=thread, task=task, outcome="ok")
-        else:
-            trace.event("task_end", thread=thread, task=task, outcome="ok", resumed=[answer])
-        kill.hit(f"{name}.saving")
-        snap = handler.ctx.to_dict()
+        answer = self.answered if name == self.waits else None
+        if name == self.waits:
+            self.answered = None
+
+        def save() -> tuple[str, str, list[str]]:
+            snap = handler.ctx.to_dict()
+            self.ck = self.ck_of(self.store.save(self.run_id, snap, False))
+            return self.ck, digest(snap), pending_steps(snap)
+
+        self.complete(self.thread, self.tasks[name], name, self.ck, answer, save)
+        await self.stored_boundary()
+
+    def run(self) -> Any:
+        return asyncio.run(self.play())
+
+    async def play(self) -> Any:
+        from workflows import Context
+        from workflows.events import InputRequiredEvent, StepState, StepStateChanged
+
+        trace, thread, role, waits = self.trace, self.thread, self.role, self.waits
+        # start: a fresh run, or the snapshot the docs restore from
+        answering = False
         with trace.shared():
-            rid = store.save(run_id, snap, False)
-            ck, parent = ck_of(rid), cur["ck"]
-            trace.event("step", thread=thread, checkpoint=ck, parent=parent)
-            if answer is not None:
-                # the answer became durable in this snapshot (LlamaIndex stores none of its own)
-                trace.event(
-                    "put_writes", thread=thread, checkpoint=parent, task=None, kind="resume"
-                )
-            trace.event("put_writes", thread=thread, checkpoint=parent, task=task, kind="ok")
-            trace.event("put", checkpoint=ck, digest=digest(snap))
-            schedule(ck, pending_steps(snap))
-        cur["ck"] = ck
-        kill.hit(f"{name}.saved")
-        await stored_boundary()
-
-    if restored is None:
-        handler = workflow.run()
-    else:
-        await stored_boundary()
-        ctx = Context.from_dict(workflow, restored)
-        if role == "fork":
-            copy = f"{thread}#fork-{proc}"
-            trace.event("fork", thread=thread, parent=cur["ck"], checkpoint=copy)
-            with trace.shared():
-                store.save(run_id, restored, False)
-                trace.event("put", checkpoint=copy, digest=digest(restored))
-                schedule(copy, pending_steps(restored))
-            cur["ck"] = copy
-        handler = workflow.run(ctx=ctx)
-        if answering:
-            answer(handler)
-
-    first = restored is None
-    outcome = "done"
-    result: Any = None
-    try:
-        async for ev in handler.stream_events(expose_internal=True):
-            if first and isinstance(ev, StepStateChanged):
-                # the run's first snapshot: the start event queued for the first step
-                first = False
-                snap = handler.ctx.to_dict()
-                with trace.shared():
-                    rid = store.save(run_id, snap, False)
-                    ck = ck_of(rid)
-                    trace.event("step", thread=thread, checkpoint=ck, parent=None)
-                    trace.event("put", checkpoint=ck, digest=digest(snap))
-                    schedule(ck, pending_steps(snap))
-                cur["ck"] = ck
-                await stored_boundary()
-            if isinstance(ev, InputRequiredEvent):
-                task = cur["tasks"][waits]
-                trace.event(
-                    "task_end", thread=thread, task=task, outcome="interrupt", interrupt=task
-                )
-                cur["started"] -= 1  # the parked step starts again when answered
-                kill.hit(f"{waits}.parking")
-                snap = handler.ctx.to_dict()
-                with trace.shared():
-                    store.save(run_id, snap, True)
-                    trace.event(
-                        "put_writes",
-                        thread=thread,
-                        checkpoint=cur["ck"],
-                        task=task,
-                        kind="interrupt",
-                        interrupt=task,
-                    )
-                kill.hit(f"{waits}.parked")
-                if job.get("value") is not None and role != "answer":
-                    answer(handler)  # the waiting process answers itself
-                    continue
-                outcome = "parked"
-                await handler.cancel_run()
-                break
-            if (
-                isinstance(ev, StepStateChanged)
-                and ev.step_state == StepState.NOT_RUNNING
-                and ev.output_event_name is not None
-                and ev.output_event_name != "None"
+            rows = self.store.rows(thread)
+            if role == "run" and not rows:
+                trace.event("load", **trace_load(thread))
+                restored = None
+            elif (role == "answer" and not rows[-1][1] and not pending_steps(rows[-1][2])) or (
+                role == "recover" and rows[-1][1]
             ):
-                await boundary_reached(ev.name)
-        if outcome == "done":
-            result = await handler
-            kill.hit("returned")
-    except Exception as exc:  # a refusal of the runtime is a result, not a crash
-        result = {"raised": f"{type(exc).__name__}: {exc}"}
-        outcome = ""
-    if outcome:
-        trace.event("finish", outcome=outcome)
-    Path(job["result"]).write_text(json.dumps({"result": str(result)}), encoding="utf-8")
-    return 0
+                # an answer with nothing waiting, or a restart of a run that waits for its
+                # answer: the application only reads what is stored
+                self.load_event(rows, None, ev="read")
+                return {"result": "waiting for its answer" if rows[-1][1] else "nothing waiting"}
+            else:
+                asked = None
+                if role == "fork":
+                    cks = self.checkpoints(rows)
+                    asked = self.ck_of(cks[self.job.get("from", -1)][0])
+                self.load_event(rows, asked)
+                restored = next(
+                    s for rid, s in self.checkpoints(rows) if self.ck_of(rid) == self.ck
+                )
+                if role != "fork" and rows[-1][1]:
+                    restored = rows[-1][2]  # the parked snapshot holds the waiter
+                    answering = role == "answer"
+        self.loaded()
 
+        if restored is None:
+            handler = self.workflow.run()
+        else:
+            await self.stored_boundary()
+            ctx = Context.from_dict(self.workflow, restored)
+            if role == "fork":
+                copy = f"{thread}#fork-{self.proc}"
+                trace.event("fork", thread=thread, parent=self.ck, checkpoint=copy)
+                with trace.shared():
+                    self.store.save(self.run_id, restored, False)
+                    trace.event("put", checkpoint=copy, digest=digest(restored))
+                    self.schedule(thread, copy, pending_steps(restored))
+                self.ck = copy
+            handler = self.workflow.run(ctx=ctx)
+            if answering:
+                self.send(handler)
+
+        first = restored is None
+        outcome = "done"
+        result: Any = None
+        try:
+            async for ev in handler.stream_events(expose_internal=True):
+                if first and isinstance(ev, StepStateChanged):
+                    # the run's first snapshot: the start event queued for the first step
+                    first = False
+                    snap = handler.ctx.to_dict()
+                    with trace.shared():
+                        ck = self.ck_of(self.store.save(self.run_id, snap, False))
+                        trace.event("step", thread=thread, checkpoint=ck, parent=None)
+                        trace.event("put", checkpoint=ck, digest=digest(snap))
+                        self.schedule(thread, ck, pending_steps(snap))
+                    self.ck = ck
+                    await self.stored_boundary()
+                if isinstance(ev, InputRequiredEvent):
+                    self.started -= 1  # the parked step starts again when answered
+                    self.park(
+                        thread,
+                        self.tasks[waits],
+                        waits,
+                        lambda: self.ck,
+                        lambda: self.store.save(self.run_id, handler.ctx.to_dict(), True),
+                    )
+                    if self.job.get("value") is not None and role != "answer":
+                        self.send(handler)  # the waiting process answers itself
+                        continue
+                    outcome = "parked"
+                    await handler.cancel_run()
+                    break
+                if (
+                    isinstance(ev, StepStateChanged)
+                    and ev.step_state == StepState.NOT_RUNNING
+                    and ev.output_event_name is not None
+                    and ev.output_event_name != "None"
+                ):
+                    await self.boundary_reached(handler, ev.name)
+            if outcome == "done":
+                result = await handler
+                self.kill.hit("returned")
+        except Exception as exc:  # a refusal of the runtime is a result, not a crash
+            result = self.refusal(exc)
+            outcome = ""
+        if outcome:
+            trace.event("finish", outcome=outcome)
+        return {"result": str(result)}
+
+
+main = LlamaIndexWorker.main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1]))

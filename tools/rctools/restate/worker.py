@@ -128,6 +128,12 @@ class Attempt:
             raise Abandoned(ev)
         self.trace.event(ev, **fields)
 
+    def start(self, task: str, node: str) -> None:
+        """The attempt's checkpoint schedules the one task `task`, a run of `node`; it starts."""
+        tasks = [{"task": task, "node": node, "path": node}]
+        self.ev("schedule", thread=self.key, checkpoint=self.cur, tasks=tasks)
+        self.ev("task_start", thread=self.key, task=task, node=node, path=node)
+
     def snap(self) -> Any:
         return snapshot(
             self.proc.job["admin"], self.key, self.invocation, Path(self.proc.job["control"])
@@ -167,13 +173,7 @@ class Attempt:
         self._visible(k)
         self.flush()
         task = f"{self.key}:{k}"
-        self.ev(
-            "schedule",
-            thread=self.key,
-            checkpoint=self.cur,
-            tasks=[{"task": task, "node": name, "path": name}],
-        )
-        self.ev("task_start", thread=self.key, task=task, node=name, path=name)
+        self.start(task, name)
         self.hit(f"{name}.start")
         if self.dead():
             raise Abandoned(name)
@@ -203,14 +203,7 @@ class Attempt:
             return False
         self.flush()
         node = f"{kind}:{name}"
-        task = f"{self.key}:{k}"
-        self.ev(
-            "schedule",
-            thread=self.key,
-            checkpoint=self.cur,
-            tasks=[{"task": task, "node": node, "path": node}],
-        )
-        self.ev("task_start", thread=self.key, task=task, node=node, path=node)
+        self.start(f"{self.key}:{k}", node)
         return True
 
     def after_promise(self, k: int, value: Any, kind: str = "promise") -> None:

@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import sys
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 from resumecheck.waiting import apoll
@@ -40,9 +38,7 @@ from temporalio.worker import (
     Worker,
 )
 
-from rctools.suite.crash import KillPoints
-from rctools.suite.effects import Effects
-from rctools.suite.trace import TraceWriter
+from rctools.suite import worker as rcworker
 from rctools.suite.trace import load as trace_load
 from rctools.temporal.history import PLANS, RunView, ck, node, read
 
@@ -58,16 +54,12 @@ RETRY = RetryPolicy(initial_interval=timedelta(milliseconds=200), backoff_coeffi
 REC: Recorder | None = None  # the process's recorder, read by the workflow and activities
 
 
-class Recorder:
+class Recorder(rcworker.Worker):
     """The trace, the kill points and what this process made and has not yet seen recorded."""
 
     def __init__(self, job: dict[str, Any]) -> None:
-        self.job = job
-        self.proc: str = job["proc"]
+        super().__init__(job)
         self.wf: str = job["wf"]
-        self.trace = TraceWriter(Path(job["trace"]), self.proc)
-        self.kill = KillPoints()
-        self.effects = Effects(job, self.trace)
         self.client: Client | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.current: str | None = None  # the checkpoint this process's run is at
@@ -76,14 +68,6 @@ class Recorder:
         self.at_end: set[str] = set()  # runs whose end this process's workflow code ran
         self.answering = asyncio.Lock()  # a send and its logging, as one move in this process
         self.refused: list[str] = []  # answers the server refused (the workflow had ended)
-
-    def ev(self, ev: str, **fields: Any) -> None:
-        self.trace.event(ev, **fields)
-
-    def acked(self, ev: str, **fields: Any) -> None:
-        """An acknowledgement: logged under the cross-process lock loads are read under."""
-        with self.trace.shared():
-            self.trace.event(ev, **fields)
 
     async def view(self, run_id: str | None = None) -> RunView:
         """The run (the latest run of the workflow id when not given) from its history."""
@@ -135,14 +119,7 @@ class Recorder:
                 if made is None or made != view.ckid(k):
                     continue
                 del self.unacked[(run_id, k)]
-                self.trace.event(
-                    "put_writes",
-                    thread=self.wf,
-                    checkpoint=view.ckid(k - 1),
-                    task=view.task(k),
-                    kind="ok",
-                )
-                self.trace.event("put", checkpoint=made, digest=view.digest(k))
+                self.stored(self.wf, view.ckid(k - 1), view.task(k), made, view.digest(k))
                 saved.append(node(PLANS[view.plan][k - 1]))
         for name in saved:
             self.kill.hit(f"{name}.saved")
@@ -220,13 +197,7 @@ async def begin_wait(run_id: str, k: int) -> str:
     await r.sync(run_id, parent)
     task = view.task(k)
     name = node(PLANS[view.plan][k - 1])
-    r.ev(
-        "schedule",
-        thread=r.wf,
-        checkpoint=parent,
-        tasks=[{"task": task, "node": name, "path": name}],
-    )
-    r.ev("task_start", thread=r.wf, task=task, node=name, path=name)
+    r.start(r.wf, parent, task, name)
     r.started.add(task)
     r.kill.hit("wait.start")
     return task
@@ -242,13 +213,7 @@ async def end_wait(run_id: str, k: int, task: str | None, message: dict[str, Any
     name = node(PLANS[view.plan][k - 1])
     if task not in r.started:  # this process took the wait up after a crash, the answer in
         await r.sync(run_id, parent)
-        r.ev(
-            "schedule",
-            thread=r.wf,
-            checkpoint=parent,
-            tasks=[{"task": task, "node": name, "path": name}],
-        )
-        r.ev("task_start", thread=r.wf, task=task, node=name, path=name)
+        r.start(r.wf, parent, task, name)
     # what this wait received, whichever wait its sender meant (`message["interrupt"]`)
     resumed = [{"interrupt": task, "value": message["value"]}]
     async with r.answering:  # a sender in this process has logged its answer first
@@ -278,13 +243,7 @@ def make_activity(name: str, kind: str) -> Any:
         parent = view.ckid(k - 1)
         await r.sync(info.workflow_run_id, parent)
         task = view.task(k)
-        r.ev(
-            "schedule",
-            thread=r.wf,
-            checkpoint=parent,
-            tasks=[{"task": task, "node": name, "path": name}],
-        )
-        r.ev("task_start", thread=r.wf, task=task, node=name, path=name)
+        r.start(r.wf, parent, task, name)
         r.kill.hit(f"{name}.start")
         r.effects.fire(r.wf, task, name, kind)
         r.kill.hit(f"{name}.effect")
@@ -438,9 +397,22 @@ def make_worker(r: Recorder) -> Worker:
     )
 
 
-async def amain(job: dict[str, Any]) -> Any:
+async def start_flow(r: Recorder, **options: Any) -> WorkflowHandle[Any, Any]:
+    """The caller starts the job's workflow under the cell's workflow id."""
+    assert r.client is not None
+    return await r.client.start_workflow(
+        Flow.run,
+        r.job["workflow"],
+        id=r.wf,
+        task_queue=TASK_QUEUE,
+        task_timeout=WORKFLOW_TASK_TIMEOUT,
+        **options,
+    )
+
+
+async def amain(r: Recorder) -> Any:
     global REC
-    r = REC = Recorder(job)
+    REC, job = r, r.job
     r.loop = asyncio.get_running_loop()
     r.client = await Client.connect(job["address"], identity=r.proc)
     role, wf = job["role"], job["wf"]
@@ -449,13 +421,7 @@ async def amain(job: dict[str, Any]) -> Any:
     if role == "run":
         r.ev("load", **trace_load(wf))
         r.ev("step", thread=wf, checkpoint=ck(wf, 0), parent=None)
-        handle = await r.client.start_workflow(
-            Flow.run,
-            job["workflow"],
-            id=wf,
-            task_queue=TASK_QUEUE,
-            task_timeout=WORKFLOW_TASK_TIMEOUT,
-        )
+        handle = await start_flow(r)
         run_id = handle.result_run_id
         view = await r.view(run_id)
         r.acked("put", checkpoint=ck(wf, 0), digest=view.digest(0))
@@ -467,14 +433,7 @@ async def amain(job: dict[str, Any]) -> Any:
     elif role == "rerun":
         # the caller starts the same workflow id again; Temporal returns the running one
         await r.load()
-        handle = await r.client.start_workflow(
-            Flow.run,
-            job["workflow"],
-            id=wf,
-            task_queue=TASK_QUEUE,
-            task_timeout=WORKFLOW_TASK_TIMEOUT,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        )
+        handle = await start_flow(r, id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
     elif role in ("recover", "answer", "result"):
         if role == "answer" and not any(a.get("remember") for a in job.get("answers", [])):
             await parked(r)  # a request handler is called once the workflow waits
@@ -499,14 +458,20 @@ async def amain(job: dict[str, Any]) -> Any:
     return {"result": result, "refused": r.refused} if r.refused else result
 
 
-def main(job_path: str) -> None:
-    job = json.loads(Path(job_path).read_text(encoding="utf-8"))
-    result = asyncio.run(amain(job))
-    Path(job["result"]).write_text(json.dumps(result), encoding="utf-8")
-    # The SDK's native threads can abort the interpreter's shutdown (SIGABRT after the work is
-    # done): every trace line is already written with os.write, so leave at once.
-    os._exit(0)
+class TemporalWorker(Recorder):
+    """One process: a client of the cell's dev server, the job's role, a worker where the role
+    runs one."""
 
+    def run(self) -> Any:
+        return asyncio.run(amain(self))
+
+    def close(self) -> None:
+        # The SDK's native threads can abort the interpreter's shutdown (SIGABRT after the work
+        # is done): every trace line is already written with os.write, so leave at once.
+        os._exit(0)
+
+
+main = TemporalWorker.main
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,54 @@
+"""What the tests of every runtime suite (`tests/test_runtime_*.py`) share: a module's cells
+recorded once through the real command line, and the checks they make of a conforming cell and
+of a step killed after its effect. One place, so that a conforming cell means the same in every
+suite's tests (complete, not only unbroken) and no suite's copy drifts from the others.
+
+Use it as `summary = runtime_cells.recorded("burr", CELLS, code=1)` at module level: pytest
+finds the returned fixture under the name `summary`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from rctools.suite import testing
+
+# the four actions of every suite's linear workflow, each fired once
+LINEAR_ONCE = {"reserve": 1, "charge": 1, "mail": 1, "ship": 1}
+
+
+def recorded(suite: str, cells: Sequence[str], *, code: int) -> Any:
+    """A module fixture: `cells` of `suite` recorded once by `resume-check run` (exit `code`,
+    checked with the summary by `testing.record`) and its summary.json, for the module's tests."""
+
+    @pytest.fixture(scope="module")
+    def summary(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+        return testing.record(suite, cells, tmp_path_factory.mktemp(suite), code=code)
+
+    return summary
+
+
+def assert_conforms(summary: dict[str, Any], name: str) -> None:
+    """Cell `name` conforms, and over its whole trace (a cut-short trace is not a conformance)."""
+    row = testing.row(summary, name)
+    assert row["status"] == "conforms" and row.get("complete") is True, row
+
+
+def assert_killed_step_ran_again(summary: dict[str, Any], name: str, intent: str) -> None:
+    """Cell `name` killed its first worker and a second one finished the linear workflow; the
+    effect of `intent` fired twice, every other action once, and the harness logged one crash."""
+    row = testing.row(summary, name)
+    assert [w["exit"] for w in row["workers"]] == ["killed", "returned"], row
+    assert row["notes"]["fired_per_intent"] == {**LINEAR_ONCE, intent: 2}, row
+    assert testing.crashes(summary, name) == 1, row
+
+
+def violation(
+    summary: dict[str, Any], name: str, prop: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Cell `name` violates exactly property `prop`: its row and the event the checker named."""
+    row = testing.row(summary, name)
+    assert row["status"] == "violates" and row["properties"] == [prop], row
+    return row, testing.verdict(summary, name)["event"]
