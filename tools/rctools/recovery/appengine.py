@@ -27,8 +27,9 @@ The runtime records; the spec judges.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import itertools
-import sqlite3
 import threading
 import time
 import uuid
@@ -40,11 +41,11 @@ from typing import Any, Literal
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.config import get_config
 
 from rctools.langgraph.observe import value_id
 from rctools.recovery.app import RecoveryApp, Tool
+from rctools.recovery.appdriver import driver
 from rctools.recovery.controller import certify
 from rctools.recovery.engine import RunResult, Stuck
 from rctools.recovery.trace import TraceWriter
@@ -81,7 +82,7 @@ class Instance:
 
     name: str
     node: str
-    state: Literal["idle", "run", "restored", "done"] = "idle"
+    state: Literal["idle", "run", "restored", "done", "cancelled"] = "idle"
     attempt: int = 1
     calls: int = 0
     value: str | None = None  # its committed output's id
@@ -120,11 +121,18 @@ class _Callbacks(BaseCallbackHandler):
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         inst = self.runs.pop(run_id, None)
         if inst is not None:
-            self.run.ended(inst)
+            self.run.ended(inst, error)
 
 
 def _task(metadata: dict[str, Any]) -> str:
     return str(metadata.get("langgraph_checkpoint_ns", "")).rpartition(":")[2]
+
+
+def _failed(error: Any) -> bool:
+    """A task's error LangGraph kept is a failure, not a sibling it cancelled when another task
+    failed first (kept as `CancelledError()`, a task that never ran: a `Send` fan-out's)."""
+    cancelled = isinstance(error, asyncio.CancelledError) or error == "CancelledError()"
+    return error is not None and not cancelled
 
 
 class AppRun:
@@ -152,8 +160,8 @@ class AppRun:
         self.undone = 0
         db_path.parent.mkdir(parents=True, exist_ok=True)
         db_path.unlink(missing_ok=True)
-        self.db = sqlite3.connect(db_path, check_same_thread=False, timeout=30)
-        self.graph = app.factory(SqliteSaver(self.db))
+        self.driver = driver(app.factory, db_path, app.asynchronous)
+        self.graph = self.driver.graph
         self.declared = list(instances)  # the header's: every name a run may use
         self.trace = TraceWriter(trace_path, self._header(instances))
 
@@ -211,21 +219,26 @@ class AppRun:
             self.active.discard(inst.name)
             self.cond.notify_all()
 
-    def ended(self, inst: Instance) -> None:
+    def ended(self, inst: Instance, error: BaseException) -> None:
+        """A node raised, or LangGraph cancelled it mid-run when a sibling failed (async
+        nodes: LangGraph will run it again from its start, so a restore rolls it back)."""
         with self.cond:
+            if isinstance(error, asyncio.CancelledError) and inst.state == "run":
+                inst.state = "cancelled"
             self.active.discard(inst.name)
             self.cond.notify_all()
 
-    def call(self, tool: Tool, original: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-        """A declared tool called by a node: recorded, failed at the target, ledgered."""
+    def before_call(self, tool: Tool) -> tuple[Instance, str, bool] | None:
+        """A declared tool about to be called by a node: failed at the target, else its intent
+        and whether the ledger replays it (None: called outside a node, not recorded)."""
         try:
             task = _task(get_config().get("metadata", {}))
         except RuntimeError:  # called outside a node
-            return original(*args, **kwargs)
+            return None
         with self.cond:
             inst = self.by_task.get(task)
             if inst is None:
-                return original(*args, **kwargs)
+                return None
             inst.calls += 1
             k = inst.calls
             at = FailurePoint(inst.name, k, tool.name)
@@ -234,8 +247,13 @@ class AppRun:
                 self.trace.event("fail", instance=inst.name, reason=f"{tool.name} failed")
                 raise InjectedFailure(tool.name)
             intent = f"{inst.name}/{tool.name}#{k}"
-            replayed = tool.policy == "irreversible" and intent in self.ledger
-        result = self.ledger[intent] if replayed else original(*args, **kwargs)
+            return inst, intent, tool.policy == "irreversible" and intent in self.ledger
+
+    def after_call(
+        self, tool: Tool, inst: Instance, intent: str, replayed: bool, result: Any, call: Any
+    ) -> None:
+        """The call made (or replayed): ledgered, its undo kept, its effect recorded."""
+        args, kwargs = call
         with self.cond:
             if tool.policy == "irreversible":
                 self.ledger[intent] = result
@@ -246,13 +264,12 @@ class AppRun:
             if replayed:
                 fields["replayed"] = True
             self.trace.event("effect", instance=inst.name, tool=tool.name, intent=intent, **fields)
-        return result
 
     # --- recovery ---------------------------------------------------------------------------
 
     def _take_back(self, inst: Instance) -> None:
         for undo in reversed(inst.undo):
-            undo()
+            self.driver.settle(undo())
             self.undone += 1
         inst.undo = []
 
@@ -280,11 +297,32 @@ class AppRun:
             for name, tool in self.app.tools.items():
                 setattr(tool.module, tool.attr, originals[name])
             self.trace.close()
-            self.db.close()
+            self.driver.close()
 
     def _wrapped(self, tool: Tool, original: Callable[..., Any]) -> Callable[..., Any]:
+        """The tool as the nodes see it during the run: the same call, recorded; an
+        `async def` tool stays one."""
+        if inspect.iscoroutinefunction(original):
+
+            async def awrapper(*args: Any, **kwargs: Any) -> Any:
+                found = self.before_call(tool)
+                if found is None:
+                    return await original(*args, **kwargs)
+                inst, intent, replayed = found
+                result = self.ledger[intent] if replayed else await original(*args, **kwargs)
+                self.after_call(tool, inst, intent, replayed, result, (args, kwargs))
+                return result
+
+            return awrapper
+
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return self.call(tool, original, args, kwargs)
+            found = self.before_call(tool)
+            if found is None:
+                return original(*args, **kwargs)
+            inst, intent, replayed = found
+            result = self.ledger[intent] if replayed else original(*args, **kwargs)
+            self.after_call(tool, inst, intent, replayed, result, (args, kwargs))
+            return result
 
         return wrapper
 
@@ -302,7 +340,7 @@ class AppRun:
         outcome: Literal["completed", "blocked"] = "completed"
         for _ in range(MAX_RECOVERIES + 1):
             try:
-                self.graph.invoke(payload, config)
+                self.driver.invoke(payload, config)
                 if self.graph.get_state(thread).next:
                     raise Stuck(f"{self.app.spec}: parked at an interrupt (not supported)")
                 break
@@ -311,7 +349,7 @@ class AppRun:
                 self._drain()
                 config = thread
                 latest = self.graph.get_state(thread)
-                errored = [t for t in latest.tasks if t.error is not None]
+                errored = [t for t in latest.tasks if _failed(t.error)]
                 blamed = self.by_task.get(errored[0].id) if len(errored) == 1 else None
                 if blamed is None:
                     raise Stuck(f"{self.app.spec}: LangGraph kept no single failed task") from None
@@ -333,9 +371,10 @@ class AppRun:
                     config = thread
                     payload = self.app.input
                     continue
-                also: list[Instance] = []
+                # Siblings LangGraph cancelled mid-run start again, under every restore.
+                also = [i for i in self.instances.values() if i.state == "cancelled"]
                 if self.policy == "native":
-                    also = [
+                    also += [
                         self.by_task[t.id]
                         for t in latest.tasks
                         if t.error is None and t.id in self.by_task
