@@ -21,7 +21,8 @@ ended and its step is not yet checkpointed. The policies recover on LangGraph's 
 Model calls and tokens (words of prompt and completion) are counted by the same callback.
 
 Not yet (said up front, `UnsupportedApp`): the functional API, conditional edges and `Send`,
-subgraphs, cycles, interrupts.
+subgraphs, cycles, async-only nodes, interrupts (static ones from the compiled graph, dynamic
+ones -- `interrupt()` in a node -- from the fault-free run the points are drawn from).
 
 Effects (`effects`, node -> revocable): a declared node's writes are an outbox -- what it asks
 the outside world to do (an e-mail to send) -- which the suite performs once the step has
@@ -50,7 +51,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, StateUpdate
 
-from rctools.langgraph.app import AppError, load_factory
+from rctools.langgraph.app import AppError, async_only_nodes, load_factory
 from rctools.revision.recorder import Recorder
 
 
@@ -116,6 +117,16 @@ def workflow_of(
         )
     if list(graph.get_subgraphs()):
         raise UnsupportedApp("run revision --app: subgraphs are not supported yet")
+    if async_only_nodes(graph):
+        raise UnsupportedApp(
+            "run revision --app: async-only nodes are not supported yet (the runs stream "
+            f"synchronously): {', '.join(async_only_nodes(graph))}"
+        )
+    if graph.interrupt_before_nodes or graph.interrupt_after_nodes:
+        raise UnsupportedApp(
+            "run revision --app: interrupts (interrupt_before/interrupt_after) are not "
+            "supported yet: a run that parks for a human has no end to judge"
+        )
     nodes = [n for n in builder.nodes if n not in (START, END)]
     edges = {(a, b) for a, b in builder.edges if a != START and b != END}
     edges |= {(a, b) for sources, b in builder.waiting_edges for a in sources if b != END}
@@ -193,11 +204,23 @@ class AppOutcome:
 
 
 def count_calls(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> int:
-    """The model calls of a fault-free run: the instants a revision can be drawn from."""
+    """The model calls of a fault-free run: the instants a revision can be drawn from. A run
+    that raises, or parks at an `interrupt()` a node calls, is refused here, before any cell."""
     counter = _Calls(None, lambda _: None)
     graph = factory(InMemorySaver())
     config = {"configurable": {"thread_id": "probe"}, "callbacks": [counter]}
-    graph.invoke(inputs, config)
+    try:
+        graph.invoke(inputs, config)
+    except Exception as exc:  # the user's graph: anything can go wrong in it
+        raise AppError(
+            f"run revision --app: the fault-free run raised {type(exc).__name__}: {exc}"
+        ) from None
+    if graph.get_state(config).next:
+        raise UnsupportedApp(
+            "run revision --app: the fault-free run parked at an interrupt (interrupt() in a "
+            "node); interrupts are not supported yet: a run that waits for a human has no end "
+            "to judge"
+        )
     return counter.calls
 
 
