@@ -63,6 +63,8 @@ class RecoveryApp:
     tools: dict[str, Tool]
     asynchronous: bool = False
     """The graph has async-only nodes: it runs through `ainvoke` alone."""
+    tools_file: Path | None = None
+    """Where the tools were declared (a killed cell's child process loads them again)."""
 
     @property
     def policies(self) -> dict[str, str]:
@@ -131,4 +133,5 @@ def load_app(spec: str, tools_file: Path | None, given_input: Any) -> RecoveryAp
     # The module the factory was built from (a .py path is imported under a name of its own).
     app_module = sys.modules[factory.__module__]
     tools = load_tools(tools_file, app_module)
-    return RecoveryApp(spec, factory, given_input, tools, bool(async_only_nodes(graph)))
+    asynchronous = bool(async_only_nodes(graph))
+    return RecoveryApp(spec, factory, given_input, tools, asynchronous, tools_file)

@@ -6,6 +6,11 @@ same for both: it calls `invoke` here and LangGraph's synchronous `get_state`/`u
 which AsyncSqliteSaver answers from any thread but its loop's -- so the async driver keeps the
 loop on a thread of its own and the engine never runs on it. An async tool's undo is a
 coroutine: `settle` runs it on that loop.
+
+Both savers tell the engine when a task's writes are saved (`on_saved(task_id)`), and when a
+checkpoint is (`on_saved(None)`: it holds every write of the step before it). That is when a
+node's output is committed: LangGraph saves a task's writes in the background, so a node that
+has returned but whose writes are not saved yet is lost by a kill, and LangGraph runs it again.
 """
 
 from __future__ import annotations
@@ -19,16 +24,38 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+Saved = Callable[[str | None], None]
+
+
+class _SavingSaver(SqliteSaver):
+    """SqliteSaver, telling `on_saved` each task whose writes it has saved."""
+
+    on_saved: Saved
+
+    def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        super().put_writes(config, writes, task_id, task_path)
+        self.on_saved(task_id)
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        saved = super().put(config, checkpoint, metadata, new_versions)
+        self.on_saved(None)
+        return saved
+
 
 class SyncDriver:
     """A graph of plain nodes: `invoke` on the SQLite saver."""
 
-    def __init__(self, factory: Callable[[Any], Any], db_path: Path) -> None:
+    def __init__(
+        self, factory: Callable[[Any], Any], db_path: Path, durability: str, on_saved: Saved
+    ) -> None:
+        self.durability = durability
         self.db = sqlite3.connect(db_path, check_same_thread=False, timeout=30)
-        self.graph = factory(SqliteSaver(self.db))
+        saver = _SavingSaver(self.db)
+        saver.on_saved = on_saved
+        self.graph = factory(saver)
 
     def invoke(self, payload: Any, config: dict[str, Any]) -> Any:
-        return self.graph.invoke(payload, config)
+        return self.graph.invoke(payload, config, durability=self.durability)
 
     def settle(self, result: Any) -> Any:
         return result
@@ -40,8 +67,24 @@ class SyncDriver:
 class AsyncDriver:
     """A graph with async-only nodes: `ainvoke` on AsyncSqliteSaver, on a loop thread."""
 
-    def __init__(self, factory: Callable[[Any], Any], db_path: Path) -> None:
+    def __init__(
+        self, factory: Callable[[Any], Any], db_path: Path, durability: str, on_saved: Saved
+    ) -> None:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        class SavingSaver(AsyncSqliteSaver):
+            async def aput_writes(
+                self, config: Any, writes: Any, task_id: str, task_path: str = ""
+            ) -> None:
+                await super().aput_writes(config, writes, task_id, task_path)
+                on_saved(task_id)
+
+            async def aput(
+                self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any
+            ) -> Any:
+                saved = await super().aput(config, checkpoint, metadata, new_versions)
+                on_saved(None)
+                return saved
 
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
@@ -50,8 +93,9 @@ class AsyncDriver:
         async def open_saver() -> Any:
             import aiosqlite
 
-            return AsyncSqliteSaver(await aiosqlite.connect(db_path))
+            return SavingSaver(await aiosqlite.connect(db_path))
 
+        self.durability = durability
         self.saver = self._on_loop(open_saver())
         self.graph = factory(self.saver)
 
@@ -59,7 +103,7 @@ class AsyncDriver:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
 
     def invoke(self, payload: Any, config: dict[str, Any]) -> Any:
-        return self._on_loop(self.graph.ainvoke(payload, config))
+        return self._on_loop(self.graph.ainvoke(payload, config, durability=self.durability))
 
     def settle(self, result: Any) -> Any:
         """An async undo's coroutine, run to its end."""
@@ -72,6 +116,14 @@ class AsyncDriver:
         self.loop.close()
 
 
-def driver(factory: Callable[[Any], Any], db_path: Path, asynchronous: bool) -> Any:
-    """The driver for a graph: async when it has async-only nodes."""
-    return (AsyncDriver if asynchronous else SyncDriver)(factory, db_path)
+def driver(
+    factory: Callable[[Any], Any],
+    db_path: Path,
+    asynchronous: bool,
+    durability: str,
+    on_saved: Saved,
+) -> Any:
+    """The driver for a graph: async when it has async-only nodes. `durability` is LangGraph's
+    (`async`, its default: a step's checkpoint is written while the next step runs; `sync`:
+    before it starts)."""
+    return (AsyncDriver if asynchronous else SyncDriver)(factory, db_path, durability, on_saved)

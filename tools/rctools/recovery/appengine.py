@@ -30,6 +30,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
+import os
+import signal
 import threading
 import time
 import uuid
@@ -46,6 +48,7 @@ from langgraph.config import get_config
 from rctools.langgraph.observe import value_id
 from rctools.recovery.app import RecoveryApp, Tool
 from rctools.recovery.appdriver import driver
+from rctools.recovery.appkill import SideLog
 from rctools.recovery.controller import certify
 from rctools.recovery.engine import RunResult, Stuck
 from rctools.recovery.trace import TraceWriter
@@ -82,7 +85,8 @@ class Instance:
 
     name: str
     node: str
-    state: Literal["idle", "run", "restored", "done", "cancelled"] = "idle"
+    state: Literal["idle", "run", "restored", "ended", "done", "cancelled"] = "idle"
+    """ended: returned, its writes not saved yet; done: committed (its writes saved)."""
     attempt: int = 1
     calls: int = 0
     value: str | None = None  # its committed output's id
@@ -135,8 +139,16 @@ def _failed(error: Any) -> bool:
     return error is not None and not cancelled
 
 
+Mode = Literal["raise", "kill", "recover"]
+
+
 class AppRun:
-    """Runs the app once under `policy`, failing at `target` (None: a fault-free run)."""
+    """Runs the app once under `policy`, failing at `target` (None: a fault-free run).
+
+    `mode`: the failure is the tool raising ("raise"); or this process is killed there
+    ("kill", in the child of appkill: it leaves a side log for its successor); or this process
+    recovers after the kill ("recover": the trace, the saver's database and the side log the
+    killed process left, on its `thread`)."""
 
     def __init__(
         self,
@@ -146,10 +158,15 @@ class AppRun:
         trace_path: Path,
         db_path: Path,
         instances: list[str],
+        *,
+        mode: Mode = "raise",
+        thread: str | None = None,
     ) -> None:
         self.app = app
         self.policy = policy
         self.target = target
+        self.mode = mode
+        self.thread_id = thread or str(uuid.uuid4())
         self.cond = threading.Condition()
         self.instances: dict[str, Instance] = {}
         self.by_task: dict[str, Instance] = {}
@@ -159,11 +176,55 @@ class AppRun:
         self.injected = False
         self.undone = 0
         db_path.parent.mkdir(parents=True, exist_ok=True)
-        db_path.unlink(missing_ok=True)
-        self.driver = driver(app.factory, db_path, app.asynchronous)
+        side = db_path.with_suffix(".side.jsonl")
+        if mode != "recover":
+            db_path.unlink(missing_ok=True)
+            side.unlink(missing_ok=True)
+        # Every finished step checkpointed before the next starts: LangGraph's default
+        # durability ("async") writes a step's checkpoint while the next step runs, and a kill
+        # then loses it -- a committed node runs again on resume.
+        durability = "sync"
+        self.driver = driver(app.factory, db_path, app.asynchronous, durability, self.saved)
         self.graph = self.driver.graph
         self.declared = list(instances)  # the header's: every name a run may use
-        self.trace = TraceWriter(trace_path, self._header(instances))
+        header = None if mode == "recover" else self._header(instances)
+        self.trace = TraceWriter(trace_path, header)
+        self.side = SideLog(side) if mode == "kill" else None
+        if mode == "recover":
+            self._rebuild(SideLog.read(side))
+
+    def _rebuild(self, records: list[dict[str, Any]]) -> None:
+        """The bookkeeping of the killed process, from its trace and side log: its instances
+        (committed, or running when it died: those died with it), which task ran which, what
+        each commit wrote, the undo of every effect that can be taken back, the ledger."""
+        nodes = {r["instance"]: r["node"] for r in records if r["kind"] == "task"}
+        for e in self.trace.events:
+            name = e.get("instance")
+            if e["ev"] == "begin":
+                self.instances[name] = Instance(name, nodes[name], state="run")
+            elif e["ev"] == "commit":
+                self.instances[name].value, self.instances[name].state = e["value"], "done"
+            elif e["ev"] == "effect":
+                self.instances[name].calls += 1
+                next(self.requests)
+        for r in records:
+            if r["kind"] == "task":
+                self.by_task[r["task"]] = self.instances[r["instance"]]
+            elif r["kind"] == "commit":
+                self.instances[r["instance"]].writes = frozenset(r["writes"])
+            elif r["kind"] == "ledger":
+                self.ledger[r["intent"]] = SideLog.unpack(r["result"])
+            elif r["kind"] == "undo":
+                undo, (args, kwargs) = self.app.tools[r["tool"]].undo, SideLog.unpack(r["args"])
+                if undo is not None:
+                    self.instances[r["instance"]].undo.append(
+                        lambda u=undo, a=args, k=kwargs: u(*a, **k)
+                    )
+        failed = [e["instance"] for e in self.trace.events if e["ev"] == "fail"]
+        for inst in self.instances.values():
+            if inst.state == "run" and inst.name not in failed:
+                inst.state = "cancelled"  # killed mid-run with the failed one
+        self.injected = True
 
     def _header(self, instances: list[str]) -> dict[str, Any]:
         return {
@@ -186,6 +247,8 @@ class AppRun:
     def started(self, node: str, task: str, inputs: Any) -> Instance:
         with self.cond:
             inst = self.by_task.get(task) or self._instance_for(node)
+            if self.side is not None and task not in self.by_task:
+                self.side.write("task", task=task, instance=inst.name, node=node)
             self.by_task[task] = inst
             self.active.add(inst.name)
             if inst.state != "restored":  # a restored instance runs on from its checkpoint
@@ -209,15 +272,33 @@ class AppRun:
         return self.instances[name]
 
     def finished(self, inst: Instance, outputs: Any) -> None:
+        """The node returned: its output is committed once LangGraph has saved its writes."""
         with self.cond:
             if inst.state == "run":
                 inst.value = value_id(outputs)
                 inst.writes = frozenset(outputs) if isinstance(outputs, dict) else frozenset()
-                self.trace.event("commit", instance=inst.name, value=inst.value)
-                self.trace.event("exit", instance=inst.name)
-                inst.state = "done"
+                inst.state = "ended"
             self.active.discard(inst.name)
             self.cond.notify_all()
+
+    def saved(self, task: str | None) -> None:
+        """LangGraph saved a task's writes, or a checkpoint (None: it holds the writes of every
+        node that had returned): those outputs are committed (a kill after this keeps them;
+        before, LangGraph runs the node again)."""
+        with self.cond:
+            if task is None:
+                ended = [i for i in self.instances.values() if i.state == "ended"]
+            else:
+                ended = [i for i in [self.by_task.get(task)] if i and i.state == "ended"]
+            for inst in ended:
+                self._commit(inst)
+
+    def _commit(self, inst: Instance) -> None:
+        self.trace.event("commit", instance=inst.name, value=inst.value)
+        self.trace.event("exit", instance=inst.name)
+        if self.side is not None:
+            self.side.write("commit", instance=inst.name, writes=sorted(inst.writes))
+        inst.state = "done"
 
     def ended(self, inst: Instance, error: BaseException) -> None:
         """A node raised, or LangGraph cancelled it mid-run when a sibling failed (async
@@ -244,6 +325,9 @@ class AppRun:
             at = FailurePoint(inst.name, k, tool.name)
             if self.target == at and inst.attempt == 1 and not self.injected:
                 self.injected = True
+                if self.mode == "kill":
+                    self.trace.event("fail", instance=inst.name, reason="process killed")
+                    os.kill(os.getpid(), signal.SIGKILL)
                 self.trace.event("fail", instance=inst.name, reason=f"{tool.name} failed")
                 raise InjectedFailure(tool.name)
             intent = f"{inst.name}/{tool.name}#{k}"
@@ -257,9 +341,14 @@ class AppRun:
         with self.cond:
             if tool.policy == "irreversible":
                 self.ledger[intent] = result
+                if self.side is not None:
+                    self.side.write("ledger", intent=intent, result=SideLog.pack(result))
             if tool.policy in ("reversible", "compensable") and tool.undo is not None:
                 undo = tool.undo
                 inst.undo.append(lambda: undo(*args, **kwargs))
+                if self.side is not None:
+                    packed = SideLog.pack((args, kwargs))
+                    self.side.write("undo", instance=inst.name, tool=tool.name, args=packed)
             fields: dict[str, Any] = {"request": f"req-{next(self.requests)}"}
             if replayed:
                 fields["replayed"] = True
@@ -298,6 +387,8 @@ class AppRun:
                 setattr(tool.module, tool.attr, originals[name])
             self.trace.close()
             self.driver.close()
+            if self.side is not None:
+                self.side.close()
 
     def _wrapped(self, tool: Tool, original: Callable[..., Any]) -> Callable[..., Any]:
         """The tool as the nodes see it during the run: the same call, recorded; an
@@ -329,7 +420,7 @@ class AppRun:
     def _run(self) -> RunResult:
         callbacks = [_Callbacks(self)]
         thread: dict[str, Any] = {
-            "configurable": {"thread_id": str(uuid.uuid4())},
+            "configurable": {"thread_id": self.thread_id},
             "callbacks": callbacks,
         }
         config = thread  # a fork's config once, to run from the forked checkpoint
@@ -338,56 +429,56 @@ class AppRun:
         first: tuple[str | None, str | None] = (None, None)
         failed_at: float | None = None
         outcome: Literal["completed", "blocked"] = "completed"
+        killed = self.mode == "recover"  # the failure happened in the killed process
         for _ in range(MAX_RECOVERIES + 1):
-            try:
-                self.driver.invoke(payload, config)
-                if self.graph.get_state(thread).next:
-                    raise Stuck(f"{self.app.spec}: parked at an interrupt (not supported)")
-                break
-            except InjectedFailure:
-                failed_at = failed_at or time.perf_counter()
-                self._drain()
-                config = thread
-                latest = self.graph.get_state(thread)
-                errored = [t for t in latest.tasks if _failed(t.error)]
-                blamed = self.by_task.get(errored[0].id) if len(errored) == 1 else None
-                if blamed is None:
-                    raise Stuck(f"{self.app.spec}: LangGraph kept no single failed task") from None
-                if first[1] is None:
-                    first = (self.target.instance if self.target else None, blamed.name)
-                self.trace.event("localize", instance=blamed.name)
-                kind = self._decide(blamed)
-                counts[kind] += 1
-                if kind == "block":
-                    self.trace.event("block", reason="no admissible checkpoint")
-                    outcome = "blocked"
+            if not killed:
+                try:
+                    self.driver.invoke(payload, config)
+                    self._settle(commit=True)
+                    if self.graph.get_state(thread).next:
+                        raise Stuck(f"{self.app.spec}: parked at an interrupt (not supported)")
                     break
-                if kind == "rerun":
-                    for inst in self.instances.values():
-                        self._take_back(inst)
-                    self.instances, self.by_task = {}, {}
-                    self.trace.event("rerun")
-                    thread = {**thread, "configurable": {"thread_id": str(uuid.uuid4())}}
-                    config = thread
-                    payload = self.app.input
-                    continue
-                # Siblings LangGraph cancelled mid-run start again, under every restore.
-                also = [i for i in self.instances.values() if i.state == "cancelled"]
-                if self.policy == "native":
-                    also += [
-                        self.by_task[t.id]
-                        for t in latest.tasks
-                        if t.error is None and t.id in self.by_task
-                    ]
-                    # Time travel: a copy of the latest checkpoint, without its pending writes.
-                    forked = self.graph.update_state(latest.config, None, as_node="__copy__")
-                    config = {**forked, "callbacks": callbacks}
-                self._restart(blamed, "restored")
-                for inst in also:
-                    self._restart(inst, "idle")
-                fields = {"also": [i.name for i in also]} if also else {}
-                self.trace.event("restore", instance=blamed.name, boundary="entry", **fields)
-                payload = None
+                except InjectedFailure:
+                    pass
+            failed_at = failed_at or time.perf_counter()
+            self._drain()
+            self._settle(commit=False)
+            config = thread
+            latest = self.graph.get_state(thread)
+            blamed = self._localize(latest, killed)
+            killed = False
+            if first[1] is None:
+                first = (self.target.instance if self.target else None, blamed.name)
+            self.trace.event("localize", instance=blamed.name)
+            kind = self._decide(blamed)
+            counts[kind] += 1
+            if kind == "block":
+                self.trace.event("block", reason="no admissible checkpoint")
+                outcome = "blocked"
+                break
+            if kind == "rerun":
+                for inst in self.instances.values():
+                    self._take_back(inst)
+                self.instances, self.by_task = {}, {}
+                self.trace.event("rerun")
+                thread = {**thread, "configurable": {"thread_id": str(uuid.uuid4())}}
+                config = thread
+                payload = self.app.input
+                continue
+            # Siblings LangGraph cancelled mid-run start again, under every restore.
+            also = [i for i in self.instances.values() if i.state == "cancelled"]
+            if self.policy == "native":  # the step's committed instances, rolled back too
+                ran = [self.by_task[t.id] for t in latest.tasks if t.id in self.by_task]
+                also += [i for i in ran if i.state == "done" and i is not blamed]
+                # Time travel: a copy of the latest checkpoint, without its pending writes.
+                forked = self.graph.update_state(latest.config, None, as_node="__copy__")
+                config = {**forked, "callbacks": callbacks}
+            self._restart(blamed, "restored")
+            for inst in also:
+                self._restart(inst, "idle")
+            fields = {"also": [i.name for i in also]} if also else {}
+            self.trace.event("restore", instance=blamed.name, boundary="entry", **fields)
+            payload = None
         else:
             raise Stuck(f"{self.app.spec}: still failing after {MAX_RECOVERIES} recoveries")
         done = time.perf_counter()
@@ -412,6 +503,30 @@ class AppRun:
             reruns=counts["rerun"],
             through_langgraph=counts["restore"],
         )
+
+    def _settle(self, commit: bool) -> None:
+        """After LangGraph returned, nodes that returned but whose writes it never saved: a
+        node that wrote nothing (nothing to lose: committed) after a step that completed, or
+        one whose step failed (LangGraph runs it again: rolled back with the failed one)."""
+        with self.cond:
+            for inst in self.instances.values():
+                if inst.state == "ended":
+                    if commit:
+                        self._commit(inst)
+                    else:
+                        inst.state = "cancelled"
+
+    def _localize(self, latest: Any, killed: bool) -> Instance:
+        """The failed instance: the task whose error LangGraph kept; after a kill, when
+        LangGraph kept none, the instance the killed process's trace says failed."""
+        if killed:
+            (failed,) = [e["instance"] for e in self.trace.events if e["ev"] == "fail"]
+            return self.instances[failed]
+        errored = [t for t in latest.tasks if _failed(t.error)]
+        blamed = self.by_task.get(errored[0].id) if len(errored) == 1 else None
+        if blamed is None:
+            raise Stuck(f"{self.app.spec}: LangGraph kept no single failed task")
+        return blamed
 
     def _decide(self, blamed: Instance) -> Literal["restore", "block", "rerun"]:
         if self.policy == "retry":
