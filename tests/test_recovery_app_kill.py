@@ -24,10 +24,11 @@ TOOLS = APPS / "trip_booking_tools.json"
 INPUT = '{"traveller": "ada", "city": "Oslo"}'
 
 
-def _run(out: Path, *policies: str) -> Run:
+def _run(out: Path, *policies: str, cells: str = "*") -> Run:
     args = ["run", "recovery", "--app", APP, "--tools", TOOLS, "--input", INPUT, "--kill"]
     for policy in policies:
         args += ["--policy", policy]
+    args += ["--cells", cells]
     run = run_cli(*args, "--out", out, "--format", "json", "--no-progress", timeout=600)
     run.assert_no_traceback()
     return run
@@ -37,23 +38,28 @@ def _rows(run: Run) -> dict[str, dict[str, Any]]:
     return {r["policy"]: r for r in run.json()["figures"]["audit"]["policies"]}
 
 
-def test_admissible_recovers_a_killed_process_and_blocks_after_the_charge(tmp_path: Path) -> None:
-    run = _run(tmp_path, "admissible")
+def test_admissible_recovers_a_killed_cashier_and_blocks_after_the_charge(
+    tmp_path: Path,
+) -> None:
+    """The cashier killed before its charge (restored on the killed process's thread) and
+    after it (blocked: its entry lies before an irreversible effect). The other points run in
+    the slow test."""
+    run = _run(tmp_path, "admissible", cells="admissible/pay*")
     assert run.returncode == 0, run
     cells = {c["cell"]: c for c in run.json()["cells"]}
-    assert len(cells) == 6 and all(c["status"] == "conforms" for c in cells.values())
+    assert set(cells) == {"admissible/pay.1-charge_card", "admissible/pay.2-send_mail"}
+    assert all(c["status"] == "conforms" for c in cells.values())
     assert run.json()["figures"]["audit"]["failure"] == "kill"
-    row = _rows(run)["admissible"]
-    assert (row["restores"], row["unsafe_restores"], row["blocks"]) == (5, 0, 1)
     assert cells["admissible/pay.2-send_mail"]["notes"]["outcome"] == "blocked"
-    _, events = read_trace_file(Path(cells["admissible/book.2-hold_room"]["trace"]))
+    _, events = read_trace_file(Path(cells["admissible/pay.1-charge_card"]["trace"]))
     (fail,) = [e for e in events if e["ev"] == "fail"]
-    assert fail == {**fail, "instance": "book", "reason": "process killed"}
-    # the restarted process restored book on the killed process's thread: it ran on from its
-    # entry (no second begin) and committed
+    assert fail == {**fail, "instance": "pay", "reason": "process killed"}
+    # the restarted process restored pay on the killed process's thread: it ran on from its
+    # entry (no second begin), charged the card once and committed
     after = events[events.index(fail) :]
-    assert [e["ev"] for e in after if e.get("instance") == "book"][-2:] == ["commit", "exit"]
-    assert ("begin", "book") not in [(e["ev"], e.get("instance")) for e in after]
+    assert [e["ev"] for e in after if e.get("instance") == "pay"][-2:] == ["commit", "exit"]
+    assert ("begin", "pay") not in [(e["ev"], e.get("instance")) for e in after]
+    assert sum(e.get("tool") == "charge_card" for e in events) == 1
 
 
 @pytest.mark.slow
@@ -68,7 +74,12 @@ def test_every_policy_after_a_kill(tmp_path: Path) -> None:
     for policy in ("native", "resume"):
         verdict = next(c for c in cells if c["cell"] == f"{policy}/pay.2-send_mail")["verdict"]
         assert verdict.startswith("violates BlockWhenNone"), verdict
-    assert rows["admissible"]["unsafe_restores"] == 0
+    admissible = rows["admissible"]
+    assert (admissible["restores"], admissible["unsafe_restores"], admissible["blocks"]) == (
+        5,
+        0,
+        1,
+    )
 
 
 def _write(path: Path, lines: list[dict[str, Any]]) -> None:
