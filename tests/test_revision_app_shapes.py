@@ -1,18 +1,21 @@
-"""`run revision --app` on graph shapes it cannot run yet, each a fixture app written as a user
-writes one (tests/fixtures/apps/): every one is refused before any cell, with its own message
-and exit code 2 -- never a traceback, never a verdict on a run the suite could not follow.
+"""`run revision --app` on graph shapes beyond plan_execute's, each a fixture app written as a
+user writes one: async-only nodes run (tests/fixtures/revapp/async_plan_execute.py, through
+`astream`); the shapes it cannot run yet (tests/fixtures/apps/) are refused before any cell,
+with their own message and exit code 2 -- never a traceback, never a verdict on a run the suite
+could not follow.
 
-Before these refusals an async-only graph ended in an internal error (exit 3) and a graph that
-parks at `interrupt()` was recorded as if it had finished, and judged violating
-OracleEquivalence in every cell.
+Before this, an async-only graph ended in an internal error (exit 3) and a graph that parks at
+`interrupt()` was recorded as if it had finished, and judged violating OracleEquivalence in
+every cell.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import ROOT, invoke
+from conftest import ROOT, invoke, run_cli
 
 APPS = ROOT / "tests" / "fixtures" / "apps"
 
@@ -71,13 +74,6 @@ def build(checkpointer):
         ),
         ("research_subgraph.py", '{"topic": "tla"}', 'topic="x"', "subgraphs are not supported"),
         (
-            "async_shop.py",
-            '{"customer": "ada"}',
-            'customer="bob"',
-            "async-only nodes are not supported yet (the runs stream synchronously): hold, "
-            "notify, pick, send",
-        ),
-        (
             "approval_desk.py",
             '{"to": "ada", "request": "r"}',
             'request="r2"',
@@ -104,3 +100,36 @@ def test_an_unseen_shape_is_refused_before_any_cell(
     assert done.returncode == 2, done
     assert says in done.stderr, done.stderr
     assert not (tmp_path / "out" / "traces").exists()
+
+
+ASYNC_APP = f"{ROOT / 'tests' / 'fixtures' / 'revapp' / 'async_plan_execute.py'}:make_graph"
+
+
+def _async_run(tmp_path: Path, policy: str) -> dict[str, Any]:
+    done = run_cli(
+        "run", "revision", "--policy", policy, "--app", ASYNC_APP,
+        "--input", '{"request": "r0", "notes": "n0"}', "--revise", 'notes="n1"',
+        "--out", tmp_path, "--format", "json", "--no-progress", timeout=300,
+    )  # fmt: skip
+    done.assert_no_traceback()
+    summary = done.json()
+    summary["exit"] = done.returncode
+    return summary
+
+
+def test_an_async_graph_is_revised_through_astream(tmp_path: Path) -> None:
+    """The async twin of plan_execute: the same points, verdicts and model calls as the
+    synchronous graph (docs/revision.md: 60 against suffix's 69 and full's 81)."""
+    summary = _async_run(tmp_path, "validity")
+    assert summary["exit"] == 0, summary
+    assert len(summary["cells"]) == 12
+    assert all(c["status"] == "conforms" for c in summary["cells"])
+    figures = summary["figures"]
+    assert (figures["model_calls"], figures["suffix_calls"], figures["full_calls"]) == (60, 69, 81)
+
+
+@pytest.mark.slow
+def test_the_stale_baseline_is_caught_on_the_async_graph(tmp_path: Path) -> None:
+    summary = _async_run(tmp_path, "stale")
+    assert summary["exit"] == 1, summary
+    assert sum(c["status"] == "violates" for c in summary["cells"]) == 9

@@ -1,11 +1,12 @@
-"""How `run recovery --app` drives a user's graph: synchronously, or on an event loop of its own.
+"""How the `--app` suites drive a user's graph: synchronously, or on an event loop of its own.
 
-A graph with async-only nodes runs through LangGraph's async API alone (`ainvoke`), and its
-checkpointer must be async too (AsyncSqliteSaver on aiosqlite). The engine (appengine) is the
-same for both: it calls `invoke` here and LangGraph's synchronous `get_state`/`update_state`,
-which AsyncSqliteSaver answers from any thread but its loop's -- so the async driver keeps the
-loop on a thread of its own and the engine never runs on it. An async tool's undo is a
-coroutine: `settle` runs it on that loop.
+A graph with async-only nodes runs through LangGraph's async API alone (`ainvoke`, `astream`),
+and its checkpointer must be async too (AsyncSqliteSaver on aiosqlite). The engines
+(rctools.recovery.appengine, rctools.revision.app) are the same for both: they call `invoke`
+or `stream` here and LangGraph's synchronous `get_state`/`update_state`, which
+AsyncSqliteSaver answers from any thread but its loop's -- so the async driver keeps the loop
+on a thread of its own and the engines never run on it (`stream` hands each item over to the
+calling thread). An async tool's undo is a coroutine: `settle` runs it on that loop.
 
 Both savers tell the engine when a task's writes are saved (`on_saved(task_id)`), and when a
 checkpoint is (`on_saved(None)`: it holds every write of the step before it). That is when a
@@ -18,13 +19,17 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 Saved = Callable[[str | None], None]
+
+
+def _nothing(task: str | None) -> None:
+    """No one listens for what the saver saved."""
 
 
 class _SavingSaver(SqliteSaver):
@@ -46,7 +51,11 @@ class SyncDriver:
     """A graph of plain nodes: `invoke` on the SQLite saver."""
 
     def __init__(
-        self, factory: Callable[[Any], Any], db_path: Path, durability: str, on_saved: Saved
+        self,
+        factory: Callable[[Any], Any],
+        db_path: Path,
+        durability: str,
+        on_saved: Saved = _nothing,
     ) -> None:
         self.durability = durability
         self.db = sqlite3.connect(db_path, check_same_thread=False, timeout=30)
@@ -56,6 +65,11 @@ class SyncDriver:
 
     def invoke(self, payload: Any, config: dict[str, Any]) -> Any:
         return self.graph.invoke(payload, config, durability=self.durability)
+
+    def stream(self, payload: Any, config: dict[str, Any], modes: list[str]) -> Iterator[Any]:
+        return iter(
+            self.graph.stream(payload, config, stream_mode=modes, durability=self.durability)
+        )
 
     def settle(self, result: Any) -> Any:
         return result
@@ -68,7 +82,11 @@ class AsyncDriver:
     """A graph with async-only nodes: `ainvoke` on AsyncSqliteSaver, on a loop thread."""
 
     def __init__(
-        self, factory: Callable[[Any], Any], db_path: Path, durability: str, on_saved: Saved
+        self,
+        factory: Callable[[Any], Any],
+        db_path: Path,
+        durability: str,
+        on_saved: Saved = _nothing,
     ) -> None:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -105,6 +123,19 @@ class AsyncDriver:
     def invoke(self, payload: Any, config: dict[str, Any]) -> Any:
         return self._on_loop(self.graph.ainvoke(payload, config, durability=self.durability))
 
+    def stream(self, payload: Any, config: dict[str, Any], modes: list[str]) -> Iterator[Any]:
+        """`astream`'s items, each handed over to the calling thread; leaving the loop early
+        closes the stream on its loop (LangGraph stops the run)."""
+        items = self.graph.astream(payload, config, stream_mode=modes, durability=self.durability)
+        try:
+            while True:
+                try:
+                    yield self._on_loop(items.__anext__())
+                except StopAsyncIteration:
+                    return
+        finally:
+            self._on_loop(items.aclose())
+
     def settle(self, result: Any) -> Any:
         """An async undo's coroutine, run to its end."""
         return self._on_loop(result) if asyncio.iscoroutine(result) else result
@@ -121,7 +152,7 @@ def driver(
     db_path: Path,
     asynchronous: bool,
     durability: str,
-    on_saved: Saved,
+    on_saved: Saved = _nothing,
 ) -> Any:
     """The driver for a graph: async when it has async-only nodes. `durability` is LangGraph's
     (`async`, its default: a step's checkpoint is written while the next step runs; `sync`:
