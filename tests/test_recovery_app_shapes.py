@@ -163,3 +163,44 @@ def test_a_cancelled_sibling_is_no_failure() -> None:
     assert _failed(InjectedFailure("cache_put")) and _failed("InjectedFailure('x failed')")
     assert not _failed(None)
     assert not _failed(asyncio.CancelledError()) and not _failed("CancelledError()")
+
+
+@pytest.mark.parametrize(("policy", "verdict"), [("admissible", 0), ("resume", 1)])
+def test_a_sibling_rerun_after_an_irreversible_effect_makes_admissible_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str, verdict: int
+) -> None:
+    """The notifier fails while the holder, in the same step, has charged the card and waits
+    on its reservation (an awaited event never set): LangGraph cancels the holder and will run
+    it again on resume, so restoring the notifier's entry -- admissible by itself -- rolls back
+    a charge. `admissible` blocks (found with --kill, where the holder dies the same way);
+    `resume` restores and is rejected for PreserveCommitted."""
+    from rctools.recovery.app import load_app
+    from rctools.recovery.appengine import AppRun, FailurePoint, pilot
+
+    spec = f"{APPS / 'async_shop.py'}:build"
+    app = load_app(spec, APPS / "async_shop_tools.json", {"customer": "ada"})
+    instances, _ = pilot(app, tmp_path)
+    module = importlib.import_module(app.factory.__module__)
+    calls = []
+
+    async def reserve(item: str) -> str:
+        calls.append(item)
+        if len(calls) == 1:
+            await asyncio.Event().wait()  # cancelled by LangGraph, never set
+        return f"r:{item}"
+
+    monkeypatch.setattr(module, "reserve", reserve)
+    trace = tmp_path / "t.jsonl"
+    point = FailurePoint("notify", 1, "mail")
+    result = AppRun(app, policy, point, trace, tmp_path / "t.sqlite", instances).run()
+    _, events = read_trace_file(trace)
+    if policy == "admissible":
+        assert result.outcome == "blocked"
+        (block,) = [e for e in events if e["ev"] == "block"]
+        assert block["reason"] == "restoring would re-run hold"
+    else:
+        (restore,) = [e for e in events if e["ev"] == "restore"]
+        assert restore["also"] == ["hold"]
+    check = invoke("check", trace, "--no-progress")
+    assert check.returncode == verdict, check
+    assert verdict == 0 or "PreserveCommitted" in check.stdout

@@ -453,7 +453,9 @@ class AppRun:
             kind = self._decide(blamed)
             counts[kind] += 1
             if kind == "block":
-                self.trace.event("block", reason="no admissible checkpoint")
+                lost = self._lost_siblings(list(self.trace.events))
+                why = f"restoring would re-run {', '.join(lost)}" if lost else ""
+                self.trace.event("block", reason=why or "no admissible checkpoint")
                 outcome = "blocked"
                 break
             if kind == "rerun":
@@ -534,8 +536,18 @@ class AppRun:
         if self.policy == "admissible":
             events = list(self.trace.events)
             found = certify(events, blamed.name, self.declared, self.app.policies)
-            return "restore" if "entry" in found else "block"
+            return "restore" if "entry" in found and not self._lost_siblings(events) else "block"
         return "restore"  # resume and native restore the failed node's entry, admissible or not
+
+    def _lost_siblings(self, events: list[dict[str, Any]]) -> list[str]:
+        """Siblings LangGraph will run again with the failed node (they died, or were cancelled,
+        uncommitted) that already did something irreversible: a restore would lose it, whatever
+        the failed node's entry holds, so `admissible` blocks."""
+        irreversible = {n for n, p in self.app.policies.items() if p == "irreversible"}
+        done = {e["instance"] for e in events if e["ev"] == "effect" and e["tool"] in irreversible}
+        return sorted(
+            i.name for i in self.instances.values() if i.state == "cancelled" and i.name in done
+        )
 
 
 def pilot(app: RecoveryApp, scratch: Path) -> tuple[list[str], list[FailurePoint]]:
