@@ -183,8 +183,7 @@ class AppRun:
         # Every finished step checkpointed before the next starts: LangGraph's default
         # durability ("async") writes a step's checkpoint while the next step runs, and a kill
         # then loses it -- a committed node runs again on resume.
-        durability = "sync"
-        self.driver = driver(app.factory, db_path, app.asynchronous, durability, self.saved)
+        self.driver = driver(app.factory, db_path, app.asynchronous, "sync", self.saved)
         self.graph = self.driver.graph
         self.declared = list(instances)  # the header's: every name a run may use
         header = None if mode == "recover" else self._header(instances)
