@@ -47,13 +47,17 @@ def test_a_send_fan_out_is_localized_to_the_failed_branch(tmp_path: Path) -> Non
     assert run.returncode == 1, run  # native breaks the contract
     cells = _cells(run)
     assert len(cells) == 12 and all(c["status"] in ("conforms", "violates") for c in cells.values())
-    assert _rows(run) == {
+    rows = _rows(run)
+    assert {p: rows[p] for p in ("retry", "resume", "admissible")} == {
         "retry": (0, 0, 0),
-        # the fork re-runs the committed summarizers of the failed step with it
-        "native": (3, 3, 0),
         "resume": (3, 0, 0),
         "admissible": (3, 0, 0),
     }
+    # the fork re-runs the committed summarizers of the failed step with it; a summarizer
+    # LangGraph cancelled before it started had not committed (thread timing decides)
+    (native,) = [r for r in run.json()["figures"]["audit"]["policies"] if r["policy"] == "native"]
+    assert native["restores"] == 3
+    assert set(native["properties"]) <= {"PreserveCommitted"}
     assert run.json()["figures"]["audit"]["instances"] == [
         "reduce", "split", "summarize", "summarize#2", "summarize#3"
     ]  # fmt: skip
