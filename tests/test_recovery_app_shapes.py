@@ -1,7 +1,8 @@
 """`run recovery --app` on graph shapes beyond trip booking's, each a fixture app written as a
 user writes one (tests/fixtures/apps/): a `Send` fan-out (fanout_digest), a ReAct loop through a
-conditional edge (react_refunds), async-only nodes and tools (async_shop); and shapes refused
-up front (a subgraph node, an interrupt). Each supported shape is judged by SemanticRecovery.
+conditional edge (react_refunds), async-only nodes and tools (async_shop), a subgraph node
+(research_subgraph: its checkpoints are restore points inside it); and a shape refused up
+front (a subgraph inside a subgraph). Each supported shape is judged by SemanticRecovery.
 
 The unmarked tests run under 20 s each (one pilot run, a few cells, one TLC run); the loop's
 whole matrix is slow-marked.
@@ -147,15 +148,67 @@ def test_a_react_loop_every_policy(tmp_path: Path) -> None:
     }
 
 
-def test_a_subgraph_is_refused_up_front(tmp_path: Path) -> None:
+def test_a_subgraph_node_is_restored_to_a_checkpoint_inside_it(tmp_path: Path) -> None:
+    """The research subgraph (search; tell the editor, irreversible; write a draft) is one
+    instance; LangGraph's checkpoints inside it are its restore points, and resuming a failed
+    subgraph goes back to the latest one. A failure at the draft: the entry lies before the
+    editor's message, the point after it does not -- `admissible` and `resume` restore there,
+    `native`'s fork starts the subgraph again and is rejected."""
+    given = '{"topic": "tla"}'
+    run = _run(tmp_path, "research_subgraph.py", "research_subgraph_tools.json", given)
+    assert run.returncode == 1, run
+    assert _rows(run) == {
+        "retry": (0, 0, 0),
+        "native": (3, 1, 0),
+        "resume": (3, 0, 0),
+        "admissible": (3, 0, 0),
+    }
+    rows = {r["policy"]: r for r in run.json()["figures"]["audit"]["policies"]}
+    assert rows["native"]["properties"] == {"RestoreSound": 1}
+    assert rows["admissible"]["restores_to_point"] == 2
+    cells = _cells(run)
+    _, events = read_trace_file(Path(cells["admissible/research.2-save_draft"]["trace"]))
+    (restore,) = [e for e in events if e["ev"] == "restore"]
+    assert (restore["boundary"], restore["point"]) == ("point", "research@2")
+    points = [e["point"] for e in events if e["ev"] == "checkpoint"]
+    assert points[:2] == ["research@1", "research@2"]  # after search, after the message
+
+
+NESTED = """
+from typing import TypedDict
+from langgraph.graph import END, START, StateGraph
+
+class S(TypedDict, total=False):
+    topic: str
+
+def search(topic: str) -> str:
+    return topic
+
+def _graph(node):
+    graph = StateGraph(S)
+    graph.add_node("inner", node)
+    graph.add_edge(START, "inner")
+    graph.add_edge("inner", END)
+    return graph
+
+def build(checkpointer):
+    innermost = _graph(lambda s: {"topic": search(s["topic"])}).compile()
+    return _graph(_graph(innermost).compile()).compile(checkpointer=checkpointer)
+"""
+
+
+def test_a_subgraph_inside_a_subgraph_is_refused_up_front(tmp_path: Path) -> None:
+    app = tmp_path / "nested.py"
+    app.write_text(NESTED)
+    tools = tmp_path / "tools.json"
+    tools.write_text('{"tools": {"search": {"policy": "none"}}}')
     run = invoke(
-        "run", "recovery", "--app", f"{APPS / 'research_subgraph.py'}:build",
-        "--tools", APPS / "research_subgraph_tools.json", "--input", '{"topic": "tla"}',
-        "--out", tmp_path / "out", "--no-progress",
+        "run", "recovery", "--app", f"{app}:build", "--tools", tools,
+        "--input", '{"topic": "tla"}', "--out", tmp_path / "out", "--no-progress",
     )  # fmt: skip
     run.assert_no_traceback()
     assert run.returncode == 2, run
-    assert "subgraphs are not supported yet" in run.stderr
+    assert "subgraphs inside subgraphs are not supported yet" in run.stderr
 
 
 def test_a_cancelled_sibling_is_no_failure() -> None:

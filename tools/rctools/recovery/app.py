@@ -125,10 +125,11 @@ def load_app(spec: str, tools_file: Path | None, given_input: Any) -> RecoveryAp
             "--app: run recovery supports a compiled StateGraph; an @entrypoint (functional "
             "API) has no node boundaries to restore to"
         )
-    if any(True for _ in graph.get_subgraphs()):
+    direct = list(graph.get_subgraphs())
+    if len(list(graph.get_subgraphs(recurse=True))) > len(direct):
         raise AppError(
-            "--app: graphs with subgraphs are not supported yet by run recovery (a subgraph's "
-            "nodes would be instances of their own)"
+            "--app: subgraphs inside subgraphs are not supported yet by run recovery (a "
+            "subgraph node is one instance, its checkpoints restore points inside it)"
         )
     # The module the factory was built from (a .py path is imported under a name of its own).
     app_module = sys.modules[factory.__module__]

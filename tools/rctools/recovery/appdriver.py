@@ -8,8 +8,10 @@ AsyncSqliteSaver answers from any thread but its loop's -- so the async driver k
 on a thread of its own and the engines never run on it (`stream` hands each item over to the
 calling thread). An async tool's undo is a coroutine: `settle` runs it on that loop.
 
-Both savers tell the engine when a task's writes are saved (`on_saved(task_id)`), and when a
-checkpoint is (`on_saved(None)`: it holds every write of the step before it). That is when a
+Both savers tell a listener when a task's writes are saved (`saved(task_id)`), when a checkpoint
+of the graph is (`saved(None)`: it holds every write of the step before it), and when a
+subgraph's checkpoint is (`inner(namespace, step)`: a restore point inside the subgraph node's
+task). That is when a
 node's output is committed: LangGraph saves a task's writes in the background, so a node that
 has returned but whose writes are not saved yet is lost by a kill, and LangGraph runs it again.
 """
@@ -25,25 +27,37 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-Saved = Callable[[str | None], None]
+
+class Listener:
+    """What a saver saved; nothing is done with it unless a subclass says so."""
+
+    def saved(self, task: str | None) -> None:
+        """A task's writes (its id), or a checkpoint of the graph (None)."""
+
+    def inner(self, namespace: str, step: int) -> None:
+        """A checkpoint of a subgraph, in the task namespace `namespace`."""
 
 
-def _nothing(task: str | None) -> None:
-    """No one listens for what the saver saved."""
+def _tell(listener: Listener, config: Any, metadata: Any) -> None:
+    namespace = str(config["configurable"].get("checkpoint_ns", ""))
+    if namespace:
+        listener.inner(namespace, int((metadata or {}).get("step", -1)))
+    else:
+        listener.saved(None)
 
 
 class _SavingSaver(SqliteSaver):
-    """SqliteSaver, telling `on_saved` each task whose writes it has saved."""
+    """SqliteSaver, telling `listener` what it has saved."""
 
-    on_saved: Saved
+    listener: Listener
 
     def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
         super().put_writes(config, writes, task_id, task_path)
-        self.on_saved(task_id)
+        self.listener.saved(task_id)
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         saved = super().put(config, checkpoint, metadata, new_versions)
-        self.on_saved(None)
+        _tell(self.listener, config, metadata)
         return saved
 
 
@@ -55,12 +69,12 @@ class SyncDriver:
         factory: Callable[[Any], Any],
         db_path: Path,
         durability: str,
-        on_saved: Saved = _nothing,
+        listener: Listener | None = None,
     ) -> None:
         self.durability = durability
         self.db = sqlite3.connect(db_path, check_same_thread=False, timeout=30)
         saver = _SavingSaver(self.db)
-        saver.on_saved = on_saved
+        saver.listener = listener or Listener()
         self.graph = factory(saver)
 
     def invoke(self, payload: Any, config: dict[str, Any]) -> Any:
@@ -86,22 +100,24 @@ class AsyncDriver:
         factory: Callable[[Any], Any],
         db_path: Path,
         durability: str,
-        on_saved: Saved = _nothing,
+        listener: Listener | None = None,
     ) -> None:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        told = listener or Listener()
 
         class SavingSaver(AsyncSqliteSaver):
             async def aput_writes(
                 self, config: Any, writes: Any, task_id: str, task_path: str = ""
             ) -> None:
                 await super().aput_writes(config, writes, task_id, task_path)
-                on_saved(task_id)
+                told.saved(task_id)
 
             async def aput(
                 self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any
             ) -> Any:
                 saved = await super().aput(config, checkpoint, metadata, new_versions)
-                on_saved(None)
+                _tell(told, config, metadata)
                 return saved
 
         self.loop = asyncio.new_event_loop()
@@ -152,9 +168,9 @@ def driver(
     db_path: Path,
     asynchronous: bool,
     durability: str,
-    on_saved: Saved = _nothing,
+    listener: Listener | None = None,
 ) -> Any:
     """The driver for a graph: async when it has async-only nodes. `durability` is LangGraph's
     (`async`, its default: a step's checkpoint is written while the next step runs; `sync`:
     before it starts)."""
-    return (AsyncDriver if asynchronous else SyncDriver)(factory, db_path, durability, on_saved)
+    return (AsyncDriver if asynchronous else SyncDriver)(factory, db_path, durability, listener)

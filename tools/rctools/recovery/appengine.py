@@ -47,7 +47,7 @@ from langgraph.config import get_config
 
 from rctools.langgraph.observe import value_id
 from rctools.recovery.app import RecoveryApp, Tool
-from rctools.recovery.appdriver import driver
+from rctools.recovery.appdriver import Listener, driver
 from rctools.recovery.appkill import SideLog
 from rctools.recovery.controller import certify
 from rctools.recovery.engine import RunResult, Stuck
@@ -92,6 +92,13 @@ class Instance:
     value: str | None = None  # its committed output's id
     writes: frozenset[str] = frozenset()  # the state keys its commit wrote
     undo: list[Callable[[], Any]] = field(default_factory=list)  # its effects, taken back
+    actions: int = 0  # consumes and effects since its begin: its position
+    points: list[tuple[str, int, int, int]] = field(default_factory=list)
+    """Restore points inside it (a subgraph's checkpoints): (name, position, undo, calls)."""
+
+    def boundary(self) -> tuple[str, int, int, int]:
+        """Its latest checkpoint: (entry or a point's name, position, undo, calls)."""
+        return self.points[-1] if self.points else ("entry", 0, 0, 0)
 
 
 class _Callbacks(BaseCallbackHandler):
@@ -114,7 +121,8 @@ class _Callbacks(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         node = (metadata or {}).get("langgraph_node")
-        if node and kwargs.get("name") == node:
+        inside = "|" in str((metadata or {}).get("langgraph_checkpoint_ns", ""))
+        if node and kwargs.get("name") == node and not inside:  # a subgraph's nodes: inside
             self.runs[run_id] = self.run.started(node, _task(metadata or {}), inputs)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -129,7 +137,10 @@ class _Callbacks(BaseCallbackHandler):
 
 
 def _task(metadata: dict[str, Any]) -> str:
-    return str(metadata.get("langgraph_checkpoint_ns", "")).rpartition(":")[2]
+    """The graph's task a callback or a tool call belongs to: a subgraph's inner nodes belong
+    to the task of the subgraph's node (the first part of the namespace)."""
+    namespace = str(metadata.get("langgraph_checkpoint_ns", ""))
+    return namespace.split("|")[0].rpartition(":")[2]
 
 
 def _failed(error: Any) -> bool:
@@ -142,7 +153,7 @@ def _failed(error: Any) -> bool:
 Mode = Literal["raise", "kill", "recover"]
 
 
-class AppRun:
+class AppRun(Listener):
     """Runs the app once under `policy`, failing at `target` (None: a fault-free run).
 
     `mode`: the failure is the tool raising ("raise"); or this process is killed there
@@ -183,7 +194,7 @@ class AppRun:
         # Every finished step checkpointed before the next starts: LangGraph's default
         # durability ("async") writes a step's checkpoint while the next step runs, and a kill
         # then loses it -- a committed node runs again on resume.
-        self.driver = driver(app.factory, db_path, app.asynchronous, "sync", self.saved)
+        self.driver = driver(app.factory, db_path, app.asynchronous, "sync", self)
         self.graph = self.driver.graph
         self.declared = list(instances)  # the header's: every name a run may use
         header = None if mode == "recover" else self._header(instances)
@@ -195,7 +206,8 @@ class AppRun:
     def _rebuild(self, records: list[dict[str, Any]]) -> None:
         """The bookkeeping of the killed process, from its trace and side log: its instances
         (committed, or running when it died: those died with it), which task ran which, what
-        each commit wrote, the undo of every effect that can be taken back, the ledger."""
+        each commit wrote, the undo of every effect that can be taken back, the restore points
+        inside a subgraph node, the ledger."""
         nodes = {r["instance"]: r["node"] for r in records if r["kind"] == "task"}
         for e in self.trace.events:
             name = e.get("instance")
@@ -205,12 +217,17 @@ class AppRun:
                 self.instances[name].value, self.instances[name].state = e["value"], "done"
             elif e["ev"] == "effect":
                 self.instances[name].calls += 1
+                self.instances[name].actions += 1
                 next(self.requests)
+            elif e["ev"] == "consume":
+                self.instances[name].actions += 1
         for r in records:
             if r["kind"] == "task":
                 self.by_task[r["task"]] = self.instances[r["instance"]]
             elif r["kind"] == "commit":
                 self.instances[r["instance"]].writes = frozenset(r["writes"])
+            elif r["kind"] == "point":
+                self.instances[r["instance"]].points.append(tuple(r["point"]))  # type: ignore[arg-type]
             elif r["kind"] == "ledger":
                 self.ledger[r["intent"]] = SideLog.unpack(r["result"])
             elif r["kind"] == "undo":
@@ -258,6 +275,7 @@ class AppRun:
                 if producer is not inst and producer.value and producer.writes & read:
                     source = {"from": producer.name}
                     self.trace.event("consume", instance=inst.name, value=producer.value, **source)
+                    inst.actions += 1
             return inst
 
     def _instance_for(self, node: str) -> Instance:
@@ -291,6 +309,22 @@ class AppRun:
                 ended = [i for i in [self.by_task.get(task)] if i and i.state == "ended"]
             for inst in ended:
                 self._commit(inst)
+
+    def inner(self, namespace: str, step: int) -> None:
+        """A subgraph's checkpoint after one of its steps: a restore point of the subgraph
+        node's instance (LangGraph resumes a failed subgraph from its latest one), saved as a
+        `checkpoint` when the instance acted since its last checkpoint (one per boundary)."""
+        with self.cond:
+            inst = self.by_task.get(namespace.rpartition(":")[2])
+            if inst is None or inst.state != "run" or step < 1:
+                return
+            if inst.actions == inst.boundary()[1]:
+                return
+            name = f"{inst.name}@{inst.actions}"
+            inst.points.append((name, inst.actions, len(inst.undo), inst.calls))
+            self.trace.event("checkpoint", instance=inst.name, point=name)
+            if self.side is not None:
+                self.side.write("point", instance=inst.name, point=list(inst.points[-1]))
 
     def _commit(self, inst: Instance) -> None:
         self.trace.event("commit", instance=inst.name, value=inst.value)
@@ -352,6 +386,7 @@ class AppRun:
             if replayed:
                 fields["replayed"] = True
             self.trace.event("effect", instance=inst.name, tool=tool.name, intent=intent, **fields)
+            inst.actions += 1
 
     # --- recovery ---------------------------------------------------------------------------
 
@@ -361,10 +396,19 @@ class AppRun:
             self.undone += 1
         inst.undo = []
 
-    def _restart(self, inst: Instance, state: Literal["idle", "restored"]) -> None:
-        """`inst` runs again: from its entry (restored) or from its start (idle)."""
-        self._take_back(inst)
-        inst.state, inst.attempt, inst.calls = state, inst.attempt + 1, 0
+    def _restart(
+        self, inst: Instance, state: Literal["idle", "restored"], to: str = "entry"
+    ) -> None:
+        """`inst` runs again: from its entry or restore point `to` (restored), or from its
+        start (idle). What it did after that point is taken back."""
+        kept = [p for p in inst.points if p[0] == to]
+        _, pos, undo, calls = kept[0] if kept else ("entry", 0, 0, 0)
+        for take_back in reversed(inst.undo[undo:]):
+            self.driver.settle(take_back())
+            self.undone += 1
+        del inst.undo[undo:]
+        inst.points = inst.points[: inst.points.index(kept[0]) + 1] if kept else []
+        inst.state, inst.attempt, inst.calls, inst.actions = state, inst.attempt + 1, calls, pos
         inst.value, inst.writes = None, frozenset()
 
     def _drain(self) -> None:
@@ -424,7 +468,7 @@ class AppRun:
         }
         config = thread  # a fork's config once, to run from the forked checkpoint
         payload: Any = self.app.input
-        counts = {"restore": 0, "block": 0, "rerun": 0}
+        counts = {"restore": 0, "block": 0, "rerun": 0, "point": 0}
         first: tuple[str | None, str | None] = (None, None)
         failed_at: float | None = None
         outcome: Literal["completed", "blocked"] = "completed"
@@ -474,11 +518,19 @@ class AppRun:
                 # Time travel: a copy of the latest checkpoint, without its pending writes.
                 forked = self.graph.update_state(latest.config, None, as_node="__copy__")
                 config = {**forked, "callbacks": callbacks}
-            self._restart(blamed, "restored")
+            # LangGraph resumes a failed subgraph from its latest checkpoint; a fork, from entry.
+            to = "entry" if self.policy == "native" else blamed.boundary()[0]
+            self._restart(blamed, "restored", to)
             for inst in also:
                 self._restart(inst, "idle")
-            fields = {"also": [i.name for i in also]} if also else {}
-            self.trace.event("restore", instance=blamed.name, boundary="entry", **fields)
+            fields: dict[str, Any] = {"also": [i.name for i in also]} if also else {}
+            if to == "entry":
+                self.trace.event("restore", instance=blamed.name, boundary="entry", **fields)
+            else:
+                self.trace.event(
+                    "restore", instance=blamed.name, boundary="point", point=to, **fields
+                )
+                counts["point"] += 1
             payload = None
         else:
             raise Stuck(f"{self.app.spec}: still failing after {MAX_RECOVERIES} recoveries")
@@ -503,6 +555,7 @@ class AppRun:
             blocks=counts["block"],
             reruns=counts["rerun"],
             through_langgraph=counts["restore"],
+            to_point=counts["point"],
         )
 
     def _settle(self, commit: bool) -> None:
@@ -535,7 +588,9 @@ class AppRun:
         if self.policy == "admissible":
             events = list(self.trace.events)
             found = certify(events, blamed.name, self.declared, self.app.policies)
-            return "restore" if "entry" in found and not self._lost_siblings(events) else "block"
+            # LangGraph's resume goes back to the latest checkpoint, no further
+            latest = blamed.boundary()[0]
+            return "restore" if latest in found and not self._lost_siblings(events) else "block"
         return "restore"  # resume and native restore the failed node's entry, admissible or not
 
     def _lost_siblings(self, events: list[dict[str, Any]]) -> list[str]:
