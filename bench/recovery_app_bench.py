@@ -5,7 +5,7 @@ a SIGKILL of the process running the graph, and what each costs.
 
 For each fixture app of tests/fixtures/apps/ that `--app` runs (plain LangGraph code: a
 trip-booking graph with parallel branches, a `Send` fan-out, a ReAct loop through a conditional
-edge, async-only nodes), `resume-check run recovery --app` runs every policy at every failure
+edge, async-only nodes, a subgraph node), `resume-check run recovery --app` runs every policy at every failure
 point, once with the failure as the tool raising and once as SIGKILL of the graph's process
 (`--kill`), --repeats times. Every trace is judged by SemanticRecovery in the command's one TLC
 run. Per (app, failure): the counts of the last repeat per policy, and over the repeats the
@@ -39,6 +39,7 @@ GRAPHS = [
     ("fanout_digest", '{"topic": "tla"}'),
     ("react_refunds", '{"customer": "ada", "order": "o1"}'),
     ("async_shop", '{"customer": "ada"}'),
+    ("research_subgraph", '{"topic": "tla"}'),
 ]
 
 
