@@ -17,10 +17,11 @@ compensates it), irreversible (nothing undoes it: the suite's ledger replays its
 the same intent comes again). A reversible or compensable tool names its `undo`, called with
 the same arguments when a restore or a rerun takes the effect back.
 
-Refused up front, each with its own message (exit 2): a graph that is not a StateGraph (an
-`@entrypoint`), one with subgraphs or async-only nodes, a tools file that is not as above, a
-tool or undo that is not a callable of the module, and (after the fault-free run) a graph that
-parks at an interrupt or calls no declared tool (no boundary to fail at).
+A graph with async-only nodes runs through `ainvoke` (appdriver); its tools and undos may be
+`async def`. Refused up front, each with its own message (exit 2): a graph that is not a
+StateGraph (an `@entrypoint`), one with subgraphs, a tools file that is not as above, a tool or
+undo that is not a callable of the module, and (after the fault-free run) a graph that parks at
+an interrupt or calls no declared tool (no boundary to fail at).
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ class RecoveryApp:
     factory: Callable[[Any], Any]
     input: Any
     tools: dict[str, Tool]
+    asynchronous: bool = False
+    """The graph has async-only nodes: it runs through `ainvoke` alone."""
+    tools_file: Path | None = None
+    """Where the tools were declared (a killed cell's child process loads them again)."""
 
     @property
     def policies(self) -> dict[str, str]:
@@ -120,13 +125,14 @@ def load_app(spec: str, tools_file: Path | None, given_input: Any) -> RecoveryAp
             "--app: run recovery supports a compiled StateGraph; an @entrypoint (functional "
             "API) has no node boundaries to restore to"
         )
-    if any(True for _ in graph.get_subgraphs()):
+    direct = list(graph.get_subgraphs())
+    if len(list(graph.get_subgraphs(recurse=True))) > len(direct):
         raise AppError(
-            "--app: graphs with subgraphs are not supported yet by run recovery (a subgraph's "
-            "nodes would be instances of their own)"
+            "--app: subgraphs inside subgraphs are not supported yet by run recovery (a "
+            "subgraph node is one instance, its checkpoints restore points inside it)"
         )
-    if async_only_nodes(graph):
-        raise AppError(f"--app: async-only nodes are not supported: {async_only_nodes(graph)}")
     # The module the factory was built from (a .py path is imported under a name of its own).
     app_module = sys.modules[factory.__module__]
-    return RecoveryApp(spec, factory, given_input, load_tools(tools_file, app_module))
+    tools = load_tools(tools_file, app_module)
+    asynchronous = bool(async_only_nodes(graph))
+    return RecoveryApp(spec, factory, given_input, tools, asynchronous, tools_file)

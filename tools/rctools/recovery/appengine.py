@@ -27,8 +27,11 @@ The runtime records; the spec judges.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import itertools
-import sqlite3
+import os
+import signal
 import threading
 import time
 import uuid
@@ -40,11 +43,12 @@ from typing import Any, Literal
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.config import get_config
 
 from rctools.langgraph.observe import value_id
 from rctools.recovery.app import RecoveryApp, Tool
+from rctools.recovery.appdriver import Listener, driver
+from rctools.recovery.appkill import SideLog
 from rctools.recovery.controller import certify
 from rctools.recovery.engine import RunResult, Stuck
 from rctools.recovery.trace import TraceWriter
@@ -81,12 +85,20 @@ class Instance:
 
     name: str
     node: str
-    state: Literal["idle", "run", "restored", "done"] = "idle"
+    state: Literal["idle", "run", "restored", "ended", "done", "cancelled"] = "idle"
+    """ended: returned, its writes not saved yet; done: committed (its writes saved)."""
     attempt: int = 1
     calls: int = 0
     value: str | None = None  # its committed output's id
     writes: frozenset[str] = frozenset()  # the state keys its commit wrote
     undo: list[Callable[[], Any]] = field(default_factory=list)  # its effects, taken back
+    actions: int = 0  # consumes and effects since its begin: its position
+    points: list[tuple[str, int, int, int]] = field(default_factory=list)
+    """Restore points inside it (a subgraph's checkpoints): (name, position, undo, calls)."""
+
+    def boundary(self) -> tuple[str, int, int, int]:
+        """Its latest checkpoint: (entry or a point's name, position, undo, calls)."""
+        return self.points[-1] if self.points else ("entry", 0, 0, 0)
 
 
 class _Callbacks(BaseCallbackHandler):
@@ -109,7 +121,8 @@ class _Callbacks(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         node = (metadata or {}).get("langgraph_node")
-        if node and kwargs.get("name") == node:
+        inside = "|" in str((metadata or {}).get("langgraph_checkpoint_ns", ""))
+        if node and kwargs.get("name") == node and not inside:  # a subgraph's nodes: inside
             self.runs[run_id] = self.run.started(node, _task(metadata or {}), inputs)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -120,15 +133,33 @@ class _Callbacks(BaseCallbackHandler):
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         inst = self.runs.pop(run_id, None)
         if inst is not None:
-            self.run.ended(inst)
+            self.run.ended(inst, error)
 
 
 def _task(metadata: dict[str, Any]) -> str:
-    return str(metadata.get("langgraph_checkpoint_ns", "")).rpartition(":")[2]
+    """The graph's task a callback or a tool call belongs to: a subgraph's inner nodes belong
+    to the task of the subgraph's node (the first part of the namespace)."""
+    namespace = str(metadata.get("langgraph_checkpoint_ns", ""))
+    return namespace.split("|")[0].rpartition(":")[2]
 
 
-class AppRun:
-    """Runs the app once under `policy`, failing at `target` (None: a fault-free run)."""
+def _failed(error: Any) -> bool:
+    """A task's error LangGraph kept is a failure, not a sibling it cancelled when another task
+    failed first (kept as `CancelledError()`, a task that never ran: a `Send` fan-out's)."""
+    cancelled = isinstance(error, asyncio.CancelledError) or error == "CancelledError()"
+    return error is not None and not cancelled
+
+
+Mode = Literal["raise", "kill", "recover"]
+
+
+class AppRun(Listener):
+    """Runs the app once under `policy`, failing at `target` (None: a fault-free run).
+
+    `mode`: the failure is the tool raising ("raise"); or this process is killed there
+    ("kill", in the child of appkill: it leaves a side log for its successor); or this process
+    recovers after the kill ("recover": the trace, the saver's database and the side log the
+    killed process left, on its `thread`)."""
 
     def __init__(
         self,
@@ -138,10 +169,15 @@ class AppRun:
         trace_path: Path,
         db_path: Path,
         instances: list[str],
+        *,
+        mode: Mode = "raise",
+        thread: str | None = None,
     ) -> None:
         self.app = app
         self.policy = policy
         self.target = target
+        self.mode = mode
+        self.thread_id = thread or str(uuid.uuid4())
         self.cond = threading.Condition()
         self.instances: dict[str, Instance] = {}
         self.by_task: dict[str, Instance] = {}
@@ -151,11 +187,60 @@ class AppRun:
         self.injected = False
         self.undone = 0
         db_path.parent.mkdir(parents=True, exist_ok=True)
-        db_path.unlink(missing_ok=True)
-        self.db = sqlite3.connect(db_path, check_same_thread=False, timeout=30)
-        self.graph = app.factory(SqliteSaver(self.db))
+        side = db_path.with_suffix(".side.jsonl")
+        if mode != "recover":
+            db_path.unlink(missing_ok=True)
+            side.unlink(missing_ok=True)
+        # Every finished step checkpointed before the next starts: LangGraph's default
+        # durability ("async") writes a step's checkpoint while the next step runs, and a kill
+        # then loses it -- a committed node runs again on resume.
+        self.driver = driver(app.factory, db_path, app.asynchronous, "sync", self)
+        self.graph = self.driver.graph
         self.declared = list(instances)  # the header's: every name a run may use
-        self.trace = TraceWriter(trace_path, self._header(instances))
+        header = None if mode == "recover" else self._header(instances)
+        self.trace = TraceWriter(trace_path, header)
+        self.side = SideLog(side) if mode == "kill" else None
+        if mode == "recover":
+            self._rebuild(SideLog.read(side))
+
+    def _rebuild(self, records: list[dict[str, Any]]) -> None:
+        """The bookkeeping of the killed process, from its trace and side log: its instances
+        (committed, or running when it died: those died with it), which task ran which, what
+        each commit wrote, the undo of every effect that can be taken back, the restore points
+        inside a subgraph node, the ledger."""
+        nodes = {r["instance"]: r["node"] for r in records if r["kind"] == "task"}
+        for e in self.trace.events:
+            name = e.get("instance")
+            if e["ev"] == "begin":
+                self.instances[name] = Instance(name, nodes[name], state="run")
+            elif e["ev"] == "commit":
+                self.instances[name].value, self.instances[name].state = e["value"], "done"
+            elif e["ev"] == "effect":
+                self.instances[name].calls += 1
+                self.instances[name].actions += 1
+                next(self.requests)
+            elif e["ev"] == "consume":
+                self.instances[name].actions += 1
+        for r in records:
+            if r["kind"] == "task":
+                self.by_task[r["task"]] = self.instances[r["instance"]]
+            elif r["kind"] == "commit":
+                self.instances[r["instance"]].writes = frozenset(r["writes"])
+            elif r["kind"] == "point":
+                self.instances[r["instance"]].points.append(tuple(r["point"]))  # type: ignore[arg-type]
+            elif r["kind"] == "ledger":
+                self.ledger[r["intent"]] = SideLog.unpack(r["result"])
+            elif r["kind"] == "undo":
+                undo, (args, kwargs) = self.app.tools[r["tool"]].undo, SideLog.unpack(r["args"])
+                if undo is not None:
+                    self.instances[r["instance"]].undo.append(
+                        lambda u=undo, a=args, k=kwargs: u(*a, **k)
+                    )
+        failed = [e["instance"] for e in self.trace.events if e["ev"] == "fail"]
+        for inst in self.instances.values():
+            if inst.state == "run" and inst.name not in failed:
+                inst.state = "cancelled"  # killed mid-run with the failed one
+        self.injected = True
 
     def _header(self, instances: list[str]) -> dict[str, Any]:
         return {
@@ -178,6 +263,8 @@ class AppRun:
     def started(self, node: str, task: str, inputs: Any) -> Instance:
         with self.cond:
             inst = self.by_task.get(task) or self._instance_for(node)
+            if self.side is not None and task not in self.by_task:
+                self.side.write("task", task=task, instance=inst.name, node=node)
             self.by_task[task] = inst
             self.active.add(inst.name)
             if inst.state != "restored":  # a restored instance runs on from its checkpoint
@@ -188,6 +275,7 @@ class AppRun:
                 if producer is not inst and producer.value and producer.writes & read:
                     source = {"from": producer.name}
                     self.trace.event("consume", instance=inst.name, value=producer.value, **source)
+                    inst.actions += 1
             return inst
 
     def _instance_for(self, node: str) -> Instance:
@@ -201,65 +289,126 @@ class AppRun:
         return self.instances[name]
 
     def finished(self, inst: Instance, outputs: Any) -> None:
+        """The node returned: its output is committed once LangGraph has saved its writes."""
         with self.cond:
             if inst.state == "run":
                 inst.value = value_id(outputs)
                 inst.writes = frozenset(outputs) if isinstance(outputs, dict) else frozenset()
-                self.trace.event("commit", instance=inst.name, value=inst.value)
-                self.trace.event("exit", instance=inst.name)
-                inst.state = "done"
+                inst.state = "ended"
             self.active.discard(inst.name)
             self.cond.notify_all()
 
-    def ended(self, inst: Instance) -> None:
+    def saved(self, task: str | None) -> None:
+        """LangGraph saved a task's writes, or a checkpoint (None: it holds the writes of every
+        node that had returned): those outputs are committed (a kill after this keeps them;
+        before, LangGraph runs the node again)."""
         with self.cond:
+            if task is None:
+                ended = [i for i in self.instances.values() if i.state == "ended"]
+            else:
+                ended = [i for i in [self.by_task.get(task)] if i and i.state == "ended"]
+            for inst in ended:
+                self._commit(inst)
+
+    def inner(self, namespace: str, step: int) -> None:
+        """A subgraph's checkpoint after one of its steps: a restore point of the subgraph
+        node's instance (LangGraph resumes a failed subgraph from its latest one), saved as a
+        `checkpoint` when the instance acted since its last checkpoint (one per boundary)."""
+        with self.cond:
+            inst = self.by_task.get(namespace.rpartition(":")[2])
+            if inst is None or inst.state != "run" or step < 1:
+                return
+            if inst.actions == inst.boundary()[1]:
+                return
+            name = f"{inst.name}@{inst.actions}"
+            inst.points.append((name, inst.actions, len(inst.undo), inst.calls))
+            self.trace.event("checkpoint", instance=inst.name, point=name)
+            if self.side is not None:
+                self.side.write("point", instance=inst.name, point=list(inst.points[-1]))
+
+    def _commit(self, inst: Instance) -> None:
+        self.trace.event("commit", instance=inst.name, value=inst.value)
+        self.trace.event("exit", instance=inst.name)
+        if self.side is not None:
+            self.side.write("commit", instance=inst.name, writes=sorted(inst.writes))
+        inst.state = "done"
+
+    def ended(self, inst: Instance, error: BaseException) -> None:
+        """A node raised, or LangGraph cancelled it mid-run when a sibling failed (async
+        nodes: LangGraph will run it again from its start, so a restore rolls it back)."""
+        with self.cond:
+            if isinstance(error, asyncio.CancelledError) and inst.state == "run":
+                inst.state = "cancelled"
             self.active.discard(inst.name)
             self.cond.notify_all()
 
-    def call(self, tool: Tool, original: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-        """A declared tool called by a node: recorded, failed at the target, ledgered."""
+    def before_call(self, tool: Tool) -> tuple[Instance, str, bool] | None:
+        """A declared tool about to be called by a node: failed at the target, else its intent
+        and whether the ledger replays it (None: called outside a node, not recorded)."""
         try:
             task = _task(get_config().get("metadata", {}))
         except RuntimeError:  # called outside a node
-            return original(*args, **kwargs)
+            return None
         with self.cond:
             inst = self.by_task.get(task)
             if inst is None:
-                return original(*args, **kwargs)
+                return None
             inst.calls += 1
             k = inst.calls
             at = FailurePoint(inst.name, k, tool.name)
             if self.target == at and inst.attempt == 1 and not self.injected:
                 self.injected = True
+                if self.mode == "kill":
+                    self.trace.event("fail", instance=inst.name, reason="process killed")
+                    os.kill(os.getpid(), signal.SIGKILL)
                 self.trace.event("fail", instance=inst.name, reason=f"{tool.name} failed")
                 raise InjectedFailure(tool.name)
             intent = f"{inst.name}/{tool.name}#{k}"
-            replayed = tool.policy == "irreversible" and intent in self.ledger
-        result = self.ledger[intent] if replayed else original(*args, **kwargs)
+            return inst, intent, tool.policy == "irreversible" and intent in self.ledger
+
+    def after_call(
+        self, tool: Tool, inst: Instance, intent: str, replayed: bool, result: Any, call: Any
+    ) -> None:
+        """The call made (or replayed): ledgered, its undo kept, its effect recorded."""
+        args, kwargs = call
         with self.cond:
             if tool.policy == "irreversible":
                 self.ledger[intent] = result
+                if self.side is not None:
+                    self.side.write("ledger", intent=intent, result=SideLog.pack(result))
             if tool.policy in ("reversible", "compensable") and tool.undo is not None:
                 undo = tool.undo
                 inst.undo.append(lambda: undo(*args, **kwargs))
+                if self.side is not None:
+                    packed = SideLog.pack((args, kwargs))
+                    self.side.write("undo", instance=inst.name, tool=tool.name, args=packed)
             fields: dict[str, Any] = {"request": f"req-{next(self.requests)}"}
             if replayed:
                 fields["replayed"] = True
             self.trace.event("effect", instance=inst.name, tool=tool.name, intent=intent, **fields)
-        return result
+            inst.actions += 1
 
     # --- recovery ---------------------------------------------------------------------------
 
     def _take_back(self, inst: Instance) -> None:
         for undo in reversed(inst.undo):
-            undo()
+            self.driver.settle(undo())
             self.undone += 1
         inst.undo = []
 
-    def _restart(self, inst: Instance, state: Literal["idle", "restored"]) -> None:
-        """`inst` runs again: from its entry (restored) or from its start (idle)."""
-        self._take_back(inst)
-        inst.state, inst.attempt, inst.calls = state, inst.attempt + 1, 0
+    def _restart(
+        self, inst: Instance, state: Literal["idle", "restored"], to: str = "entry"
+    ) -> None:
+        """`inst` runs again: from its entry or restore point `to` (restored), or from its
+        start (idle). What it did after that point is taken back."""
+        kept = [p for p in inst.points if p[0] == to]
+        _, pos, undo, calls = kept[0] if kept else ("entry", 0, 0, 0)
+        for take_back in reversed(inst.undo[undo:]):
+            self.driver.settle(take_back())
+            self.undone += 1
+        del inst.undo[undo:]
+        inst.points = inst.points[: inst.points.index(kept[0]) + 1] if kept else []
+        inst.state, inst.attempt, inst.calls, inst.actions = state, inst.attempt + 1, calls, pos
         inst.value, inst.writes = None, frozenset()
 
     def _drain(self) -> None:
@@ -280,75 +429,109 @@ class AppRun:
             for name, tool in self.app.tools.items():
                 setattr(tool.module, tool.attr, originals[name])
             self.trace.close()
-            self.db.close()
+            self.driver.close()
+            if self.side is not None:
+                self.side.close()
 
     def _wrapped(self, tool: Tool, original: Callable[..., Any]) -> Callable[..., Any]:
+        """The tool as the nodes see it during the run: the same call, recorded; an
+        `async def` tool stays one."""
+        if inspect.iscoroutinefunction(original):
+
+            async def awrapper(*args: Any, **kwargs: Any) -> Any:
+                found = self.before_call(tool)
+                if found is None:
+                    return await original(*args, **kwargs)
+                inst, intent, replayed = found
+                result = self.ledger[intent] if replayed else await original(*args, **kwargs)
+                self.after_call(tool, inst, intent, replayed, result, (args, kwargs))
+                return result
+
+            return awrapper
+
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return self.call(tool, original, args, kwargs)
+            found = self.before_call(tool)
+            if found is None:
+                return original(*args, **kwargs)
+            inst, intent, replayed = found
+            result = self.ledger[intent] if replayed else original(*args, **kwargs)
+            self.after_call(tool, inst, intent, replayed, result, (args, kwargs))
+            return result
 
         return wrapper
 
     def _run(self) -> RunResult:
         callbacks = [_Callbacks(self)]
         thread: dict[str, Any] = {
-            "configurable": {"thread_id": str(uuid.uuid4())},
+            "configurable": {"thread_id": self.thread_id},
             "callbacks": callbacks,
         }
         config = thread  # a fork's config once, to run from the forked checkpoint
         payload: Any = self.app.input
-        counts = {"restore": 0, "block": 0, "rerun": 0}
+        counts = {"restore": 0, "block": 0, "rerun": 0, "point": 0}
         first: tuple[str | None, str | None] = (None, None)
         failed_at: float | None = None
         outcome: Literal["completed", "blocked"] = "completed"
+        killed = self.mode == "recover"  # the failure happened in the killed process
         for _ in range(MAX_RECOVERIES + 1):
-            try:
-                self.graph.invoke(payload, config)
-                if self.graph.get_state(thread).next:
-                    raise Stuck(f"{self.app.spec}: parked at an interrupt (not supported)")
-                break
-            except InjectedFailure:
-                failed_at = failed_at or time.perf_counter()
-                self._drain()
-                config = thread
-                latest = self.graph.get_state(thread)
-                errored = [t for t in latest.tasks if t.error is not None]
-                blamed = self.by_task.get(errored[0].id) if len(errored) == 1 else None
-                if blamed is None:
-                    raise Stuck(f"{self.app.spec}: LangGraph kept no single failed task") from None
-                if first[1] is None:
-                    first = (self.target.instance if self.target else None, blamed.name)
-                self.trace.event("localize", instance=blamed.name)
-                kind = self._decide(blamed)
-                counts[kind] += 1
-                if kind == "block":
-                    self.trace.event("block", reason="no admissible checkpoint")
-                    outcome = "blocked"
+            if not killed:
+                try:
+                    self.driver.invoke(payload, config)
+                    self._settle(commit=True)
+                    if self.graph.get_state(thread).next:
+                        raise Stuck(f"{self.app.spec}: parked at an interrupt (not supported)")
                     break
-                if kind == "rerun":
-                    for inst in self.instances.values():
-                        self._take_back(inst)
-                    self.instances, self.by_task = {}, {}
-                    self.trace.event("rerun")
-                    thread = {**thread, "configurable": {"thread_id": str(uuid.uuid4())}}
-                    config = thread
-                    payload = self.app.input
-                    continue
-                also: list[Instance] = []
-                if self.policy == "native":
-                    also = [
-                        self.by_task[t.id]
-                        for t in latest.tasks
-                        if t.error is None and t.id in self.by_task
-                    ]
-                    # Time travel: a copy of the latest checkpoint, without its pending writes.
-                    forked = self.graph.update_state(latest.config, None, as_node="__copy__")
-                    config = {**forked, "callbacks": callbacks}
-                self._restart(blamed, "restored")
-                for inst in also:
-                    self._restart(inst, "idle")
-                fields = {"also": [i.name for i in also]} if also else {}
+                except InjectedFailure:
+                    pass
+            failed_at = failed_at or time.perf_counter()
+            self._drain()
+            self._settle(commit=False)
+            config = thread
+            latest = self.graph.get_state(thread)
+            blamed = self._localize(latest, killed)
+            killed = False
+            if first[1] is None:
+                first = (self.target.instance if self.target else None, blamed.name)
+            self.trace.event("localize", instance=blamed.name)
+            kind = self._decide(blamed)
+            counts[kind] += 1
+            if kind == "block":
+                lost = self._lost_siblings(list(self.trace.events))
+                why = f"restoring would re-run {', '.join(lost)}" if lost else ""
+                self.trace.event("block", reason=why or "no admissible checkpoint")
+                outcome = "blocked"
+                break
+            if kind == "rerun":
+                for inst in self.instances.values():
+                    self._take_back(inst)
+                self.instances, self.by_task = {}, {}
+                self.trace.event("rerun")
+                thread = {**thread, "configurable": {"thread_id": str(uuid.uuid4())}}
+                config = thread
+                payload = self.app.input
+                continue
+            # Siblings LangGraph cancelled mid-run start again, under every restore.
+            also = [i for i in self.instances.values() if i.state == "cancelled"]
+            if self.policy == "native":  # the step's committed instances, rolled back too
+                ran = [self.by_task[t.id] for t in latest.tasks if t.id in self.by_task]
+                also += [i for i in ran if i.state == "done" and i is not blamed]
+                # Time travel: a copy of the latest checkpoint, without its pending writes.
+                forked = self.graph.update_state(latest.config, None, as_node="__copy__")
+                config = {**forked, "callbacks": callbacks}
+            # LangGraph resumes a failed subgraph from its latest checkpoint; a fork, from entry.
+            to = "entry" if self.policy == "native" else blamed.boundary()[0]
+            self._restart(blamed, "restored", to)
+            for inst in also:
+                self._restart(inst, "idle")
+            fields: dict[str, Any] = {"also": [i.name for i in also]} if also else {}
+            if to == "entry":
                 self.trace.event("restore", instance=blamed.name, boundary="entry", **fields)
-                payload = None
+            else:
+                self.trace.event(
+                    "restore", instance=blamed.name, boundary="point", point=to, **fields
+                )
+                counts["point"] += 1
+            payload = None
         else:
             raise Stuck(f"{self.app.spec}: still failing after {MAX_RECOVERIES} recoveries")
         done = time.perf_counter()
@@ -372,7 +555,32 @@ class AppRun:
             blocks=counts["block"],
             reruns=counts["rerun"],
             through_langgraph=counts["restore"],
+            to_point=counts["point"],
         )
+
+    def _settle(self, commit: bool) -> None:
+        """After LangGraph returned, nodes that returned but whose writes it never saved: a
+        node that wrote nothing (nothing to lose: committed) after a step that completed, or
+        one whose step failed (LangGraph runs it again: rolled back with the failed one)."""
+        with self.cond:
+            for inst in self.instances.values():
+                if inst.state == "ended":
+                    if commit:
+                        self._commit(inst)
+                    else:
+                        inst.state = "cancelled"
+
+    def _localize(self, latest: Any, killed: bool) -> Instance:
+        """The failed instance: the task whose error LangGraph kept; after a kill, when
+        LangGraph kept none, the instance the killed process's trace says failed."""
+        if killed:
+            (failed,) = [e["instance"] for e in self.trace.events if e["ev"] == "fail"]
+            return self.instances[failed]
+        errored = [t for t in latest.tasks if _failed(t.error)]
+        blamed = self.by_task.get(errored[0].id) if len(errored) == 1 else None
+        if blamed is None:
+            raise Stuck(f"{self.app.spec}: LangGraph kept no single failed task")
+        return blamed
 
     def _decide(self, blamed: Instance) -> Literal["restore", "block", "rerun"]:
         if self.policy == "retry":
@@ -380,8 +588,20 @@ class AppRun:
         if self.policy == "admissible":
             events = list(self.trace.events)
             found = certify(events, blamed.name, self.declared, self.app.policies)
-            return "restore" if "entry" in found else "block"
+            # LangGraph's resume goes back to the latest checkpoint, no further
+            latest = blamed.boundary()[0]
+            return "restore" if latest in found and not self._lost_siblings(events) else "block"
         return "restore"  # resume and native restore the failed node's entry, admissible or not
+
+    def _lost_siblings(self, events: list[dict[str, Any]]) -> list[str]:
+        """Siblings LangGraph will run again with the failed node (they died, or were cancelled,
+        uncommitted) that already did something irreversible: a restore would lose it, whatever
+        the failed node's entry holds, so `admissible` blocks."""
+        irreversible = {n for n, p in self.app.policies.items() if p == "irreversible"}
+        done = {e["instance"] for e in events if e["ev"] == "effect" and e["tool"] in irreversible}
+        return sorted(
+            i.name for i in self.instances.values() if i.state == "cancelled" and i.name in done
+        )
 
 
 def pilot(app: RecoveryApp, scratch: Path) -> tuple[list[str], list[FailurePoint]]:

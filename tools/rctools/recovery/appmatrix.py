@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from rctools.langgraph.app import AppError
 from rctools.recovery.app import RecoveryApp
 from rctools.recovery.appengine import AppRun, FailurePoint, pilot
+from rctools.recovery.appkill import run_killed
 from rctools.recovery.audit import audit_figures, audit_table
 from rctools.recovery.engine import RunResult, Stuck
 from rctools.recovery.matrix import Judged, record_cell
@@ -35,9 +36,10 @@ class AppMatrix:
     DOCS = "docs/recovery.md"
     DECLARED: ClassVar[dict[str, Any]] = {}
 
-    def __init__(self, app: RecoveryApp, policies: Sequence[str]) -> None:
+    def __init__(self, app: RecoveryApp, policies: Sequence[str], *, kill: bool = False) -> None:
         self.app = app
         self.policies = list(policies)
+        self.kill = kill  # the failure: the tool raising, or SIGKILL of the graph's process
         with tempfile.TemporaryDirectory(prefix="recovery-app-") as scratch:
             try:
                 self.instances, points = pilot(app, Path(scratch))
@@ -56,8 +58,9 @@ class AppMatrix:
         self.runs: dict[str, RunResult] = {}
 
     def cells(self) -> list[Cell]:
+        how = "is killed" if self.kill else "fails"
         return [
-            Cell(f"{p}/{point}", point, f"{p}: {self.app.spec} fails before {point}", {"policy": p})
+            Cell(f"{p}/{point}", point, f"{p}: {self.app.spec} {how} before {point}", {"policy": p})
             for point in self.points
             for p in self.policies
         ]
@@ -73,8 +76,13 @@ class AppMatrix:
             traces,
             scratch,
             self.runs,
-            lambda trace, db: AppRun(self.app, policy, point, trace, db, self.instances).run(),
+            lambda trace, db: self._play(policy, point, trace, db),
         )
+
+    def _play(self, policy: str, point: FailurePoint, trace: Path, db: Path) -> RunResult:
+        if self.kill:
+            return run_killed(self.app, policy, point, trace, db, self.instances)
+        return AppRun(self.app, policy, point, trace, db, self.instances).run()
 
     def figures(self, judged: JudgedCells) -> Figures:
         """The audit's counts per policy over the app's failure points."""
@@ -88,4 +96,5 @@ class AppMatrix:
         figures = audit_figures(pairs, self.policies, points, 0)
         figures["app"] = self.app.spec
         figures["instances"] = self.instances
+        figures["failure"] = "kill" if self.kill else "raise"
         return Figures({"audit": figures}, "\n".join(table))

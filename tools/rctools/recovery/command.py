@@ -107,11 +107,12 @@ def configure(
     app: str | None,
     tools: Path | None,
     app_input: str | None,
+    kill: bool,
 ) -> RecoveryMatrix | AppMatrix:
     if app is not None:
-        return configure_app(policies, workloads, ledger, audit, app, tools, app_input)
-    if tools is not None or app_input is not None:
-        raise UsageError("--tools and --input go with --app")
+        return configure_app(policies, workloads, ledger, audit, app, tools, app_input, kill)
+    if tools is not None or app_input is not None or kill:
+        raise UsageError("--tools, --input and --kill go with --app")
     chosen = list(policies or POLICIES)
     if audit:
         if workloads:
@@ -131,6 +132,7 @@ def configure_app(
     app: str,
     tools: Path | None,
     app_input: str | None,
+    kill: bool = False,
 ) -> AppMatrix:
     """`--app`: the user's graph at each of its failure points (appmatrix)."""
     if workloads or audit or not ledger:
@@ -141,7 +143,7 @@ def configure_app(
         )
     try:
         loaded = load_app(app, tools, parse_json("--input", app_input, {}))
-        return AppMatrix(loaded, list(policies or APP_POLICIES))
+        return AppMatrix(loaded, list(policies or APP_POLICIES), kill=kill)
     except AppError as exc:
         raise UsageError(str(exc)) from None
 
@@ -208,6 +210,13 @@ OPTIONS: list[Callable[[Any], Any]] = [
         metavar="JSON",
         help="With --app: the graph's input (default {}).",
     ),
+    click.option(
+        "--kill",
+        is_flag=True,
+        help="With --app: the failure is a SIGKILL of the process running the graph (its "
+        "siblings die with it) instead of the tool raising; this process recovers from "
+        "LangGraph's checkpoints on the same thread.",
+    ),
 ]
 
 command = suite_command(
@@ -230,7 +239,8 @@ restores, the necessary blocks and the mislocalized failures of each policy.
 \b
 With --app MODULE:FACTORY --tools FILE, your own graph: every policy (retry, native,
 resume, admissible) fails it before each declared tool call, on LangGraph's checkpoints, and
-the figures are the same counts per policy.""",
+the figures are the same counts per policy; with --kill the failure is a SIGKILL of the
+process running the graph.""",
     options=OPTIONS,
     configure=configure,
 )

@@ -5,6 +5,7 @@ failure from them."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,12 +16,20 @@ from rctools.suite.trace import TraceWriter as Lines
 class TraceWriter:
     """The header, then events numbered by one sequence counter, from any thread."""
 
-    def __init__(self, path: Path, header: dict[str, Any]) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.unlink(missing_ok=True)
+    def __init__(self, path: Path, header: dict[str, Any] | None) -> None:
+        """A new trace with `header`; with None, the trace at `path` a killed process of the
+        run wrote, its events read back and numbered on."""
         self.path = path
         self.lock = threading.Lock()
         self.events: list[dict[str, Any]] = []
+        if header is None:
+            lines = path.read_text(encoding="utf-8").splitlines()[1:]
+            self.events = [json.loads(line) for line in lines if line.strip()]
+            first = self.events[-1]["seq"] + 1 if self.events else 0
+            self._lines = Lines(path, timestamps=True, first_seq=first)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
         self._lines = Lines(path, timestamps=True)
         self._lines.header(header)
 

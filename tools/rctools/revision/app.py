@@ -20,8 +20,12 @@ ended and its step is not yet checkpointed. The policies recover on LangGraph's 
 
 Model calls and tokens (words of prompt and completion) are counted by the same callback.
 
+A graph with async-only nodes runs through `astream` on AsyncSqliteSaver, on an event loop of
+the suite's own (rctools.recovery.appdriver); everything else is the same.
+
 Not yet (said up front, `UnsupportedApp`): the functional API, conditional edges and `Send`,
-subgraphs, cycles, interrupts.
+subgraphs, cycles, interrupts (static ones from the compiled graph, dynamic ones --
+`interrupt()` in a node -- from the fault-free run the points are drawn from).
 
 Effects (`effects`, node -> revocable): a declared node's writes are an outbox -- what it asks
 the outside world to do (an e-mail to send) -- which the suite performs once the step has
@@ -34,8 +38,8 @@ performs itself, inside its body, happens before its step commits; the suite can
 
 from __future__ import annotations
 
+import asyncio
 import random
-import sqlite3
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,11 +50,11 @@ from typing import Any
 import networkx as nx
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, StateUpdate
 
-from rctools.langgraph.app import AppError, load_factory
+from rctools.langgraph.app import AppError, async_only_nodes, load_factory
+from rctools.recovery.appdriver import driver
 from rctools.revision.recorder import Recorder
 
 
@@ -116,6 +120,11 @@ def workflow_of(
         )
     if list(graph.get_subgraphs()):
         raise UnsupportedApp("run revision --app: subgraphs are not supported yet")
+    if graph.interrupt_before_nodes or graph.interrupt_after_nodes:
+        raise UnsupportedApp(
+            "run revision --app: interrupts (interrupt_before/interrupt_after) are not "
+            "supported yet: a run that parks for a human has no end to judge"
+        )
     nodes = [n for n in builder.nodes if n not in (START, END)]
     edges = {(a, b) for a, b in builder.edges if a != START and b != END}
     edges |= {(a, b) for sources, b in builder.waiting_edges for a in sources if b != END}
@@ -193,11 +202,26 @@ class AppOutcome:
 
 
 def count_calls(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> int:
-    """The model calls of a fault-free run: the instants a revision can be drawn from."""
+    """The model calls of a fault-free run: the instants a revision can be drawn from. A run
+    that raises, or parks at an `interrupt()` a node calls, is refused here, before any cell."""
     counter = _Calls(None, lambda _: None)
     graph = factory(InMemorySaver())
     config = {"configurable": {"thread_id": "probe"}, "callbacks": [counter]}
-    graph.invoke(inputs, config)
+    try:
+        if async_only_nodes(graph):
+            asyncio.run(graph.ainvoke(inputs, config))
+        else:
+            graph.invoke(inputs, config)
+    except Exception as exc:  # the user's graph: anything can go wrong in it
+        raise AppError(
+            f"run revision --app: the fault-free run raised {type(exc).__name__}: {exc}"
+        ) from None
+    if graph.get_state(config).next:
+        raise UnsupportedApp(
+            "run revision --app: the fault-free run parked at an interrupt (interrupt() in a "
+            "node); interrupts are not supported yet: a run that waits for a human has no end "
+            "to judge"
+        )
     return counter.calls
 
 
@@ -218,8 +242,11 @@ class AppRevisionRun:
         self, factory: Callable[[Any], Any], inputs: dict[str, Any], path: str, value: Any,
         point: Point, policy: str, db: Path, effects: dict[str, bool] | None = None,
     ) -> None:  # fmt: skip
-        self.conn = sqlite3.connect(db, check_same_thread=False)
-        self.graph = factory(SqliteSaver(self.conn))
+        self.driver = driver(factory, db, False, "sync")
+        if async_only_nodes(self.driver.graph):  # only async graphs are built twice
+            self.driver.close()
+            self.driver = driver(factory, db, True, "sync")
+        self.graph = self.driver.graph
         self.wf = workflow_of(self.graph, inputs, effects)
         if path not in self.wf.paths:
             raise AppError(f"--revise: {path!r} is not an input channel ({self.wf.paths})")
@@ -270,9 +297,7 @@ class AppRevisionRun:
     def _stream(self, given: Any, config: dict[str, Any]) -> tuple[Any, Any] | None:
         """Runs until the end, or until a plan says where to go on from: (input, config)."""
         config = {**config, "callbacks": [self.model]}
-        for mode, data in self.graph.stream(
-            given, config, stream_mode=["tasks", "checkpoints"], durability="sync"
-        ):
+        for mode, data in self.driver.stream(given, config, ["tasks", "checkpoints"]):
             if mode == "tasks" and data["name"] in self.wf.reads:
                 if "result" not in data:
                     self._start(data["id"], data["name"])
@@ -440,7 +465,7 @@ class AppRevisionRun:
                 go_on = self._stream(*go_on)
         self._release_held()
         self.record("finish", result=[n for n in self.wf.order if n in self.cur])
-        self.conn.close()
+        self.driver.close()
         self.record.write(out)
         calls, tokens = self.model.calls, self.model.tokens
         return AppOutcome(out, calls, tokens, self.revised_in, self.recomputed)
