@@ -3,17 +3,16 @@ a SIGKILL of the process running the graph, and what each costs.
 
     .venv/bin/python bench/recovery_app_bench.py --out bench/recovery-app-results.md
 
-For each fixture app of tests/fixtures/apps/ that `--app` runs (plain LangGraph code: a
-trip-booking graph with parallel branches, a `Send` fan-out, a ReAct loop through a conditional
-edge, async-only nodes, a subgraph node), `resume-check run recovery --app` runs every policy at every failure
-point, once with the failure as the tool raising and once as SIGKILL of the graph's process
-(`--kill`), --repeats times. Every trace is judged by SemanticRecovery in the command's one TLC
-run. Per (app, failure): the counts of the last repeat per policy, and over the repeats the
-range of unsafe restores (under a kill, whether a sibling's writes were saved before the kill
-depends on thread timing, so native's counts may vary; a range says so), and the median wall
-and CPU seconds of the whole command (CPU of the command and its children: TLC, the killed
-processes).
-"""
+For each fixture app of tests/fixtures/apps/ that `--app` runs (plain LangGraph code: a trip-
+booking graph with parallel branches, a `Send` fan-out, a ReAct loop through a conditional
+edge, async-only nodes, a subgraph node), `resume-check run recovery --app` runs every policy
+at every failure point, once with the failure as the tool raising and once as SIGKILL of the
+graph's process (`--kill`), --repeats times. Every trace is judged by SemanticRecovery in the
+command's one TLC run. Per (app, failure): the counts of the last repeat per policy, and over
+the repeats the range of unsafe restores (under a kill, whether a sibling's writes were saved
+before the kill depends on thread timing, so native's counts may vary; a range says so), and
+the median wall and CPU seconds of the whole command (CPU of the command and its children: TLC,
+the killed processes)."""
 
 from __future__ import annotations
 
