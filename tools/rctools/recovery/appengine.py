@@ -45,9 +45,9 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.config import get_config
 
+from rctools.langgraph.appdriver import Listener, driver
 from rctools.langgraph.observe import value_id
 from rctools.recovery.app import RecoveryApp, Tool
-from rctools.recovery.appdriver import Listener, driver
 from rctools.recovery.appkill import SideLog
 from rctools.recovery.controller import certify
 from rctools.recovery.engine import RunResult, Stuck

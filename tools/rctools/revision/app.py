@@ -21,7 +21,7 @@ ended and its step is not yet checkpointed. The policies recover on LangGraph's 
 Model calls and tokens (words of prompt and completion) are counted by the same callback.
 
 A graph with async-only nodes runs through `astream` on AsyncSqliteSaver, on an event loop of
-the suite's own (rctools.recovery.appdriver); everything else is the same.
+the suite's own (rctools.langgraph.appdriver); everything else is the same.
 
 Not yet (said up front, `UnsupportedApp`): the functional API, conditional edges and `Send`,
 subgraphs, cycles, interrupts (static ones from the compiled graph, dynamic ones --
@@ -54,7 +54,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, StateUpdate
 
 from rctools.langgraph.app import AppError, async_only_nodes, load_factory
-from rctools.recovery.appdriver import driver
+from rctools.langgraph.appdriver import driver
 from rctools.revision.recorder import Recorder
 
 
