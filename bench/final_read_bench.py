@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 
 import click
+from rctools.langgraph.backends import resolve
 from rctools.langgraph.driver import run_cell
 from rctools.langgraph.final import read_final
 from rctools.langgraph.scenarios import ALL
-from rctools.langgraph_backends import resolve
 
 
 def _cpu() -> float:

@@ -19,7 +19,7 @@ from typing import Annotated, Any, TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
-from rctools.langgraph_backends import (
+from rctools.langgraph.backends import (
     BACKENDS,
     DURABLE,
     STORE_VAR,
@@ -195,7 +195,7 @@ def test_a_bad_spec_is_a_clear_error() -> None:
     for spec, message in [
         ("nosuch", "unknown backend 'nosuch'"),
         ("rctools.nosuch:make", "cannot import 'rctools.nosuch'"),
-        ("rctools.langgraph_backends:nosuch", "has no callable 'nosuch'"),
+        ("rctools.langgraph.backends:nosuch", "has no callable 'nosuch'"),
     ]:
         with pytest.raises(BackendError, match=message):
             resolve(spec)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
+from rctools.langgraph.backends import open_saver, resolve
 from rctools.langgraph.killpoints import KillSwitch, hook_statements
-from rctools.langgraph_backends import open_saver, resolve
 from services import services  # noqa: F401  (the session fixture)
 
 pytestmark = [pytest.mark.slow, pytest.mark.services]

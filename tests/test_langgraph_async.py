@@ -51,7 +51,7 @@ def test_a_saver_with_only_the_async_api_is_judged_beside_the_async_reference(
 ) -> None:
     """A saver without the sync API is driven through `ainvoke`: its cells are `.ainvoke`
     cells, and their reference runs the same code path (AsyncSqliteSaver), not `invoke`."""
-    document = _matrix(tmp_path, "rctools.langgraph_backends:sqlite_async", "--cells", "*.none.*")
+    document = _matrix(tmp_path, "rctools.langgraph.backends:sqlite_async", "--cells", "*.none.*")
     cells = document["details"]["cells"]
     assert cells and {c["api"] for c in cells} == {"async"}, cells
     for cell in cells:

@@ -118,7 +118,7 @@ def test_an_answer_resent_by_another_process_is_another_write() -> None:
     "saver",
     [
         "broken_savers:correct_sqlite",  # a SqliteSaver subclass on a transactional connection
-        "rctools.langgraph_backends:sqlite",  # LangGraph's SqliteSaver.from_conn_string
+        "rctools.langgraph.backends:sqlite",  # LangGraph's SqliteSaver.from_conn_string
     ],
 )
 def test_a_correct_atomic_saver_killed_inside_a_write_has_no_saver_finding(

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rctools.langgraph.backends import resolve
 from rctools.langgraph.driver import run_cell
 from rctools.langgraph.scenarios import ALL
-from rctools.langgraph_backends import resolve
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
 from resumecheck.verdict import Verdict

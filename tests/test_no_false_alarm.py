@@ -23,7 +23,7 @@ def test_the_reference_saver_is_tested_as_a_saver_of_its_own_not_as_its_own_refe
     """`--backend sqlite` is the reference itself: every break would be LangGraph's and the
     run could never show a false alarm. As a --saver it is compared with the reference."""
     sqlite = command("sqlite", 1, ROOT / "out", 2, None)
-    assert sqlite[sqlite.index("--saver") + 1] == "rctools.langgraph_backends:sqlite"
+    assert sqlite[sqlite.index("--saver") + 1] == "rctools.langgraph.backends:sqlite"
     assert "--backend" not in sqlite
     memory = command("memory", 1, ROOT / "out", 2, "chain")
     assert memory[memory.index("--backend") + 1] == "memory"

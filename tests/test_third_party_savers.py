@@ -112,7 +112,7 @@ async def _work(action: str, backend: str) -> dict[str, Any]:
     """One worker process: `start` runs the graph from the beginning (and is killed), `continue`
     resumes the thread after the crash, `answer` resumes the interrupt."""
     from langgraph.types import Command
-    from rctools.langgraph_backends import aopen_saver, api_of, resolve
+    from rctools.langgraph.backends import aopen_saver, api_of, resolve
 
     async with aopen_saver(resolve(backend)) as saver:
         graph = build().compile(checkpointer=saver)
@@ -179,7 +179,7 @@ async def _conformance(backend: str) -> dict[str, Any]:
     """The conformance package's async suite on the backend: every test's outcome."""
     from langgraph.checkpoint.conformance import checkpointer_test, validate
     from langgraph.checkpoint.conformance.report import ProgressCallbacks
-    from rctools.langgraph_backends import STORE_VAR, aopen_saver, api_of, resolve
+    from rctools.langgraph.backends import STORE_VAR, aopen_saver, api_of, resolve
 
     root = Path(os.environ[STORE_VAR])
     made = iter(range(1_000_000))
@@ -331,13 +331,13 @@ def test_the_django_savers_still_cannot_save_on_this_checkpoint_api(
     this fails: then add `django` / `django-async` to BACKENDS and THIRD_PARTY."""
     pytest.importorskip("langgraph.checkpoint.django")
     from langgraph.checkpoint.base import empty_checkpoint
-    from rctools.langgraph_backends import STORE_VAR, aopen_saver, resolve
+    from rctools.langgraph.backends import STORE_VAR, aopen_saver, resolve
 
     monkeypatch.setenv(STORE_VAR, str(tmp_path / "store"))
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
 
     async def put() -> None:
-        async with aopen_saver(resolve(f"rctools.langgraph_backends:{factory}")) as saver:
+        async with aopen_saver(resolve(f"rctools.langgraph.backends:{factory}")) as saver:
             if factory == "django":
                 await asyncio.to_thread(saver.put, config, empty_checkpoint(), {}, {})
             else:
@@ -463,7 +463,7 @@ def test_dynamodb_checkpoint_returns_a_subgraph_checkpoint_as_the_thread_latest(
 
 
 def test_every_third_party_backend_is_bundled() -> None:
-    from rctools.langgraph_backends import BACKENDS, DURABLE
+    from rctools.langgraph.backends import BACKENDS, DURABLE
 
     assert set(THIRD_PARTY) <= set(BACKENDS)
     assert set(THIRD_PARTY) <= DURABLE

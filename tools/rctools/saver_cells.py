@@ -85,7 +85,7 @@ class CellOutcome:
 
 def resolve_factory(spec: str) -> Callable[[], Any]:
     """A `MODULE:FACTORY` string or a bundled backend name as a factory."""
-    from rctools.langgraph_backends import BackendError, resolve
+    from rctools.langgraph.backends import BackendError, resolve
 
     try:
         return resolve(spec)
@@ -295,7 +295,7 @@ def run_cells(
 @contextlib.contextmanager
 def _errors() -> Iterator[None]:
     """What the matrix raises, as the one error a test runner reports."""
-    from rctools.langgraph_backends import BackendError
+    from rctools.langgraph.backends import BackendError
 
     try:
         yield

@@ -504,7 +504,7 @@ class Redis:
                         "--appendonly",
                         "no",
                         # The Valkey savers have no key prefix: each matrix cell gets a
-                        # numbered database of its own (rctools.langgraph_backends).
+                        # numbered database of its own (rctools.langgraph.backends).
                         "--databases",
                         str(REDIS_DATABASES),
                     ]

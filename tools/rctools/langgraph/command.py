@@ -23,6 +23,7 @@ from rctools.langgraph.app import (
     parse_json,
 )
 from rctools.langgraph.app import KINDS as APP_KINDS
+from rctools.langgraph.backends import BACKENDS, BackendError, Factory, resolve
 from rctools.langgraph.matrix import (
     ASYNC_REFERENCE,
     DURABILITIES,
@@ -43,7 +44,6 @@ from rctools.langgraph.report import fault_words, finish_matrix
 from rctools.langgraph.scenarios import ALL as SCENARIOS
 from rctools.langgraph.versions import SUPPORTED, args_again, combined, run_each
 from rctools.langgraph.versions import parse as parse_versions
-from rctools.langgraph_backends import BACKENDS, BackendError, Factory, resolve
 from rctools.suite import reports
 from rctools.suite.command import (
     fresh_traces,

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from rctools.langgraph import coverage, effect, record, worker
+from rctools.langgraph.backends import open_saver
 from rctools.langgraph.killpoints import KillPoint, for_reference
 from rctools.langgraph.scenarios import Scenario
 from rctools.langgraph.tracefile import TraceFile
-from rctools.langgraph_backends import open_saver
 
 WORKER_TIMEOUT = 120.0
 MAX_INVOCATIONS = 12

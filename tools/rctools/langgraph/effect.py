@@ -34,9 +34,9 @@ from typing import Any
 
 from langgraph.checkpoint.base import WRITES_IDX_MAP
 
+from rctools.langgraph.backends import BackendError, aopen_saver, api_of, open_saver
 from rctools.langgraph.final import digest, in_fresh_process
 from rctools.langgraph.killpoints import ALL, NOTHING, PART, UNKNOWN
-from rctools.langgraph_backends import BackendError, aopen_saver, api_of, open_saver
 
 
 def _where(config: Any, checkpoint_id: Any) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rctools.langgraph_backends import STORE_VAR, BackendError, aopen_saver, api_of, open_saver
+from rctools.langgraph.backends import STORE_VAR, BackendError, aopen_saver, api_of, open_saver
 
 READ_TIMEOUT = 60.0
 THREAD_CONFIG = {"configurable": {"thread_id": "t1"}}

@@ -40,14 +40,7 @@ from rctools.langgraph.attribution import (
     saver_breaks,
     tolerable,
 )
-from rctools.langgraph.coverage import Coverage, coverage
-from rctools.langgraph.driver import CellRun, run_cell
-from rctools.langgraph.final import FinalState, read_final, saver_apis
-from rctools.langgraph.killpoints import KillPoint
-from rctools.langgraph.record import CONTRACT
-from rctools.langgraph.scenarios import ALL as SCENARIOS
-from rctools.langgraph.scenarios import Scenario
-from rctools.langgraph_backends import (
+from rctools.langgraph.backends import (
     BackendError,
     Factory,
     sqlite,
@@ -55,6 +48,13 @@ from rctools.langgraph_backends import (
     sqlite_async_slowed,
     sqlite_slowed,
 )
+from rctools.langgraph.coverage import Coverage, coverage
+from rctools.langgraph.driver import CellRun, run_cell
+from rctools.langgraph.final import FinalState, read_final, saver_apis
+from rctools.langgraph.killpoints import KillPoint
+from rctools.langgraph.record import CONTRACT
+from rctools.langgraph.scenarios import ALL as SCENARIOS
+from rctools.langgraph.scenarios import Scenario
 from rctools.suite.pool import PoolTaskFailed, run_pool
 
 REFERENCE = "sqlite"

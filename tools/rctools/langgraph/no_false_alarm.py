@@ -80,7 +80,7 @@ def command(saver: str, stride: int, out: Path, jobs: int, scenarios: str | None
     """The child run of one saver: every durability, both APIs, the reference on."""
     if is_reference_saver(saver):  # as --backend it would be its own reference: every break
         # LangGraph's; as a --saver it is measured against the reference like any other
-        which = ["--saver", f"rctools.langgraph_backends:{saver.replace('-', '_')}"]
+        which = ["--saver", f"rctools.langgraph.backends:{saver.replace('-', '_')}"]
     elif saver in BUNDLED:
         which = ["--backend", saver]
     else:

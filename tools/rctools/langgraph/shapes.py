@@ -23,9 +23,9 @@ from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
 
+from rctools.langgraph.backends import resolve
 from rctools.langgraph.driver import run_cell
 from rctools.langgraph.scenarios import SHAPES
-from rctools.langgraph_backends import resolve
 
 BACKEND = "sqlite"
 

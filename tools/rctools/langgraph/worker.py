@@ -21,10 +21,10 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
+from rctools.langgraph.backends import BackendError, aopen_saver, api_of, open_saver
 from rctools.langgraph.record import Recording, on_saver
 from rctools.langgraph.recorder import KillSwitch
 from rctools.langgraph.scenarios import WORLD_VAR
-from rctools.langgraph_backends import BackendError, aopen_saver, api_of, open_saver
 from rctools.suite.crash import barrier
 
 THREAD = "t1"

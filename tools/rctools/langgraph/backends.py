@@ -39,8 +39,8 @@ Third-party savers on local servers (docs/backends.md says what each was checked
 Not in BACKENDS because they cannot save a checkpoint on langgraph-checkpoint 4.x (they call
 JsonPlusSerializer.dumps, which 4.x removed; docs/backends.md): `MODULE:FACTORY` still reaches
 
-    rctools.langgraph_backends:django        DjangoSaver        Django ORM on SQLite in the store
-    rctools.langgraph_backends:django_async  AsyncDjangoSaver
+    rctools.langgraph.backends:django        DjangoSaver        Django ORM on SQLite in the store
+    rctools.langgraph.backends:django_async  AsyncDjangoSaver
 """
 
 from __future__ import annotations
@@ -68,22 +68,22 @@ DYNAMODB_URL_VAR = "RESUME_CHECK_DYNAMODB_URL"
 Factory = Callable[[], Any]
 
 BACKENDS: dict[str, str] = {
-    "memory": "rctools.langgraph_backends:memory",
-    "sqlite": "rctools.langgraph_backends:sqlite",
-    "sqlite-async": "rctools.langgraph_backends:sqlite_async",
-    "postgres": "rctools.langgraph_backends:postgres",
-    "postgres-async": "rctools.langgraph_backends:postgres_async",
-    "redis": "rctools.langgraph_backends:redis",
-    "redis-async": "rctools.langgraph_backends:redis_async",
-    "lmdb": "rctools.langgraph_backends:lmdb",
-    "lmdb-async": "rctools.langgraph_backends:lmdb_async",
-    "objectstorage": "rctools.langgraph_backends:objectstorage",
-    "mysql": "rctools.langgraph_backends:mysql",
-    "mysql-async": "rctools.langgraph_backends:mysql_async",
-    "valkey": "rctools.langgraph_backends:valkey",
-    "valkey-async": "rctools.langgraph_backends:valkey_async",
-    "dynamodb": "rctools.langgraph_backends:dynamodb",
-    "dynamodb-checkpoint": "rctools.langgraph_backends:dynamodb_checkpoint",
+    "memory": "rctools.langgraph.backends:memory",
+    "sqlite": "rctools.langgraph.backends:sqlite",
+    "sqlite-async": "rctools.langgraph.backends:sqlite_async",
+    "postgres": "rctools.langgraph.backends:postgres",
+    "postgres-async": "rctools.langgraph.backends:postgres_async",
+    "redis": "rctools.langgraph.backends:redis",
+    "redis-async": "rctools.langgraph.backends:redis_async",
+    "lmdb": "rctools.langgraph.backends:lmdb",
+    "lmdb-async": "rctools.langgraph.backends:lmdb_async",
+    "objectstorage": "rctools.langgraph.backends:objectstorage",
+    "mysql": "rctools.langgraph.backends:mysql",
+    "mysql-async": "rctools.langgraph.backends:mysql_async",
+    "valkey": "rctools.langgraph.backends:valkey",
+    "valkey-async": "rctools.langgraph.backends:valkey_async",
+    "dynamodb": "rctools.langgraph.backends:dynamodb",
+    "dynamodb-checkpoint": "rctools.langgraph.backends:dynamodb_checkpoint",
 }
 
 # Backends whose state outlives the process (all but memory).
