@@ -466,6 +466,21 @@ def _bench_host(args: Options, scratch: Path) -> int:
     return 0
 
 
+def _shown(agent: str) -> str:
+    """The agent's command line as the results show it: this checkout's folder as `$PWD`, so
+    that a result names no one's worktree (the agent runs inside the sandbox, from its
+    workspace, so the bench itself needs the absolute path)."""
+    return agent.replace(str(Path.cwd()), "$PWD")
+
+
+def _quoted(agent: str) -> str:
+    """`_shown`, quoted for a shell that expands `$PWD` (double quotes where they are safe)."""
+    shown = _shown(agent)
+    if any(c in shown for c in '"\\`') or shown.count("$") != shown.count("$PWD"):
+        return shlex.quote(shown)
+    return f'"{shown}"'
+
+
 PAGES_WORKLOADS = ("shell-heavy", "memory-server", "dev-task")
 
 
@@ -497,8 +512,8 @@ def _pages_study(args: Options, scratch: Path) -> int:
     lines = [
         "# The inspector's process classification against the processes' memory",
         "",
-        f"Agent `{args.agent}`, policy `full` (a criu image every turn), {args.reps} runs per "
-        "workload. A turn's memory changed iff its page images (criu `pages-*.img`, every "
+        f"Agent `{_shown(args.agent)}`, policy `full` (a criu image every turn), {args.reps} "
+        "runs per workload. A turn's memory changed iff its page images (criu `pages-*.img`, every "
         "process tree) differ from the previous turn's. Turns without a process are left out.",
         "",
         "| workload | turns with a process | hit | **miss** (memory changed, inspector said no) "
@@ -518,7 +533,7 @@ def _pages_study(args: Options, scratch: Path) -> int:
     lines += [
         "",
         f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; reproduce: "
-        f"`.venv/bin/python bench/sandbox_bench.py --agent {shlex.quote(args.agent)} "
+        f"`.venv/bin/python bench/sandbox_bench.py --agent {_quoted(args.agent)} "
         f"--pages-study --reps {args.reps}`",
     ]
     out = (
@@ -555,7 +570,8 @@ def _host_table(
     lines = [
         "# An unmodified agent under the host-side runtime (SandboxCR)",
         "",
-        f"Agent: `{args.agent}` -- a plain program against OpenAI's chat completions API, "
+        f"Agent: `{_shown(args.agent)}` -- a plain program against OpenAI's chat completions "
+        "API, "
         f"run unchanged in each sandbox. {args.sandboxes} sandboxes at once on this machine, "
         f"one host budget of {args.slots} checkpoint jobs at a time; real namespaces, overlayfs, "
         "fanotify, criu 4.1 process images; every trace judged by SandboxCR.",
@@ -648,7 +664,7 @@ def _host_table(
         "The process diff is of the process table (command lines, working directories); a "
         "process the inspector saw woken since its image counts as a false alarm there, "
         "though its memory may have changed.",
-        f"- reproduce: `.venv/bin/python bench/sandbox_bench.py --agent {shlex.quote(args.agent)} "
+        f"- reproduce: `.venv/bin/python bench/sandbox_bench.py --agent {_quoted(args.agent)} "
         f"--sandboxes {args.sandboxes} --slots {args.slots} --reps {args.reps} "
         f"--latency {args.latency:g}`.",
     ]
