@@ -38,7 +38,8 @@ between it and the chat stand-in, on the code-repair and shell-heavy workloads:
 With `--agent CMD --pages-study` it measures only the inspector's process classification
 against a diff of the processes' memory (`_pages_study`, bench/sandbox-results-pages.md): runs
 under `full` (a criu image every turn) of the workloads with servers, their stores kept, each
-turn's page images compared with the previous turn's (`accuracy.pages_study`).
+turn's memory compared with the previous turn's (`accuracy.pages_study`): the page images
+with the rseq words the kernel writes on its own masked (`pages.py`), and byte for byte.
 
 A run that cannot be recorded or judged stops the benchmark with exit code 3 and no table.
 """
@@ -514,21 +515,28 @@ def _pages_study(args: Options, scratch: Path) -> int:
         "",
         f"Agent `{_shown(args.agent)}`, policy `full` (a criu image every turn), {args.reps} "
         "runs per workload. A turn's memory changed iff its page images (criu `pages-*.img`, every "
-        "process tree) differ from the previous turn's. Turns without a process are left out.",
+        "process tree) differ from the previous turn's, once the rseq words the kernel rewrites "
+        "when a thread changes CPU are masked (`tools/rctools/sandbox/pages.py`). Turns without "
+        "a process are left out. The last column counts the turns whose page images differ "
+        "byte for byte while the masked memory is equal and the inspector said no change: the "
+        "misses an unmasked diff reports.",
         "",
         "| workload | turns with a process | hit | **miss** (memory changed, inspector said no) "
-        "| false alarm (said changed, memory equal) | quiet | missed turns |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| false alarm (said changed, memory equal) | quiet | missed turns "
+        "| kernel's rseq words only (turns) |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for workload in PAGES_WORKLOADS:
         turns = [t for w, _, ts in rows if w == workload for t in ts if t.pages is not None]
         missed = sorted({t.turn for t in turns if t.changed and not t.said})
+        kernel = [t.turn for t in turns if t.raw and not t.changed and not t.said]
         lines.append(
             f"| {workload} | {len(turns)} | {sum(t.said and t.changed for t in turns)} "
             f"| **{sum(t.changed and not t.said for t in turns)}** "
             f"| {sum(t.said and not t.changed for t in turns)} "
             f"| {sum(not t.said and not t.changed for t in turns)} "
-            f"| {', '.join(map(str, missed)) or '-'} |"
+            f"| {', '.join(map(str, missed)) or '-'} "
+            f"| {len(kernel)} ({', '.join(map(str, sorted(set(kernel)))) or '-'}) |"
         )
     lines += [
         "",
