@@ -124,3 +124,16 @@ def test_an_image_it_cannot_read_is_an_error_not_a_verdict(tmp_path: Path) -> No
     (folder / str(PID) / "pstree.img").write_bytes(b"\0" * 8 + b"\xff\xff\x00\x00" + b"\x08")
     with pytest.raises(pages.ImageFormatError, match=r"pstree\.img"):
         pages.memory(folder)
+
+
+def test_a_zombie_holds_no_memory(tmp_path: Path) -> None:
+    """criu records a zombie child in `pstree.img` with no pagemap: it adds nothing."""
+    folder = _dump(tmp_path / "a", BASE)
+    alone = pages.memory(folder)
+    tree = folder / str(PID)
+    _image(
+        tree / "pstree.img",
+        _message((1, PID), (2, 0), (3, 300), (4, 300), (5, PID)),
+        _message((1, PID + 1), (2, PID), (3, 300), (4, 300), (5, PID + 1)),
+    )
+    assert pages.memory(folder) == alone

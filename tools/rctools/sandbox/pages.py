@@ -157,5 +157,7 @@ def memory(images: Path) -> bytes:
         for process in entries(tree / "pstree.img"):
             pid = ints(process, PSTREE_PID)[0]
             threads = ints(process, PSTREE_THREADS) or [pid]
+            if not (tree / f"pagemap-{pid}.img").exists():
+                continue  # a zombie: criu keeps its exit state, no memory
             parts.append(struct.pack("<I", pid) + process_memory(tree, pid, threads))
     return b"".join(parts)
