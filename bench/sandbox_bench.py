@@ -38,7 +38,8 @@ between it and the chat stand-in, on the code-repair and shell-heavy workloads:
 With `--agent CMD --pages-study` it measures only the inspector's process classification
 against a diff of the processes' memory (`_pages_study`, bench/sandbox-results-pages.md): runs
 under `full` (a criu image every turn) of the workloads with servers, their stores kept, each
-turn's page images compared with the previous turn's (`accuracy.pages_study`).
+turn's memory compared with the previous turn's (`accuracy.pages_study`): the page images
+with the rseq words the kernel writes on its own masked (`pages.py`), and byte for byte.
 
 A run that cannot be recorded or judged stops the benchmark with exit code 3 and no table.
 """
@@ -466,6 +467,21 @@ def _bench_host(args: Options, scratch: Path) -> int:
     return 0
 
 
+def _shown(agent: str) -> str:
+    """The agent's command line as the results show it: this checkout's folder as `$PWD`, so
+    that a result names no one's worktree (the agent runs inside the sandbox, from its
+    workspace, so the bench itself needs the absolute path)."""
+    return agent.replace(str(Path.cwd()), "$PWD")
+
+
+def _quoted(agent: str) -> str:
+    """`_shown`, quoted for a shell that expands `$PWD` (double quotes where they are safe)."""
+    shown = _shown(agent)
+    if any(c in shown for c in '"\\`') or shown.count("$") != shown.count("$PWD"):
+        return shlex.quote(shown)
+    return f'"{shown}"'
+
+
 PAGES_WORKLOADS = ("shell-heavy", "memory-server", "dev-task")
 
 
@@ -497,28 +513,35 @@ def _pages_study(args: Options, scratch: Path) -> int:
     lines = [
         "# The inspector's process classification against the processes' memory",
         "",
-        f"Agent `{args.agent}`, policy `full` (a criu image every turn), {args.reps} runs per "
-        "workload. A turn's memory changed iff its page images (criu `pages-*.img`, every "
-        "process tree) differ from the previous turn's. Turns without a process are left out.",
+        f"Agent `{_shown(args.agent)}`, policy `full` (a criu image every turn), {args.reps} "
+        "runs per workload. A turn's memory changed iff its page images (criu `pages-*.img`, every "
+        "process tree) differ from the previous turn's, once the rseq words the kernel rewrites "
+        "when a thread changes CPU are masked (`tools/rctools/sandbox/pages.py`). Turns without "
+        "a process are left out. The last column counts the turns whose page images differ "
+        "byte for byte while the masked memory is equal and the inspector said no change: the "
+        "misses an unmasked diff reports.",
         "",
         "| workload | turns with a process | hit | **miss** (memory changed, inspector said no) "
-        "| false alarm (said changed, memory equal) | quiet | missed turns |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| false alarm (said changed, memory equal) | quiet | missed turns "
+        "| kernel's rseq words only (turns) |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for workload in PAGES_WORKLOADS:
         turns = [t for w, _, ts in rows if w == workload for t in ts if t.pages is not None]
         missed = sorted({t.turn for t in turns if t.changed and not t.said})
+        kernel = [t.turn for t in turns if t.raw and not t.changed and not t.said]
         lines.append(
             f"| {workload} | {len(turns)} | {sum(t.said and t.changed for t in turns)} "
             f"| **{sum(t.changed and not t.said for t in turns)}** "
             f"| {sum(t.said and not t.changed for t in turns)} "
             f"| {sum(not t.said and not t.changed for t in turns)} "
-            f"| {', '.join(map(str, missed)) or '-'} |"
+            f"| {', '.join(map(str, missed)) or '-'} "
+            f"| {len(kernel)} ({', '.join(map(str, sorted(set(kernel)))) or '-'}) |"
         )
     lines += [
         "",
         f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; reproduce: "
-        f"`.venv/bin/python bench/sandbox_bench.py --agent {shlex.quote(args.agent)} "
+        f"`.venv/bin/python bench/sandbox_bench.py --agent {_quoted(args.agent)} "
         f"--pages-study --reps {args.reps}`",
     ]
     out = (
@@ -555,7 +578,8 @@ def _host_table(
     lines = [
         "# An unmodified agent under the host-side runtime (SandboxCR)",
         "",
-        f"Agent: `{args.agent}` -- a plain program against OpenAI's chat completions API, "
+        f"Agent: `{_shown(args.agent)}` -- a plain program against OpenAI's chat completions "
+        "API, "
         f"run unchanged in each sandbox. {args.sandboxes} sandboxes at once on this machine, "
         f"one host budget of {args.slots} checkpoint jobs at a time; real namespaces, overlayfs, "
         "fanotify, criu 4.1 process images; every trace judged by SandboxCR.",
@@ -648,7 +672,7 @@ def _host_table(
         "The process diff is of the process table (command lines, working directories); a "
         "process the inspector saw woken since its image counts as a false alarm there, "
         "though its memory may have changed.",
-        f"- reproduce: `.venv/bin/python bench/sandbox_bench.py --agent {shlex.quote(args.agent)} "
+        f"- reproduce: `.venv/bin/python bench/sandbox_bench.py --agent {_quoted(args.agent)} "
         f"--sandboxes {args.sandboxes} --slots {args.slots} --reps {args.reps} "
         f"--latency {args.latency:g}`.",
     ]

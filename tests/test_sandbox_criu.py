@@ -9,19 +9,22 @@ answered before; the re-spawn baseline restarts it at zero, and the contract say
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from conftest import ENVIRONMENT_SKIP, run_cli
+from rctools.sandbox import pages
 from rctools.sandbox.command import missing_criu, missing_privileges
 from rctools.sandbox.namespace import CommandResult, Sandbox
-from rctools.sandbox.processes import imager
+from rctools.sandbox.processes import CriuImager, imager
 from rctools.sandbox.recorder import RunSpec, record
 from rctools.sandbox.store import Store
 from rctools.sandbox.workloads import WORKLOADS
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
 from resumecheck.verdict import Status
+from resumecheck.waiting import poll
 
 # Without root the sandbox itself is out of reach (a plain skip); as root, a kernel that
 # refuses criu is an environment problem: the session exits 3 (conftest.ENVIRONMENT_SKIP).
@@ -75,6 +78,59 @@ def test_a_restored_server_answers_what_it_answered_before(
         assert _query(again, "hit") == ("hits=3" if mode == "criu" else "hits=1")
     finally:
         again.kill()
+
+
+def _blocked_on(pid: int, cpu: int) -> bool:
+    """The process sleeps (state S) and last ran on `cpu` (/proc/PID/stat, fields 3 and 39)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return fields[0] == "S" and int(fields[36]) == cpu
+
+
+def _image(box: Sandbox, folder: Path) -> Path:
+    """A turn boundary's process image: freeze, criu dump, thaw."""
+    frozen = box.freeze()
+    folder.mkdir()
+    CriuImager().dump(box, folder)
+    Sandbox.thaw(frozen)
+    return folder
+
+
+def _raw(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.rglob("pages-*.img")))
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to move a process")
+def test_a_server_moved_to_another_cpu_differs_only_in_the_kernels_rseq_words(
+    tmp_path: Path,
+) -> None:
+    """The page study's 4 "misses", made on purpose: a blocked server that only moves to another
+    CPU between two images, and is frozen and thawed there, has other page bytes (the kernel
+    wrote its new CPU number into the thread's rseq area) but the same memory by `pages.memory`;
+    a request it serves changes that memory."""
+    first, second = sorted(os.sched_getaffinity(0))[:2]
+    base = tmp_path / "base"
+    WORKLOADS["memory-server"].build_base(base)
+    box = Sandbox(base, tmp_path / "upper", tmp_path / "work")
+    box.start()
+    try:
+        box.run(SERVER)
+        [server] = box.pids()
+        os.sched_setaffinity(server, {first})
+        assert _query(box, "hit") == "hits=1"
+        assert poll(lambda: _blocked_on(server, first), timeout=10, every=0.01)
+        before = _image(box, tmp_path / "before")
+        os.sched_setaffinity(server, {second})
+        frozen = box.freeze()  # the next boundary: the stop and the thaw run it on `second`
+        Sandbox.thaw(frozen)
+        assert poll(lambda: _blocked_on(server, second), timeout=10, every=0.01)
+        moved = _image(box, tmp_path / "moved")
+        assert _query(box, "hit") == "hits=2"
+        served = _image(box, tmp_path / "served")
+    finally:
+        box.kill()
+    assert _raw(before) != _raw(moved)  # what the study counted as a miss
+    assert pages.memory(before) == pages.memory(moved)
+    assert pages.memory(moved) != pages.memory(served)
 
 
 def _judged(specs: list[RunSpec], tmp_path: Path) -> dict[str, object]:

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rctools.sandbox import pages
+
 KINDS = ("files", "procs")
 
 
@@ -90,12 +92,18 @@ def study(traces: Iterable[Path]) -> Counts:
 class PagesTurn:
     """One boundary of a run that took a process image every turn: did the inspector say the
     processes changed, and did the memory the image holds (criu's page images) change since
-    the previous turn's image."""
+    the previous turn's image -- as the processes hold it (`changed`: `pages.memory`, the
+    words the kernel rewrites on its own masked) and byte for byte (`raw`)."""
 
     turn: int
     said: bool
-    pages: str | None  # digest of the turn's page images (None: no process to dump)
+    pages: str | None  # digest of the turn's memory (None: no process to dump)
     changed: bool
+    raw: bool
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def pages_study(trace: list[dict[str, Any]], images: Path) -> list[PagesTurn]:
@@ -103,19 +111,26 @@ def pages_study(trace: list[dict[str, Any]], images: Path) -> list[PagesTurn]:
     run whose every turn took a process image (`full`; its store's `images/` folder kept).
 
     This is the image diff the table diff cannot be: a server whose command line stays the same
-    but whose memory changes is a change here. A turn whose pages changed while the inspector
+    but whose memory changes is a change here. A turn whose memory changed while the inspector
     said "no process change" is a miss of memory: under effect-aware, that turn would have
-    skipped its process image and a restore to it would bring back the older memory."""
+    skipped its process image and a restore to it would bring back the older memory. A turn
+    whose pages differ only in the words the kernel writes (`raw` but not `changed`) is no
+    miss: the processes ran none of their own code (`pages.py` says why)."""
     found = []
-    previous: str | None = None
+    previous: tuple[str | None, str | None] = (None, None)
     for event in trace:
         if event["ev"] != "boundary":
             continue
         turn = event["turn"]
-        pages = sorted((images / f"procs-{turn}").rglob("pages-*.img"))
-        current = None
-        if pages:
-            current = hashlib.sha256(b"".join(p.read_bytes() for p in pages)).hexdigest()
-        found.append(PagesTurn(turn, "procs" in event["changed"], current, current != previous))
+        folder = images / f"procs-{turn}"
+        current: tuple[str | None, str | None] = (None, None)
+        if any(folder.rglob("pstree.img")):
+            raw = b"".join(p.read_bytes() for p in sorted(folder.rglob("pages-*.img")))
+            current = (_digest(pages.memory(folder)), _digest(raw))
+        said = "procs" in event["changed"]
+        changed, raw_changed = (
+            now != before for now, before in zip(current, previous, strict=True)
+        )
+        found.append(PagesTurn(turn, said, current[0], changed, raw_changed))
         previous = current
     return found

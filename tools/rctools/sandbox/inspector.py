@@ -19,8 +19,9 @@ switch (a process that computes), counts as a change -- a false alarm at worst. 
 cannot tell a process blocked when frozen from one caught running that finishes its work after
 the thaw and then blocks (two switches too: the stop, the block); so a process the freeze
 caught running (state R) counts as changed at that boundary and, if that freeze took its image,
-at the next one. The memory diff of `accuracy.pages_study` found such turns: a server frozen in
-the tail of the request it had just answered, its image older than what it then held.
+at the next one. (The memory diff of `accuracy.pages_study` once seemed to show such turns; they
+were the kernel writing a moved thread's CPU number into its rseq area, no work of the process:
+`pages.py`. The check stays because the counters' blind spot is real.)
 """
 
 from __future__ import annotations
