@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rctools.burr.worker import GRAPHS
 from rctools.suite.cells import BOUNDARY_POINTS as POINTS
-from rctools.suite.cells import CellTable, RuntimeSuite
+from rctools.suite.cells import SYNC_ONLY, CellTable, RuntimeSuite
 from rctools.suite.command import require
 
 require("burr")
@@ -75,14 +75,12 @@ SUITE = RuntimeSuite(
     name="burr",
     distribution="apache-burr",
     backend="sqlite",
-    docs="docs/runtimes/burr.md",
     # Burr saves after every step before the next one starts (sync); it documents nothing
     # about an action's side effects (strictest level) and no lease on an app id.
-    declared={"durability": "sync", "effects_default": "exactly-once", "fencing": "none"},
-    worker="rctools.burr.worker",
+    declared=SYNC_ONLY,
     nodes=GRAPHS.__getitem__,
     table=table,
-    thread=("app", "app"),
+    thread="app",
     store=("db", "burr.sqlite"),
     job={"default_state": {"done": [], "made_by": "init", "loops": 0}},
 )

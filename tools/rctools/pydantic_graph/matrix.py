@@ -4,7 +4,7 @@ recovery by `Graph.iter_from_persistence` as the docs show; two resumers at once
 
 from __future__ import annotations
 
-from rctools.suite.cells import CellTable, RuntimeSuite
+from rctools.suite.cells import SYNC_ONLY, CellTable, RuntimeSuite
 from rctools.suite.command import require
 
 require("pydantic_graph")
@@ -76,15 +76,12 @@ def table() -> CellTable:
 
 SUITE = RuntimeSuite(
     name="pydantic-graph",
-    distribution="pydantic-graph",
     backend="file",
-    docs="docs/runtimes/pydantic-graph.md",
     # pydantic-graph documents snapshots written before the next node runs (sync) and nothing
     # about effects or exclusion: the strictest levels for what it does not say, no lease.
-    declared={"durability": "sync", "effects_default": "exactly-once", "fencing": "none"},
-    worker="rctools.pydantic_graph.worker",
+    declared=SYNC_ONLY,
     nodes=NODES.__getitem__,
     table=table,
-    thread=("run", "run"),
+    thread="run",
     store=("store", "run.json"),
 )

@@ -1,7 +1,8 @@
 """The crash matrix every runtime suite writes the same way, as a table the suite fills in.
 
 A suite's `matrix.py` keeps only what is its runtime's: a `RuntimeSuite` (the distribution whose
-version is recorded, the store, the worker module, what the runtime documents) and a function
+version is recorded, the store, what the runtime documents; the worker module and the docs page
+follow from the suite's package) and a function
 that fills a `CellTable`, with the families every suite has (a fault-free run, SIGKILL at every
 step boundary, kills one after another, resumers at once) and its own cells (answers, forks).
 `RuntimeSuite` records a cell the one way (`phases.record_phased_cell`), so every suite's header
@@ -192,6 +193,72 @@ class CellTable(Table):
                 [[worker("run", "w1")], [answer("w2", kill_at=point)], [answer("w3")]],
             )
 
+    # A runtime whose wait-for-input takes messages sent to the run while it waits (DBOS's
+    # recv, Temporal's signals): an answer is a dict of the suite's own (`answers=[...]` of a
+    # process, sent in turn while the run waits).
+
+    def sent(self, name: str, graph: str, what: str, *answers: dict[str, Any]) -> None:
+        """One process runs the graph and, while it waits, sends `answers` in turn."""
+        self.add(name, graph, what, [[worker("run", "w1", answers=list(answers))]])
+
+    def kill_waiting(
+        self,
+        graph: str,
+        kills: Iterable[tuple[str, str]],
+        then: str,
+        answer: dict[str, Any],
+        *,
+        resend: bool,
+    ) -> None:
+        """`<graph>-kill-<point>`: the run, sending `answer` while it waits, is SIGKILLed at each
+        (point, words); a new process resumes (`then`, for people), sending it again where
+        `resend` (the kill came before the run took it)."""
+        for point, words in kills:
+            self.add(
+                f"{graph}-kill-{point.replace('.', '-')}",
+                graph,
+                f"SIGKILL {words}; {then}",
+                [
+                    [worker("run", "w1", answers=[answer], kill_at=point)],
+                    [worker("recover", "w2", **({"answers": [answer]} if resend else {}))],
+                ],
+            )
+
+    def kill_handler(
+        self,
+        name: str,
+        graph: str,
+        what: str,
+        waiting: str,
+        answer: dict[str, Any],
+        kill_at: str,
+        *resent: dict[str, Any],
+    ) -> None:
+        """The run is SIGKILLed at `waiting`, while it waits; a request handler in another
+        process sends `answer` and is SIGKILLed at `kill_at`; a new process resumes, sending
+        `resent`."""
+        self.add(
+            name,
+            graph,
+            what,
+            [
+                [worker("run", "w1", kill_at=waiting)],
+                [worker("answer", "w2", answers=[answer], kill_at=kill_at)],
+                [worker("recover", "w3", **({"answers": list(resent)} if resent else {}))],
+            ],
+        )
+
+    def reanswered(
+        self, name: str, graph: str, what: str, answer: dict[str, Any], again: dict[str, Any]
+    ) -> None:
+        """A run answered with `answer` and finished; another process sends `again`."""
+        self.add(
+            name,
+            graph,
+            what,
+            [[worker("run", "w1", answers=[answer])], [worker("answer", "w2", answers=[again])]],
+        )
+
 
 class CellServer(Protocol):
     """A server of a cell's own that holds the runtime's state (Temporal's dev server):
@@ -211,6 +278,14 @@ class CellServer(Protocol):
     def close(self) -> None: ...
 
 
+# The declaration of a runtime that saves a run's state after each step before the next one
+# starts (sync) and documents nothing more: the strictest level for a step's side effects,
+# and no lease keeping a second process off a run.
+SYNC_ONLY = {"durability": "sync", "effects_default": "exactly-once", "fencing": "none"}
+# ... and of one that documents a step interrupted before its output was saved runs again.
+SYNC_AT_LEAST_ONCE = {**SYNC_ONLY, "effects_default": "at-least-once"}
+
+
 @dataclass(frozen=True)
 class RuntimeSuite:
     """What a suite says about its runtime, and the one way its cells are recorded: the header
@@ -220,14 +295,12 @@ class RuntimeSuite:
     `suite.command.run_suite` reads of a matrix."""
 
     name: str  # the runtime's name in the header and the summary
-    distribution: str  # the installed package whose version is recorded
     backend: str  # for the header; "{key}" stands for runtime()[key] (a server's version)
-    docs: str  # the page citing what the runtime documents
     declared: dict[str, str]  # durability, effects_default, fencing (trace.header)
-    worker: str  # the module each process of a cell runs
     nodes: Callable[[str], list[str]]  # a graph's nodes, for the header
-    table: Callable[[], CellTable]
-    thread: tuple[str, str]  # (job key, prefix): the run's id is "<prefix>-<cell>"
+    table: Callable[[], CellTable]  # defined in the suite's matrix module (see `package`)
+    thread: str  # the job key holding the run's id, which is "<thread>-<cell>"
+    distribution: str = ""  # the installed package whose version is recorded; "": `name`
     store: tuple[str, str] | None = None  # (job key, file name in the cell's scratch folder)
     graph_key: str = "graph"  # the job key naming the cell's graph
     job: dict[str, Any] = field(default_factory=dict)  # more of the job, the same in every cell
@@ -238,12 +311,25 @@ class RuntimeSuite:
     server: Callable[[str], CellServer] | None = None  # a cell's own server, by cell name
 
     @property
+    def package(self) -> str:
+        """The suite's package (`rctools.burr`): the one its matrix, which defines `table`, is
+        in. Every suite lays out its package alike, so the worker and the docs page follow."""
+        return self.table.__module__.rpartition(".")[0]
+
+    @property
+    def worker(self) -> str:
+        """The module each process of a cell runs: the package's `worker`."""
+        return f"{self.package}.worker"
+
+    @property
     def DECLARED(self) -> dict[str, str]:
         return self.declared
 
     @property
     def DOCS(self) -> str:
-        return self.docs
+        """The page citing what the runtime documents: `docs/runtimes/<package>.md`, with
+        the package's `_` written `-` (`pydantic_graph`: `pydantic-graph.md`)."""
+        return f"docs/runtimes/{self.package.rpartition('.')[2].replace('_', '-')}.md"
 
     def cells(self) -> list[Cell]:
         return self.table().cells
@@ -252,7 +338,7 @@ class RuntimeSuite:
         versions = {key: importlib.metadata.version(d) for key, d in self.versions.items()}
         return {
             "name": self.name,
-            "version": importlib.metadata.version(self.distribution),
+            "version": importlib.metadata.version(self.distribution or self.name),
             **versions,
         }
 
@@ -261,8 +347,7 @@ class RuntimeSuite:
         cell's own server."""
         graph = cell.params["graph"]
         phases = cell.params["phases"]
-        key, prefix = self.thread
-        thread = f"{prefix}-{cell.name}"
+        thread = f"{self.thread}-{cell.name}"
         runtime = self.runtime()
         meta = {
             "runtime": self.name,
@@ -277,7 +362,7 @@ class RuntimeSuite:
             store = {self.store[0]: str(work / self.store[1])} if self.store else {}
             return {
                 self.graph_key: graph,
-                key: thread,
+                self.thread: thread,
                 **store,
                 **(server.job if server else {}),
                 "effects": str(work / "effects.jsonl"),
