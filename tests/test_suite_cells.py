@@ -138,3 +138,36 @@ def test_a_runtime_suite_finds_its_worker_and_docs_page_from_its_package() -> No
     assert named.runtime()["version"] == importlib.metadata.version("click")
     pinned = dataclasses.replace(named, distribution="pytest")
     assert pinned.runtime()["version"] == importlib.metadata.version("pytest")
+
+
+def test_forks_start_from_a_clean_or_recovered_run_and_a_killed_fork_is_resumed() -> None:
+    """The families of a runtime that forks a run after its j-th operation (DBOS's
+    fork_workflow, Temporal's reset)."""
+    table = CellTable()
+    table.forks_at("fork-at", "linear", "fork after the {j}th", (1, 3))
+    table.fork_after_crash("after-crash", "linear", "crash, then fork", "mail.effect", 1)
+    table.fork_twice("twice", "linear", "two forks", 2)
+    table.fork_killed("killed", "linear", "a killed fork", 2, "ship.effect", "recover-forks")
+    phases = {c.name: c.params["phases"] for c in table.cells}
+    assert [(c.name, c.what) for c in table.cells[:2]] == [
+        ("fork-at-1", "fork after the 1th"),
+        ("fork-at-3", "fork after the 3th"),
+    ]
+    assert phases["fork-at-3"][1] == [{"role": "fork", "proc": "w2", "fork_at": 3}]
+    assert [p[0]["role"] for p in phases["after-crash"]] == ["run", "recover", "fork"]
+    assert phases["after-crash"][0][0]["kill_at"] == "mail.effect"
+    assert [p[0].get("fork_at") for p in phases["twice"]] == [None, 2, 2]
+    assert phases["killed"][1:] == [
+        [{"role": "fork", "proc": "w2", "fork_at": 2, "kill_at": "ship.effect"}],
+        [{"role": "recover-forks", "proc": "w3"}],
+    ]
+
+
+def test_in_a_loop_only_the_looping_step_is_killed_at_every_point_of_every_visit() -> None:
+    table = CellTable()
+    table.kill_loop("loop", ["plan", "work"], "resume", BOUNDARY_POINTS, loop="work", visits=2)
+    names = [c.name for c in table.cells]
+    assert names[:2] == ["loop-kill-plan-effect", "loop-kill-plan-saved"]
+    assert names[2:] == [
+        f"loop-kill-work-{n}-{point}" for n in (1, 2) for point, _ in BOUNDARY_POINTS
+    ]

@@ -16,15 +16,10 @@ RESUME = "initialize_from(resume_at_next_action=True)"
 
 def table() -> CellTable:
     t = CellTable()
-    for graph in ("linear", "loop"):
-        t.clean(graph)
-        steps = GRAPHS[graph]
-        # in the loop, the work action at each of its visits; the others after their effect
-        # and after their save
-        points = {
-            s: POINTS if graph == "linear" or s == "work" else (POINTS[1], POINTS[3]) for s in steps
-        }
-        t.kill_every_boundary(graph, steps, RESUME, points, visits={"work": 3})
+    t.clean("linear")
+    t.kill_every_boundary("linear", GRAPHS["linear"], RESUME, POINTS)
+    t.clean("loop")
+    t.kill_loop("loop", GRAPHS["loop"], RESUME, POINTS, loop="work", visits=3)
     t.kills(
         "linear-kill-returned-recover",
         "linear",

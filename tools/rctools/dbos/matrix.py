@@ -91,38 +91,29 @@ def table() -> CellTable:
         "SIGKILL in mail after its effect; one process restarts while the caller reruns the id",
         [[w("run", "w1", kill_at="mail.effect")], [w("recover", "w2"), w("rerun", "w3")]],
     )
-    for j in (1, 2, 3):
-        add(
-            f"linear-fork-at-{j}",
-            "linear",
-            f"after a clean run, fork_workflow from the step after the {j}th",
-            [[w("run", "w1")], [w("fork", "w2", fork_at=j)]],
-        )
-    add(
+    t.forks_at(
+        "linear-fork-at",
+        "linear",
+        "after a clean run, fork_workflow from the step after the {j}th",
+        (1, 2, 3),
+    )
+    t.fork_after_crash(
         "linear-fork-after-crash",
         "linear",
         "SIGKILL in mail after its effect, restart, then fork from the 2nd step's checkpoint",
-        [
-            [w("run", "w1", kill_at="mail.effect")],
-            [w("recover", "w2")],
-            [w("fork", "w3", fork_at=1)],
-        ],
+        "mail.effect",
+        1,
     )
-    add(
-        "linear-fork-twice",
-        "linear",
-        "two forks of the same checkpoint, one after the other",
-        [[w("run", "w1")], [w("fork", "w2", fork_at=2)], [w("fork", "w3", fork_at=2)]],
+    t.fork_twice(
+        "linear-fork-twice", "linear", "two forks of the same checkpoint, one after the other", 2
     )
-    add(
+    t.fork_killed(
         "linear-fork-killed-recover",
         "linear",
         "a fork is SIGKILLed in its first step after its effect; restart recovers the fork",
-        [
-            [w("run", "w1")],
-            [w("fork", "w2", fork_at=2, kill_at="mail.effect")],
-            [w("recover-forks", "w3")],
-        ],
+        2,
+        "mail.effect",
+        "recover-forks",
     )
 
     yes = ans("approve")

@@ -29,13 +29,10 @@ def table() -> CellTable:
             f"SIGKILL after initialize, before the first node; {RESUME}",
             "initialized",
         )
-        steps = NODES[graph]
-        # in the loop, Work at each of its visits; the others after their effect and after
-        # their successor's snapshot
-        points = {
-            s: POINTS if graph == "linear" or s == "Work" else (POINTS[1], POINTS[3]) for s in steps
-        }
-        t.kill_every_boundary(graph, steps, RESUME, points, visits={"Work": 3})
+        if graph == "linear":
+            t.kill_every_boundary(graph, NODES[graph], RESUME, POINTS)
+        else:
+            t.kill_loop(graph, NODES[graph], RESUME, POINTS, loop="Work", visits=3)
     t.resumers(
         "linear-two-resumers",
         "linear",

@@ -119,6 +119,24 @@ class Table(ABC):
                         f"{step}.{point}" + (f"#{nth}" if times > 1 else ""),
                     )
 
+    def kill_loop(
+        self,
+        graph: str,
+        steps: Iterable[str],
+        resume: str,
+        points: Points,
+        *,
+        loop: str,
+        visits: int,
+    ) -> None:
+        """`kill_every_boundary` of a graph with a loop: its step `loop` at each of `points`, at
+        each of its `visits`; every other step only after its effect and after its save
+        (`points[1]`, `points[3]`): the loop is where a kill lands somewhere new."""
+        steps = list(steps)
+        others = (points[1], points[3])
+        here = {s: points if s == loop else others for s in steps}
+        self.kill_every_boundary(graph, steps, resume, here, visits={loop: visits})
+
 
 class CellTable(Table):
     """The cells of a matrix whose steps are phases of processes (`worker(...)`), the processes
@@ -257,6 +275,63 @@ class CellTable(Table):
             graph,
             what,
             [[worker("run", "w1", answers=[answer])], [worker("answer", "w2", answers=[again])]],
+        )
+
+    # A runtime that forks a finished or crashed run from the checkpoint after its j-th
+    # operation (`fork_at`: DBOS's fork_workflow, Temporal's reset).
+
+    def forks_at(self, name: str, graph: str, what: str, points: Iterable[int]) -> None:
+        """`<name>-<j>`: after a clean run, a fork from the checkpoint after operation j, for
+        each j of `points` (`what` says `{j}` for it)."""
+        for j in points:
+            self.add(
+                f"{name}-{j}",
+                graph,
+                what.format(j=j),
+                [[worker("run", "w1")], [worker("fork", "w2", fork_at=j)]],
+            )
+
+    def fork_after_crash(self, name: str, graph: str, what: str, kill_at: str, at: int) -> None:
+        """The run is SIGKILLed at `kill_at`, a process recovers it, then a fork from after
+        operation `at`."""
+        self.add(
+            name,
+            graph,
+            what,
+            [
+                [worker("run", "w1", kill_at=kill_at)],
+                [worker("recover", "w2")],
+                [worker("fork", "w3", fork_at=at)],
+            ],
+        )
+
+    def fork_twice(self, name: str, graph: str, what: str, at: int) -> None:
+        """After a clean run, two forks from after operation `at`, one after the other."""
+        self.add(
+            name,
+            graph,
+            what,
+            [
+                [worker("run", "w1")],
+                [worker("fork", "w2", fork_at=at)],
+                [worker("fork", "w3", fork_at=at)],
+            ],
+        )
+
+    def fork_killed(
+        self, name: str, graph: str, what: str, at: int, kill_at: str, resume: str
+    ) -> None:
+        """After a clean run, the fork from after operation `at` is SIGKILLed at `kill_at`; a
+        process in role `resume` finishes it."""
+        self.add(
+            name,
+            graph,
+            what,
+            [
+                [worker("run", "w1")],
+                [worker("fork", "w2", fork_at=at, kill_at=kill_at)],
+                [worker(resume, "w3")],
+            ],
         )
 
 

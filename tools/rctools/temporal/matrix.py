@@ -96,38 +96,29 @@ def table() -> CellTable:
         "the result",
         [[w("run", "w1", server="kill")], [w("result", "w2")]],
     )
-    for j in (1, 2, 3):
-        t.add(
-            f"linear-reset-at-{j}",
-            "linear",
-            f"after a clean run, reset to the workflow task after the {j}th activity",
-            [[w("run", "w1")], [w("fork", "w2", fork_at=j)]],
-        )
-    t.add(
+    t.forks_at(
+        "linear-reset-at",
+        "linear",
+        "after a clean run, reset to the workflow task after the {j}th activity",
+        (1, 2, 3),
+    )
+    t.fork_after_crash(
         "linear-reset-after-crash",
         "linear",
         "SIGKILL in mail after its effect, a new worker, then reset to after the 1st activity",
-        [
-            [w("run", "w1", kill_at="mail.effect")],
-            [w("recover", "w2")],
-            [w("fork", "w3", fork_at=1)],
-        ],
+        "mail.effect",
+        1,
     )
-    t.add(
-        "linear-reset-twice",
-        "linear",
-        "two resets to the same point, one after the other",
-        [[w("run", "w1")], [w("fork", "w2", fork_at=2)], [w("fork", "w3", fork_at=2)]],
+    t.fork_twice(
+        "linear-reset-twice", "linear", "two resets to the same point, one after the other", 2
     )
-    t.add(
+    t.fork_killed(
         "linear-reset-killed-recover",
         "linear",
         "the reset's worker is SIGKILLed in ship after its effect; a new worker finishes it",
-        [
-            [w("run", "w1")],
-            [w("fork", "w2", fork_at=2, kill_at="ship.effect")],
-            [w("recover", "w3")],
-        ],
+        2,
+        "ship.effect",
+        "recover",
     )
 
     yes = ans("approve")
