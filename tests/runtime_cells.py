@@ -3,13 +3,15 @@ recorded once through the real command line, and the checks they make of a confo
 of a step killed after its effect. One place, so that a conforming cell means the same in every
 suite's tests (complete, not only unbroken) and no suite's copy drifts from the others.
 
-Use it as `summary = runtime_cells.recorded("burr", CELLS, code=1)` at module level: pytest
-finds the returned fixture under the name `summary`.
+Use it as `summary = runtime_cells.recorded("burr", CELLS, code=1, needs=("burr",))` at module
+level: pytest finds the returned fixture under the name `summary` (the module is skipped where
+a module it `needs` is not installed), and `test_... = runtime_cells.conforming(CELLS[:3])`
+for the cells that must conform.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -19,15 +21,29 @@ from rctools.suite import testing
 LINEAR_ONCE = {"reserve": 1, "charge": 1, "mail": 1, "ship": 1}
 
 
-def recorded(suite: str, cells: Sequence[str], *, code: int) -> Any:
+def recorded(suite: str, cells: Sequence[str], *, code: int, needs: Sequence[str]) -> Any:
     """A module fixture: `cells` of `suite` recorded once by `resume-check run` (exit `code`,
-    checked with the summary by `testing.record`) and its summary.json, for the module's tests."""
+    checked with the summary by `testing.record`) and its summary.json, for the module's tests;
+    the calling module is skipped where a module the runtime `needs` is not installed."""
+    for module in needs:
+        pytest.importorskip(module)
 
     @pytest.fixture(scope="module")
     def summary(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         return testing.record(suite, cells, tmp_path_factory.mktemp(suite), code=code)
 
     return summary
+
+
+def conforming(cells: Sequence[str]) -> Callable[..., None]:
+    """A test, one case a cell, that each of `cells` conforms (`assert_conforms`); bind it to a
+    `test_...` name of the module that says why they must."""
+
+    @pytest.mark.parametrize("name", cells)
+    def test(summary: dict[str, Any], name: str) -> None:
+        assert_conforms(summary, name)
+
+    return test
 
 
 def assert_conforms(summary: dict[str, Any], name: str) -> None:

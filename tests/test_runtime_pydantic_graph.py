@@ -12,8 +12,6 @@ import pytest
 import runtime_cells
 from rctools.suite import testing
 
-pytest.importorskip("pydantic_graph.persistence")
-
 pytestmark = pytest.mark.slow
 
 CELLS = (
@@ -23,12 +21,12 @@ CELLS = (
     "linear-kill-charge-effect",
 )
 
-summary = runtime_cells.recorded("pydantic-graph", CELLS, code=1)
+summary = runtime_cells.recorded(
+    "pydantic-graph", CELLS, code=1, needs=("pydantic_graph.persistence",)
+)
 
 
-@pytest.mark.parametrize("name", CELLS[:3])
-def test_resuming_from_a_created_snapshot_conforms(summary: dict, name: str) -> None:
-    runtime_cells.assert_conforms(summary, name)
+test_resuming_from_a_created_snapshot_conforms = runtime_cells.conforming(CELLS[:3])
 
 
 def test_a_kill_inside_a_node_cannot_be_resumed(summary: dict) -> None:

@@ -19,8 +19,6 @@ import pytest
 import runtime_cells
 from rctools.suite import testing
 
-pytest.importorskip("restate")
-pytest.importorskip("hypercorn")
 if shutil.which("npm") is None:
     pytest.skip("restate-server is installed with npm", allow_module_level=True)
 
@@ -34,7 +32,7 @@ CELLS = (
     "approval-double-answer",
 )
 
-summary = runtime_cells.recorded("restate", CELLS, code=0)
+summary = runtime_cells.recorded("restate", CELLS, code=0, needs=("restate", "hypercorn"))
 
 
 def test_every_cell_is_recorded_and_conforms(summary: dict) -> None:

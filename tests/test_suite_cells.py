@@ -5,11 +5,13 @@ a name twice is an error, not a cell silently recorded twice."""
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.metadata
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from rctools.suite.cells import BOUNDARY_POINTS, CellTable, Table
+from rctools.suite.cells import BOUNDARY_POINTS, SYNC_ONLY, CellTable, RuntimeSuite, Table
 
 
 def test_a_loop_step_is_killed_at_each_visit_and_points_may_differ_per_step() -> None:
@@ -80,3 +82,92 @@ def test_a_suite_with_steps_of_its_own_gets_the_same_names_from_its_chain() -> N
         "script": [("start", "w1", "a.effect"), ("gone", "w1"), ("start", "w2", None)],
     }
     assert table.cells[2].params["script"][-1] == "answer"
+
+
+def test_answers_sent_while_the_run_waits_are_resent_only_where_the_kill_came_first() -> None:
+    """The families of a runtime whose wait takes messages (DBOS's recv, Temporal's signals):
+    a resumer sends the answer again only where the kill came before the run took it, and a
+    killed request handler leaves the resent answers to the new process."""
+    yes, again = {"value": "approve"}, {"value": "approve", "remember": 2}
+    table = CellTable()
+    table.sent("live", "approval", "sent while it waits", yes, again)
+    table.kill_waiting("approval", [("q.effect", "in q")], "restart", yes, resend=True)
+    table.kill_waiting("approval", [("b.effect", "in b")], "restart", yes, resend=False)
+    table.kill_handler("h", "approval", "handler", "wait.waiting", yes, "answer.sent", again)
+    table.reanswered("done", "approval", "again after done", yes, again)
+    phases = {c.name: c.params["phases"] for c in table.cells}
+    assert phases["live"] == [[{"role": "run", "proc": "w1", "answers": [yes, again]}]]
+    assert [c.what for c in table.cells[1:3]] == ["SIGKILL in q; restart", "SIGKILL in b; restart"]
+    assert phases["approval-kill-q-effect"][1] == [
+        {"role": "recover", "proc": "w2", "answers": [yes]}
+    ]
+    assert phases["approval-kill-b-effect"] == [
+        [{"role": "run", "proc": "w1", "answers": [yes], "kill_at": "b.effect"}],
+        [{"role": "recover", "proc": "w2"}],
+    ]
+    assert phases["h"] == [
+        [{"role": "run", "proc": "w1", "kill_at": "wait.waiting"}],
+        [{"role": "answer", "proc": "w2", "answers": [yes], "kill_at": "answer.sent"}],
+        [{"role": "recover", "proc": "w3", "answers": [again]}],
+    ]
+    assert phases["done"][1] == [{"role": "answer", "proc": "w2", "answers": [again]}]
+
+
+def matrix_table() -> CellTable:
+    return CellTable()
+
+
+def test_a_runtime_suite_finds_its_worker_and_docs_page_from_its_package() -> None:
+    """A suite declares only what is its runtime's: its package (where its matrix's `table`
+    is) names the worker and the docs page, its name the distribution unless it says one."""
+    matrix_table.__module__ = "rctools.pydantic_graph.matrix"
+    suite = RuntimeSuite(
+        name="pydantic-graph",
+        backend="file",
+        declared=SYNC_ONLY,
+        nodes=lambda graph: [],
+        table=matrix_table,
+        thread="run",
+    )
+    assert (suite.worker, suite.DOCS) == (
+        "rctools.pydantic_graph.worker",
+        "docs/runtimes/pydantic-graph.md",
+    )
+    # a runtime named as the installed distribution it is (click: installed wherever this is)
+    named = dataclasses.replace(suite, name="click")
+    assert named.runtime()["version"] == importlib.metadata.version("click")
+    pinned = dataclasses.replace(named, distribution="pytest")
+    assert pinned.runtime()["version"] == importlib.metadata.version("pytest")
+
+
+def test_forks_start_from_a_clean_or_recovered_run_and_a_killed_fork_is_resumed() -> None:
+    """The families of a runtime that forks a run after its j-th operation (DBOS's
+    fork_workflow, Temporal's reset)."""
+    table = CellTable()
+    table.forks_at("fork-at", "linear", "fork after the {j}th", (1, 3))
+    table.fork_after_crash("after-crash", "linear", "crash, then fork", "mail.effect", 1)
+    table.fork_twice("twice", "linear", "two forks", 2)
+    table.fork_killed("killed", "linear", "a killed fork", 2, "ship.effect", "recover-forks")
+    phases = {c.name: c.params["phases"] for c in table.cells}
+    assert [(c.name, c.what) for c in table.cells[:2]] == [
+        ("fork-at-1", "fork after the 1th"),
+        ("fork-at-3", "fork after the 3th"),
+    ]
+    assert phases["fork-at-3"][1] == [{"role": "fork", "proc": "w2", "fork_at": 3}]
+    assert [p[0]["role"] for p in phases["after-crash"]] == ["run", "recover", "fork"]
+    assert phases["after-crash"][0][0]["kill_at"] == "mail.effect"
+    assert [p[0].get("fork_at") for p in phases["twice"]] == [None, 2, 2]
+    assert phases["killed"][1:] == [
+        [{"role": "fork", "proc": "w2", "fork_at": 2, "kill_at": "ship.effect"}],
+        [{"role": "recover-forks", "proc": "w3"}],
+    ]
+
+
+def test_in_a_loop_only_the_looping_step_is_killed_at_every_point_of_every_visit() -> None:
+    table = CellTable()
+    table.kill_loop("loop", ["plan", "work"], "resume", BOUNDARY_POINTS, loop="work", visits=2)
+    names = [c.name for c in table.cells]
+    assert names[:2] == ["loop-kill-plan-effect", "loop-kill-plan-saved"]
+    assert names[2:] == [
+        f"loop-kill-work-{n}-{point}" for n in (1, 2) for point, _ in BOUNDARY_POINTS
+    ]

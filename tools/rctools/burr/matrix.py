@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rctools.burr.worker import GRAPHS
 from rctools.suite.cells import BOUNDARY_POINTS as POINTS
-from rctools.suite.cells import CellTable, RuntimeSuite
+from rctools.suite.cells import SYNC_ONLY, CellTable, RuntimeSuite
 from rctools.suite.command import require
 
 require("burr")
@@ -16,15 +16,10 @@ RESUME = "initialize_from(resume_at_next_action=True)"
 
 def table() -> CellTable:
     t = CellTable()
-    for graph in ("linear", "loop"):
-        t.clean(graph)
-        steps = GRAPHS[graph]
-        # in the loop, the work action at each of its visits; the others after their effect
-        # and after their save
-        points = {
-            s: POINTS if graph == "linear" or s == "work" else (POINTS[1], POINTS[3]) for s in steps
-        }
-        t.kill_every_boundary(graph, steps, RESUME, points, visits={"work": 3})
+    t.clean("linear")
+    t.kill_every_boundary("linear", GRAPHS["linear"], RESUME, POINTS)
+    t.clean("loop")
+    t.kill_loop("loop", GRAPHS["loop"], RESUME, POINTS, loop="work", visits=3)
     t.kills(
         "linear-kill-returned-recover",
         "linear",
@@ -75,14 +70,12 @@ SUITE = RuntimeSuite(
     name="burr",
     distribution="apache-burr",
     backend="sqlite",
-    docs="docs/runtimes/burr.md",
     # Burr saves after every step before the next one starts (sync); it documents nothing
     # about an action's side effects (strictest level) and no lease on an app id.
-    declared={"durability": "sync", "effects_default": "exactly-once", "fencing": "none"},
-    worker="rctools.burr.worker",
+    declared=SYNC_ONLY,
     nodes=GRAPHS.__getitem__,
     table=table,
-    thread=("app", "app"),
+    thread="app",
     store=("db", "burr.sqlite"),
     job={"default_state": {"done": [], "made_by": "init", "loops": 0}},
 )

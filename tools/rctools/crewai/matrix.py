@@ -7,7 +7,7 @@ as the docs show, fork by `kickoff(restore_from_state_id=...)`, answers by
 from __future__ import annotations
 
 from rctools.crewai.worker import nodes
-from rctools.suite.cells import CellTable, RuntimeSuite
+from rctools.suite.cells import SYNC_ONLY, CellTable, RuntimeSuite
 from rctools.suite.cells import answer as ans
 from rctools.suite.cells import worker as w
 from rctools.suite.command import require
@@ -134,17 +134,14 @@ def table() -> CellTable:
 
 SUITE = RuntimeSuite(
     name="crewai",
-    distribution="crewai",
     backend="sqlite",
-    docs="docs/runtimes/crewai.md",
     # @persist saves the state after each method completes, before its listeners run (sync);
     # CrewAI documents no level for a method's side effects (the strictest applies) and no
     # lease on a flow id (docs/runtimes/crewai.md cites the pages).
-    declared={"durability": "sync", "effects_default": "exactly-once", "fencing": "none"},
-    worker="rctools.crewai.worker",
+    declared=SYNC_ONLY,
     nodes=nodes,
     table=table,
-    thread=("flow", "flow"),
+    thread="flow",
     store=("db", "crewai.sqlite"),
     # importing crewai alone takes ~3 CPU-s (it loads its agents, LLM clients, telemetry): the
     # workers are forked from a server that imported it once

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from rctools.dbos.worker import WORKFLOWS, nodes
-from rctools.suite.cells import CellTable, RuntimeSuite
+from rctools.suite.cells import SYNC_AT_LEAST_ONCE, CellTable, RuntimeSuite
 from rctools.suite.cells import worker as w
 from rctools.suite.command import require
 
@@ -91,134 +91,116 @@ def table() -> CellTable:
         "SIGKILL in mail after its effect; one process restarts while the caller reruns the id",
         [[w("run", "w1", kill_at="mail.effect")], [w("recover", "w2"), w("rerun", "w3")]],
     )
-    for j in (1, 2, 3):
-        add(
-            f"linear-fork-at-{j}",
-            "linear",
-            f"after a clean run, fork_workflow from the step after the {j}th",
-            [[w("run", "w1")], [w("fork", "w2", fork_at=j)]],
-        )
-    add(
+    t.forks_at(
+        "linear-fork-at",
+        "linear",
+        "after a clean run, fork_workflow from the step after the {j}th",
+        (1, 2, 3),
+    )
+    t.fork_after_crash(
         "linear-fork-after-crash",
         "linear",
         "SIGKILL in mail after its effect, restart, then fork from the 2nd step's checkpoint",
-        [
-            [w("run", "w1", kill_at="mail.effect")],
-            [w("recover", "w2")],
-            [w("fork", "w3", fork_at=1)],
-        ],
+        "mail.effect",
+        1,
     )
-    add(
-        "linear-fork-twice",
-        "linear",
-        "two forks of the same checkpoint, one after the other",
-        [[w("run", "w1")], [w("fork", "w2", fork_at=2)], [w("fork", "w3", fork_at=2)]],
+    t.fork_twice(
+        "linear-fork-twice", "linear", "two forks of the same checkpoint, one after the other", 2
     )
-    add(
+    t.fork_killed(
         "linear-fork-killed-recover",
         "linear",
         "a fork is SIGKILLed in its first step after its effect; restart recovers the fork",
-        [
-            [w("run", "w1")],
-            [w("fork", "w2", fork_at=2, kill_at="mail.effect")],
-            [w("recover-forks", "w3")],
-        ],
+        2,
+        "mail.effect",
+        "recover-forks",
     )
 
-    add(
-        "approval-live",
+    yes = ans("approve")
+    t.sent("approval-live", "approval", "recv waits; the same process sends the answer", yes)
+    t.kill_waiting(
         "approval",
-        "recv waits; the same process sends the answer",
-        [[w("run", "w1", answers=[ans("approve")])]],
+        (
+            ("quote.effect", "in quote after its effect"),
+            ("recv.start", "while recv waits"),
+            ("answer.before-send", "just before it sends the answer"),
+        ),
+        "restart and answer",
+        yes,
+        resend=True,
     )
-    for point, words in (
-        ("quote.effect", "in quote after its effect"),
-        ("recv.start", "while recv waits"),
-        ("answer.before-send", "just before it sends the answer"),
-    ):
-        add(
-            f"approval-kill-{point.replace('.', '-')}",
-            "approval",
-            f"SIGKILL {words}; restart and answer",
-            [
-                [w("run", "w1", answers=[ans("approve")], kill_at=point)],
-                [w("recover", "w2", answers=[ans("approve")])],
-            ],
-        )
-    for point, words in (
-        ("recv.recorded", "after recv consumed the answer"),
-        ("book.effect", "in book after its effect"),
-    ):
-        add(
-            f"approval-kill-{point.replace('.', '-')}",
-            "approval",
-            f"SIGKILL {words}; restart",
-            [[w("run", "w1", answers=[ans("approve")], kill_at=point)], [w("recover", "w2")]],
-        )
-    add(
+    t.kill_waiting(
+        "approval",
+        (
+            ("recv.recorded", "after recv consumed the answer"),
+            ("book.effect", "in book after its effect"),
+        ),
+        "restart",
+        yes,
+        resend=False,
+    )
+    t.kill_handler(
         "approval-kill-handler-after-send",
         "approval",
         "the worker is SIGKILLed while recv waits; a request handler answers and is SIGKILLed "
         "after the send; restart",
-        [
-            [w("run", "w1", kill_at="recv.waiting")],
-            [w("answer", "w2", answers=[ans("approve")], kill_at="answer.sent")],
-            [w("recover", "w3")],
-        ],
+        "recv.waiting",
+        yes,
+        "answer.sent",
     )
-    add(
+    t.kill_handler(
         "approval-kill-handler-before-send",
         "approval",
         "the worker is SIGKILLed while recv waits; the handler is SIGKILLed before its send; "
         "restart and answer",
-        [
-            [w("run", "w1", kill_at="recv.waiting")],
-            [w("answer", "w2", answers=[ans("approve")], kill_at="answer.before-send")],
-            [w("recover", "w3", answers=[ans("approve")])],
-        ],
+        "recv.waiting",
+        yes,
+        "answer.before-send",
+        yes,
     )
-    add(
+    t.kill_handler(
         "approval-kill-handler-reanswer",
         "approval",
         "as approval-kill-handler-after-send, but the restarted worker answers again",
-        [
-            [w("run", "w1", kill_at="recv.waiting")],
-            [w("answer", "w2", answers=[ans("approve")], kill_at="answer.sent")],
-            [w("recover", "w3", answers=[ans("approve")])],
-        ],
+        "recv.waiting",
+        yes,
+        "answer.sent",
+        yes,
     )
-    add(
+    t.reanswered(
         "approval-reanswer-after-done",
         "approval",
         "the approval is sent again after the workflow finished",
-        [
-            [w("run", "w1", answers=[ans("approve")])],
-            [w("answer", "w2", answers=[ans("approve", remember=2)])],
-        ],
+        yes,
+        ans("approve", remember=2),
     )
-    add(
+    t.sent(
         "approval-double-send",
         "approval",
         "the answer is sent twice while recv waits",
-        [[w("run", "w1", answers=[ans("approve"), ans("approve", again=True)])]],
+        yes,
+        ans("approve", again=True),
     )
-    add(
+    t.sent(
         "approval-two-values",
         "approval",
         "two different answers sent while recv waits",
-        [[w("run", "w1", answers=[ans("approve"), ans("reject", again=True)])]],
+        yes,
+        ans("reject", again=True),
     )
-    add(
+    t.sent(
         "two-approvals-live",
         "two-approvals",
         "two recvs on one topic, each answered once",
-        [[w("run", "w1", answers=[ans("approve"), ans("approve-2")])]],
+        yes,
+        ans("approve-2"),
     )
-    add(
+    t.sent(
         "two-approvals-double-click",
         "two-approvals",
         "the first approval is sent twice; the second recv consumes the duplicate",
-        [[w("run", "w1", answers=[ans("approve"), ans("approve", again=True)])]],
+        yes,
+        ans("approve", again=True),
     )
     add(
         "two-approvals-kill-book",
@@ -260,18 +242,15 @@ def table() -> CellTable:
 
 SUITE = RuntimeSuite(
     name="dbos",
-    distribution="dbos",
     backend="sqlite",
-    docs="docs/runtimes/dbos.md",
     # What DBOS documents (docs/runtimes/dbos.md cites the pages): a step's output is written to
     # the system database before the workflow continues (sync); a step interrupted before its
     # output was recorded runs again (at-least-once); no lease keeps two executors off one
     # workflow (none).
-    declared={"durability": "sync", "effects_default": "at-least-once", "fencing": "none"},
-    worker="rctools.dbos.worker",
+    declared=SYNC_AT_LEAST_ONCE,
     nodes=nodes,
     table=table,
-    thread=("wf", "wf"),
+    thread="wf",
     store=("db", "dbos.sqlite"),
     graph_key="workflow",
     timeout=90,

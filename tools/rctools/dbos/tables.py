@@ -21,15 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rctools.suite.stored import StoredRun
+
 BOOKKEEPING = {"DBOS.sleep"}
 
 
-def ck(wf: str, k: int, maker: str | None = None) -> str:
-    return f"{wf}@{k}" if maker is None else f"{wf}@{k}/{maker}"
-
-
 @dataclass
-class Snapshot:
+class Snapshot(StoredRun):
     wf: str
     exists: bool
     status: str | None
@@ -52,54 +50,35 @@ class Snapshot:
                 return self.count() + 1
         return None
 
+    @property
+    def prefix(self) -> str:
+        return self.wf
+
     def count(self) -> int:
         return len(self.tasks)
 
-    def ckid(self, k: int) -> str:
-        """The name of checkpoint k (0: the workflow's row) as the table has it."""
-        if self.source is not None and k < self.fork_point:
-            return self.source.ckid(k)
-        if k == 0:
-            return ck(self.wf, 0)
+    def maker(self, k: int) -> str:
+        """The process whose name is in the step's output, or `recv` for a consumed message."""
         _, name, output, _ = self.tasks[k - 1]
         value = _decode(output, self.serializations[k - 1])
         if isinstance(value, str) and "/" in value:
-            return ck(self.wf, k, value.rsplit("/", 1)[1])
-        return ck(self.wf, k, "recv" if name == "DBOS.recv" else "x")
+            return value.rsplit("/", 1)[1]
+        return "recv" if name == "DBOS.recv" else "x"
+
+    def failed(self, k: int) -> bool:
+        return self.tasks[k - 1][3] is not None
 
     def digest(self, k: int) -> str:
         body = [(name, out, err) for _, name, out, err in self.tasks[:k]]
         return hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
 
-    def load_fields(self, asked: int | None = None) -> dict[str, Any]:
-        """The fields of a `load` (or `read`) of the latest checkpoint, or of `@asked`."""
-        if not self.exists:
-            return {"checkpoint": None, "parent": None, "digest": None, "writes": [], "answers": []}
-        k = self.count() if asked is None else asked
-        answers = [
+    def answers_at(self, k: int) -> list[dict[str, Any]]:
+        """The messages sent against checkpoint k (a message names the checkpoint it saw)."""
+        return [
             {"interrupt": msg["interrupt"], "value": msg["answer"]}
             for _, msg in self.messages
             if isinstance(msg, dict) and msg.get("against") == self.ckid(k)
         ]
-        # Task k+1's recorded output is its write on checkpoint k.
-        writes = []
-        if k < self.count():
-            writes = [
-                {
-                    "task": f"{self.wf}:{k + 1}",
-                    "kind": "error" if self.tasks[k][3] is not None else "ok",
-                }
-            ]
-        parent = self.ckid(k - 1) if k > 0 else None
-        if self.source is not None and k == self.fork_point:
-            parent = self.source.ckid(k)  # a fork copy's parent is the checkpoint it copies
-        return {
-            "checkpoint": self.ckid(k),
-            "parent": parent,
-            "digest": self.digest(k),
-            "writes": writes,
-            "answers": answers,
-        }
 
 
 def snapshot(db: Path, wf: str) -> Snapshot:

@@ -17,7 +17,8 @@ from typing import Any
 
 from resumecheck.waiting import poll
 
-from rctools.dbos.tables import ck, forks_of, snapshot
+from rctools.dbos.tables import forks_of, snapshot
+from rctools.suite.stored import ck
 from rctools.suite.trace import load as trace_load
 from rctools.suite.worker import Worker
 

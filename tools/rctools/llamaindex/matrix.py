@@ -7,7 +7,7 @@ by `ctx.send_event(HumanResponseEvent(...))`, forks from older snapshots, resume
 from __future__ import annotations
 
 from rctools.llamaindex.worker import nodes
-from rctools.suite.cells import CellTable, RuntimeSuite
+from rctools.suite.cells import SYNC_ONLY, CellTable, RuntimeSuite
 from rctools.suite.cells import answer as ans
 from rctools.suite.cells import worker as w
 from rctools.suite.command import require
@@ -132,17 +132,14 @@ def table() -> CellTable:
 
 SUITE = RuntimeSuite(
     name="llama-index-workflows",
-    distribution="llama-index-workflows",
     backend="sqlite",
-    docs="docs/runtimes/llamaindex.md",
     # The application stores a snapshot at every step boundary before the next step starts
     # (sync); LlamaIndex documents that a step waiting for an event replays from its top, and
     # no level for a step's side effects otherwise (the strictest applies); no lease on a
     # stored run.
-    declared={"durability": "sync", "effects_default": "exactly-once", "fencing": "none"},
-    worker="rctools.llamaindex.worker",
+    declared=SYNC_ONLY,
     nodes=nodes,
     table=table,
-    thread=("run", "run"),
+    thread="run",
     store=("db", "snapshots.sqlite"),
 )

@@ -4,7 +4,7 @@ recovery by `Graph.iter_from_persistence` as the docs show; two resumers at once
 
 from __future__ import annotations
 
-from rctools.suite.cells import CellTable, RuntimeSuite
+from rctools.suite.cells import SYNC_ONLY, CellTable, RuntimeSuite
 from rctools.suite.command import require
 
 require("pydantic_graph")
@@ -29,13 +29,10 @@ def table() -> CellTable:
             f"SIGKILL after initialize, before the first node; {RESUME}",
             "initialized",
         )
-        steps = NODES[graph]
-        # in the loop, Work at each of its visits; the others after their effect and after
-        # their successor's snapshot
-        points = {
-            s: POINTS if graph == "linear" or s == "Work" else (POINTS[1], POINTS[3]) for s in steps
-        }
-        t.kill_every_boundary(graph, steps, RESUME, points, visits={"Work": 3})
+        if graph == "linear":
+            t.kill_every_boundary(graph, NODES[graph], RESUME, POINTS)
+        else:
+            t.kill_loop(graph, NODES[graph], RESUME, POINTS, loop="Work", visits=3)
     t.resumers(
         "linear-two-resumers",
         "linear",
@@ -76,15 +73,12 @@ def table() -> CellTable:
 
 SUITE = RuntimeSuite(
     name="pydantic-graph",
-    distribution="pydantic-graph",
     backend="file",
-    docs="docs/runtimes/pydantic-graph.md",
     # pydantic-graph documents snapshots written before the next node runs (sync) and nothing
     # about effects or exclusion: the strictest levels for what it does not say, no lease.
-    declared={"durability": "sync", "effects_default": "exactly-once", "fencing": "none"},
-    worker="rctools.pydantic_graph.worker",
+    declared=SYNC_ONLY,
     nodes=NODES.__getitem__,
     table=table,
-    thread=("run", "run"),
+    thread="run",
     store=("store", "run.json"),
 )

@@ -27,12 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from rctools.restate.server import query
+from rctools.suite.stored import StoredRun
 
 SERVICE = "order"
-
-
-def ck(key: str, k: int, maker: str | None = None) -> str:
-    return f"{key}@{k}" if maker is None else f"{key}@{k}/{maker}"
 
 
 @dataclass
@@ -50,7 +47,7 @@ class Task:
 
 
 @dataclass
-class Snapshot:
+class Snapshot(StoredRun):
     key: str
     invocation: str | None
     tasks: list[Task] = field(default_factory=list)
@@ -81,18 +78,21 @@ class Snapshot:
             n += 1
         return n
 
-    def ckid(self, k: int) -> str:
-        if k == 0:
-            return ck(self.key, 0)
+    @property
+    def prefix(self) -> str:
+        return self.key
+
+    def maker(self, k: int) -> str:
+        """A run's process from its result; a wait's consumer from the note it left."""
         t = self.tasks[k - 1]
         if t.kind != "run":
             noted = self.notes / f"consumed-{k}" if self.notes else None
             by = noted.read_text() if noted and noted.exists() else "?"
-            return ck(self.key, k, f"{t.kind}:{by}")
+            return f"{t.kind}:{by}"
         value = t.value
         if isinstance(value, str) and "/" in value:
-            return ck(self.key, k, value.rsplit("/", 1)[1])
-        return ck(self.key, k, "x")
+            return value.rsplit("/", 1)[1]
+        return "x"
 
     def digest(self, k: int) -> str:
         body = [(t.kind, t.name, t.value, t.failed) for t in self.tasks[:k]]
@@ -108,7 +108,7 @@ class Snapshot:
                 return k + 1
         return None
 
-    def answers(self, k: int) -> list[dict[str, Any]]:
+    def answers_at(self, k: int) -> list[dict[str, Any]]:
         """The answers stored on checkpoint k: a resolved promise whose wait is task k+1, or
         every value an awakeable waited for as task k+1 was resolved with."""
         if k < len(self.tasks) and self.tasks[k].kind == "awakeable":
@@ -119,19 +119,6 @@ class Snapshot:
             if name in self.promises:
                 return [{"interrupt": f"{self.key}:{k + 1}", "value": self.promises[name]}]
         return []
-
-    def load_fields(self) -> dict[str, Any]:
-        """The fields of a `load` of the latest checkpoint."""
-        if not self.exists:
-            return {"checkpoint": None, "parent": None, "digest": None, "writes": [], "answers": []}
-        k = self.count()
-        return {
-            "checkpoint": self.ckid(k),
-            "parent": self.ckid(k - 1) if k > 0 else None,
-            "digest": self.digest(k),
-            "writes": [],
-            "answers": self.answers(k),
-        }
 
 
 def _quote(text: str) -> str:

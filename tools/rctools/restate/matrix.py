@@ -27,7 +27,7 @@ from rctools.restate.driver import CellFailed, Driver
 from rctools.restate.server import VERSION, binary, install_dir
 from rctools.restate.worker import WORKFLOWS, nodes
 from rctools.services import ServiceError
-from rctools.suite.cells import Table
+from rctools.suite.cells import SYNC_AT_LEAST_ONCE, Table
 from rctools.suite.command import Figures, Judged, require
 from rctools.suite.phases import note_effects, recording
 from rctools.suite.reports import Cell, CellReport
@@ -40,7 +40,7 @@ DOCS = "docs/runtimes/restate.md"
 # failed or whose process died before its result was persisted is retried (at-least-once); a
 # workflow's shared handlers run concurrently with its run handler, so a thread has no lease a
 # second process could be refused by (none).
-DECLARED = {"durability": "sync", "effects_default": "at-least-once", "fencing": "none"}
+DECLARED = SYNC_AT_LEAST_ONCE
 
 LINEAR = [op[1] for op in WORKFLOWS["linear"]]
 POINTS = (

@@ -33,10 +33,11 @@ import restate
 from restate import RunOptions, Workflow, WorkflowContext, WorkflowSharedContext
 from resumecheck.waiting import apoll, poll
 
-from rctools.restate.journal import ck, snapshot
+from rctools.restate.journal import snapshot
 from rctools.restate.server import query
 from rctools.suite.crash import KillPoints
 from rctools.suite.effects import Effects
+from rctools.suite.stored import ck
 from rctools.suite.trace import TraceWriter
 from rctools.suite.trace import load as trace_load
 

@@ -1,7 +1,8 @@
 """The crash matrix every runtime suite writes the same way, as a table the suite fills in.
 
 A suite's `matrix.py` keeps only what is its runtime's: a `RuntimeSuite` (the distribution whose
-version is recorded, the store, the worker module, what the runtime documents) and a function
+version is recorded, the store, what the runtime documents; the worker module and the docs page
+follow from the suite's package) and a function
 that fills a `CellTable`, with the families every suite has (a fault-free run, SIGKILL at every
 step boundary, kills one after another, resumers at once) and its own cells (answers, forks).
 `RuntimeSuite` records a cell the one way (`phases.record_phased_cell`), so every suite's header
@@ -118,6 +119,24 @@ class Table(ABC):
                         f"{step}.{point}" + (f"#{nth}" if times > 1 else ""),
                     )
 
+    def kill_loop(
+        self,
+        graph: str,
+        steps: Iterable[str],
+        resume: str,
+        points: Points,
+        *,
+        loop: str,
+        visits: int,
+    ) -> None:
+        """`kill_every_boundary` of a graph with a loop: its step `loop` at each of `points`, at
+        each of its `visits`; every other step only after its effect and after its save
+        (`points[1]`, `points[3]`): the loop is where a kill lands somewhere new."""
+        steps = list(steps)
+        others = (points[1], points[3])
+        here = {s: points if s == loop else others for s in steps}
+        self.kill_every_boundary(graph, steps, resume, here, visits={loop: visits})
+
 
 class CellTable(Table):
     """The cells of a matrix whose steps are phases of processes (`worker(...)`), the processes
@@ -192,6 +211,129 @@ class CellTable(Table):
                 [[worker("run", "w1")], [answer("w2", kill_at=point)], [answer("w3")]],
             )
 
+    # A runtime whose wait-for-input takes messages sent to the run while it waits (DBOS's
+    # recv, Temporal's signals): an answer is a dict of the suite's own (`answers=[...]` of a
+    # process, sent in turn while the run waits).
+
+    def sent(self, name: str, graph: str, what: str, *answers: dict[str, Any]) -> None:
+        """One process runs the graph and, while it waits, sends `answers` in turn."""
+        self.add(name, graph, what, [[worker("run", "w1", answers=list(answers))]])
+
+    def kill_waiting(
+        self,
+        graph: str,
+        kills: Iterable[tuple[str, str]],
+        then: str,
+        answer: dict[str, Any],
+        *,
+        resend: bool,
+    ) -> None:
+        """`<graph>-kill-<point>`: the run, sending `answer` while it waits, is SIGKILLed at each
+        (point, words); a new process resumes (`then`, for people), sending it again where
+        `resend` (the kill came before the run took it)."""
+        for point, words in kills:
+            self.add(
+                f"{graph}-kill-{point.replace('.', '-')}",
+                graph,
+                f"SIGKILL {words}; {then}",
+                [
+                    [worker("run", "w1", answers=[answer], kill_at=point)],
+                    [worker("recover", "w2", **({"answers": [answer]} if resend else {}))],
+                ],
+            )
+
+    def kill_handler(
+        self,
+        name: str,
+        graph: str,
+        what: str,
+        waiting: str,
+        answer: dict[str, Any],
+        kill_at: str,
+        *resent: dict[str, Any],
+    ) -> None:
+        """The run is SIGKILLed at `waiting`, while it waits; a request handler in another
+        process sends `answer` and is SIGKILLed at `kill_at`; a new process resumes, sending
+        `resent`."""
+        self.add(
+            name,
+            graph,
+            what,
+            [
+                [worker("run", "w1", kill_at=waiting)],
+                [worker("answer", "w2", answers=[answer], kill_at=kill_at)],
+                [worker("recover", "w3", **({"answers": list(resent)} if resent else {}))],
+            ],
+        )
+
+    def reanswered(
+        self, name: str, graph: str, what: str, answer: dict[str, Any], again: dict[str, Any]
+    ) -> None:
+        """A run answered with `answer` and finished; another process sends `again`."""
+        self.add(
+            name,
+            graph,
+            what,
+            [[worker("run", "w1", answers=[answer])], [worker("answer", "w2", answers=[again])]],
+        )
+
+    # A runtime that forks a finished or crashed run from the checkpoint after its j-th
+    # operation (`fork_at`: DBOS's fork_workflow, Temporal's reset).
+
+    def forks_at(self, name: str, graph: str, what: str, points: Iterable[int]) -> None:
+        """`<name>-<j>`: after a clean run, a fork from the checkpoint after operation j, for
+        each j of `points` (`what` says `{j}` for it)."""
+        for j in points:
+            self.add(
+                f"{name}-{j}",
+                graph,
+                what.format(j=j),
+                [[worker("run", "w1")], [worker("fork", "w2", fork_at=j)]],
+            )
+
+    def fork_after_crash(self, name: str, graph: str, what: str, kill_at: str, at: int) -> None:
+        """The run is SIGKILLed at `kill_at`, a process recovers it, then a fork from after
+        operation `at`."""
+        self.add(
+            name,
+            graph,
+            what,
+            [
+                [worker("run", "w1", kill_at=kill_at)],
+                [worker("recover", "w2")],
+                [worker("fork", "w3", fork_at=at)],
+            ],
+        )
+
+    def fork_twice(self, name: str, graph: str, what: str, at: int) -> None:
+        """After a clean run, two forks from after operation `at`, one after the other."""
+        self.add(
+            name,
+            graph,
+            what,
+            [
+                [worker("run", "w1")],
+                [worker("fork", "w2", fork_at=at)],
+                [worker("fork", "w3", fork_at=at)],
+            ],
+        )
+
+    def fork_killed(
+        self, name: str, graph: str, what: str, at: int, kill_at: str, resume: str
+    ) -> None:
+        """After a clean run, the fork from after operation `at` is SIGKILLed at `kill_at`; a
+        process in role `resume` finishes it."""
+        self.add(
+            name,
+            graph,
+            what,
+            [
+                [worker("run", "w1")],
+                [worker("fork", "w2", fork_at=at, kill_at=kill_at)],
+                [worker(resume, "w3")],
+            ],
+        )
+
 
 class CellServer(Protocol):
     """A server of a cell's own that holds the runtime's state (Temporal's dev server):
@@ -211,6 +353,14 @@ class CellServer(Protocol):
     def close(self) -> None: ...
 
 
+# The declaration of a runtime that saves a run's state after each step before the next one
+# starts (sync) and documents nothing more: the strictest level for a step's side effects,
+# and no lease keeping a second process off a run.
+SYNC_ONLY = {"durability": "sync", "effects_default": "exactly-once", "fencing": "none"}
+# ... and of one that documents a step interrupted before its output was saved runs again.
+SYNC_AT_LEAST_ONCE = {**SYNC_ONLY, "effects_default": "at-least-once"}
+
+
 @dataclass(frozen=True)
 class RuntimeSuite:
     """What a suite says about its runtime, and the one way its cells are recorded: the header
@@ -220,14 +370,12 @@ class RuntimeSuite:
     `suite.command.run_suite` reads of a matrix."""
 
     name: str  # the runtime's name in the header and the summary
-    distribution: str  # the installed package whose version is recorded
     backend: str  # for the header; "{key}" stands for runtime()[key] (a server's version)
-    docs: str  # the page citing what the runtime documents
     declared: dict[str, str]  # durability, effects_default, fencing (trace.header)
-    worker: str  # the module each process of a cell runs
     nodes: Callable[[str], list[str]]  # a graph's nodes, for the header
-    table: Callable[[], CellTable]
-    thread: tuple[str, str]  # (job key, prefix): the run's id is "<prefix>-<cell>"
+    table: Callable[[], CellTable]  # defined in the suite's matrix module (see `package`)
+    thread: str  # the job key holding the run's id, which is "<thread>-<cell>"
+    distribution: str = ""  # the installed package whose version is recorded; "": `name`
     store: tuple[str, str] | None = None  # (job key, file name in the cell's scratch folder)
     graph_key: str = "graph"  # the job key naming the cell's graph
     job: dict[str, Any] = field(default_factory=dict)  # more of the job, the same in every cell
@@ -238,12 +386,25 @@ class RuntimeSuite:
     server: Callable[[str], CellServer] | None = None  # a cell's own server, by cell name
 
     @property
+    def package(self) -> str:
+        """The suite's package (`rctools.burr`): the one its matrix, which defines `table`, is
+        in. Every suite lays out its package alike, so the worker and the docs page follow."""
+        return self.table.__module__.rpartition(".")[0]
+
+    @property
+    def worker(self) -> str:
+        """The module each process of a cell runs: the package's `worker`."""
+        return f"{self.package}.worker"
+
+    @property
     def DECLARED(self) -> dict[str, str]:
         return self.declared
 
     @property
     def DOCS(self) -> str:
-        return self.docs
+        """The page citing what the runtime documents: `docs/runtimes/<package>.md`, with
+        the package's `_` written `-` (`pydantic_graph`: `pydantic-graph.md`)."""
+        return f"docs/runtimes/{self.package.rpartition('.')[2].replace('_', '-')}.md"
 
     def cells(self) -> list[Cell]:
         return self.table().cells
@@ -252,7 +413,7 @@ class RuntimeSuite:
         versions = {key: importlib.metadata.version(d) for key, d in self.versions.items()}
         return {
             "name": self.name,
-            "version": importlib.metadata.version(self.distribution),
+            "version": importlib.metadata.version(self.distribution or self.name),
             **versions,
         }
 
@@ -261,8 +422,7 @@ class RuntimeSuite:
         cell's own server."""
         graph = cell.params["graph"]
         phases = cell.params["phases"]
-        key, prefix = self.thread
-        thread = f"{prefix}-{cell.name}"
+        thread = f"{self.thread}-{cell.name}"
         runtime = self.runtime()
         meta = {
             "runtime": self.name,
@@ -277,7 +437,7 @@ class RuntimeSuite:
             store = {self.store[0]: str(work / self.store[1])} if self.store else {}
             return {
                 self.graph_key: graph,
-                key: thread,
+                self.thread: thread,
                 **store,
                 **(server.job if server else {}),
                 "effects": str(work / "effects.jsonl"),

