@@ -45,7 +45,6 @@ def test_a_send_fan_out_is_localized_to_the_failed_branch(tmp_path: Path) -> Non
     start, LangGraph keeps them as cancelled tasks (`CancelledError()`): they are not failures,
     so the failure is still localized to one task (before, such a cell was not recorded)."""
     run = _run(tmp_path, "fanout_digest.py", "fanout_digest_tools.json", '{"topic": "tla"}')
-    assert run.returncode == 1, run  # native breaks the contract
     cells = _cells(run)
     assert len(cells) == 12 and all(c["status"] in ("conforms", "violates") for c in cells.values())
     rows = _rows(run)
@@ -59,6 +58,8 @@ def test_a_send_fan_out_is_localized_to_the_failed_branch(tmp_path: Path) -> Non
     (native,) = [r for r in run.json()["figures"]["audit"]["policies"] if r["policy"] == "native"]
     assert native["restores"] == 3
     assert set(native["properties"]) <= {"PreserveCommitted"}
+    # native breaks the contract where a summarizer had committed (thread timing decides)
+    assert run.returncode == (1 if native["properties"] else 0), run
     assert run.json()["figures"]["audit"]["instances"] == [
         "reduce", "split", "summarize", "summarize#2", "summarize#3"
     ]  # fmt: skip

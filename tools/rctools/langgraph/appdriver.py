@@ -19,6 +19,7 @@ has returned but whose writes are not saved yet is lost by a kill, and LangGraph
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -173,4 +174,18 @@ def driver(
     """The driver for a graph: async when it has async-only nodes. `durability` is LangGraph's
     (`async`, its default: a step's checkpoint is written while the next step runs; `sync`:
     before it starts)."""
+    _quiet_abandoned_writes()
     return (AsyncDriver if asynchronous else SyncDriver)(factory, db_path, durability, listener)
+
+
+def _quiet_abandoned_writes() -> None:
+    """When a node fails, LangGraph's run ends and shuts its executor down while a sibling
+    task may still be running; when that sibling finishes, LangGraph's callback cannot submit
+    its writes ("cannot schedule new futures after shutdown") and `concurrent.futures` logs the
+    error with its traceback on stderr. Nothing reached the saver, so the trace is whole and
+    the recovery reads what was stored; the log line is LangGraph's noise in the suite's own
+    output, not a failure of the run: it is not shown."""
+    logger = logging.getLogger("concurrent.futures")
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+        logger.propagate = False

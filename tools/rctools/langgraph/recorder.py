@@ -465,10 +465,11 @@ class Recorder:
         self.read(config, tup, True, before=mark)
 
     def _answers_from_input(self, chain: Chain, seen: Observed) -> None:
-        """The answers an invocation is given that LangGraph does not hand to the saver as
-        they are written: a map `Command(resume={id: value})` (delivered through the config,
-        stored only in the receiving task's own `__resume__` list) and, in exit durability,
-        any answer (kept in memory until the invocation returns)."""
+        """The answers an invocation is given, written when its run loads the checkpoint
+        they answer: a map `Command(resume={id: value})` (delivered through the config,
+        stored only in the receiving task's own `__resume__` list), in exit durability any
+        answer (kept in memory until the invocation returns), and otherwise an answer to the
+        one pending interrupt (stored by a `put_writes` of its own, acknowledged later)."""
         value, self._expect = self._expect, None
         if value is None or seen.checkpoint is None:
             return
@@ -486,12 +487,16 @@ class Recorder:
                     self._carried.setdefault((chain, seen.checkpoint), Counter())[
                         observe.value_id(answer)
                     ] += 1
-        elif (
-            self.exit
-            and len(seen.pending) == 1
-            and self._resume(chain, seen.checkpoint, seen.pending[0], value)
-        ):
-            self._carried[(chain, seen.checkpoint)] = Counter([observe.value_id(value)])
+        elif len(seen.pending) == 1:
+            # The answer is handed over with the invocation, before any task runs. In sync
+            # and async durability LangGraph stores it through a `put_writes` of its own
+            # (`_answer_written` writes that acknowledgement), but submits that write to its
+            # background writer: on a loaded machine it reached the saver after the task
+            # that received the answer had ended, and the answer written there came after
+            # its delivery (a CO on a correct run).
+            written = self._resume(chain, seen.checkpoint, seen.pending[0], value)
+            if written and self.exit:
+                self._carried[(chain, seen.checkpoint)] = Counter([observe.value_id(value)])
 
     def _carried_stored(self, resumed: tuple[Any, ...]) -> None:
         """A map answer, or an answer in exit durability, is stored only inside the task
