@@ -56,7 +56,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -349,22 +349,8 @@ def _table(
             f"| {med(r.cpu_seconds for r in group):.2f} | {queued:.2f} s "
             f"| {max(b - a for a, b in jobs):.2f} s | {_peak(jobs)} | {len(group)}/{len(group)} |"
         )
-    code = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
     lines += [
-        "",
-        "## Machine",
-        "",
-        f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
-        f"- nproc: {os.cpu_count()}; platform: {platform.platform()}",
-        f"- code: {code}",
-        "- load average (1/5/15 min) before: "
-        + " / ".join(f"{x:.2f}" for x in load_before)
-        + "; after: "
-        + " / ".join(f"{x:.2f}" for x in load_after)
-        + " — a shared, busy machine: compare ratios measured side by side, not absolute times",
-        "",
+        *_machine(load_before, load_after),
         "## Method",
         "",
         f"- {len(specs)} correctness runs, {args.jobs} sandboxes at a time with one checkpoint "
@@ -641,22 +627,8 @@ def _host_table(
             f"{c.quiet['files']} | {c.hit['procs']} / **{c.miss['procs']}** / "
             f"{c.alarm['procs']} / {c.quiet['procs']} |"
         )
-    code = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
     lines += [
-        "",
-        "## Machine",
-        "",
-        f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
-        f"- nproc: {os.cpu_count()}; platform: {platform.platform()}",
-        f"- code: {code}",
-        "- load average (1/5/15 min) before: "
-        + " / ".join(f"{x:.2f}" for x in load_before)
-        + "; after: "
-        + " / ".join(f"{x:.2f}" for x in load_after)
-        + " — a shared, busy machine: compare ratios measured side by side, not absolute times",
-        "",
+        *_machine(load_before, load_after),
         "## Method",
         "",
         f"- {len(specs)} correctness runs ({', '.join(workloads)}; the crash runs' model "
@@ -677,6 +649,27 @@ def _host_table(
         f"--latency {args.latency:g}`.",
     ]
     return lines
+
+
+def _machine(load_before: Sequence[float], load_after: Sequence[float]) -> list[str]:
+    """The results' "Machine" section: when, where, which code, and how loaded the machine was."""
+    code = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    return [
+        "",
+        "## Machine",
+        "",
+        f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
+        f"- nproc: {os.cpu_count()}; platform: {platform.platform()}",
+        f"- code: {code}",
+        "- load average (1/5/15 min) before: "
+        + " / ".join(f"{x:.2f}" for x in load_before)
+        + "; after: "
+        + " / ".join(f"{x:.2f}" for x in load_after)
+        + " — a shared, busy machine: compare ratios measured side by side, not absolute times",
+        "",
+    ]
 
 
 if __name__ == "__main__":
