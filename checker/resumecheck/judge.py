@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from resumecheck import escape, explain, tempdirs
+from resumecheck import escape, tempdirs
 from resumecheck.batch import DEFAULT_MAX_HEAP, events_per_run, parse_heap, run_batch, shards
 from resumecheck.contract import Contract, default_spec_paths, find_contract
 from resumecheck.errors import SpecError, TLCError, UsageError
@@ -64,7 +64,6 @@ def judge(
     *,
     spec_paths: list[Path],
     default_contract: str | None = None,
-    witness: bool = False,
     on_line: Progress | None = None,
     limits: Limits | None = None,
     tolerate: frozenset[str] = frozenset(),
@@ -116,7 +115,7 @@ def judge(
 
     def group(contract: Contract) -> list[Verdict]:
         own = frozenset(tolerate) & frozenset(contract.descriptions)
-        return _judge_group(contract, [p for _, p in groups[contract]], witness, on_line, own, plan)
+        return _judge_group(contract, [p for _, p in groups[contract]], on_line, own, plan)
 
     # A cluster queues every contract's shards at once; here one contract's runs follow another's.
     if executor is not None and len(groups) > 1:
@@ -222,7 +221,6 @@ class Executor(Protocol):
         on_line: Progress,
         tolerated: frozenset[str],
         heap: int,
-        witness: bool,
         shard: tuple[int, int],
     ) -> list[Verdict]:
         """What `judge_part` gives for `traces` (shard `shard[0]` of `shard[1]`), TLC's
@@ -242,7 +240,6 @@ class _Plan:
 def _judge_group(
     contract: Contract,
     traces: list[Prepared],
-    witness: bool,
     on_line: Progress | None,
     tolerated: frozenset[str],
     plan: _Plan | None = None,
@@ -259,10 +256,8 @@ def _judge_group(
         part = traces[parts[index].start : parts[index].stop]
         if executor is not None:
             shard = (index + 1, len(parts))
-            return executor.judge_part(
-                contract, part, modules, tolerated, plan.heap, witness, shard
-            )
-        return judge_part(contract, part, modules, tolerated, plan.heap, workers, witness)
+            return executor.judge_part(contract, part, modules, tolerated, plan.heap, shard)
+        return judge_part(contract, part, modules, tolerated, plan.heap, workers)
 
     if jobs > 1 and len(parts) > 1:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -315,24 +310,12 @@ def judge_part(
     tolerated: frozenset[str],
     heap: int | None,
     workers: int | None,
-    witness: bool,
 ) -> list[Verdict]:
-    """The verdicts of one shard, and with `witness` a witness for each: everything TLC is
-    asked for a shard, so that an executor's worker does all of it where it runs."""
+    """The verdicts of one shard: everything TLC is asked to judge a shard, so that an
+    executor's worker does all of it where it runs (explaining them is a stage of its own,
+    `resumecheck.explain`)."""
     verdicts = _judge_batch(contract, traces, on_line, tolerated, heap, workers)
     _store_kept_if_possible(contract, traces, verdicts, on_line, tolerated, heap, workers)
-    if witness:
-        for trace, verdict in zip(traces, verdicts, strict=True):
-            if verdict.status is Status.CONFORMS:
-                verdict.witness = explain.witness(
-                    contract, trace.raw, verdict.matched, cut=True, tolerated=tolerated
-                )
-            elif verdict.status is Status.VIOLATES:
-                # Show the state the bad event leads to when it matched an action at all.
-                upto = verdict.matched + (1 if verdict.properties else 0)
-                verdict.witness = explain.witness(
-                    contract, trace.raw, upto, cut=not verdict.properties, tolerated=tolerated
-                )
     return verdicts
 
 
