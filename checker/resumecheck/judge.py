@@ -99,8 +99,9 @@ def judge(
     # saves little (1000 traces: 0.75 s here, 0.65 s on two busy cores), not worth processes
     # that a SIGKILL of this one could leave behind.
     limits = limits or Limits()
+    contracts: dict[str, Contract] = {}  # by name: one lookup of its files per call
     for position, path in enumerate(files):
-        prepared = _prepare(path, spec_paths, default_contract, limits, oracle)
+        prepared = _prepare(path, spec_paths, default_contract, limits, oracle, contracts)
         if isinstance(prepared, Verdict):
             verdicts[position] = prepared
         else:
@@ -153,7 +154,12 @@ def judge_events(
 
 
 def _prepare(
-    path: Path, spec_paths: list[Path], default: str | None, limits: Limits, oracle: bool
+    path: Path,
+    spec_paths: list[Path],
+    default: str | None,
+    limits: Limits,
+    oracle: bool,
+    contracts: dict[str, Contract],
 ) -> Prepared | Verdict:
     raw = read_trace(path, limits)
 
@@ -189,7 +195,8 @@ def _prepare(
         if problem:
             return invalid(f"line {raw.lines[index - 1]} (event {index}): {problem}", name)
     try:
-        contract = find_contract(name, spec_paths, oracle=oracle)
+        contract = contracts.get(name) or find_contract(name, spec_paths, oracle=oracle)
+        contracts[name] = contract
         encoded = encode_trace(schema, raw.header, raw.events)
     except UsageError as exc:
         return invalid(str(exc), name)
