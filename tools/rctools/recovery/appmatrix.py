@@ -23,12 +23,12 @@ from rctools.recovery.appkill import run_killed
 from rctools.recovery.audit import audit_figures, audit_table
 from rctools.recovery.engine import RunResult, Stuck
 from rctools.recovery.matrix import Judged, record_cell
-from rctools.suite.command import Figures
-from rctools.suite.command import Judged as JudgedCells
-from rctools.suite.reports import Cell, CellReport
+from rctools.suite.matrix import CellByCell
+from rctools.suite.matrix import Judged as JudgedCells
+from rctools.suite.reports import Cell, CellReport, Figures
 
 
-class AppMatrix:
+class AppMatrix(CellByCell):
     """Every policy at every failure point of one app. The fault-free run is made here, before
     any cell: a graph it shows unsupported (parked at an interrupt, calling no declared tool,
     raising) is refused with an AppError."""

@@ -28,12 +28,13 @@ from rctools.recovery.generate import generate
 from rctools.recovery.matrix import Judged, record_cell, run_one
 from rctools.recovery.policies import POLICIES
 from rctools.recovery.workloads import WORKLOADS, Workload
-from rctools.suite.command import Figures, suite_command
-from rctools.suite.command import Judged as JudgedCells
-from rctools.suite.reports import Cell, CellReport
+from rctools.suite.command import suite_command
+from rctools.suite.matrix import CellByCell
+from rctools.suite.matrix import Judged as JudgedCells
+from rctools.suite.reports import Cell, CellReport, Figures
 
 
-class RecoveryMatrix:
+class RecoveryMatrix(CellByCell):
     """The cells of one `run recovery`: every chosen policy on every workload (hand-written, or
     with `audit` generated), each recorded in this process."""
 

@@ -1,16 +1,13 @@
 """The click command of every runtime suite, its shared options and its one finish step.
 
-    command = suite_command("dbos", matrix, "DBOS workflows on SQLite: ...")
+    command = suite_command("dbos", matrix.SUITE, "DBOS workflows on SQLite: ...")
 
-is a suite's whole command module: `matrix` records (cells(), record_cell(), runtime(),
-DECLARED, DOCS) and `run_suite` selects, records and finishes.
+is a suite's whole command module: `matrix` is a `suite.matrix.SuiteMatrix` (its cells, how
+they are recorded, the runtime, the declared guarantees, the docs page; optionally an
+environment check and figures) and `run_suite` selects, records and finishes.
 
 A suite with options of its own (a policy, a workload, a mode) passes them as `options` and a
-`configure(**values)` that returns the matrix for those values. A matrix may also provide
-`prepare()` (an environment check before any cell, after --list), `record_cells(cells, traces,
-scratch, jobs=, done=)` (when its cells are recorded together: a shared scheduler, a sender
-process) and `figures(judged)` (suite-specific figures over the judged cells: the `figures`
-field of summary.json and lines under the table). See docs/cli.md.
+`configure(**values)` that returns the matrix for those values. See docs/cli.md.
 
 `finish` judges every recorded trace with resume-check's `judge` (one TLC run for the batch),
 writes OUT/summary.json in one shape for every suite, prints the table (text) or the envelope
@@ -24,7 +21,6 @@ import fnmatch
 import importlib.util
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -38,7 +34,8 @@ from resumecheck.progress import Progress, TLCProgress, progress_option
 from resumecheck.report import Invocation, exit_code
 from resumecheck.verdict import Status, Verdict
 
-from rctools.suite.reports import Cell, CellReport, SuiteVerdicts
+from rctools.suite.matrix import Judged, SuiteMatrix
+from rctools.suite.reports import Cell, CellReport, Figures, SuiteVerdicts
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("text", "json", "junit", "html")
@@ -54,19 +51,6 @@ def require(*modules: str) -> None:
 
 class RecordingFailed(EnvironmentProblem):
     """The runtime under test could not finish a cell: no verdict, exit code 3."""
-
-
-@dataclass(frozen=True)
-class Figures:
-    """What a suite measured over its judged cells beyond the verdicts (costs, per-policy
-    rates): `data` is summary.json's `figures` field, `text` the lines under the table."""
-
-    data: dict[str, Any] = field(default_factory=dict)
-    text: str = ""
-
-
-# each recorded cell with the checker's verdict on its trace (None: it was not recorded)
-Judged = Sequence[tuple[CellReport, Verdict | None]]
 
 
 def output_options(func: F) -> F:
@@ -160,7 +144,7 @@ def finish(
     progress: Progress,
     runtime: dict[str, str],
     declared: dict[str, Any],
-    figures: Callable[[Judged], Figures] | None = None,
+    figures: Callable[[Judged], Figures | None] | None = None,
     judged: SuiteVerdicts | None = None,
 ) -> int:
     """Judges the cells' traces, writes summary.json, prints the report; returns the exit code.
@@ -207,8 +191,8 @@ def finish(
         "cells": rows,
         "findings": findings,
     }
-    extra = figures([(r, by_trace.get(r.trace)) for r in reports]) if figures else Figures()
-    if figures:
+    extra = figures([(r, by_trace.get(r.trace)) for r in reports]) if figures else None
+    if extra is not None:
         document["figures"] = extra.data
     if judged is not None:
         document["details"] = judged.details
@@ -224,7 +208,7 @@ def finish(
         )
         + (f", {len(broken)} not recorded" if broken else ""),
     ]
-    if extra.text:
+    if extra is not None and extra.text:
         lines += ["", extra.text]
     lines.append(f"traces in {traces}; summary in {out / 'summary.json'}")
     text = "\n".join(lines)
@@ -258,7 +242,7 @@ def _judge(
 
 def run_suite(
     suite: str,
-    matrix: Any,
+    matrix: SuiteMatrix,
     invocation: Invocation,
     fmt: str,
     out: Path,
@@ -268,16 +252,12 @@ def run_suite(
     jobs: int,
     stride: int = 1,
 ) -> int:
-    """The body of every suite: select cells, record them (`matrix.record_cell`, or
-    `matrix.record_cells` for the whole selection), finish. `matrix` provides cells(),
-    record_cell(cell, traces, scratch) or record_cells(...), runtime(), DECLARED and DOCS, and
-    optionally prepare() and figures(judged)."""
+    """The body of every suite: select cells, check the environment, record them, finish."""
     chosen = select(matrix.cells(), cells)[::stride]
     if list_cells:
         click.echo(list_text(chosen))
         return 0
-    if hasattr(matrix, "prepare"):
-        matrix.prepare()
+    matrix.prepare()
     traces = fresh_traces(out)
     shown = Progress(progress)
     done = 0
@@ -287,11 +267,10 @@ def run_suite(
         done += 1
         shown.count(done, len(chosen), f"recorded {report.cell.name}")
 
-    record_cells = getattr(matrix, "record_cells", None) or record_each(matrix.record_cell)
     # in resume-check's run folder: a run killed by SIGKILL leaves no sandbox layers behind
     scratch = tempdirs.mkdtemp(f"{suite}-")
     try:
-        reports = record_cells(chosen, traces, scratch, jobs=max(1, jobs), done=recorded)
+        reports = matrix.record_cells(chosen, traces, scratch, jobs=max(1, jobs), done=recorded)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return finish(
@@ -303,42 +282,17 @@ def run_suite(
         progress=shown,
         runtime=matrix.runtime(),
         declared=matrix.DECLARED | {"docs": matrix.DOCS},
-        figures=getattr(matrix, "figures", None),
+        figures=matrix.figures,
     )
-
-
-def record_each(
-    record_cell: Callable[[Cell, Path, Path], CellReport],
-) -> Callable[..., list[CellReport]]:
-    """The default `record_cells`: each cell on its own, `jobs` at once, in matrix order."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    def record_cells(
-        cells: Sequence[Cell],
-        traces: Path,
-        scratch: Path,
-        *,
-        jobs: int,
-        done: Callable[[CellReport], None],
-    ) -> list[CellReport]:
-        def one(cell: Cell) -> CellReport:
-            report = record_cell(cell, traces, scratch)
-            done(report)
-            return report
-
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(one, cells))
-
-    return record_cells
 
 
 def suite_command(
     suite: str,
-    matrix: Any,
+    matrix: SuiteMatrix | None,
     help_text: str,
     *,
     options: Sequence[Callable[[F], F]] = (),
-    configure: Callable[..., Any] | None = None,
+    configure: Callable[..., SuiteMatrix] | None = None,
     defaults: dict[str, Any] | None = None,
 ) -> click.Command:
     """The `resume-check run SUITE` command: the shared options, the report of `run SUITE`,
@@ -347,6 +301,14 @@ def suite_command(
     `options` are the suite's own click options, after the shared ones; their values go to
     `configure(**values)`, which returns the matrix to run (or raises UsageError).
     `defaults` overrides a shared option's default (e.g. `{"jobs": 4}`)."""
+
+    if configure is not None:
+        make = configure
+    elif matrix is not None:
+        fixed = matrix
+        make = lambda: fixed  # noqa: E731 -- the suite's one matrix, no options of its own
+    else:
+        raise TypeError(f"suite {suite}: give a matrix, or a configure that makes one")
 
     def own_options(func: F) -> F:
         for option in reversed(options):
@@ -373,9 +335,8 @@ def suite_command(
         invocation: Invocation,
         **values: Any,
     ) -> int:
-        chosen = configure(**values) if configure else matrix
         return run_suite(
-            suite, chosen, invocation, fmt, out, progress, cells, list_cells, jobs, stride
+            suite, make(**values), invocation, fmt, out, progress, cells, list_cells, jobs, stride
         )
 
     return command

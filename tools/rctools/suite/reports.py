@@ -58,6 +58,15 @@ class CellReport:
         }
 
 
+@dataclass(frozen=True)
+class Figures:
+    """What a suite measured over its judged cells beyond the verdicts (costs, per-policy
+    rates): `data` is summary.json's `figures` field, `text` the lines under the table."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+
 @dataclass
 class SuiteVerdicts:
     """What a suite that judges its own traces hands to `finish` in place of the traces to
