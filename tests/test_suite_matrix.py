@@ -3,12 +3,18 @@ every suite, said by the type instead of probed with hasattr."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
+from xml.etree import ElementTree as ET
 
 import pytest
+from click.testing import CliRunner
 from rctools.suite.command import suite_command
 from rctools.suite.matrix import CellByCell, SuiteMatrix
 from rctools.suite.reports import Cell, CellReport
+
+TRACES = Path(__file__).resolve().parents[1] / "traces" / "core"
 
 
 class Two(CellByCell):
@@ -56,3 +62,45 @@ def test_a_suite_command_needs_a_matrix() -> None:
     with pytest.raises(TypeError, match="give a matrix"):
         suite_command("nothing", None, "no matrix and no configure")
     assert suite_command("two", Two(), "help").name == "two"
+
+
+class Copies(Two):
+    """Two cells whose 'recording' copies a hand-written trace with a known verdict; the
+    second cell could not be recorded."""
+
+    def cells(self) -> list[Cell]:
+        return [Cell("co", "s", "CO at event 16"), Cell("gone", "s", "not recorded")]
+
+    def record_cell(self, cell: Cell, traces: Path, scratch: Path) -> CellReport:
+        report = CellReport(cell, f"{cell.name}.jsonl")
+        if cell.name == "gone":
+            report.problem = "the runtime could not finish"
+        else:
+            shutil.copy(TRACES / "co-answer-of-other-task.jsonl", traces / report.trace)
+        return report
+
+
+@pytest.mark.parametrize("fmt", ["text", "junit"])
+def test_finish_renders_a_cell_by_cell_suite_from_its_one_result(tmp_path: Path, fmt: str) -> None:
+    """The verdict, the cell not recorded (exit 3), the summary's rows; JUnit is JUnit (a
+    testcase per judged trace, the break a failure), never the text report relabelled."""
+    out = tmp_path / "out"
+    command = suite_command("copies", Copies(), "help")
+    argv = ["--out", str(out), "--format", fmt, "--no-progress"]
+    done = CliRunner().invoke(command, argv, standalone_mode=False)
+    assert done.exception is None, done.output
+    assert done.return_value == 3
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    rows = {r["cell"]: (r["status"], r["properties"]) for r in summary["cells"]}
+    assert rows == {"co": ("violates", ["CO"]), "gone": ("error", [])}
+    assert summary["exit_code"] == 3 and summary["findings"] == {"CO": 1}
+    assert "figures" not in summary and "details" not in summary
+    if fmt == "text":
+        assert "violates CO at event 16" in done.output
+        assert "not recorded: the runtime could not finish" in done.output
+    else:
+        root = ET.fromstring(done.output)
+        (case,) = root.iter("testcase")
+        assert case.get("file", "").endswith("co.jsonl")
+        failure = case.find("failure")
+        assert failure is not None and failure.get("type") == "CO"
