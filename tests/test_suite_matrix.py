@@ -4,6 +4,7 @@ every suite, said by the type instead of probed with hasattr."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -104,3 +105,28 @@ def test_finish_renders_a_cell_by_cell_suite_from_its_one_result(tmp_path: Path,
         assert case.get("file", "").endswith("co.jsonl")
         failure = case.find("failure")
         assert failure is not None and failure.get("type") == "CO"
+
+
+class Marks(Two):
+    """Each cell sets process-wide state, and keeps where it ran."""
+
+    def record_cell(self, cell: Cell, traces: Path, scratch: Path) -> CellReport:
+        os.environ["RC_TEST_CELL"] = cell.name
+        return CellReport(cell, f"{cell.name}.jsonl", kept=(os.getpid(), cell.name))
+
+
+def test_cells_recorded_at_once_each_run_in_a_process_of_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the cell pool: what a cell sets process-wide is its own, and what the suite keeps of
+    it comes back in its report; one job at a time records in this process."""
+    monkeypatch.delenv("RC_TEST_CELL", raising=False)
+    matrix = Marks()
+    reports = matrix.record_cells(matrix.cells(), tmp_path, tmp_path, jobs=2, done=lambda _: None)
+    assert [r.kept[1] for r in reports] == ["a", "b"]  # type: ignore[index]
+    assert os.getpid() not in {r.kept[0] for r in reports}  # type: ignore[index]
+    assert "RC_TEST_CELL" not in os.environ
+    (one,) = matrix.record_cells(
+        matrix.cells()[:1], tmp_path, tmp_path, jobs=1, done=lambda _: None
+    )
+    assert one.kept == (os.getpid(), "a")

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from resumecheck.verdict import Verdict
 
+from rctools.suite.pool import run_pool
 from rctools.suite.reports import Cell, CellReport, Figures
 
 # each recorded cell with the checker's verdict on its trace (None: it was not recorded)
@@ -71,7 +71,11 @@ class SuiteMatrix(ABC):
 
 
 class CellByCell(SuiteMatrix):
-    """A matrix whose cells are recorded each on its own (`record_cell`), `jobs` at once."""
+    """A matrix whose cells are recorded each on its own (`record_cell`), `jobs` at once on the
+    cell pool (`suite.pool`, LangGraph's too): with `jobs` above 1 each cell in a process
+    forked for it, so what a cell sets process-wide (its runtime's globals, a server it
+    starts) is its own, and its report comes back pickled. A cell's report carries all the
+    suite keeps of it (`CellReport.kept`), since the matrix in a cell's process is a copy."""
 
     @abstractmethod
     def record_cell(self, cell: Cell, traces: Path, scratch: Path) -> CellReport:
@@ -81,10 +85,11 @@ class CellByCell(SuiteMatrix):
     def record_cells(
         self, cells: Sequence[Cell], traces: Path, scratch: Path, *, jobs: int, done: Done
     ) -> list[CellReport]:
-        def one(cell: Cell) -> CellReport:
-            report = self.record_cell(cell, traces, scratch)
-            done(report)
-            return report
-
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(one, cells))
+        return run_pool(
+            cells,
+            lambda cell: self.record_cell(cell, traces, scratch),
+            jobs=jobs,
+            result_path=lambda cell: scratch / "pool" / f"{cell.name}.pickle",
+            name=lambda cell: f"cell {cell.name}",
+            done=lambda _, report: done(report),
+        )

@@ -48,6 +48,9 @@ class CellReport:
     workers: list[WorkerReport] = field(default_factory=list)
     problem: str | None = None  # the cell could not be recorded (environment)
     notes: dict[str, Any] = field(default_factory=dict)
+    # what the suite keeps of the run for its figures beyond the notes (recovery's RunResult);
+    # not in summary.json, and pickled back with the report from the cell's process
+    kept: object = None
 
     def to_json(self) -> dict[str, Any]:
         return {
