@@ -9,10 +9,12 @@ environment check and figures) and `run_suite` selects, records and finishes.
 A suite with options of its own (a policy, a workload, a mode) passes them as `options` and a
 `configure(**values)` that returns the matrix for those values. See docs/cli.md.
 
-`finish` judges every recorded trace with resume-check's `judge` (one TLC run for the batch),
-writes OUT/summary.json in one shape for every suite, prints the table (text) or the envelope
-(json) or JUnit, and returns the exit code: 0 all conform, 1 a finding, 2 bad input, 3 the
-environment (a cell that could not be recorded, TLC that could not judge).
+`judge_cells` judges every recorded trace with resume-check's `judge` (one TLC run for the
+batch) into the suite's one typed result (`reports.SuiteResult`; LangGraph's matrix makes its
+own); `finish` writes OUT/summary.json from it in one shape for every suite, prints its text,
+the envelope (json), its JUnit or the HTML page, and returns the exit code: 0 all conform, 1 a
+finding, 2 bad input, 3 the environment (a cell that could not be recorded, TLC that could not
+judge).
 """
 
 from __future__ import annotations
