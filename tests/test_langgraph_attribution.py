@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from xml.etree import ElementTree as ET
 
 import pytest
 from conftest import CORPORA, TRACES, write_co_then_cv
@@ -34,7 +33,7 @@ from rctools.langgraph.matrix import (
     _judge,
     to_json,
 )
-from rctools.langgraph.report import matrix_exit_code, render_junit, render_text
+from rctools.langgraph.report import junit_report, matrix_exit_code, render_text
 from rctools.saver_cells import CellOutcome, explain
 from resumecheck.contract import default_spec_paths
 from resumecheck.report import Invocation
@@ -293,7 +292,7 @@ def test_how_a_thread_ends_is_measured_only_by_a_reference_killed_at_the_same_in
     # reported as what it is: listed apart, skipped in JUnit, no exit 1
     matrix = Matrix("mine", [later])
     assert "Inconclusive" in render_text(matrix, Path("out"))
-    case = ET.fromstring(render_junit(matrix, Invocation("run langgraph"))).find(".//testcase")
+    case = junit_report(matrix, Invocation("run langgraph")).find(".//testcase")
     assert case is not None and case.find("failure") is None
     skipped = case.find("skipped")
     assert skipped is not None and skipped.get("type") == "inconclusive"
@@ -402,7 +401,7 @@ def test_junit_has_one_testcase_per_cell_with_time_timestamp_and_file(
         Cell(CellKey("s", "kill:A start#1", "sync"), _side(CONFORMS), _side(CONFORMS)),
     ]
     matrix = _matrix(cells, judgments)
-    root = ET.fromstring(render_junit(matrix, Invocation("run langgraph")))
+    root = junit_report(matrix, Invocation("run langgraph"))
     cases = root.findall(".//testcase")
     # a cell's file-name slug: the kill label without shell or URL specials
     assert [c.get("name") for c in cases] == ["s.none.sync", "s.kill-A-start_1.sync"]

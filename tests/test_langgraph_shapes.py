@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from conftest import CORPORA
 from rctools.langgraph.scenarios import SHAPES
-from rctools.langgraph.shapes import CELLS, entry, record_all
+from rctools.langgraph.shapes import CELLS, record_all
+from rctools.suite.publish import entry
 from resumecheck import tracemanifest
 
 FOLDER = CORPORA / "langgraph" / "shapes"
@@ -43,7 +44,7 @@ def test_recorded_again_the_verdict_is_the_manifests(cell: Any, recorded: dict[s
     writer, and a re-asked interrupt that is answered again is CO (the committed trace keeps
     the verdict it got, and tests/test_manifest.py re-judges it)."""
     _, verdict = recorded[cell.name]
-    got = entry(verdict)
+    got = entry(verdict.status.value, verdict.event_index, verdict.properties)
     expected = MANIFEST[f"{cell.name}.jsonl"]
     if cell.kill is not None:
         assert got["status"] in ("conforms", "violates"), verdict.reason

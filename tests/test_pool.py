@@ -23,7 +23,7 @@ def test_results_come_back_in_task_order_from_processes_of_their_own(tmp_path: P
         return task, os.getpid()
 
     ended: list[int] = []
-    results = _run([0, 1, 2], work, tmp_path, jobs=3, done=ended.append)
+    results = _run([0, 1, 2], work, tmp_path, jobs=3, done=lambda task, _: ended.append(task))
     assert [task for task, _ in results] == [0, 1, 2]
     assert os.getpid() not in {pid for _, pid in results}
     assert sorted(ended) == [0, 1, 2]

@@ -13,9 +13,11 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
+from xml.etree import ElementTree as ET
 
 import click
 
+from resumecheck import junit
 from resumecheck.errors import InternalError, ResumeCheckError
 from resumecheck.htmlreport import render_html, render_html_failure
 from resumecheck.report import (
@@ -88,13 +90,16 @@ def emit_suite(
     verdicts: Sequence[Verdict],
     document: dict[str, Any],
     text: str,
+    junit_report: ET.Element,
     *,
     out: Path,
     code: int,
     labels: Mapping[str, str] | None = None,
 ) -> None:
     """How every `run <suite>` ends: `out/summary.json` (the envelope, the verdicts as `check`
-    reports them, then the suite's own `document`) and the report in `fmt` on stdout."""
+    reports them, then the suite's own `document`) and the report in `fmt` on stdout: the
+    suite's `text`, its JUnit document (made with `resumecheck.junit`), or the verdicts as
+    `check` renders them (html: whose finding each trace is, where the suite says)."""
     full = invocation.envelope(code) | verdicts_json(verdicts) | document
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(dump_json(full), encoding="utf-8")
@@ -102,7 +107,9 @@ def emit_suite(
         click.echo(dump_json(full), nl=False)
     elif fmt == "text":
         click.echo(text, nl=not text.endswith("\n"))
-    elif fmt == "html":  # whose finding each trace is, where the suite says (`labels`)
+    elif fmt == "html":
         click.echo(render_html(verdicts, invocation, labels), nl=False)
+    elif fmt == "junit":
+        click.echo(junit.to_xml(junit_report), nl=False)
     else:
-        click.echo(TRACE_RENDERERS[fmt](verdicts, invocation), nl=False)
+        raise ValueError(f"no suite report in format {fmt!r}")

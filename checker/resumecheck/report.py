@@ -223,7 +223,13 @@ def dump_json(document: dict[str, Any]) -> str:
 
 
 def render_junit(verdicts: Sequence[Verdict], run: Invocation) -> str:
-    """One testsuite per contract, one testcase per trace (`file` is the trace).
+    """`junit_report` as the document's text."""
+    return junit.to_xml(junit_report(verdicts, run))
+
+
+def junit_report(verdicts: Sequence[Verdict], run: Invocation) -> ET.Element:
+    """One testsuite per contract, one testcase per trace (`file` is the trace): the JUnit of
+    `check`, and of every `run SUITE` whose cells are its traces.
 
     TLC judges all traces of a contract in one run, so a testcase's `time` is its share of that
     run and the testsuite's `time` the whole of it.
@@ -263,7 +269,7 @@ def render_junit(verdicts: Sequence[Verdict], run: Invocation) -> str:
                 ET.SubElement(case, "failure", type="incomplete", message=note).text = note
             elif v.truncation is not None:
                 ET.SubElement(case, "system-out").text = junit.line(v.truncation)
-    return junit.to_xml(suites)
+    return suites
 
 
 def _fails(v: Verdict, run: Invocation) -> bool:

@@ -801,7 +801,7 @@ def _record_all(
             result_path=lambda task: task.folder / f"{task.key.slug}.side.pickle",
             name=lambda task: f"cell {task.key.slug}",
             alone=lambda task: task.key.fault == RACE,
-            done=done,
+            done=lambda task, _: done(task),
         )
     except PoolTaskFailed as exc:
         raise RecordingFailed(str(exc)) from None

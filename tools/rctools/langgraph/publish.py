@@ -17,9 +17,10 @@ reference side when the run had one, else the reference backend's summary (`--re
 default `corpora/langgraph/sqlite/summary.json` beside the folder, which `make record-langgraph`
 publishes first). Exit codes: 0 published; 2 no reference to compare with (nothing written).
 
-It writes the folder's entries of corpora/manifest.json from the verdicts the run got (`"judged_by":
-"resume-check"`: written by the checker, not by hand), so the test suite re-judges every kept
-trace and must get the same verdict; the folder's summary.json (the run's summary without the
+It keeps the traces with the one curator, `rctools.suite.publish.keep`, which writes the folder's
+entries of corpora/manifest.json from the verdicts the run got (`"judged_by": "resume-check"`:
+written by the checker, not by hand), so the test suite re-judges every kept trace and must get
+the same verdict; then the folder's summary.json (the run's summary without the
 verdicts' full text: every cell's row and the matrix in `details`, every trace named by its
 file name; only the manifest's traces are committed) that the tables are generated from; and
 MATRIX.md, the whole matrix's table (`rctools.langgraph.tables`).
@@ -28,17 +29,16 @@ MATRIX.md, the whole matrix's table (`rctools.langgraph.tables`).
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import click
-from resumecheck import tracemanifest
 
 from rctools.langgraph.matrix import DURABILITIES, REFERENCE
 from rctools.langgraph.tables import matrix_table
+from rctools.suite.publish import entry, keep
 
 KILLS_KEPT = 1  # conforming SIGKILL cells kept per scenario, on the reference
 PREFERRED_DURABILITY = DURABILITIES  # which fault-free cell of a scenario another backend keeps
@@ -146,14 +146,6 @@ def curate(
     return _in_order(keep, cells)
 
 
-def entry(tested: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"status": tested["status"], "judged_by": "resume-check"}
-    if tested["status"] == "violates":
-        out["event"] = tested["event_index"]
-        out["properties"] = sorted(tested["properties"])
-    return out
-
-
 def compact(document: dict[str, Any]) -> dict[str, Any]:
     """The summary kept beside the corpus: the rows and the matrix's cells with each trace
     named by its file name (the run's folder is not kept), without the verdicts' full text."""
@@ -190,34 +182,28 @@ def reference_for(document: Mapping[str, Any], given: Path | None) -> dict[str, 
     )
 
 
-def write_folder(folder: Path, manifest: Mapping[str, Any], matrix_md: str) -> None:
-    """The folder's entries in its manifest (corpora/manifest.json for a corpus folder) and
-    its MATRIX.md, from the traces it keeps."""
-    tracemanifest.replace_folder(folder, manifest)
-    (folder / "MATRIX.md").write_text(matrix_md, encoding="utf-8")
-
-
 def publish(summary: Path, folder: Path, reference: Path | None = None) -> int:
     document = json.loads(summary.read_text(encoding="utf-8"))
     matrix = document["details"]
     verdicts = reference_for(document, reference)
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("*.jsonl"):
-        old.unlink()
-    manifest: dict[str, dict[str, Any]] = {}
     for cell in matrix["cells"]:
         tested = cell["tested"]
         if tested["status"] not in ("conforms", "violates"):
             print(f"{Path(tested['trace']).name}: not kept ({tested['verdict']})", file=sys.stderr)
+    kept: dict[str, tuple[Path, dict[str, Any]]] = {}
     for cell in curate(matrix["cells"], verdicts):
-        source = Path(cell["tested"]["trace"])
-        shutil.copy(source, folder / source.name)
-        manifest[source.name] = entry(cell["tested"])
+        tested = cell["tested"]
+        source = Path(tested["trace"])
+        kept[source.name] = (
+            source,
+            entry(tested["status"], tested.get("event_index"), tested.get("properties") or ()),
+        )
+    count = keep(folder, kept)
     (folder / "summary.json").write_text(
         json.dumps(compact(document), indent=1) + "\n", encoding="utf-8"
     )
-    write_folder(folder, manifest, matrix_table(matrix, len(manifest)))
-    return len(manifest)
+    (folder / "MATRIX.md").write_text(matrix_table(matrix, count), encoding="utf-8")
+    return count
 
 
 PROG = "python -m rctools.langgraph.publish"

@@ -14,14 +14,22 @@ re-curating it changes nothing; another backend's is compared with the reference
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from resumecheck import tracemanifest
 
 from rctools.langgraph.matrix import REFERENCE
-from rctools.langgraph.publish import curate, reference_verdicts, trace_name, write_folder
+from rctools.langgraph.publish import curate, reference_verdicts, trace_name
 from rctools.langgraph.tables import load, matrix_table, recount
+
+
+def write_folder(folder: Path, manifest: Mapping[str, Any], matrix_md: str) -> None:
+    """The folder's entries in its manifest (corpora/manifest.json for a corpus folder) and
+    its MATRIX.md, for the traces left in it."""
+    tracemanifest.replace_folder(folder, manifest)
+    (folder / "MATRIX.md").write_text(matrix_md, encoding="utf-8")
 
 
 def cell_of(name: str, entry: dict[str, Any]) -> dict[str, Any]:

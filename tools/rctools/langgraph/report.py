@@ -87,17 +87,17 @@ def finish_matrix(
         )
         if side.verdict is not None:
             verdicts[trace] = side.verdict
-    references = [r.verdict for c in matrix.cells for r in c.references if r.verdict]
-    judged = reports.SuiteVerdicts(
+    result = reports.SuiteResult(
+        rows,
         verdicts,
-        references,
         matrix_exit_code(matrix, strict),
-        {
+        render_text(matrix, out, profile),
+        junit_report(matrix, invocation, strict),
+        others=[r.verdict for c in matrix.cells for r in c.references if r.verdict],
+        details={
             **to_json(matrix),
             **({"profile": {"name": profile[0], "left_out": profile[1]}} if profile else {}),
         },
-        render_text(matrix, out, profile),
-        render_junit(matrix, invocation, strict),
         labels=finding_labels(matrix),
     )
     return finish(
@@ -105,7 +105,7 @@ def finish_matrix(
         invocation,
         fmt,
         out,
-        rows,
+        result,
         progress=progress,
         runtime={"name": "langgraph", "version": version("langgraph")},
         declared={
@@ -114,7 +114,6 @@ def finish_matrix(
             "fencing": GUARANTEES["fencing"],
             "docs": "docs/langgraph.md",
         },
-        judged=judged,
     )
 
 
@@ -266,7 +265,7 @@ def render_text(matrix: Matrix, out: Path, profile: tuple[str, str] | None = Non
     return "\n".join(lines) + "\n"
 
 
-def render_junit(matrix: Matrix, run: Invocation, strict: bool = False) -> str:
+def junit_report(matrix: Matrix, run: Invocation, strict: bool = False) -> ET.Element:
     """One testsuite per scenario, one testcase per cell: `time` the cell's recording on the
     saver under test, `timestamp` when it started, `file` its trace. A saver finding is a
     failure named by its checks, a cell that could not run an error; a runtime finding passes
@@ -313,7 +312,7 @@ def render_junit(matrix: Matrix, run: Invocation, strict: bool = False) -> str:
             elif cell.finding == "inconclusive":
                 reason = junit.line(f"inconclusive: {_why(cell)}")
                 ET.SubElement(case, "skipped", type="inconclusive", message=reason)
-    return junit.to_xml(suites)
+    return suites
 
 
 def _fails(cell: Cell, strict: bool) -> bool:

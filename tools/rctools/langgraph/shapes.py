@@ -16,9 +16,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from resumecheck import tracemanifest
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
@@ -26,6 +24,7 @@ from resumecheck.verdict import Status, Verdict
 from rctools.langgraph.backends import resolve
 from rctools.langgraph.driver import run_cell
 from rctools.langgraph.scenarios import SHAPES
+from rctools.suite.publish import entry, keep
 
 BACKEND = "sqlite"
 
@@ -87,15 +86,6 @@ def record(cell: ShapeCell, folder: Path) -> Path:
     return run.trace
 
 
-def entry(verdict: Verdict) -> dict[str, Any]:
-    """A manifest entry, from the checker's verdict."""
-    out: dict[str, Any] = {"status": verdict.status.value, "judged_by": "resume-check"}
-    if verdict.status is Status.VIOLATES:
-        out["event"] = verdict.event_index
-        out["properties"] = sorted(verdict.properties)
-    return out
-
-
 def record_all(work: Path, cells: tuple[ShapeCell, ...] = CELLS) -> dict[str, tuple[Path, Verdict]]:
     """Records and judges `cells` under `work`: cell name -> (trace, verdict)."""
     traces = {cell.name: record(cell, work / cell.name) for cell in cells}
@@ -105,18 +95,15 @@ def record_all(work: Path, cells: tuple[ShapeCell, ...] = CELLS) -> dict[str, tu
 
 
 def publish(folder: Path) -> int:
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("*.jsonl"):
-        old.unlink()
-    manifest = {}
+    """Every shape recorded and judged, kept in `folder` by the one curator."""
+    kept = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, (path, verdict) in record_all(Path(tmp)).items():
             if verdict.status not in (Status.CONFORMS, Status.VIOLATES):
                 raise RuntimeError(f"{name}: {verdict.status.value}: {verdict.reason}")
-            shutil.copy(path, folder / f"{name}.jsonl")
-            manifest[f"{name}.jsonl"] = entry(verdict)
-    tracemanifest.replace_folder(folder, manifest)
-    return len(manifest)
+            status = verdict.status.value
+            kept[f"{name}.jsonl"] = (path, entry(status, verdict.event_index, verdict.properties))
+        return keep(folder, kept)
 
 
 if __name__ == "__main__":

@@ -22,13 +22,13 @@ from rctools.recovery.appengine import AppRun, FailurePoint, pilot
 from rctools.recovery.appkill import run_killed
 from rctools.recovery.audit import audit_figures, audit_table
 from rctools.recovery.engine import RunResult, Stuck
-from rctools.recovery.matrix import Judged, record_cell
-from rctools.suite.command import Figures
-from rctools.suite.command import Judged as JudgedCells
-from rctools.suite.reports import Cell, CellReport
+from rctools.recovery.matrix import judged_runs, record_cell
+from rctools.suite.matrix import CellByCell
+from rctools.suite.matrix import Judged as JudgedCells
+from rctools.suite.reports import Cell, CellReport, Figures
 
 
-class AppMatrix:
+class AppMatrix(CellByCell):
     """Every policy at every failure point of one app. The fault-free run is made here, before
     any cell: a graph it shows unsupported (parked at an interrupt, calling no declared tool,
     raising) is refused with an AppError."""
@@ -55,7 +55,6 @@ class AppMatrix:
                 "fail at (name in --tools the functions the nodes call)"
             )
         self.points = {p.name: p for p in points}
-        self.runs: dict[str, RunResult] = {}
 
     def cells(self) -> list[Cell]:
         how = "is killed" if self.kill else "fails"
@@ -75,7 +74,6 @@ class AppMatrix:
             cell,
             traces,
             scratch,
-            self.runs,
             lambda trace, db: self._play(policy, point, trace, db),
         )
 
@@ -86,7 +84,7 @@ class AppMatrix:
 
     def figures(self, judged: JudgedCells) -> Figures:
         """The audit's counts per policy over the app's failure points."""
-        pairs = [Judged(self.runs[r.cell.name], v) for r, v in judged if v is not None]
+        pairs = judged_runs(judged)
         points = len(self.points)
         table = audit_table(pairs, self.policies, points, 0).splitlines()
         table[0] = (

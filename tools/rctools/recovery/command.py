@@ -23,17 +23,17 @@ from rctools.recovery.app import load_app
 from rctools.recovery.appengine import APP_POLICIES
 from rctools.recovery.appmatrix import AppMatrix
 from rctools.recovery.audit import audit_figures, audit_table
-from rctools.recovery.engine import RunResult
 from rctools.recovery.generate import generate
-from rctools.recovery.matrix import Judged, record_cell, run_one
+from rctools.recovery.matrix import judged_runs, record_cell, run_one
 from rctools.recovery.policies import POLICIES
 from rctools.recovery.workloads import WORKLOADS, Workload
-from rctools.suite.command import Figures, suite_command
-from rctools.suite.command import Judged as JudgedCells
-from rctools.suite.reports import Cell, CellReport
+from rctools.suite.command import suite_command
+from rctools.suite.matrix import CellByCell
+from rctools.suite.matrix import Judged as JudgedCells
+from rctools.suite.reports import Cell, CellReport, Figures
 
 
-class RecoveryMatrix:
+class RecoveryMatrix(CellByCell):
     """The cells of one `run recovery`: every chosen policy on every workload (hand-written, or
     with `audit` generated), each recorded in this process."""
 
@@ -47,7 +47,6 @@ class RecoveryMatrix:
         self.workloads = {w.name: w for w in workloads}
         self.ledger = ledger
         self.audit = audit  # (workflows, seed) with --audit, else None
-        self.runs: dict[str, RunResult] = {}
 
     def cells(self) -> list[Cell]:
         """`<policy>/<workload>`; the audit's cells are policy by policy within a workflow."""
@@ -69,14 +68,13 @@ class RecoveryMatrix:
             cell,
             traces,
             scratch,
-            self.runs,
             lambda trace, db: run_one(workload, policy, trace, db, 0.0, self.ledger),
         )
 
     def figures(self, judged: JudgedCells) -> Figures:
         """Per policy: runs, conforming runs and successes (completed and conforming); with
         --audit the audit's counts instead."""
-        pairs = [Judged(self.runs[r.cell.name], v) for r, v in judged if v is not None]
+        pairs = judged_runs(judged)
         if self.audit:
             workflows, seed = self.audit
             return Figures(

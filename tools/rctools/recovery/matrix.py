@@ -18,6 +18,7 @@ from resumecheck.verdict import Status, Verdict
 from rctools.recovery.engine import Engine, RunResult, Stuck
 from rctools.recovery.policies import ALIGNED_LAYOUT, POLICIES
 from rctools.recovery.workloads import WORKLOADS, Workload, aligned
+from rctools.suite.matrix import Judged as JudgedCells
 from rctools.suite.reports import Cell, CellReport
 
 
@@ -45,15 +46,11 @@ class Judged:
 
 
 def record_cell(
-    cell: Cell,
-    traces: Path,
-    scratch: Path,
-    runs: dict[str, RunResult],
-    play: Callable[[Path, Path], RunResult],
+    cell: Cell, traces: Path, scratch: Path, play: Callable[[Path, Path], RunResult]
 ) -> CellReport:
     """One cell of a recovery suite: `play(trace, db)` runs it on a store of its own (removed
     after); a handoff that never came (Stuck) is a cell not recorded (exit 3). The run is kept
-    in `runs` for the suite's figures."""
+    in the report for the suite's figures (`judged_runs`)."""
     report = CellReport(cell, f"{cell.name}.jsonl")
     db = scratch / f"{cell.name.replace('/', '-')}.sqlite"
     try:
@@ -63,9 +60,15 @@ def record_cell(
         return report
     finally:
         db.unlink(missing_ok=True)
-    runs[cell.name] = run
+    report.kept = run
     report.notes = measured(run)
     return report
+
+
+def judged_runs(judged: JudgedCells) -> list[Judged]:
+    """The recorded cells' runs (kept in their reports by `record_cell`), each with its
+    verdict: what the suite's figures count."""
+    return [Judged(r.kept, v) for r, v in judged if v is not None and isinstance(r.kept, RunResult)]
 
 
 def measured(run: RunResult) -> dict[str, Any]:

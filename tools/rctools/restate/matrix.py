@@ -28,19 +28,13 @@ from rctools.restate.server import VERSION, binary, install_dir
 from rctools.restate.worker import WORKFLOWS, nodes
 from rctools.services import ServiceError
 from rctools.suite.cells import SYNC_AT_LEAST_ONCE, Table
-from rctools.suite.command import Figures, Judged, require
+from rctools.suite.command import require
+from rctools.suite.matrix import CellByCell, Judged
 from rctools.suite.phases import note_effects, recording
-from rctools.suite.reports import Cell, CellReport
+from rctools.suite.reports import Cell, CellReport, Figures
 
 require("restate", "hypercorn")
 
-DOCS = "docs/runtimes/restate.md"
-# What Restate documents (docs/runtimes/restate.md quotes and cites the pages): the result of a
-# `ctx.run` is persisted in the journal before the handler continues (sync); an action that
-# failed or whose process died before its result was persisted is retried (at-least-once); a
-# workflow's shared handlers run concurrently with its run handler, so a thread has no lease a
-# second process could be refused by (none).
-DECLARED = SYNC_AT_LEAST_ONCE
 
 LINEAR = [op[1] for op in WORKFLOWS["linear"]]
 POINTS = (
@@ -326,38 +320,6 @@ def table() -> Script:
     return t
 
 
-def cells() -> list[Cell]:
-    return table().cells
-
-
-# where this run's processes are: set by prepare(), reported in the summary's figures
-NETWORK: dict[str, str] = {}
-
-
-def prepare() -> None:
-    """Installs restate-server (npm needs the registry), then cuts the run off from all but
-    loopback: restate-server asks GitHub for its latest release at every start, and no
-    setting turns that off (rctools.netns). Called in the main thread before any cell."""
-    try:
-        binary()
-    except ServiceError as exc:
-        raise EnvironmentProblem(f"cannot install restate-server: {exc}") from exc
-    why = enter_private_loopback()
-    NETWORK["network"] = "private (loopback only)" if why is None else f"host: {why}"
-
-
-def figures(judged: Judged) -> Figures:
-    network = NETWORK.get("network", "host")
-    return Figures({"network": network}, f"network namespace of the servers: {network}")
-
-
-def runtime() -> dict[str, str]:
-    return {
-        "name": "restate",
-        "version": f"server {VERSION}, sdk {importlib.metadata.version('restate-sdk')}",
-    }
-
-
 def _play(driver: Driver, step: dict[str, Any]) -> None:
     do = step["do"]
     if do == "serve":
@@ -385,36 +347,80 @@ def _play(driver: Driver, step: dict[str, Any]) -> None:
         raise ValueError(f"unknown step {do}")
 
 
-def record_cell(cell: Cell, traces: Path, scratch: Path) -> CellReport:
-    """Records one cell into traces/<cell>.jsonl; the server's data lives under
-    `.services/restate/data/` and is removed afterwards."""
-    graph = cell.params["graph"]
-    key = f"wf-{cell.name}"
-    data = install_dir() / "data" / f"{os.getpid()}-{cell.name}"
-    shutil.rmtree(data, ignore_errors=True)
-    meta = {
-        "runtime": "restate",
-        "version": runtime()["version"],
-        "backend": "restate-server",
-        "nodes": nodes(graph),
-        **DECLARED,
-    }
-    with recording(cell, traces, scratch, thread=key, meta=meta) as (report, trace, work):
-        driver = Driver(work, data, trace, key, graph)
+class RestateSuite(CellByCell):
+    """The suite's matrix: the cells of `table()`, each played by the driver against a
+    restate-server of its own, in a network namespace cut off from all but loopback."""
+
+    DOCS = "docs/runtimes/restate.md"
+    # What Restate documents (docs/runtimes/restate.md quotes and cites the pages): the result
+    # of a `ctx.run` is persisted in the journal before the handler continues (sync); an action
+    # that failed or whose process died before its result was persisted is retried
+    # (at-least-once); a workflow's shared handlers run concurrently with its run handler, so a
+    # thread has no lease a second process could be refused by (none).
+    DECLARED = SYNC_AT_LEAST_ONCE
+
+    def __init__(self) -> None:
+        self.network = "host"  # where this run's processes are: set by prepare()
+
+    def cells(self) -> list[Cell]:
+        return table().cells
+
+    def prepare(self) -> None:
+        """Installs restate-server (npm needs the registry), then cuts the run off from all but
+        loopback: restate-server asks GitHub for its latest release at every start, and no
+        setting turns that off (rctools.netns). Called in the main thread before any cell."""
         try:
-            driver.server.start()
-            for step in cell.params["script"]:
-                _play(driver, step)
-            report.notes["results"] = {"output": driver.output()}
-            driver.close_answerers()
-        except (CellFailed, ServiceError, OSError) as exc:
-            report.problem = f"{type(exc).__name__}: {exc}"
-        finally:
-            report.workers = driver.stop()
-            note_effects(report, work)
-            report.notes.update({k: v for k, v in driver.notes.items() if v})
-            broken = [w for w in report.workers if w.exit == "error"]
-            if broken and report.problem is None:
-                report.problem = "; ".join(f"{w.proc}: {w.error}" for w in broken)
-            shutil.rmtree(data, ignore_errors=True)
-    return report
+            binary()
+        except ServiceError as exc:
+            raise EnvironmentProblem(f"cannot install restate-server: {exc}") from exc
+        why = enter_private_loopback()
+        self.network = "private (loopback only)" if why is None else f"host: {why}"
+
+    def figures(self, judged: Judged) -> Figures:
+        """Where the servers ran: in the private namespace, or on the host and why."""
+        return Figures(
+            {"network": self.network}, f"network namespace of the servers: {self.network}"
+        )
+
+    def runtime(self) -> dict[str, str]:
+        return {
+            "name": "restate",
+            "version": f"server {VERSION}, sdk {importlib.metadata.version('restate-sdk')}",
+        }
+
+    def record_cell(self, cell: Cell, traces: Path, scratch: Path) -> CellReport:
+        """Records one cell into traces/<cell>.jsonl; the server's data lives under
+        `.services/restate/data/` and is removed afterwards."""
+        graph = cell.params["graph"]
+        key = f"wf-{cell.name}"
+        data = install_dir() / "data" / f"{os.getpid()}-{cell.name}"
+        shutil.rmtree(data, ignore_errors=True)
+        meta = {
+            "runtime": "restate",
+            "version": self.runtime()["version"],
+            "backend": "restate-server",
+            "nodes": nodes(graph),
+            **self.DECLARED,
+        }
+        with recording(cell, traces, scratch, thread=key, meta=meta) as (report, trace, work):
+            driver = Driver(work, data, trace, key, graph)
+            try:
+                driver.server.start()
+                for step in cell.params["script"]:
+                    _play(driver, step)
+                report.notes["results"] = {"output": driver.output()}
+                driver.close_answerers()
+            except (CellFailed, ServiceError, OSError) as exc:
+                report.problem = f"{type(exc).__name__}: {exc}"
+            finally:
+                report.workers = driver.stop()
+                note_effects(report, work)
+                report.notes.update({k: v for k, v in driver.notes.items() if v})
+                broken = [w for w in report.workers if w.exit == "error"]
+                if broken and report.problem is None:
+                    report.problem = "; ".join(f"{w.proc}: {w.error}" for w in broken)
+                shutil.rmtree(data, ignore_errors=True)
+        return report
+
+
+SUITE = RestateSuite()

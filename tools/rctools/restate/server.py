@@ -9,7 +9,7 @@ replays), so a cell must run a real server and be able to SIGKILL it. The npm pa
 Every port is a free loopback port (ingress, admin, node-to-node); the server listens on TCP
 only, telemetry off, the web UI off, one partition. restate-server 1.7 also asks GitHub for
 its latest release when it starts (the `check-latest-release` task; no setting turns it off),
-which is why the suite runs in a loopback-only network namespace (`matrix.prepare`,
+which is why the suite runs in a loopback-only network namespace (`matrix.RestateSuite.prepare`,
 rctools.netns).
 """
 

@@ -21,8 +21,8 @@ from resumecheck.errors import UsageError
 
 from rctools.langgraph.app import AppError, load_factory, parse_json
 from rctools.revision.app import AppRevisionRun, Point, points_of, workflow_of
-from rctools.suite.command import Figures, Judged
-from rctools.suite.reports import Cell, CellReport
+from rctools.suite.matrix import CellByCell, Judged
+from rctools.suite.reports import Cell, CellReport, Figures
 
 WHERE = {
     "call": "inside model call {}",
@@ -44,7 +44,7 @@ def parse_revision(text: str | None) -> tuple[str, Any]:
         raise UsageError(f"--revise {path}=...: not a JSON value: {exc}") from None
 
 
-class AppMatrix:
+class AppMatrix(CellByCell):
     """Every point of the user's graph under one policy, each measured beside full and suffix."""
 
     DOCS = "docs/revision.md"

@@ -27,8 +27,9 @@ from rctools.revision.policies import POLICIES
 from rctools.revision.racing import RUNTIME, RaceOutcome
 from rctools.revision.sender import RevisionSender
 from rctools.revision.workloads import RACING_WORKLOADS, WORKLOADS, Workload
-from rctools.suite.command import Figures, Judged, suite_command
-from rctools.suite.reports import Cell, CellReport
+from rctools.suite.command import suite_command
+from rctools.suite.matrix import CellByCell, Judged
+from rctools.suite.reports import Cell, CellReport, Figures
 
 
 def words(injection: Injection) -> str:
@@ -60,7 +61,7 @@ def notes(run: Run) -> dict[str, Any]:
     return found
 
 
-class RevisionMatrix:
+class RevisionMatrix(CellByCell):
     """Every revision point of each workload under one policy, recorded in this process (a
     crash cell in two child processes, the first killed by SIGKILL)."""
 

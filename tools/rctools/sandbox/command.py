@@ -48,8 +48,9 @@ from rctools.sandbox.recorder import (
 from rctools.sandbox.scheduler import Scheduler
 from rctools.sandbox.standin import serving
 from rctools.sandbox.workloads import WORKLOADS
-from rctools.suite.command import Figures, Judged, suite_command
-from rctools.suite.reports import Cell, CellReport
+from rctools.suite.command import suite_command
+from rctools.suite.matrix import Judged, SuiteMatrix
+from rctools.suite.reports import Cell, CellReport, Figures
 
 REQUIRED_TOOLS = ("unshare", "nsenter", "mount")
 
@@ -86,7 +87,7 @@ def what(spec: RunSpec) -> str:
     return f"{spec.workload} under {spec.policy}: {crash}{rewind}"
 
 
-class SandboxMatrix:
+class SandboxMatrix(SuiteMatrix):
     """The runs of one `run sandbox`, recorded `jobs` sandboxes at a time; their checkpoint
     jobs share one scheduler, so the cells are recorded together (`record_cells`)."""
 

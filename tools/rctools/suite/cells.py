@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from rctools.suite.matrix import CellByCell
 from rctools.suite.phases import record_phased_cell
 from rctools.suite.reports import Cell, CellReport
 
@@ -362,12 +363,11 @@ SYNC_AT_LEAST_ONCE = {**SYNC_ONLY, "effects_default": "at-least-once"}
 
 
 @dataclass(frozen=True)
-class RuntimeSuite:
+class RuntimeSuite(CellByCell):
     """What a suite says about its runtime, and the one way its cells are recorded: the header
     (runtime, version, backend, the graph's nodes, the declared guarantees) and the job every
     process of a cell reads (the graph, the id the runtime keys the run by, the store, the
-    effects ledger). `DECLARED`, `DOCS`, `cells`, `runtime` and `record_cell` are what
-    `suite.command.run_suite` reads of a matrix."""
+    effects ledger). It is the `suite.matrix.CellByCell` of every runtime suite."""
 
     name: str  # the runtime's name in the header and the summary
     backend: str  # for the header; "{key}" stands for runtime()[key] (a server's version)

@@ -1,21 +1,20 @@
 """The click command of every runtime suite, its shared options and its one finish step.
 
-    command = suite_command("dbos", matrix, "DBOS workflows on SQLite: ...")
+    command = suite_command("dbos", matrix.SUITE, "DBOS workflows on SQLite: ...")
 
-is a suite's whole command module: `matrix` records (cells(), record_cell(), runtime(),
-DECLARED, DOCS) and `run_suite` selects, records and finishes.
+is a suite's whole command module: `matrix` is a `suite.matrix.SuiteMatrix` (its cells, how
+they are recorded, the runtime, the declared guarantees, the docs page; optionally an
+environment check and figures) and `run_suite` selects, records and finishes.
 
 A suite with options of its own (a policy, a workload, a mode) passes them as `options` and a
-`configure(**values)` that returns the matrix for those values. A matrix may also provide
-`prepare()` (an environment check before any cell, after --list), `record_cells(cells, traces,
-scratch, jobs=, done=)` (when its cells are recorded together: a shared scheduler, a sender
-process) and `figures(judged)` (suite-specific figures over the judged cells: the `figures`
-field of summary.json and lines under the table). See docs/cli.md.
+`configure(**values)` that returns the matrix for those values. See docs/cli.md.
 
-`finish` judges every recorded trace with resume-check's `judge` (one TLC run for the batch),
-writes OUT/summary.json in one shape for every suite, prints the table (text) or the envelope
-(json) or JUnit, and returns the exit code: 0 all conform, 1 a finding, 2 bad input, 3 the
-environment (a cell that could not be recorded, TLC that could not judge).
+`judge_cells` judges every recorded trace with resume-check's `judge` (one TLC run for the
+batch) into the suite's one typed result (`reports.SuiteResult`; LangGraph's matrix makes its
+own); `finish` writes OUT/summary.json from it in one shape for every suite, prints its text,
+the envelope (json), its JUnit or the HTML page, and returns the exit code: 0 all conform, 1 a
+finding, 2 bad input, 3 the environment (a cell that could not be recorded, TLC that could not
+judge).
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ import fnmatch
 import importlib.util
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,10 +33,11 @@ from resumecheck.errors import EnvironmentProblem, UsageError, exit_codes_help
 from resumecheck.judge import judge
 from resumecheck.output import emit_suite, format_option, reported
 from resumecheck.progress import Progress, TLCProgress, progress_option
-from resumecheck.report import Invocation, exit_code
+from resumecheck.report import Invocation, exit_code, junit_report
 from resumecheck.verdict import Status, Verdict
 
-from rctools.suite.reports import Cell, CellReport, SuiteVerdicts
+from rctools.suite.matrix import Judged, SuiteMatrix
+from rctools.suite.reports import Cell, CellReport, Figures, SuiteResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("text", "json", "junit", "html")
@@ -54,19 +53,6 @@ def require(*modules: str) -> None:
 
 class RecordingFailed(EnvironmentProblem):
     """The runtime under test could not finish a cell: no verdict, exit code 3."""
-
-
-@dataclass(frozen=True)
-class Figures:
-    """What a suite measured over its judged cells beyond the verdicts (costs, per-policy
-    rates): `data` is summary.json's `figures` field, `text` the lines under the table."""
-
-    data: dict[str, Any] = field(default_factory=dict)
-    text: str = ""
-
-
-# each recorded cell with the checker's verdict on its trace (None: it was not recorded)
-Judged = Sequence[tuple[CellReport, Verdict | None]]
 
 
 def output_options(func: F) -> F:
@@ -155,110 +141,149 @@ def finish(
     invocation: Invocation,
     fmt: str,
     out: Path,
-    reports: Sequence[CellReport],
+    result: SuiteResult,
     *,
     progress: Progress,
     runtime: dict[str, str],
     declared: dict[str, Any],
-    figures: Callable[[Judged], Figures] | None = None,
-    judged: SuiteVerdicts | None = None,
 ) -> int:
-    """Judges the cells' traces, writes summary.json, prints the report; returns the exit code.
-    `figures`, when the suite has them, turns the judged cells into its own figures.
-    `judged`: a suite that judged its own traces (`SuiteVerdicts`) gives its verdicts, exit
-    code, `details` and reports instead."""
-    traces = out / "traces"
-    broken = [r for r in reports if r.problem]
-    recorded = [r for r in reports if not r.problem]
-    if judged is not None:
-        by_trace = judged.verdicts
-        verdicts = [by_trace[r.trace] for r in reports if r.trace in by_trace] + judged.others
-        code = judged.code
-    else:
-        by_trace, verdicts, code = _judge(traces, recorded, progress)
-        if broken:
-            code = max(code, RecordingFailed.exit_code)
-    rows = []
-    for r in reports:
-        v = by_trace.get(r.trace)
-        row: dict[str, Any] = {
-            "cell": r.cell.name,
-            "scenario": r.cell.scenario,
-            "what": r.cell.what,
-            "trace": str(traces / r.trace),
-            "status": v.status.value if v else "error",
-            "verdict": verdict_words(v) if v else f"not recorded: {r.problem}",
-            "properties": v.properties if v else [],
-            "workers": [w.to_json() for w in r.workers],
-        }
-        if v is not None and v.complete is not None:
-            row["complete"] = v.complete
-        if r.notes:
-            row["notes"] = r.notes
-        rows.append(row)
-    findings: dict[str, int] = {}
-    for row in rows:
-        for p in row["properties"]:
-            findings[p] = findings.get(p, 0) + 1
+    """Writes summary.json (a row per cell), prints the report in `fmt` and returns the exit
+    code, the same way for every suite's `result`."""
     document = {
         "suite": suite,
         "runtime": runtime,
         "declared": declared,
-        "cells": rows,
-        "findings": findings,
+        "cells": [_row(r, result.verdicts.get(r.trace), out / "traces") for r in result.reports],
+        "findings": findings(result.reports, result.verdicts),
     }
-    extra = figures([(r, by_trace.get(r.trace)) for r in reports]) if figures else Figures()
-    if figures:
-        document["figures"] = extra.data
-    if judged is not None:
-        document["details"] = judged.details
-    lines = [texttable.render(["cell", "verdict"], [(r["cell"], r["verdict"]) for r in rows])]
-    conform = sum(1 for r in rows if r["status"] == "conforms")
+    if result.figures is not None:
+        document["figures"] = result.figures.data
+    if result.details is not None:
+        document["details"] = result.details
+    emit_suite(
+        fmt,
+        invocation,
+        result.all_verdicts,
+        document,
+        result.text,
+        result.junit,
+        out=out,
+        code=result.code,
+        labels=result.labels,
+    )
+    broken = [r for r in result.reports if r.problem]
+    if broken:
+        progress.note(f"{len(broken)} cell(s) could not be recorded: {broken[0].problem}")
+    return result.code
+
+
+def _row(report: CellReport, v: Verdict | None, traces: Path) -> dict[str, Any]:
+    """A cell's row in summary.json."""
+    row: dict[str, Any] = {
+        "cell": report.cell.name,
+        "scenario": report.cell.scenario,
+        "what": report.cell.what,
+        "trace": str(traces / report.trace),
+        "status": v.status.value if v else "error",
+        "verdict": verdict_words(v) if v else f"not recorded: {report.problem}",
+        "properties": v.properties if v else [],
+        "workers": [w.to_json() for w in report.workers],
+    }
+    if v is not None and v.complete is not None:
+        row["complete"] = v.complete
+    if report.notes:
+        row["notes"] = report.notes
+    return row
+
+
+def findings(reports: Sequence[CellReport], verdicts: dict[str, Verdict]) -> dict[str, int]:
+    """Property -> how many cells' traces break it."""
+    found: dict[str, int] = {}
+    for r in reports:
+        v = verdicts.get(r.trace)
+        for p in v.properties if v else []:
+            found[p] = found.get(p, 0) + 1
+    return found
+
+
+def judge_cells(
+    suite: str,
+    invocation: Invocation,
+    out: Path,
+    reports: Sequence[CellReport],
+    *,
+    progress: Progress,
+    runtime: dict[str, str],
+    figures: Callable[[Judged], Figures | None],
+) -> SuiteResult:
+    """The result of a suite whose cells' traces are its verdicts: every recorded trace judged
+    against the contract its header names (ResumeCore, SandboxCR, DagRevision,
+    SemanticRecovery), one TLC run per contract; a cell not recorded is exit code 3; the text a
+    row per cell, the suite's `figures` under it; the JUnit a testcase per trace."""
+    traces = out / "traces"
+    recorded = [r for r in reports if not r.problem]
+    verdicts: list[Verdict] = []
+    if recorded:
+        note = f"judging {len(recorded)} traces, each against the contract its header names"
+        progress.note(note)
+        verdicts = judge(
+            [traces / r.trace for r in recorded],
+            spec_paths=default_spec_paths(),
+            on_line=TLCProgress(progress),
+        )
+        explain.add_expected(verdicts, default_spec_paths())  # the report says what was expected
+        progress.clear()
+    by_trace = dict(zip([r.trace for r in recorded], verdicts, strict=True))
+    code = exit_code(verdicts)
+    if len(recorded) < len(reports):
+        code = max(code, RecordingFailed.exit_code)
+    measured = figures([(r, by_trace.get(r.trace)) for r in reports])
+    return SuiteResult(
+        list(reports),
+        by_trace,
+        code,
+        _table_text(suite, runtime, out, reports, by_trace, measured),
+        junit_report(verdicts, invocation),
+        figures=measured,
+    )
+
+
+def _table_text(
+    suite: str,
+    runtime: dict[str, str],
+    out: Path,
+    reports: Sequence[CellReport],
+    verdicts: dict[str, Verdict],
+    measured: Figures | None,
+) -> str:
+    """A row per cell with its verdict, the counts, the suite's figures, where the files are."""
+    rows, conform = [], 0
+    for r in reports:
+        v = verdicts.get(r.trace)
+        rows.append((r.cell.name, verdict_words(v) if v else f"not recorded: {r.problem}"))
+        conform += v is not None and v.status is Status.CONFORMS
+    found = findings(reports, verdicts)
+    broken = sum(1 for r in reports if r.problem)
+    lines = [texttable.render(["cell", "verdict"], rows)]
     lines += [
         "",
         f"{suite} {runtime.get('version', '')}: {len(rows)} cells, {conform} conform, "
         + (
-            "findings: " + ", ".join(f"{p} in {n}" for p, n in sorted(findings.items()))
-            if findings
+            "findings: " + ", ".join(f"{p} in {n}" for p, n in sorted(found.items()))
+            if found
             else "no findings"
         )
-        + (f", {len(broken)} not recorded" if broken else ""),
+        + (f", {broken} not recorded" if broken else ""),
     ]
-    if extra.text:
-        lines += ["", extra.text]
-    lines.append(f"traces in {traces}; summary in {out / 'summary.json'}")
-    text = "\n".join(lines)
-    if judged is not None and fmt in ("text", "junit"):  # the suite's own reports
-        fmt, text = "text", judged.text if fmt == "text" else judged.junit
-    labels = judged.labels if judged is not None else {}
-    emit_suite(fmt, invocation, verdicts, document, text, out=out, code=code, labels=labels)
-    if broken:
-        progress.note(f"{len(broken)} cell(s) could not be recorded: {broken[0].problem}")
-    return code
-
-
-def _judge(
-    traces: Path, recorded: Sequence[CellReport], progress: Progress
-) -> tuple[dict[str, Verdict], list[Verdict], int]:
-    """Every recorded trace judged against the contract its header names (ResumeCore,
-    SandboxCR, DagRevision, SemanticRecovery), one TLC run per contract."""
-    if not recorded:
-        return {}, [], exit_code([])
-    progress.note(f"judging {len(recorded)} traces, each against the contract its header names")
-    verdicts = judge(
-        [traces / r.trace for r in recorded],
-        spec_paths=default_spec_paths(),
-        on_line=TLCProgress(progress),
-    )
-    explain.add_expected(verdicts, default_spec_paths())  # the report says what was expected
-    progress.clear()
-    by_trace = dict(zip([r.trace for r in recorded], verdicts, strict=True))
-    return by_trace, verdicts, exit_code(verdicts)
+    if measured is not None and measured.text:
+        lines += ["", measured.text]
+    lines.append(f"traces in {out / 'traces'}; summary in {out / 'summary.json'}")
+    return "\n".join(lines)
 
 
 def run_suite(
     suite: str,
-    matrix: Any,
+    matrix: SuiteMatrix,
     invocation: Invocation,
     fmt: str,
     out: Path,
@@ -268,16 +293,12 @@ def run_suite(
     jobs: int,
     stride: int = 1,
 ) -> int:
-    """The body of every suite: select cells, record them (`matrix.record_cell`, or
-    `matrix.record_cells` for the whole selection), finish. `matrix` provides cells(),
-    record_cell(cell, traces, scratch) or record_cells(...), runtime(), DECLARED and DOCS, and
-    optionally prepare() and figures(judged)."""
+    """The body of every suite: select cells, check the environment, record them, finish."""
     chosen = select(matrix.cells(), cells)[::stride]
     if list_cells:
         click.echo(list_text(chosen))
         return 0
-    if hasattr(matrix, "prepare"):
-        matrix.prepare()
+    matrix.prepare()
     traces = fresh_traces(out)
     shown = Progress(progress)
     done = 0
@@ -287,58 +308,35 @@ def run_suite(
         done += 1
         shown.count(done, len(chosen), f"recorded {report.cell.name}")
 
-    record_cells = getattr(matrix, "record_cells", None) or record_each(matrix.record_cell)
     # in resume-check's run folder: a run killed by SIGKILL leaves no sandbox layers behind
     scratch = tempdirs.mkdtemp(f"{suite}-")
     try:
-        reports = record_cells(chosen, traces, scratch, jobs=max(1, jobs), done=recorded)
+        reports = matrix.record_cells(chosen, traces, scratch, jobs=max(1, jobs), done=recorded)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    runtime = matrix.runtime()
+    result = judge_cells(
+        suite, invocation, out, reports, progress=shown, runtime=runtime, figures=matrix.figures
+    )
     return finish(
         suite,
         invocation,
         fmt,
         out,
-        reports,
+        result,
         progress=shown,
-        runtime=matrix.runtime(),
+        runtime=runtime,
         declared=matrix.DECLARED | {"docs": matrix.DOCS},
-        figures=getattr(matrix, "figures", None),
     )
-
-
-def record_each(
-    record_cell: Callable[[Cell, Path, Path], CellReport],
-) -> Callable[..., list[CellReport]]:
-    """The default `record_cells`: each cell on its own, `jobs` at once, in matrix order."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    def record_cells(
-        cells: Sequence[Cell],
-        traces: Path,
-        scratch: Path,
-        *,
-        jobs: int,
-        done: Callable[[CellReport], None],
-    ) -> list[CellReport]:
-        def one(cell: Cell) -> CellReport:
-            report = record_cell(cell, traces, scratch)
-            done(report)
-            return report
-
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(one, cells))
-
-    return record_cells
 
 
 def suite_command(
     suite: str,
-    matrix: Any,
+    matrix: SuiteMatrix | None,
     help_text: str,
     *,
     options: Sequence[Callable[[F], F]] = (),
-    configure: Callable[..., Any] | None = None,
+    configure: Callable[..., SuiteMatrix] | None = None,
     defaults: dict[str, Any] | None = None,
 ) -> click.Command:
     """The `resume-check run SUITE` command: the shared options, the report of `run SUITE`,
@@ -347,6 +345,14 @@ def suite_command(
     `options` are the suite's own click options, after the shared ones; their values go to
     `configure(**values)`, which returns the matrix to run (or raises UsageError).
     `defaults` overrides a shared option's default (e.g. `{"jobs": 4}`)."""
+
+    if configure is not None:
+        make = configure
+    elif matrix is not None:
+        fixed = matrix
+        make = lambda: fixed  # noqa: E731 -- the suite's one matrix, no options of its own
+    else:
+        raise TypeError(f"suite {suite}: give a matrix, or a configure that makes one")
 
     def own_options(func: F) -> F:
         for option in reversed(options):
@@ -373,9 +379,8 @@ def suite_command(
         invocation: Invocation,
         **values: Any,
     ) -> int:
-        chosen = configure(**values) if configure else matrix
         return run_suite(
-            suite, chosen, invocation, fmt, out, progress, cells, list_cells, jobs, stride
+            suite, make(**values), invocation, fmt, out, progress, cells, list_cells, jobs, stride
         )
 
     return command

@@ -1,5 +1,6 @@
 """SIGKILL of a real child process at a named point.
 
+This is the child's side (`KillPoints`, `tell_and_stop`); the parent's is `child.run_worker`.
 The child calls `points.hit(label)` at every place a kill may land (step boundaries, inside a
 step, around the store's acknowledgement). The cell names one point as `label#n` (the n-th time
 the child reaches `label`); there the child tells the parent through a pipe and stops (every
@@ -10,19 +11,14 @@ and it lands at the same place every time: cells are deterministic.
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from resumecheck.waiting import poll
-
-from rctools.suite.reports import WorkerReport
 
 KILL_ENV = "RC_KILL_AT"
 FD_ENV = "RC_KILL_FD"
@@ -78,79 +74,6 @@ class KillPoints:
             if self.fd is None:  # no parent to kill us: do it ourselves
                 os.kill(os.getpid(), signal.SIGKILL)
             tell_and_stop(self.fd, f"{label}#{nth}\n".encode())
-
-
-def run_child(
-    argv: list[str],
-    *,
-    proc: str,
-    role: str,
-    kill_at: str | None = None,
-    result_file: Path | None = None,
-    env: dict[str, str] | None = None,
-    timeout: float = 60.0,
-    cwd: Path | None = None,
-) -> WorkerReport:
-    """Runs `python argv...` as a child; SIGKILLs it when it reaches `kill_at`."""
-    started = time.monotonic()
-    read_fd, write_fd = os.pipe()
-    child_env = dict(os.environ if env is None else env)
-    child_env.pop(KILL_ENV, None)
-    child_env[FD_ENV] = str(write_fd)
-    if kill_at:
-        child_env[KILL_ENV] = kill_at
-    child = subprocess.Popen(
-        [sys.executable, *argv],
-        env=child_env,
-        pass_fds=(write_fd,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-    )
-    os.close(write_fd)
-    said: list[str] = []
-
-    def listen() -> None:
-        with os.fdopen(read_fd, "rb") as pipe:
-            line = pipe.readline()
-            if line:
-                said.append(line.decode().strip())
-                child.send_signal(signal.SIGKILL)
-
-    listener = threading.Thread(target=listen, daemon=True)
-    listener.start()
-    try:
-        _, err = child.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        _, err = child.communicate()
-        return WorkerReport(
-            proc,
-            role,
-            "error",
-            child.returncode,
-            error=f"timed out after {timeout:g} s",
-            seconds=round(time.monotonic() - started, 3),
-        )
-    listener.join(timeout=5)
-    seconds = round(time.monotonic() - started, 3)
-    if said:
-        return WorkerReport(proc, role, "killed", child.returncode, point=said[0], seconds=seconds)
-    result: Any = None
-    if result_file is not None and result_file.exists():
-        result = json.loads(result_file.read_text(encoding="utf-8") or "null")
-    if child.returncode != 0:
-        tail = err.decode(errors="replace").strip().splitlines()[-3:]
-        return WorkerReport(
-            proc,
-            role,
-            "error",
-            child.returncode,
-            result=result,
-            error=" | ".join(tail),
-            seconds=seconds,
-        )
-    return WorkerReport(proc, role, "returned", 0, result=result, seconds=seconds)
 
 
 def barrier(

@@ -13,8 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rctools.suite.crash import run_child
-from rctools.suite.preload import run_forked
+from rctools.suite.child import run_worker
 from rctools.suite.reports import Cell, CellReport, WorkerReport
 from rctools.suite.trace import TraceWriter, header
 
@@ -46,24 +45,15 @@ def run_phases(
 
         def launch(jp: tuple[dict[str, Any], Path]) -> WorkerReport:
             job, path = jp
-            if preload:
-                return run_forked(
-                    module,
-                    path,
-                    preload=preload,
-                    proc=job["proc"],
-                    role=job["role"],
-                    kill_at=job.get("kill_at"),
-                    result_file=Path(job["result"]),
-                    timeout=timeout,
-                )
-            return run_child(
-                ["-m", module, str(path)],
+            return run_worker(
+                module,
+                path,
                 proc=job["proc"],
                 role=job["role"],
                 kill_at=job.get("kill_at"),
                 result_file=Path(job["result"]),
                 timeout=timeout,
+                preload=preload,
             )
 
         with ThreadPoolExecutor(max_workers=len(jobs)) as pool:

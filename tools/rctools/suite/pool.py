@@ -82,11 +82,12 @@ def run_pool(
     result_path: Callable[[T], Path],
     name: Callable[[T], str] = str,
     alone: Callable[[T], bool] = lambda _: False,
-    done: Callable[[T], None] = lambda _: None,
+    done: Callable[[T, R], None] = lambda _, __: None,
 ) -> list[R]:
     """`work` on every task, `jobs` at once, each in a forked process (with `jobs` 1 or a
     task `alone`, in this process, nothing beside it); the results in task order. `done` is
-    called as each task ends; `result_path` is where a task's process leaves its result."""
+    called with each task and its result as it ends; `result_path` is where a task's process
+    leaves its result."""
     pool: _Pool[T, R] = _Pool(tasks, work, result_path, name)
     pending = list(range(len(tasks)))
     try:
@@ -94,8 +95,8 @@ def run_pool(
             single = bool(pending) and (jobs <= 1 or alone(tasks[pending[0]]))
             if single and not pool.running:
                 index = pending.pop(0)
-                pool.results[index] = work(tasks[index])
-                done(tasks[index])
+                result = pool.results[index] = work(tasks[index])
+                done(tasks[index], result)
                 continue
             while pending and not single and len(pool.running) < jobs:
                 pool.fork(pending.pop(0))
@@ -103,8 +104,7 @@ def run_pool(
             for index, (pid, result) in list(pool.running.items()):
                 if os.waitpid(pid, os.WNOHANG)[0]:
                     del pool.running[index]
-                    pool.collect(index, result)
-                    done(tasks[index])
+                    done(tasks[index], pool.collect(index, result))
             if pool.running:
                 time.sleep(0.01)
     finally:  # a task that failed stops the pool: those still running are waited for

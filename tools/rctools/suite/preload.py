@@ -2,27 +2,25 @@
 
 Importing some runtimes costs seconds of CPU per process (crewai loads its agents, LLM clients
 and memory stack: ~3 CPU-s, minutes on a loaded machine), and a crash matrix starts a hundred
-processes. `run_forked` starts the worker from a multiprocessing fork server whose preload list
-imports the runtime once: each worker is still a real process of its own, killed by SIGKILL from
-the parent at its kill point exactly as `crash.run_child` does, and reports the same
-`WorkerReport`. Only the import is shared: the fork server never runs a workflow.
+processes. `start` forks the worker from a multiprocessing fork server whose preload list
+imports the runtime once: each worker is still a real process of its own, supervised by the one
+child harness (`child.run_worker`: SIGKILLed from the parent at its kill point, the same
+`WorkerReport`) like a worker started fresh. Only the import is shared: the fork server never
+runs a workflow.
 """
 
 from __future__ import annotations
 
 import importlib
-import json
 import multiprocessing
 import multiprocessing.context
+import multiprocessing.process
 import os
-import signal
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
-from rctools.suite.crash import FD_ENV, KILL_ENV
-from rctools.suite.reports import WorkerReport
+from rctools.suite.crash import FD_ENV
 
 _SERVERS: dict[tuple[str, ...], multiprocessing.context.ForkServerContext] = {}
 _LOCK = threading.Lock()
@@ -51,77 +49,39 @@ def _child(module: str, job: str, env: dict[str, str], kill_fd: int, stderr: str
     raise SystemExit(code or 0)
 
 
-def run_forked(
-    module: str,
-    job: Path,
-    *,
-    preload: tuple[str, ...],
-    proc: str,
-    role: str,
-    kill_at: str | None = None,
-    result_file: Path | None = None,
-    timeout: float = 60.0,
-) -> WorkerReport:
-    """Runs `module.main(job)` in a process forked from the preloaded server; SIGKILLs it when
-    it reaches `kill_at` (the child's `KillPoints` writes to the pipe, as in `run_child`)."""
-    started = time.monotonic()
+class _Forked:
+    """A worker forked from the fork server (a `child.Child`)."""
+
+    def __init__(self, process: multiprocessing.process.BaseProcess) -> None:
+        self.process = process
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid
+
+    def wait(self, timeout: float) -> int | None:
+        self.process.join(timeout)
+        return None if self.process.is_alive() else self.process.exitcode
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.join()
+
+
+def start(
+    module: str, job: Path, env: dict[str, str], stderr: Path, preload: tuple[str, ...]
+) -> tuple[_Forked, int]:
+    """Starts `module.main(job)` in a process forked from the server that imported `preload`,
+    with `env`, its stderr to `stderr`; returns it and the read end of its kill pipe (the
+    caller's to close)."""
     ctx = server(preload)
     reader, writer = ctx.Pipe(duplex=False)
-    env = {k: v for k, v in os.environ.items() if k not in (KILL_ENV, FD_ENV)}
-    if kill_at:
-        env[KILL_ENV] = kill_at
-    stderr = job.with_suffix(".stderr")
-    child = ctx.Process(target=_forked_main, args=(module, str(job), env, writer, str(stderr)))
-    child.start()
+    process = ctx.Process(target=_forked_main, args=(module, str(job), env, writer, str(stderr)))
+    process.start()
     writer.close()
-    said: list[str] = []
-
-    def listen() -> None:
-        try:
-            line = os.read(reader.fileno(), 4096)
-        except OSError:
-            return
-        if line and child.pid:
-            said.append(line.decode().strip())
-            os.kill(child.pid, signal.SIGKILL)
-
-    listener = threading.Thread(target=listen, daemon=True)
-    listener.start()
-    child.join(timeout)
-    seconds = round(time.monotonic() - started, 3)
-    if child.is_alive():
-        child.kill()
-        child.join()
-        reader.close()
-        return WorkerReport(
-            proc,
-            role,
-            "error",
-            child.exitcode,
-            error=f"timed out after {timeout:g} s",
-            seconds=seconds,
-        )
-    listener.join(timeout=5)
+    fd = os.dup(reader.fileno())  # the caller's own: a Connection closes its fd when collected
     reader.close()
-    if said:
-        return WorkerReport(proc, role, "killed", child.exitcode, point=said[0], seconds=seconds)
-    result: Any = None
-    if result_file is not None and result_file.exists():
-        result = json.loads(result_file.read_text(encoding="utf-8") or "null")
-    if child.exitcode != 0:
-        tail = (
-            stderr.read_text(errors="replace").strip().splitlines()[-3:] if stderr.exists() else []
-        )
-        return WorkerReport(
-            proc,
-            role,
-            "error",
-            child.exitcode,
-            result=result,
-            error=" | ".join(tail),
-            seconds=seconds,
-        )
-    return WorkerReport(proc, role, "returned", 0, result=result, seconds=seconds)
+    return _Forked(process), fd
 
 
 def _forked_main(module: str, job: str, env: dict[str, str], writer: Any, stderr: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
+from xml.etree import ElementTree as ET
 
 from resumecheck.verdict import Verdict
 
@@ -47,6 +48,9 @@ class CellReport:
     workers: list[WorkerReport] = field(default_factory=list)
     problem: str | None = None  # the cell could not be recorded (environment)
     notes: dict[str, Any] = field(default_factory=dict)
+    # what the suite keeps of the run for its figures beyond the notes (recovery's RunResult);
+    # not in summary.json, and pickled back with the report from the cell's process
+    kept: object = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,19 +62,38 @@ class CellReport:
         }
 
 
-@dataclass
-class SuiteVerdicts:
-    """What a suite that judges its own traces hands to `finish` in place of the traces to
-    judge. LangGraph's does: it judges with tolerances and reruns each cell on a reference
-    saver to tell whose fault a break is, so the verdicts, the exit code and the reports come
-    from that attribution, and `details` is the summary's field for what only it measures."""
+@dataclass(frozen=True)
+class Figures:
+    """What a suite measured over its judged cells beyond the verdicts (costs, per-policy
+    rates): `data` is summary.json's `figures` field, `text` the lines under the table."""
 
-    verdicts: dict[str, Verdict]  # a CellReport's trace -> the verdict of that trace
-    others: list[Verdict]  # the run's other verdicts (the envelope's traces), e.g. a reference's
-    code: int  # the suite's exit code
-    details: dict[str, Any]  # summary.json's `details`
+    data: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    """A suite's run, judged: what `suite.command.finish` renders, the same way for every
+    suite. Most suites get theirs from `suite.command.judge_cells` (the cell table, the
+    verdicts' JUnit); LangGraph's matrix makes its own from its attribution (which saver's
+    fault a break is), in the same shape."""
+
+    reports: list[CellReport]  # a row each in summary.json, in this order
+    verdicts: dict[str, Verdict]  # a report's trace -> the verdict on it
+    code: int  # the exit code
     text: str  # the text report
-    junit: str  # the JUnit report
+    junit: ET.Element  # the JUnit report, made with `resumecheck.junit`
+    others: list[Verdict] = field(default_factory=list)  # more of the run's verdicts (a
+    # reference run's), in the envelope after the cells'
+    figures: Figures | None = None  # summary.json's `figures`, where the suite measures more
+    details: dict[str, Any] | None = None  # summary.json's `details`: LangGraph's matrix
     # a verdict's trace path -> whose finding it is, for the HTML page ("saver finding: CV",
-    # "runtime finding", "reference run", ...): the attribution the text and JSON carry
+    # "reference run", ...): the attribution the text and JSON carry
     labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def all_verdicts(self) -> list[Verdict]:
+        """Every verdict of the run: the cells' in row order, then the others."""
+        return [self.verdicts[r.trace] for r in self.reports if r.trace in self.verdicts] + list(
+            self.others
+        )
