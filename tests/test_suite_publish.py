@@ -52,3 +52,24 @@ def test_a_suite_run_is_kept_with_its_verdicts_and_nothing_else(tmp_path: Path) 
     }
     assert publish(summary, corpora / "mine", ["fine"]) == 1
     assert [p.name for p in (corpora / "mine").iterdir()] == ["fine.jsonl"]
+
+
+def test_traces_of_one_name_in_two_folders_are_two_traces(tmp_path: Path) -> None:
+    run = tmp_path / "out" / "traces"
+    cells, traces = [], []
+    for policy in ("admissible", "native"):
+        trace = run / policy / "wf3.jsonl"
+        trace.parent.mkdir(parents=True)
+        trace.write_text(f'{{"policy": "{policy}"}}\n', encoding="utf-8")
+        cells.append({"cell": f"{policy}/wf3", "what": policy, "trace": str(trace), "verdict": "-"})
+        traces.append({"path": str(trace), "status": "conforms"})
+    summary = tmp_path / "out" / "summary.json"
+    summary.write_text(json.dumps({"cells": cells, "traces": traces}), encoding="utf-8")
+    corpora = tmp_path / "corpora"
+    (corpora / "recovery").mkdir(parents=True)
+    (corpora / "manifest.json").write_text("{}", encoding="utf-8")
+
+    assert publish(summary, corpora / "recovery", []) == 2
+    kept = sorted((corpora / "recovery").glob("*.jsonl"))
+    assert [p.name for p in kept] == ["admissible-wf3.jsonl", "native-wf3.jsonl"]
+    assert kept[1].read_text(encoding="utf-8") == '{"policy": "native"}\n'

@@ -70,7 +70,7 @@ def publish(summary: Path, folder: Path, chosen: list[str]) -> int:
             print(f"{cell['cell']}: not kept ({cell['verdict']})", file=sys.stderr)
             continue
         source = Path(cell["trace"])
-        kept[source.name] = (
+        kept[_flat_name(source, summary.parent / "traces")] = (
             source,
             entry(
                 verdict["status"],
@@ -81,6 +81,16 @@ def publish(summary: Path, folder: Path, chosen: list[str]) -> int:
             ),
         )
     return keep(folder, kept)
+
+
+def _flat_name(trace: Path, traces: Path) -> str:
+    """The trace's file name in the corpus folder: its path below the run's traces folder,
+    folders joined by `-` (recovery's `admissible/wf3.jsonl` and `native/wf3.jsonl` are two
+    traces; by file name alone the second replaced the first)."""
+    try:
+        return "-".join(trace.relative_to(traces).parts)
+    except ValueError:
+        return trace.name
 
 
 if __name__ == "__main__":
