@@ -68,14 +68,14 @@ def test_the_first_driver_writes_the_archive_the_next_maps_it(
     classes: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(cds.ENV, raising=False)
-    first = warm_tlc.WarmTLC(classes)
+    first = warm_tlc.WarmTLC(classes, archive=True)
     answer = first.run(spec, spec.with_suffix(".cfg"))
     assert not any(p.suffix == ".jsa" for p in classes.parent.iterdir())  # written at its exit
     first.close()
     (archive,) = classes.parent.glob("warm-*.jsa")
     assert not [p for p in classes.parent.iterdir() if p.name.startswith(".warm-")]
 
-    second = warm_tlc.WarmTLC(classes)
+    second = warm_tlc.WarmTLC(classes, archive=True)
     try:
         again = second.run(spec, spec.with_suffix(".cfg"))
         assert _mapped(second.pid, classes.parent) == {str(archive)}
@@ -90,7 +90,7 @@ def test_a_driver_killed_before_its_exit_leaves_no_archive(
     classes: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(cds.ENV, raising=False)
-    driver = warm_tlc.WarmTLC(classes)
+    driver = warm_tlc.WarmTLC(classes, archive=True)
     driver.run(spec, spec.with_suffix(".cfg"))
     assert driver.pid is not None
     os.kill(driver.pid, signal.SIGKILL)
@@ -104,10 +104,26 @@ def test_turned_off_a_driver_neither_writes_nor_maps_one(
     classes: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(cds.ENV, "off")
-    driver = warm_tlc.WarmTLC(classes)
+    driver = warm_tlc.WarmTLC(classes, archive=True)
     try:
         answer = driver.run(spec, spec.with_suffix(".cfg"))
         assert answer.distinct_states == 6 and _mapped(driver.pid, classes.parent) == set()
+    finally:
+        driver.close()
+    assert list(classes.parent.glob("*.jsa")) == []
+
+
+@needs_sharing
+def test_a_driver_for_many_runs_starts_without_the_archive(
+    classes: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default: drivers held across calls (the pytest plugin, a suite, `spec`) give many
+    runs, for which the archive costs more than it saves (warm.held's docstring)."""
+    monkeypatch.delenv(cds.ENV, raising=False)
+    driver = warm_tlc.WarmTLC(classes)
+    try:
+        driver.run(spec, spec.with_suffix(".cfg"))
+        assert _mapped(driver.pid, classes.parent) == set()
     finally:
         driver.close()
     assert list(classes.parent.glob("*.jsa")) == []

@@ -221,7 +221,7 @@ def check(
         )
         # One JVM for judging and for what follows it (a store's re-run, the explanation, the
         # witnesses): a run after the first costs a quarter of a JVM of its own.
-        stack.enter_context(warm())
+        stack.enter_context(warm(few_runs=True))
         limits = Limits(max_bytes=max_bytes, max_line_bytes=max_line_bytes)
         verdicts = judge(
             inputs.files,

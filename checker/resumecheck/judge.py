@@ -47,15 +47,17 @@ class Prepared:
 
 
 @contextlib.contextmanager
-def warm() -> Iterator[warm_tlc.Pool | None]:
+def warm(*, few_runs: bool = False) -> Iterator[warm_tlc.Pool | None]:
     """Within the block, every `judge` call of this process runs TLC in warm drivers
     (`resumecheck.tlc.warm`) kept between calls: a JVM start, TLC's class loading and
     SANY's compiled code are paid once, not per call (bench/results.md). For a process that
     judges again and again (the pytest plugin's session, a suite's loop); verdicts are a
     plain run's, and a run that a driver cannot give is run alone as before. Blocks nest;
     the drivers end when the outermost one ends. Yields the drivers' pool (None with
-    `$RESUME_CHECK_TLC_JVM=per-run`)."""
-    with warm_tlc.held() as pool:
+    `$RESUME_CHECK_TLC_JVM=per-run`). `few_runs`: a block that runs TLC once or twice (the
+    `check` command) starts its drivers from the archive of TLC's classes (see
+    `resumecheck.tlc.warm.held`)."""
+    with warm_tlc.held(few_runs=few_runs) as pool:
         yield pool
 
 

@@ -2,19 +2,21 @@
 
 Most of what a driver's start costs before TLC runs is loading about 2,500 classes of the JDK,
 SANY and TLC: read from the jar, parsed and verified, on every start. The JVM can keep them,
-parsed and verified, in an archive of its own (CDS; the dynamic archive of JDK 13 and later,
-JEP 350), which also serves the classes each run loads anew in a class loader of its own. The
-first driver writes one when it exits; every later driver maps it (about 0.14 CPU-s less per
-start, bench/results.md). A JVM refuses a class folder on an archived class path, so the
-driver's classes go on the class path as a jar built from their folder.
+parsed and verified, in an archive of its own (CDS; the dynamic archive of JDK 13 and later, JEP
+350), which also serves the classes each run loads anew in a class loader of its own. The first
+driver writes one when it exits; every later driver maps it (about 0.14 CPU-s less per start,
+bench/results.md). Only drivers that give a run or two use it (`warm.held(few_runs=True)`, the
+`check` command): one that gives many does better without (see `held`). A JVM refuses a class
+folder on an archived class path, so the driver's classes go on the class path as a jar built
+from their folder.
 
 The archive is a cache beside the compiled override (`resumecheck.tlc.override`), named by
 everything it depends on -- the JDK, both jars, the JVM options -- and written under a name of
-its own, then renamed into place: a driver killed while writing, or two drivers writing at
-once, never leave a half-written archive in use. A JVM that finds an archive it cannot use (a
-JDK rebuilt in place) warns on stderr and starts as without one. The driver's stdout is its
-answer channel, so the JVM's own messages go to stderr. `$RESUME_CHECK_TLC_CDS=off` starts
-drivers without an archive (to measure the difference side by side).
+its own, then renamed into place: a driver killed while writing, or two drivers writing at once,
+never leave a half-written archive in use. A JVM that finds an archive it cannot use (a JDK
+rebuilt in place) warns on stderr and starts as without one. The driver's stdout is its answer
+channel, so the JVM's own messages go to stderr. `$RESUME_CHECK_TLC_CDS=off` starts drivers
+without an archive (to measure the difference side by side).
 """
 
 from __future__ import annotations

@@ -80,9 +80,10 @@ class WarmTLC:
     """One driver JVM, used by one thread: started on first use, started again after it died
     (or when a run asks for another heap than the one it was started with)."""
 
-    def __init__(self, classes: Path, *, shared_parser: bool = True) -> None:
+    def __init__(self, classes: Path, *, shared_parser: bool = True, archive: bool = False) -> None:
         self._classes = classes
         self._shared_parser = shared_parser
+        self._archive = archive
         self._process: subprocess.Popen[str] | None = None
         self._heap: int | None = None
         self._folder: Path | None = None
@@ -224,7 +225,7 @@ class WarmTLC:
         private_tmp = self._folder / "java-tmp"  # as run_tlc does: TLC unpacks modules there
         private_tmp.mkdir()
         java, options = find_java(), jvm_options(self._heap)
-        self._sharing = cds.sharing(java, self._classes, options)
+        self._sharing = cds.sharing(java, self._classes, options) if self._archive else None
         classes = self._classes if self._sharing is None else self._sharing.classpath
         command = [
             java,
@@ -399,8 +400,9 @@ class Pool:
     a system property set for one run (its trace data file) never reaches another; drivers
     stay up between calls, which is what makes a judge call warm."""
 
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, *, archive: bool = False) -> None:
         self._mode = mode
+        self._archive = archive
         self._lock = threading.Lock()
         self._idle: list[WarmTLC] = []
         self._closed = False
@@ -438,7 +440,7 @@ class Pool:
                 return same[-1]
             if self._idle:
                 return self._idle.pop()
-        return WarmTLC(classes, shared_parser=self._mode == "shared")
+        return WarmTLC(classes, shared_parser=self._mode == "shared", archive=self._archive)
 
     def _give(self, driver: WarmTLC) -> None:
         with self._lock:
@@ -462,16 +464,23 @@ _held_lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def held() -> Iterator[Pool | None]:
+def held(*, few_runs: bool = False) -> Iterator[Pool | None]:
     """While the block runs, every TLC run of :func:`run` in this process (any thread) goes
     through warm drivers kept between runs (:class:`Pool`); they end when the outermost
     block ends. Blocks nest (the pytest plugin holds one for its session, a suite's loop
-    inside it another). Yields the pool, or None when `$RESUME_CHECK_TLC_JVM=per-run`."""
+    inside it another). Yields the pool, or None when `$RESUME_CHECK_TLC_JVM=per-run`.
+
+    `few_runs` (the outermost block's): each driver will give a run or two (a `check`
+    command), so drivers map the archive of TLC's classes (`resumecheck.tlc.cds`): a start
+    costs less. A driver that gives many runs does better without it: the classes each run
+    loads anew come from the archive only after a checksum of their bytes, and they are not
+    unloaded as loaded ones are, so the heap grows to the size at which a driver retires
+    (bench/results.md)."""
     global _held, _holders
     with _held_lock:
         if _holders == 0:
             mode = _mode()
-            _held = None if mode == "per-run" else Pool(mode)
+            _held = None if mode == "per-run" else Pool(mode, archive=few_runs)
         _holders += 1
         pool = _held
     try:
