@@ -86,6 +86,24 @@ def test_a_route_flip_recovers_and_stale_is_caught(tmp_path: Path) -> None:
     assert not any(e["ev"] == "route" for e in _events(runs["stale"].trace)[4:])
 
 
+def test_the_async_twin_records_the_same_route_flip(tmp_path: Path) -> None:
+    """Async nodes and an async router run through `astream` on the suite's own event loop;
+    the router's choice is heard inside its task all the same."""
+    app = APP.replace("triage.py", "async_triage.py")
+    runs = {}
+    for policy in ("validity", "stale"):
+        run = AppRevisionRun(
+            load_factory(app), INPUTS, "message", NEW["message"], Point("node", "reply"),
+            policy, tmp_path / f"{policy}.db",
+        )  # fmt: skip
+        runs[policy] = run.run(tmp_path / f"{policy}.jsonl")
+    verdicts = _verdicts([r.trace for r in runs.values()])
+    assert verdicts["validity.jsonl"].status is Status.CONFORMS
+    assert verdicts["stale.jsonl"].status is Status.VIOLATES
+    routes = [e["to"] for e in _events(runs["validity"].trace) if e["ev"] == "route"]
+    assert routes == [["answer"], ["refund"]]
+
+
 def _edited(trace: Path, out: Path, edit: Any) -> Path:
     lines = trace.read_text().splitlines()
     header, events = lines[0], [json.loads(line) for line in lines[1:]]

@@ -169,6 +169,10 @@ class _Calls(BaseCallbackHandler):
     router function of `routers` return, and keeps what it returned per LangGraph task
     (`chosen`), and which nodes ran (`ran`)."""
 
+    run_inline = True
+    """On an async graph, called in the task itself, not later on an executor thread: a
+    router's choice is kept before its task's result is streamed."""
+
     def __init__(
         self, at: int | None, hook: Callable[[str], None], routers: dict[str, Router]
     ) -> None:
