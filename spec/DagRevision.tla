@@ -296,7 +296,8 @@ Start(a, n, parents) ==
     /\ att' = att @@ (a :> [node |-> n, parents |-> parents, vers |-> ver, reads |-> {},
                             unknown |-> FALSE, st |-> "run", fx |-> "none",
                             irrev |-> FALSE, fence |-> "none",
-                            commit |-> "none", basis |-> {}, chose |-> {},
+                            commit |-> "none", basis |-> {},
+                            chose |-> {},
                             lin |-> UNION {att[q].lin \cup {att[q].node} : q \in parents},
                             early |-> \E q \in parents : att[q].st = "run"])
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
