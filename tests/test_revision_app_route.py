@@ -15,17 +15,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 from conftest import ROOT
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import StateGraph
 from rctools.langgraph.app import load_factory
 from rctools.revision.app import (
     APP_POLICIES,
     AppOutcome,
     AppRevisionRun,
     Point,
+    UnsupportedApp,
     points_of,
     workflow_of,
 )
@@ -180,3 +182,69 @@ def test_validity_keeps_the_router_when_only_the_branch_read_changed(judged: Any
         assert "classify" not in validity.recomputed
         assert "classify" in full.recomputed
         assert validity.calls < full.calls
+
+
+def _graph(wire: Any) -> Any:
+    """A small graph of pass-through nodes a..e over one channel, wired by `wire`."""
+
+    class S(TypedDict, total=False):
+        x: str
+
+    builder = StateGraph(S)
+    for n in "abcde":
+        builder.add_node(n, lambda s: {})
+    wire(builder)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def _no_map(b: Any) -> None:
+    b.add_edge("__start__", "a")
+    b.add_conditional_edges("a", lambda s: "b")
+
+
+def _reached_twice(b: Any) -> None:
+    b.add_edge("__start__", "a")
+    b.add_conditional_edges("a", lambda s: "b", ["b", "c"])
+    b.add_edge("c", "b")
+
+
+def _joins_some(b: Any) -> None:
+    b.add_edge("__start__", "a")
+    b.add_conditional_edges("a", lambda s: "b", ["b", "c", "d"])
+    b.add_edge("b", "e")
+    b.add_edge("c", "e")
+
+
+def _joins_after_end(b: Any) -> None:
+    b.add_edge("__start__", "a")
+    b.add_conditional_edges("a", lambda s: "b", ["b", "c", "__end__"])
+    b.add_edge("b", "e")
+    b.add_edge("c", "e")
+
+
+def _joins_all(b: Any) -> None:
+    b.add_edge("__start__", "a")
+    b.add_conditional_edges("a", lambda s: "b", ["b", "c"])
+    b.add_edge("b", "d")
+    b.add_edge("c", "e")
+    b.add_edge("d", "e")
+
+
+@pytest.mark.parametrize(
+    ("wire", "says"),
+    [
+        (_no_map, "does not name where it may go"),
+        (_reached_twice, "b is a branch of a's conditional edge and is reached another way"),
+        (_joins_some, "e joins only some of the branches of a's conditional edge"),
+        (_joins_after_end, "e joins the branches of a's conditional edge, which may also end"),
+    ],
+)
+def test_a_route_the_contract_cannot_state_is_refused(wire: Any, says: str) -> None:
+    with pytest.raises(UnsupportedApp, match=says):
+        workflow_of(_graph(wire), {"x": "0"})
+
+
+def test_what_a_branch_target_dominates_is_guarded_by_it() -> None:
+    """d runs only after b (b dominates it); e joins both branches and needs no guard."""
+    wf = workflow_of(_graph(_joins_all), {"x": "0"})
+    assert wf.branches == [("b", "a", "b"), ("c", "a", "c"), ("d", "a", "b")]
