@@ -74,10 +74,8 @@ def ask(state: State) -> dict[str, list[str]]:
 def two_nodes(middle: Any = first) -> StateGraph:
     """START -> middle -> second -> END."""
     builder = StateGraph(State)
-    builder.add_node("middle", middle)
-    builder.add_node("second", second)
+    builder.add_sequence([("middle", middle), second])
     builder.add_edge(START, "middle")
-    builder.add_edge("middle", "second")
     builder.add_edge("second", END)
     return builder
 

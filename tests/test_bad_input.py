@@ -207,24 +207,17 @@ def test_scheduled_node_not_in_the_graph_is_invalid(tmp_path: Path) -> None:
     assert "'C' was not declared in the header" in verdict["reason"]
 
 
-def test_header_without_format_is_invalid(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", [None, "resume-check/v1"], ids=["no-format", "v1"])
+def test_a_header_without_the_v2_format_is_not_judged(tmp_path: Path, fmt: str | None) -> None:
     header, events = linear()
-    del header["format"]
-    path = write_trace_file(tmp_path / "no-format.jsonl", header, events)
+    if fmt is None:
+        del header["format"]
+    else:
+        header["format"] = fmt
+    path = write_trace_file(tmp_path / "header.jsonl", header, events)
     assert_invalid(
         path,
-        "line 1 (header): format None is not judged; ResumeCore traces are 'resume-check/v2' "
-        "(docs/trace-format.md)",
-    )
-
-
-def test_v1_trace_of_resumecore_is_not_judged(tmp_path: Path) -> None:
-    header, events = linear()
-    header["format"] = "resume-check/v1"
-    path = write_trace_file(tmp_path / "v1.jsonl", header, events)
-    assert_invalid(
-        path,
-        "line 1 (header): format 'resume-check/v1' is not judged; ResumeCore traces are "
+        f"line 1 (header): format {fmt!r} is not judged; ResumeCore traces are "
         "'resume-check/v2' (docs/trace-format.md)",
     )
 

@@ -99,6 +99,13 @@ def judge(*args: str | Path, cwd: Path = ROOT) -> Run:
     return run
 
 
+def only_verdict(run: Run, code: int = 2) -> dict[str, Any]:
+    """The verdict of a run given one trace, once its exit code is `code` (2: not judged)."""
+    assert run.returncode == code, run
+    (verdict,) = run.json()["traces"]
+    return verdict
+
+
 # --- one folder of hostile entries, judged in each format ------------------------------------
 
 
@@ -248,9 +255,7 @@ def test_html_shows_no_hidden_character(folder: Path) -> None:
 def test_fifo_named_on_the_command_line_is_invalid_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "trace.jsonl"
     os.mkfifo(fifo)
-    run = judge("--format", "json", fifo)
-    assert run.returncode == 2
-    (verdict,) = run.json()["traces"]
+    verdict = only_verdict(judge("--format", "json", fifo))
     assert (verdict["status"], verdict["reason"]) == (
         "invalid",
         "not a regular file (a FIFO); only files are read",
@@ -259,9 +264,7 @@ def test_fifo_named_on_the_command_line_is_invalid_without_blocking(tmp_path: Pa
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
 def test_a_device_is_not_read(device: str) -> None:
-    run = judge("--format", "json", device)
-    assert run.returncode == 2
-    (verdict,) = run.json()["traces"]
+    verdict = only_verdict(judge("--format", "json", device))
     assert verdict["reason"] == "not a regular file (a character device); only files are read"
 
 
@@ -272,8 +275,7 @@ def test_a_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path: Path)
     started = time.monotonic()
     run = judge("--format", "json", huge)
     assert time.monotonic() - started < 20
-    assert run.returncode == 2
-    (verdict,) = run.json()["traces"]
+    verdict = only_verdict(run)
     assert verdict["reason"] == (
         f"{8 << 30} bytes, over the limit of {256 << 20} bytes per trace "
         "(raise it with --max-bytes)"
@@ -288,16 +290,12 @@ def test_a_long_valid_last_line_is_judged_or_over_the_limit_never_dropped(tmp_pa
     padded = lines[-1][:-1] + b" " * (10 << 20) + b"}"  # 10 MiB of JSON whitespace
     path = tmp_path / "long-last-line.jsonl"
     path.write_bytes(b"\n".join([*lines[:-1], padded]))  # and no final newline
-    default = judge("--format", "json", path)
-    assert default.returncode == 2
-    (verdict,) = default.json()["traces"]
+    verdict = only_verdict(judge("--format", "json", path))
     assert verdict["reason"] == (
         f"line {len(lines)} is {len(padded)} bytes, over the limit of {1 << 20} bytes per line "
         "(raise it with --max-line-bytes)"
     )
-    raised = judge("--format", "json", "--max-line-bytes", "16M", path)
-    assert raised.returncode == 1
-    (verdict,) = raised.json()["traces"]
+    verdict = only_verdict(judge("--format", "json", "--max-line-bytes", "16M", path), 1)
     assert (verdict["status"], verdict["event_index"]) == ("violates", BAD_ENTRY["event"])
     assert "truncated" not in verdict
 
@@ -309,9 +307,7 @@ def test_a_reason_quotes_at_most_500_characters(tmp_path: Path) -> None:
     events[0][field] = [{"x": index} for index in range(20_000)]
     path = tmp_path / "huge-field.jsonl"
     path.write_text("\n".join(json.dumps(item) for item in [header, *events]) + "\n")
-    run = judge("--format", "json", path)
-    assert run.returncode == 2
-    (verdict,) = run.json()["traces"]
+    verdict = only_verdict(judge("--format", "json", path))
     assert len(verdict["reason"]) == 500
     assert verdict["reason"].endswith("...")
 

@@ -110,10 +110,12 @@ def test_warm_verdicts_are_the_cold_ones(
 def test_warm_witnesses_are_the_cold_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     files = [_sample()[0], _sample()[3]]  # a conforming trace, a violating one
     monkeypatch.setenv(warm_tlc.MODE_ENV, "per-run")
-    plain = judge(files, spec_paths=default_spec_paths(), witness=True)
+    plain = judge(files, spec_paths=default_spec_paths())
+    explain.add_witnesses(plain, default_spec_paths())
     monkeypatch.delenv(warm_tlc.MODE_ENV)
     with warm():
-        hot = judge(files, spec_paths=default_spec_paths(), witness=True)
+        hot = judge(files, spec_paths=default_spec_paths())
+        explain.add_witnesses(hot, default_spec_paths())
     assert all(v.witness is not None for v in plain)
     assert [_fields(v) for v in hot] == [_fields(v) for v in plain]
 

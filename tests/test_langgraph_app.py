@@ -63,7 +63,7 @@ APPS_SEEN_NEVER = [
     pytest.param(f"{APPS / 'publishing.py'}:make_graph", ["--answer", '"ada"'], 1, marks=LONG),
     # the same subgraph compiled with checkpointer=True: its namespace has no task id
     pytest.param(
-        f"{APPS / 'publishing_persistent.py'}:make_graph", ["--answer", '"ada"'], 1, marks=LONG
+        f"{APPS / 'publishing.py'}:make_persistent_graph", ["--answer", '"ada"'], 1, marks=LONG
     ),
     # parallel Send tasks that each ask: several interrupts at once, a map resume
     pytest.param(f"{APPS / 'parallel_review.py'}:make_graph", [], 1, marks=LONG),
@@ -523,7 +523,7 @@ def test_a_saver_whose_list_ignores_before_is_a_saver_finding(tmp_path: Path) ->
     checkpoint and is CV, where LangGraph's own saver conforms (it was CV on every saver while
     the recorder wrote the request as a load of the latest)."""
     found = _on_savers(
-        tmp_path, f"{APPS / 'publishing_persistent.py'}:make_graph",
+        tmp_path, f"{APPS / 'publishing.py'}:make_persistent_graph",
         ("list_ignores_before", "correct_sqlite"),
         "--durability", "async", "--scenarios", "fork", "--cells", "app-fork-0.*",
         "--answer", '"ada"',

@@ -32,6 +32,19 @@ def _matrix(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Ru
     return run
 
 
+def _on_saver(tmp_path: Path, saver: str, scenarios: str, *more: str) -> Run:
+    """`scenarios` in sync durability on `saver`, a saver of tests/fixtures/split_savers.py."""
+    return _matrix(
+        tmp_path, "--saver", f"split_savers:{saver}", "--scenarios", scenarios,
+        "--durability", "sync", *more, env=ENV,
+    )  # fmt: skip
+
+
+def _by_fault(run: Run) -> dict[str, Any]:
+    """The run's cells by fault (one scenario and durability)."""
+    return {c["fault"]: c for c in run.json()["details"]["cells"]}
+
+
 def _inside(fault: str) -> bool:
     return " sql " in fault or " @" in fault
 
@@ -43,21 +56,16 @@ def test_a_checkpoint_committed_in_two_statements_is_caught_by_a_kill_between_th
     between the two statements, the store holds a checkpoint without its parent, which the
     resume loads as the latest -- CV, the saver's (the reference, killed at the end of the
     same call, conforms). No kill at a call's entry or exit can land there."""
-    run = _matrix(
+    run = _on_saver(
         tmp_path,
-        "--saver",
-        "split_savers:parent_linked_later",
-        "--scenarios",
+        "parent_linked_later",
         "chain",
-        "--durability",
-        "sync",
         "--cells",
         # every `put` killed between its two statements (one of them can race to an instant
         # no reference run was killed at: inconclusive), and one at its entry and its exit
         "chain.kill-put-sql*",
         "--cells",
         "chain.kill-put-e*_2.sync",
-        env=ENV,
     )
     assert run.returncode == 1, run
     cells = run.json()["details"]["cells"]
@@ -89,18 +97,7 @@ def test_writes_stored_one_row_per_transaction_are_torn_by_a_kill_between_rows(
     them) before it stores the next checkpoint: on a loaded machine B's step can be stored,
     and B run, before A's write reaches the kill. That is LangGraph's other interleaving, not
     a torn write: the trace shows B started before the crash, and the run conforms."""
-    run = _matrix(
-        tmp_path,
-        "--saver",
-        "split_savers:writes_one_by_one",
-        "--scenarios",
-        "chain",
-        "--durability",
-        "sync",
-        "--no-reference",
-        env=ENV,
-    )
-    cells = {c["fault"]: c for c in run.json()["details"]["cells"]}
+    cells = _by_fault(_on_saver(tmp_path, "writes_one_by_one", "chain", "--no-reference"))
     torn = cells["kill:put_writes A sql 2 INSERT#1"]
     assert torn["tested"]["killed_at"] == "w1: put_writes A sql 2 INSERT"
     trace = Path(torn["tested"]["trace"])
@@ -116,17 +113,7 @@ def test_unserialized_resumers_race_and_the_race_is_judged(tmp_path: Path) -> No
     """In a `race` cell the recorder does not serialize saver calls: two resumers'
     `put_writes` overlap in time (each takes 50 ms in this saver), and the trace is judged
     like any other -- the unfenced resume is LangGraph's CO/EO/PC, nothing is invalid."""
-    run = _matrix(
-        tmp_path,
-        "--saver",
-        "split_savers:slow_writes",
-        "--scenarios",
-        "concurrent-2",
-        "--durability",
-        "sync",
-        env=ENV,
-    )
-    cells = {c["fault"]: c for c in run.json()["details"]["cells"]}
+    cells = _by_fault(_on_saver(tmp_path, "slow_writes", "concurrent-2"))
     race = cells["race"]
     assert race["tested"]["overlapping_calls"] > 0
     assert cells["none"]["tested"]["overlapping_calls"] == 0  # serialized: nothing overlaps

@@ -88,10 +88,10 @@ def test_a_route_flip_recovers_and_stale_is_caught(tmp_path: Path) -> None:
     assert not any(e["ev"] == "route" for e in _events(runs["stale"].trace)[4:])
 
 
-def test_the_async_twin_records_the_same_route_flip(tmp_path: Path) -> None:
+def test_the_async_graph_records_the_same_route_flip(tmp_path: Path) -> None:
     """Async nodes and an async router run through `astream` on the suite's own event loop;
     the router's choice is heard inside its task all the same."""
-    app = APP.replace("triage.py", "async_triage.py")
+    app = APP.replace(":make_graph", ":make_async_graph")
     runs = {}
     for policy in ("validity", "stale"):
         run = AppRevisionRun(

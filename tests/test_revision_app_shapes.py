@@ -1,9 +1,9 @@
 """`run revision --app` on graph shapes beyond plan_execute's, each a fixture app written as a
-user writes one: async-only nodes run (tests/fixtures/revapp/async_plan_execute.py, through
-`astream`), and so does an unseen triage graph that routes with a conditional edge
-(tests/fixtures/apps/triage.py); the shapes it cannot run yet (tests/fixtures/apps/) are
-refused before any cell, with their own message and exit code 2 -- never a traceback, never a
-verdict on a run the suite could not follow.
+user writes one: async-only nodes run (tests/fixtures/revapp/plan_execute.py's
+`make_async_graph`, through `astream`), and so does an unseen triage graph that routes with a
+conditional edge (tests/fixtures/apps/triage.py); the shapes it cannot run yet
+(tests/fixtures/apps/) are refused before any cell, with their own message and exit code 2 --
+never a traceback, never a verdict on a run the suite could not follow.
 
 Before this, an async-only graph ended in an internal error (exit 3) and a graph that parks at
 `interrupt()` was recorded as if it had finished, and judged violating OracleEquivalence in
@@ -101,7 +101,7 @@ def test_an_unseen_shape_is_refused_before_any_cell(
     assert not (tmp_path / "out" / "traces").exists()
 
 
-ASYNC_APP = f"{ROOT / 'tests' / 'fixtures' / 'revapp' / 'async_plan_execute.py'}:make_graph"
+ASYNC_APP = f"{ROOT / 'tests' / 'fixtures' / 'revapp' / 'plan_execute.py'}:make_async_graph"
 
 
 def _async_run(tmp_path: Path, policy: str) -> dict[str, Any]:

@@ -90,12 +90,8 @@ def build() -> Any:
     from langgraph.graph import END, START, StateGraph
 
     builder = StateGraph(State)
-    builder.add_node("prepare", prepare)
-    builder.add_node("slow", slow)
-    builder.add_node("ask", ask)
+    builder.add_sequence([prepare, slow, ask])
     builder.add_edge(START, "prepare")
-    builder.add_edge("prepare", "slow")
-    builder.add_edge("slow", "ask")
     builder.add_edge("ask", END)
     return builder
 

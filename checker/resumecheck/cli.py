@@ -222,25 +222,25 @@ def check(
         # One JVM for judging and for what follows it (a store's re-run, the explanation, the
         # witnesses): a run after the first costs a quarter of a JVM of its own.
         stack.enter_context(warm())
+        limits = Limits(max_bytes=max_bytes, max_line_bytes=max_line_bytes)
         verdicts = judge(
             inputs.files,
             spec_paths=default_spec_paths(spec_paths),
             default_contract=default_contract,
-            witness=witness,
             on_line=TLCProgress(shown),
-            limits=Limits(max_bytes=max_bytes, max_line_bytes=max_line_bytes),
+            limits=limits,
             tolerate=frozenset(tolerate),
             max_heap=heap,
             jobs=jobs,
             executor=cluster,
         )
-        # a report says what a correct runtime would have done where no action matched
-        explain.add_expected(
-            verdicts,
-            default_spec_paths(spec_paths),
-            frozenset(tolerate),
-            Limits(max_bytes=max_bytes, max_line_bytes=max_line_bytes),
-        )
+        # Explaining, stages after judging: what a correct runtime would have done where no
+        # action matched; with --witness, a behaviour of the contract that shows each verdict.
+        explain.add_expected(verdicts, default_spec_paths(spec_paths), frozenset(tolerate), limits)
+        if witness:
+            explain.add_witnesses(
+                verdicts, default_spec_paths(spec_paths), frozenset(tolerate), limits
+            )
     shown.clear()
     click.echo(TRACE_RENDERERS[fmt](verdicts, invocation), nl=False)
     return exit_code(verdicts, require_complete=require_complete)

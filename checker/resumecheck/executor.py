@@ -203,14 +203,13 @@ class DaskExecutor:
         on_line: Callable[[str], None],
         tolerated: frozenset[str],
         heap: int,
-        witness: bool,
         shard: tuple[int, int],
     ) -> list[Verdict]:
         with self._lock:
             if contract not in self._files:
                 self._files[contract] = ContractFiles.of(contract)
             files = self._files[contract]
-        job = ShardJob(__version__, files, traces, tolerated, heap, witness)
+        job = ShardJob(__version__, files, traces, tolerated, heap)
         label = f"shard {shard[0]}/{shard[1]} of {contract.name}"
         key = f"resume-check-{contract.name}-{shard[0]}of{shard[1]}-{uuid.uuid4().hex[:8]}"
         future = self._ask(

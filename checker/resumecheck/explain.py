@@ -51,6 +51,37 @@ def add_expected(
         _add_expected(contract, [r for r, _ in readable], [v for _, v in readable], own)
 
 
+def add_witnesses(
+    verdicts: Sequence[Verdict],
+    spec_paths: Sequence[Path],
+    tolerated: frozenset[str] = frozenset(),
+    limits: Limits | None = None,
+) -> None:
+    """For each conforming or violating verdict, one behaviour of the contract that shows it
+    (`Verdict.witness`, see `witness`): for a conforming trace one that matches all of it,
+    for a violation one that ends in the state the bad event leads to when that event
+    matched a move (the counterexample), else at the last event that did. One TLC run per
+    trace, each read again from its file: a stage the caller asks for (`check --witness`)."""
+    contracts: dict[str, Contract] = {}
+    for verdict in verdicts:
+        if verdict.status not in (Status.CONFORMS, Status.VIOLATES) or not verdict.contract:
+            continue
+        if verdict.contract not in contracts:
+            contracts[verdict.contract] = find_contract(verdict.contract, spec_paths)
+        contract = contracts[verdict.contract]
+        raw = read_trace(verdict.path, limits or Limits())
+        if raw.header is None:
+            continue
+        own = tolerated & frozenset(contract.descriptions)
+        if verdict.status is Status.CONFORMS:
+            verdict.witness = witness(contract, raw, verdict.matched, cut=True, tolerated=own)
+        else:
+            upto = verdict.matched + (1 if verdict.properties else 0)
+            verdict.witness = witness(
+                contract, raw, upto, cut=not verdict.properties, tolerated=own
+            )
+
+
 def _add_expected(
     contract: Contract,
     traces: Sequence[RawTrace],

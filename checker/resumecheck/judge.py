@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from resumecheck import escape, explain, tempdirs
+from resumecheck import escape, tempdirs
 from resumecheck.batch import DEFAULT_MAX_HEAP, events_per_run, parse_heap, run_batch, shards
 from resumecheck.contract import Contract, default_spec_paths, find_contract
 from resumecheck.errors import SpecError, TLCError, UsageError
@@ -64,7 +64,6 @@ def judge(
     *,
     spec_paths: list[Path],
     default_contract: str | None = None,
-    witness: bool = False,
     on_line: Progress | None = None,
     limits: Limits | None = None,
     tolerate: frozenset[str] = frozenset(),
@@ -100,8 +99,9 @@ def judge(
     # saves little (1000 traces: 0.75 s here, 0.65 s on two busy cores), not worth processes
     # that a SIGKILL of this one could leave behind.
     limits = limits or Limits()
+    contracts: dict[str, Contract] = {}  # by name: one lookup of its files per call
     for position, path in enumerate(files):
-        prepared = _prepare(path, spec_paths, default_contract, limits, oracle)
+        prepared = _prepare(path, spec_paths, default_contract, limits, oracle, contracts)
         if isinstance(prepared, Verdict):
             verdicts[position] = prepared
         else:
@@ -116,7 +116,7 @@ def judge(
 
     def group(contract: Contract) -> list[Verdict]:
         own = frozenset(tolerate) & frozenset(contract.descriptions)
-        return _judge_group(contract, [p for _, p in groups[contract]], witness, on_line, own, plan)
+        return _judge_group(contract, [p for _, p in groups[contract]], on_line, own, plan)
 
     # A cluster queues every contract's shards at once; here one contract's runs follow another's.
     if executor is not None and len(groups) > 1:
@@ -154,7 +154,12 @@ def judge_events(
 
 
 def _prepare(
-    path: Path, spec_paths: list[Path], default: str | None, limits: Limits, oracle: bool
+    path: Path,
+    spec_paths: list[Path],
+    default: str | None,
+    limits: Limits,
+    oracle: bool,
+    contracts: dict[str, Contract],
 ) -> Prepared | Verdict:
     raw = read_trace(path, limits)
 
@@ -190,7 +195,8 @@ def _prepare(
         if problem:
             return invalid(f"line {raw.lines[index - 1]} (event {index}): {problem}", name)
     try:
-        contract = find_contract(name, spec_paths, oracle=oracle)
+        contract = contracts.get(name) or find_contract(name, spec_paths, oracle=oracle)
+        contracts[name] = contract
         encoded = encode_trace(schema, raw.header, raw.events)
     except UsageError as exc:
         return invalid(str(exc), name)
@@ -222,7 +228,6 @@ class Executor(Protocol):
         on_line: Progress,
         tolerated: frozenset[str],
         heap: int,
-        witness: bool,
         shard: tuple[int, int],
     ) -> list[Verdict]:
         """What `judge_part` gives for `traces` (shard `shard[0]` of `shard[1]`), TLC's
@@ -242,7 +247,6 @@ class _Plan:
 def _judge_group(
     contract: Contract,
     traces: list[Prepared],
-    witness: bool,
     on_line: Progress | None,
     tolerated: frozenset[str],
     plan: _Plan | None = None,
@@ -259,10 +263,8 @@ def _judge_group(
         part = traces[parts[index].start : parts[index].stop]
         if executor is not None:
             shard = (index + 1, len(parts))
-            return executor.judge_part(
-                contract, part, modules, tolerated, plan.heap, witness, shard
-            )
-        return judge_part(contract, part, modules, tolerated, plan.heap, workers, witness)
+            return executor.judge_part(contract, part, modules, tolerated, plan.heap, shard)
+        return judge_part(contract, part, modules, tolerated, plan.heap, workers)
 
     if jobs > 1 and len(parts) > 1:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -315,24 +317,12 @@ def judge_part(
     tolerated: frozenset[str],
     heap: int | None,
     workers: int | None,
-    witness: bool,
 ) -> list[Verdict]:
-    """The verdicts of one shard, and with `witness` a witness for each: everything TLC is
-    asked for a shard, so that an executor's worker does all of it where it runs."""
+    """The verdicts of one shard: everything TLC is asked to judge a shard, so that an
+    executor's worker does all of it where it runs (explaining them is a stage of its own,
+    `resumecheck.explain`)."""
     verdicts = _judge_batch(contract, traces, on_line, tolerated, heap, workers)
     _store_kept_if_possible(contract, traces, verdicts, on_line, tolerated, heap, workers)
-    if witness:
-        for trace, verdict in zip(traces, verdicts, strict=True):
-            if verdict.status is Status.CONFORMS:
-                verdict.witness = explain.witness(
-                    contract, trace.raw, verdict.matched, cut=True, tolerated=tolerated
-                )
-            elif verdict.status is Status.VIOLATES:
-                # Show the state the bad event leads to when it matched an action at all.
-                upto = verdict.matched + (1 if verdict.properties else 0)
-                verdict.witness = explain.witness(
-                    contract, trace.raw, upto, cut=not verdict.properties, tolerated=tolerated
-                )
     return verdicts
 
 

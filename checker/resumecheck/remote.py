@@ -79,7 +79,6 @@ class ShardJob:
     traces: list[Prepared]
     tolerated: frozenset[str]
     heap: int
-    witness: bool
 
 
 @dataclass(frozen=True)
@@ -133,7 +132,7 @@ def judge_shard(job: ShardJob) -> ShardResult:
     try:
         contract = job.contract.write(root)
         traces = [dataclasses.replace(t, contract=contract) for t in job.traces]
-        verdicts = judge_part(contract, traces, on_line, job.tolerated, job.heap, 1, job.witness)
+        verdicts = judge_part(contract, traces, on_line, job.tolerated, job.heap, 1)
     except ResumeCheckError as exc:
         problem = Problem(type(exc).__name__, back(str(exc)))
         return ShardResult(worker, [], [], time.monotonic() - started, _cpu() - cpu, problem)

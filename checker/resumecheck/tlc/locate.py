@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -62,9 +63,21 @@ def _checked(java: str, origin: str) -> str:
     return java
 
 
-@functools.cache
 def _java_problem(java: str) -> str:
-    """Run ``java -version`` once per executable; an empty string means it works.
+    """Why ``java`` does not run; an empty string means it works (see `_probe`)."""
+    return _probe(java)[0]
+
+
+def java_major(java: str) -> int | None:
+    """The feature release of ``java`` (17 for 17.0.15), from the same probe; None when
+    ``java -version`` does not say it."""
+    return _probe(java)[1]
+
+
+@functools.cache
+def _probe(java: str) -> tuple[str, int | None]:
+    """Run ``java -version`` once per executable: why it fails (empty when it works) and its
+    feature release.
 
     Cached per path (not per process) so that changing ``RESUME_CHECK_JAVA`` between calls still
     checks the new choice, while repeated TLC runs do not pay ~100 ms each for the probe.
@@ -74,11 +87,13 @@ def _java_problem(java: str) -> str:
             [java, "-version"], capture_output=True, text=True, timeout=60, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return str(exc)
+        return str(exc), None
     if probe.returncode != 0:
         lines = (probe.stderr or probe.stdout).strip().splitlines()
-        return lines[-1] if lines else f"exit code {probe.returncode}"
-    return ""
+        return (lines[-1] if lines else f"exit code {probe.returncode}"), None
+    # `openjdk version "17.0.15" 2025-04-15`, `java version "1.8.0_401"`
+    found = re.search(r'version "(?:1\.)?(\d+)', probe.stderr or probe.stdout)
+    return "", int(found.group(1)) if found else None
 
 
 def find_jar() -> Path:

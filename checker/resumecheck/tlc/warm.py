@@ -32,7 +32,7 @@ from typing import IO, Any
 
 from resumecheck import tempdirs
 from resumecheck.errors import ToolchainError
-from resumecheck.tlc import override
+from resumecheck.tlc import cds, override
 from resumecheck.tlc.locate import find_jar, find_java
 from resumecheck.tlc.output import Collector, TLCResult, result_of
 from resumecheck.tlc.runner import (
@@ -87,6 +87,7 @@ class WarmTLC:
         self._heap: int | None = None
         self._folder: Path | None = None
         self._drain: threading.Thread | None = None
+        self._sharing: cds.Sharing | None = None
         self._ids = itertools.count(1)
         self.restarts = 0
         """How many drivers died: under a run (each such run was run again alone), or
@@ -222,9 +223,13 @@ class WarmTLC:
         self._folder = tempdirs.mkdtemp("warm-")
         private_tmp = self._folder / "java-tmp"  # as run_tlc does: TLC unpacks modules there
         private_tmp.mkdir()
+        java, options = find_java(), jvm_options(self._heap)
+        self._sharing = cds.sharing(java, self._classes, options)
+        classes = self._classes if self._sharing is None else self._sharing.classpath
         command = [
-            find_java(),
-            *jvm_options(self._heap),
+            java,
+            *options,
+            *(self._sharing.options if self._sharing is not None else ()),
             # So that a run's class loader, and all its classes' statics hold, can be collected
             # once the run is over (WarmTLC.Exports): RMI's table is read by reflection, and
             # soft references, which the JVM otherwise keeps until its heap is nearly full,
@@ -233,7 +238,7 @@ class WarmTLC:
             "-XX:SoftRefLRUPolicyMSPerMB=0",
             f"-Djava.io.tmpdir={private_tmp}",
             "-cp",  # the jar too, as for a plain run; the driver loads TLC from it anew
-            os.pathsep.join([str(self._classes), str(find_jar())]),
+            os.pathsep.join([str(classes), str(find_jar())]),
             MAIN_CLASS,
             str(find_jar()),
             *([] if self._shared_parser else ["--no-shared-parser"]),
@@ -264,6 +269,9 @@ class WarmTLC:
             for stream in (process.stdout, process.stderr):
                 if stream is not None:
                     stream.close()
+        if self._sharing is not None:
+            self._sharing.settle()  # the class archive it wrote at its exit, if it wrote one
+            self._sharing = None
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None

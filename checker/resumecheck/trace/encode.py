@@ -212,8 +212,12 @@ class _Encoder:
                 args.append(text)  # an enum word or a boolean, encoded once per schema
             elif scope is not None and all(f in event or d is not _MISSING for f, d in scope):
                 # A scoped identifier (a thread with its namespace), its scope read directly.
-                key = _Scoped((_key(item), *(_key(event.get(f, d)) for f, d in scope)))
-                args.append(str(number(namespace, key, f"{where}.{name}")))
+                key = (_SCOPED, _key(item), *[_key(event.get(f, d)) for f, d in scope])
+                known = tables.get(namespace)
+                found = None if known is None else known.get(key)
+                args.append(
+                    str(found if found is not None else number(namespace, key, f"{where}.{name}"))
+                )
             else:
                 props = self.schema.defs[f"ev_{event['ev']}"]["properties"]
                 args.append(self._field(props, event, name, where))
@@ -245,7 +249,7 @@ class _Encoder:
             # An identifier scoped by sibling fields (a thread with its namespace): the key is
             # the tuple of all of them, so equal names in two scopes stay two identifiers.
             scope = [self._item(props[f], value, f, where) for f in target["x-intern-with"]]
-            key = _Scoped((_key(item), *(_key(x) for x in scope)))
+            key = (_SCOPED, _key(item), *(_key(x) for x in scope))
             return str(self.ids.number(target["x-intern"], key, f"{where}.{name}"))
         return self.value(prop, item, f"{where}.{name}")
 
@@ -383,17 +387,17 @@ def _literal_key(value: Any) -> Any:
     return (type(value), value) if isinstance(value, str | bool) else None
 
 
-@dataclass(frozen=True)
-class _Scoped:
-    """The key of an identifier scoped by sibling fields, e.g. (thread, namespace)."""
-
-    parts: tuple[Any, ...]
+_SCOPED = object()
+"""The first item of the key of an identifier scoped by sibling fields, e.g. (_SCOPED, thread,
+namespace): equal to nothing a trace holds, so a scoped key never equals a plain one, and a
+tuple, so that hashing and comparing keys stays in C (a dataclass key cost a tenth of
+encoding)."""
 
 
 def _plain_key(key: Any) -> Any:
     """An interned key as the trace wrote it: `t1` or, scoped, `t1 ns=child:3`."""
-    if isinstance(key, _Scoped):
-        head, *scope = (_plain_key(part) for part in key.parts)
+    if isinstance(key, tuple) and key and key[0] is _SCOPED:
+        head, *scope = (_plain_key(part) for part in key[1:])
         return " ".join([str(head), *(f"ns={s}" for s in scope if s not in ("", None))])
     return key[1] if isinstance(key, tuple) else key
 
