@@ -3,12 +3,12 @@
     .venv/bin/python bench/revision_app_bench.py --out bench/revision-app-results.md
 
 For each graph under tests/fixtures/revapp/ (plain LangGraph code, a deterministic fake chat
-model) and each of its input channels, the channel is revised at every point of a run --
-inside each model call, at each node's start, between each node's end and its commit -- and
-every policy recovers on LangGraph's own checkpoints. Model calls and tokens (words of prompt
-and completion) are counted by a LangChain callback. Every trace is judged by DagRevision in one
-batch; a recovering policy's run that does not conform stops the benchmark (exit code 2): a cost
-figure for a wrong recovery means nothing.
+model; triage.py routes with a conditional edge) and each of its input channels, the channel is
+revised at every point of a run -- inside each model call, at each node's start, between each
+node's end and its commit -- and every policy recovers on LangGraph's own checkpoints. Model
+calls and tokens (words of prompt and completion) are counted by a LangChain callback. Every
+trace is judged by DagRevision in one batch; a recovering policy's run that does not conform
+stops the benchmark (exit code 2): a cost figure for a wrong recovery means nothing.
 
 Two rows per (graph, channel): the average over every point of the run, and the revision
 arriving at the last point (the joiner ended, not yet committed: every node has run, as after
@@ -49,7 +49,14 @@ GRAPHS = {
         {"request": "r0", "q1": "a", "q2": "b", "q3": "c", "q4": "d"},
         "planner, t1 | t2 | t3 | t4, joiner",
     ),
+    "triage": (
+        {"message": "where is my parcel", "notes": "n0"},
+        "classify, refund ? answer, reply",
+    ),
 }
+NEW_VALUES = {"triage": {"message": "I want a refund"}}
+"""A channel's revised value where `CHANNEL-v1` would not exercise the graph (triage's new
+message turns a question into a refund request, so its conditional edge flips)."""
 
 
 @dataclass
@@ -72,8 +79,9 @@ def _measure(folder: Path) -> list[Measured]:
             for policy in APP_POLICIES:
                 for point in points:
                     name = f"{graph}-{channel}-{policy}-{point.label}"
+                    value = NEW_VALUES.get(graph, {}).get(channel, f"{channel}-v1")
                     run = AppRevisionRun(
-                        factory, inputs, channel, f"{channel}-v1", point, policy,
+                        factory, inputs, channel, value, point, policy,
                         folder / f"{name}.sqlite",
                     )  # fmt: skip
                     wall, cpu = time.perf_counter(), time.process_time()
@@ -170,7 +178,8 @@ def main(out: Path | None) -> None:
             f"{wall:.3f} s wall, {cpu:.3f} CPU-s (this process; TLC not included).",
             "",
             "Model calls per run, the first run included (4 fault-free on plan_execute, 6 on "
-            "compiler_wide); *conflict position*: where the channel's first reader sits in the "
+            "compiler_wide, 3 on triage, whose new message flips its conditional edge from "
+            "answer to refund); *conflict position*: where the channel's first reader sits in the "
             "node order; *width*: the most nodes one node fans out to (run in one superstep).",
             "",
             _table(measured),

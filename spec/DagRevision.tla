@@ -51,6 +51,9 @@ CONSTANTS
 (*   reads    [nodes -> SUBSET paths]: the paths each node truly reads     *)
 (*   routes   a set of [node, path, value]: the node is on the route only  *)
 (*            while control path `path` holds `value`                      *)
+(*   branches (optional) a set of [node, by, to]: the node is on the route *)
+(*            only while the current output of node `by` (a router: its    *)
+(*            conditional edge) chose branch `to` (see RouteTo)              *)
 (*   effects  the nodes that have an effect on the outside world           *)
 (*            (whether an effect can be revoked is declared when it is      *)
 (*            staged: see Stage)                                           *)
@@ -94,6 +97,7 @@ None == [none |-> TRUE]
 (*   lin      the nodes whose outputs reached it through its parents       *)
 (*   early    a parent was still running when it started: it consumed an   *)
 (*            output that did not exist yet                                *)
+(*   chose    the branches it chose, if its node is a router (see RouteTo)  *)
 (*   irrev    its effect was declared irreversible when staged: it can     *)
 (*            never be revoked                                             *)
 (*   fence    for an irreversible effect: "none", "unfenced" (published    *)
@@ -108,10 +112,25 @@ Paths == wf.paths
 
 RoutePaths(n) == {r.path : r \in {r \in wf.routes : r.node = n}}
 
-\* A node is on the route while every control path it is guarded by holds its value.
-Active(n) == \A r \in wf.routes : r.node = n => val[r.path] = r.value
-\* The same on control values W (Active(n) is ActiveIn(n, val)).
-ActiveIn(n, W) == \A r \in wf.routes : r.node = n => W[r.path] = r.value
+\* The conditional edges a node computes (none when the workflow declares none).
+Branches == IF "branches" \in DOMAIN wf THEN wf.branches ELSE {}
+\* The branches router n may choose.
+Targets(n) == {b.to : b \in {b \in Branches : b.by = n}}
+\* Node m's current output chose branch t.
+Chose(m, t) == cur[m] # 0 /\ t \in att[cur[m]].chose
+\* Whether n is on the route is known: every router guarding it has a current output.
+Decided(n) == \A b \in Branches : b.node = n => cur[b.by] # 0
+
+\* A node is on the route while every control path it is guarded by holds its
+\* value and every router it is guarded by currently chose its branch.
+Active(n) ==
+    /\ \A r \in wf.routes : r.node = n => val[r.path] = r.value
+    /\ \A b \in Branches : b.node = n => Chose(b.by, b.to)
+\* The same on control values W (Active(n) is ActiveIn(n, val)); a router's
+\* choice is its current output's, whatever W.
+ActiveIn(n, W) ==
+    /\ \A r \in wf.routes : r.node = n => W[r.path] = r.value
+    /\ \A b \in Branches : b.node = n => Chose(b.by, b.to)
 ActiveNodes == {n \in Nodes : Active(n)}
 ActivePreds(n) == {m \in wf.pred[n] : Active(m)}
 
@@ -278,6 +297,7 @@ Start(a, n, parents) ==
                             unknown |-> FALSE, st |-> "run", fx |-> "none",
                             irrev |-> FALSE, fence |-> "none",
                             commit |-> "none", basis |-> {},
+                            chose |-> {},
                             lin |-> UNION {att[q].lin \cup {att[q].node} : q \in parents},
                             early |-> \E q \in parents : att[q].st = "run"])
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
@@ -305,6 +325,19 @@ Stage(a, revocable) ==
     /\ att' = [att EXCEPT ![a].fx = "staged", ![a].irrev = ~revocable]
     /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
     /\ Observe([ev |-> "stage", attempt |-> a, revocable |-> revocable])
+
+\* Running attempt a of a router chooses the branches `to` (the nodes its
+\* conditional edge goes to).  The choice is part of its output: it routes
+\* only once the attempt commits, and only while it is its node's current
+\* output; what it read is recorded as any attempt's reads are, so a revision
+\* of it makes the choice stale like any output.  A fresh choice is taken as
+\* the one a full restart would make (the router is a function of its reads).
+RouteTo(a, to) ==
+    /\ a \in DOMAIN att /\ att[a].st = "run"
+    /\ to \subseteq Nodes
+    /\ att' = [att EXCEPT ![a].chose = to]
+    /\ UNCHANGED <<wf, ver, val, cur, plan, due, up, final>>
+    /\ Observe([ev |-> "route", attempt |-> a, to |-> to])
 
 \* Attempt a finishes; its output is held, not yet committed.
 End(a) ==
@@ -415,6 +448,7 @@ Ready(n) ==
     /\ cur[n] = 0
     /\ InFlightOf(n) = {}
     /\ \A m \in ActivePreds(n) : cur[m] # 0
+    /\ \A m \in wf.pred[n] : Decided(m)
 
 \* Ready nodes start in the workflow's order, up to Width at a time.
 RefStart ==
@@ -433,8 +467,15 @@ RefRead(a) ==
     THEN ~att[a].unknown /\ ReadUnknown(a)
     ELSE \E p \in Unread(a) : Read(a, p, ver[p])
 
+\* A router chooses one of its branches, once (any one: which depends on
+\* content the contract does not model).
+RefRoute(a) ==
+    /\ att[a].chose = {}
+    /\ \E t \in Targets(att[a].node) : RouteTo(a, {t})
+
 RefEnd(a) ==
     /\ IF att[a].node \in wf.untracked THEN att[a].unknown ELSE Unread(a) = {}
+    /\ Targets(att[a].node) # {} => att[a].chose # {}
     /\ att[a].node \in wf.effects => att[a].fx = "staged"
     /\ End(a)
 
@@ -463,7 +504,7 @@ Run ==
     \/ up /\ RefPlan
     \/ up /\ RefStart
     \/ \E a \in DOMAIN att :
-         \/ att[a].st = "run" /\ (RefRead(a) \/ RefEnd(a))
+         \/ att[a].st = "run" /\ (RefRead(a) \/ RefRoute(a) \/ RefEnd(a))
          \/ att[a].st = "run" /\ att[a].node \in wf.effects
             /\ Stage(a, att[a].node \notin wf.irreversible)
          \/ att[a].st = "done" /\ up /\ RefCommit(a)
@@ -577,8 +618,10 @@ VerAt(p, i) == Cardinality({j \in Before(i) : Accepted(j, p)})
 ValAt(p, i) ==
     LET cs == {j \in Before(i) : Accepted(j, p) /\ hist[j].kind = "control"}
     IN  IF cs = {} THEN wf.init[p] ELSE hist[MaxOf(cs)].value
-\* The nodes on the route when event i happens.
-RouteAt(i) == {n \in Nodes : \A r \in wf.routes : r.node = n => ValAt(r.path, i) = r.value}
+\* The branches attempt a chose before event i (its last route event).
+ChoseAt(a, i) ==
+    LET rs == {j \in Before(i) : By(j, "route", a)}
+    IN  IF rs = {} THEN {} ELSE hist[MaxOf(rs)].to
 
 \* Attempt a's start event, its node and the attempts it consumed.
 StartOf(a) == CHOOSE j \in DOMAIN hist : By(j, "start", a)
@@ -608,6 +651,14 @@ CurAt(n, i) ==
         ELSE IF \E k \in Between(MaxOf(cs), i) : Is(k, "plan") /\ n \in hist[k].invalidate
              THEN 0 ELSE hist[MaxOf(cs)].attempt
 CommittedAt(i) == {n \in Nodes : CurAt(n, i) # 0}
+\* The nodes on the route when event i happens: every control path guarding
+\* the node holds its value and every router guarding it chose its branch in
+\* its current output.
+RouteAt(i) ==
+    {n \in Nodes :
+        /\ \A r \in wf.routes : r.node = n => ValAt(r.path, i) = r.value
+        /\ \A b \in Branches : b.node = n =>
+              CurAt(b.by, i) # 0 /\ b.to \in ChoseAt(CurAt(b.by, i), i)}
 \* The work a plan at event i decides about: attempts in flight and current outputs.
 WorkAt(i) == InFlightAt(i) \cup {CurAt(n, i) : n \in CommittedAt(i)}
 

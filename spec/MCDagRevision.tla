@@ -34,6 +34,20 @@ Route == [nodes |-> {"R", "B1", "B2", "J"},
           effects |-> {"J"},
           revisable |-> {"c"}]
 
+\* C -> {B1 | B2} -> J where C is a router: its conditional edge chooses B1 or
+\* B2 from what it read (q, revisable), so a revision of q can flip the route
+\* when C runs again; J has an effect.
+Decide == [nodes |-> {"C", "B1", "B2", "J"},
+           order |-> <<"C", "B1", "B2", "J">>,
+           pred |-> ("C" :> {} @@ "B1" :> {"C"} @@ "B2" :> {"C"} @@ "J" :> {"B1", "B2"}),
+           paths |-> {"q"},
+           reads |-> ("C" :> {"q"} @@ "B1" :> {} @@ "B2" :> {} @@ "J" :> {}),
+           routes |-> {},
+           branches |-> {[node |-> "B1", by |-> "C", to |-> "B1"],
+                         [node |-> "B2", by |-> "C", to |-> "B2"]},
+           effects |-> {"J"},
+           revisable |-> {"q"}]
+
 \* The REVISE scenario with D's effect irreversible (an e-mail sent) and z (read
 \* only by E, which D does not consume) revisable too: a revision of x or y
 \* after D's e-mail went out comes too late, one of z does not, yet a full or
@@ -45,12 +59,14 @@ ShapeNamed ==
     ("dag" :> [w |-> Dag, untracked |-> {}, irreversible |-> {}]
      @@ "dag-untracked" :> [w |-> Dag, untracked |-> {"E"}, irreversible |-> {}]
      @@ "dag-irreversible" :> [w |-> DagSent, untracked |-> {}, irreversible |-> {"D"}]
-     @@ "route" :> [w |-> Route, untracked |-> {}, irreversible |-> {}])
+     @@ "route" :> [w |-> Route, untracked |-> {}, irreversible |-> {}]
+     @@ "decide" :> [w |-> Decide, untracked |-> {}, irreversible |-> {}])
 
 MCWorkflows ==
     {LET w == ShapeNamed[s].w IN
        [nodes |-> w.nodes, order |-> w.order, pred |-> w.pred, paths |-> w.paths,
         reads |-> w.reads, routes |-> w.routes, effects |-> w.effects,
+        branches |-> IF "branches" \in DOMAIN w THEN w.branches ELSE {},
         init |-> [p \in w.paths |-> 0], revisable |-> w.revisable,
         untracked |-> ShapeNamed[s].untracked, policy |-> pol,
         irreversible |-> ShapeNamed[s].irreversible]

@@ -7,8 +7,9 @@
 (* accepted revision changes and to which value; what a plan cancels and   *)
 (* invalidates, in which mode; which node an attempt runs and which        *)
 (* attempts it consumes; which version a read returns, or that it escaped  *)
-(* tracking; which attempt stages, ends, commits, is rejected, publishes   *)
-(* or revokes; what a finish returns; a crash and a restart).  A move      *)
+(* tracking; which branches a router's attempt chooses; which attempt     *)
+(* stages, ends, commits, is rejected, publishes or revokes; what a finish *)
+(* returns; a crash and a restart).  A move                                *)
 (* after which some property of Properties is broken is never taken, so    *)
 (* every state TLC checks ends a behaviour the contract calls conforming   *)
 (* so far, and each history predicate must hold there.  A history          *)
@@ -20,7 +21,7 @@
 EXTENDS DagRevision
 
 CONSTANTS
-    Shape,        \* the workflow explored: "chain", "route" or "one"
+    Shape,        \* the workflow explored: "chain", "route", "one" or "decide"
     MaxEvents,    \* the longest history explored
     MaxAttempts,  \* attempt ids are 1..MaxAttempts, started in order
     Values,       \* the values a revision may set
@@ -49,10 +50,21 @@ Route == [nodes |-> {"R", "B1", "B2", "J"}, order |-> <<"R", "B1", "B2", "J">>,
 One == [nodes |-> {"A"}, order |-> <<"A">>, pred |-> ("A" :> {}), paths |-> {"x"},
         reads |-> ("A" :> {}), routes |-> {}, effects |-> {"A"}]
 
+\* C -> B where C is a router reading x: B runs only while C's current output
+\* chose it (C may choose nothing).
+Decide == [nodes |-> {"C", "B"}, order |-> <<"C", "B">>,
+           pred |-> ("C" :> {} @@ "B" :> {"C"}),
+           paths |-> {"x"},
+           reads |-> ("C" :> {"x"} @@ "B" :> {}),
+           routes |-> {}, branches |-> {[node |-> "B", by |-> "C", to |-> "B"]},
+           effects |-> {}]
+
 SoundWorkflow ==
     LET w == CASE Shape = "chain" -> Chain [] Shape = "route" -> Route [] Shape = "one" -> One
+                  [] Shape = "decide" -> Decide
     IN  [nodes |-> w.nodes, order |-> w.order, pred |-> w.pred, paths |-> w.paths,
          reads |-> w.reads, routes |-> w.routes, effects |-> w.effects,
+         branches |-> IF "branches" \in DOMAIN w THEN w.branches ELSE {},
          init |-> [p \in w.paths |-> 0], policy |-> "none", untracked |-> {}, revisable |-> {},
          irreversible |-> {}]
 
@@ -76,6 +88,7 @@ AnyMove ==
           \/ "read" \in Moves /\
                 \/ \E p \in Paths : \E v \in 0..ver[p] : Read(a, p, v)
                 \/ ReadUnknown(a)
+          \/ "route" \in Moves /\ \E to \in SUBSET Nodes : RouteTo(a, to)
           \/ "stage" \in Moves /\ \E revocable \in BOOLEAN : Stage(a, revocable)
           \/ "end" \in Moves /\ End(a)
           \/ "commit" \in Moves /\ Commit(a)

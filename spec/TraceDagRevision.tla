@@ -23,6 +23,7 @@ WorkflowOf(h) ==
          paths |-> w.paths,
          reads |-> [n \in ns |-> {r.path : r \in {r \in w.reads : r.node = n}}],
          routes |-> w.routes,
+         branches |-> w.branches,
          effects |-> w.effects,
          init |-> [p \in w.paths |-> InitialValue(w, p)],
          policy |-> "none", untracked |-> {}, revisable |-> {}, irreversible |-> {}]
@@ -35,6 +36,7 @@ Apply(e) ==
     \/ e.ev = "read" /\ IF e.path = 0 THEN ReadUnknown(e.attempt)
                                       ELSE Read(e.attempt, e.path, e.version)
     \/ e.ev = "stage" /\ Stage(e.attempt, e.revocable)
+    \/ e.ev = "route" /\ RouteTo(e.attempt, e.to)
     \/ e.ev = "end" /\ End(e.attempt)
     \/ e.ev = "commit" /\ Commit(e.attempt)
     \/ e.ev = "reject" /\ Reject(e.attempt)

@@ -1,8 +1,9 @@
 """`run revision --app` on graph shapes beyond plan_execute's, each a fixture app written as a
 user writes one: async-only nodes run (tests/fixtures/revapp/plan_execute.py's
-`make_async_graph`, through `astream`); the shapes it cannot run yet (tests/fixtures/apps/)
-are refused before any cell, with their own message and exit code 2 -- never a traceback,
-never a verdict on a run the suite could not follow.
+`make_async_graph`, through `astream`), and so does an unseen triage graph that routes with a
+conditional edge (tests/fixtures/apps/triage.py); the shapes it cannot run yet
+(tests/fixtures/apps/) are refused before any cell, with their own message and exit code 2 --
+never a traceback, never a verdict on a run the suite could not follow.
 
 Before this, an async-only graph ended in an internal error (exit 3) and a graph that parks at
 `interrupt()` was recorded as if it had finished, and judged violating OracleEquivalence in
@@ -62,15 +63,13 @@ def build(checkpointer):
             "react_refunds.py",
             '{"customer": "ada", "order": "o1"}',
             'order="o2"',
-            "conditional edges (add_conditional_edges, Send) are not supported yet (nodes "
-            "['agent'])",
+            "the graph has a cycle; only DAGs are supported",
         ),
         (
             "fanout_digest.py",
             '{"topic": "tla"}',
             'topic="pluscal"',
-            "conditional edges (add_conditional_edges, Send) are not supported yet (nodes "
-            "['split'])",
+            "Send (the conditional edge of split fans out tasks) is not supported yet",
         ),
         ("research_subgraph.py", '{"topic": "tla"}', 'topic="x"', "subgraphs are not supported"),
         (
@@ -133,3 +132,19 @@ def test_the_stale_baseline_is_caught_on_the_async_graph(tmp_path: Path) -> None
     summary = _async_run(tmp_path, "stale")
     assert summary["exit"] == 1, summary
     assert sum(c["status"] == "violates" for c in summary["cells"]) == 9
+
+
+def test_an_unseen_graph_with_a_conditional_edge_runs(tmp_path: Path) -> None:
+    """tests/fixtures/apps/triage.py (written for the other suites, never for this one): a
+    classifier routes a ticket to one of three desks. A new ticket text moves it from the bugs
+    desk to billing: every cell conforms under validity."""
+    done = run_cli(
+        "run", "revision", "--policy", "validity", "--app", f"{APPS / 'triage.py'}:build",
+        "--input", '{"text": "my app crashed"}', "--revise", 'text="I was charged twice"',
+        "--out", tmp_path, "--format", "json", "--no-progress", timeout=300,
+    )  # fmt: skip
+    done.assert_no_traceback()
+    summary = done.json()
+    assert done.returncode == 0, summary
+    assert len(summary["cells"]) == 6
+    assert all(c["status"] == "conforms" for c in summary["cells"])

@@ -46,6 +46,9 @@ def _hostile(header: dict[str, Any], events: list[dict[str, Any]]) -> tuple[dict
             if "node" in item:
                 item["node"] = r("node", item["node"])
             item["path"] = r("path", item["path"])
+    for item in w.get("branches", []):
+        for key in ("node", "by", "to"):
+            item[key] = r("node", item[key])
     out = []
     for event in events:
         e = dict(event)
@@ -55,7 +58,7 @@ def _hostile(header: dict[str, Any], events: list[dict[str, Any]]) -> tuple[dict
         for field, ns in (("parents", "attempt"), ("cancel", "attempt")):
             if field in e:
                 e[field] = [r(ns, x) for x in e[field]]
-        for field in ("invalidate", "result"):
+        for field in ("invalidate", "result", "to"):
             if field in e:
                 e[field] = [r("node", x) for x in e[field]]
         out.append(e)

@@ -23,9 +23,15 @@ Model calls and tokens (words of prompt and completion) are counted by the same 
 A graph with async-only nodes runs through `astream` on AsyncSqliteSaver, on an event loop of
 the suite's own (rctools.langgraph.appdriver); everything else is the same.
 
-Not yet (said up front, `UnsupportedApp`): the functional API, conditional edges and `Send`,
-subgraphs, cycles, interrupts (static ones from the compiled graph, dynamic ones --
-`interrupt()` in a node -- from the fault-free run the points are drawn from).
+Conditional edges in an acyclic graph run (`routing.py` reads them): the router's choice is part
+of its node's attempt (LangGraph evaluates it inside that node's task), recorded as a `route`
+event from a LangChain callback on the router function; the channels the router reads that are
+input paths are reads of that attempt, so a revision of one makes the choice stale like any
+output. Every node the branch target dominates runs only while the router chose that target.
+
+Not yet (said up front, `UnsupportedApp`): the functional API, `Send`, subgraphs, cycles,
+interrupts (static ones from the compiled graph, dynamic ones -- `interrupt()` in a node -- from
+the fault-free run the points are drawn from), and the conditional edges `routing.py` names.
 
 Effects (`effects`, node -> revocable): a declared node's writes are an outbox -- what it asks
 the outside world to do (an e-mail to send) -- which the suite performs once the step has
@@ -51,15 +57,12 @@ import networkx as nx
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
-from langgraph.types import Command, StateUpdate
+from langgraph.types import Command, Send, StateUpdate
 
 from rctools.langgraph.app import AppError, async_only_nodes, load_factory
 from rctools.langgraph.appdriver import driver
 from rctools.revision.recorder import Recorder
-
-
-class UnsupportedApp(AppError):
-    """The graph's shape is one `run revision --app` cannot run yet (a usage error, exit 2)."""
+from rctools.revision.routing import Router, UnsupportedApp, routers_of, send_refusal
 
 
 @dataclass(frozen=True)
@@ -72,12 +75,17 @@ class AppWorkflow:
     reads: dict[str, list[str]]
     effects: dict[str, bool] = field(default_factory=dict)
     """Declared effect nodes -> whether their effect is revocable."""
+    routers: dict[str, Router] = field(default_factory=dict)
+    """The nodes with a conditional edge -> what it may choose."""
+    branches: list[tuple[str, str, str]] = field(default_factory=list)
+    """(node, router, target): `node` is on the route only while `router` chose `target`."""
 
     def preds(self, node: str) -> list[str]:
         return [a for a, b in self.edges if b == node]
 
     def closure(self, node: str) -> set[str]:
-        """The paths a full restart's output of `node` depends on (no routes here)."""
+        """The paths a full restart's output of `node` depends on (a router's reads reach
+        its branches through the conditional edge, one of `edges`)."""
         return set(self.reads[node]).union(*(self.closure(m) for m in self.preds(node)))
 
     def descendants(self, nodes: set[str]) -> set[str]:
@@ -99,6 +107,7 @@ class AppWorkflow:
                 "paths": self.paths,
                 "reads": [{"node": n, "path": p} for n in self.order for p in self.reads[n]],
                 "effects": [n for n in self.order if n in self.effects],
+                "branches": [{"node": n, "by": r, "to": t} for n, r, t in self.branches],
             },
         }
 
@@ -113,11 +122,6 @@ def workflow_of(
             "run revision --app: the functional API (@entrypoint) is not supported yet; "
             "give a StateGraph compiled with the checkpointer passed in"
         )
-    if any(builder.branches.values()):
-        raise UnsupportedApp(
-            "run revision --app: conditional edges (add_conditional_edges, Send) are not "
-            f"supported yet (nodes {sorted(n for n, b in builder.branches.items() if b)})"
-        )
     if list(graph.get_subgraphs()):
         raise UnsupportedApp("run revision --app: subgraphs are not supported yet")
     if graph.interrupt_before_nodes or graph.interrupt_after_nodes:
@@ -128,28 +132,78 @@ def workflow_of(
     nodes = [n for n in builder.nodes if n not in (START, END)]
     edges = {(a, b) for a, b in builder.edges if a != START and b != END}
     edges |= {(a, b) for sources, b in builder.waiting_edges for a in sources if b != END}
+    routers = routers_of(builder)
+    edges |= {(r, t) for r, router in routers.items() for t in router.targets}
     dag = nx.DiGraph(sorted(edges))
     dag.add_nodes_from(nodes)
     if not nx.is_directed_acyclic_graph(dag):
         raise UnsupportedApp("run revision --app: the graph has a cycle; only DAGs are supported")
     paths = sorted(inputs)
-    reads = {n: sorted(set(graph.nodes[n].channels) & set(paths)) for n in nodes}
+    reads = {n: set(graph.nodes[n].channels) & set(paths) for n in nodes}
+    for r, router in routers.items():  # the router reads as part of its node's attempt
+        reads[r] |= set(router.reads) & set(paths)
+    entry = {b for a, b in builder.edges if a == START}
+    branches = [
+        (n, r, t)
+        for r, router in routers.items()
+        for n, t in router.guards(dag, entry, reachable_end=END in router.ends.values())
+    ]
     unknown = sorted(set(effects or {}) - set(nodes))
     if unknown:
         raise AppError(f"--effect/--irreversible: no node {', '.join(unknown)} in the graph")
     order = list(nx.lexicographical_topological_sort(dag))
-    return AppWorkflow(order, sorted(edges), paths, reads, dict(effects or {}))
+    return AppWorkflow(
+        order,
+        sorted(edges),
+        paths,
+        {n: sorted(r) for n, r in reads.items()},
+        dict(effects or {}),
+        routers,
+        sorted(branches),
+    )
 
 
 class _Calls(BaseCallbackHandler):
     """Counts model calls and tokens (words of prompt and completion); `at` (a 1-based call
-    number) gets `hook` called inside that call, with the node it runs in."""
+    number) gets `hook` called inside that call, with the node it runs in. It also hears each
+    router function of `routers` return, and keeps what it returned per LangGraph task
+    (`chosen`), and which nodes ran (`ran`)."""
 
-    def __init__(self, at: int | None, hook: Callable[[str], None]) -> None:
+    run_inline = True
+    """On an async graph, called in the task itself, not later on an executor thread: a
+    router's choice is kept before its task's result is streamed."""
+
+    def __init__(
+        self, at: int | None, hook: Callable[[str], None], routers: dict[str, Router]
+    ) -> None:
         self.calls = 0
         self.tokens = 0
         self.at = at
         self.hook = hook
+        self.routers = routers
+        self.routing: dict[Any, tuple[str, str]] = {}
+        self.chosen: dict[str, tuple[str, Any]] = {}
+        """LangGraph task id -> (router node, what the router returned)."""
+        self.ran: list[str] = []
+
+    def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
+        meta = kw.get("metadata") or {}
+        node = str(meta.get("langgraph_node", ""))
+        tags = kw.get("tags") or []
+        if any(str(t).startswith("graph:step") for t in tags) and node not in self.ran:
+            self.ran.append(node)
+        router = self.routers.get(node)
+        if router is None or kw.get("name") != router.name:
+            return
+        if any(str(t).startswith("graph:step") for t in tags):
+            return  # the node's own function, named like its router
+        task = str(meta.get("langgraph_checkpoint_ns", "")).split("|")[-1].partition(":")[2]
+        self.routing[kw.get("run_id")] = (node, task)
+
+    def on_chain_end(self, outputs: Any, **kw: Any) -> None:
+        seen = self.routing.pop(kw.get("run_id"), None)
+        if seen is not None:
+            self.chosen[seen[1]] = (seen[0], outputs)
 
     def on_chat_model_start(self, serialized: Any, messages: Any, **kw: Any) -> None:
         self.calls += 1
@@ -188,6 +242,7 @@ class _Attempt:
     parents: list[str]
     state: str = "run"  # run, done, committed, rejected, cancelled
     writes: Any = None
+    chose: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -201,11 +256,12 @@ class AppOutcome:
     """Nodes that ran again after the revision arrived, in order."""
 
 
-def count_calls(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> int:
-    """The model calls of a fault-free run: the instants a revision can be drawn from. A run
-    that raises, or parks at an `interrupt()` a node calls, is refused here, before any cell."""
-    counter = _Calls(None, lambda _: None)
+def probe(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> _Calls:
+    """A fault-free run: its model calls are the instants a revision can be drawn from, its
+    nodes the ones it can arrive at. A run that raises, parks at an `interrupt()` a node
+    calls, or sends `Send` packets from a conditional edge is refused here, before any cell."""
     graph = factory(InMemorySaver())
+    counter = _Calls(None, lambda _: None, routers_of(graph.builder))
     config = {"configurable": {"thread_id": "probe"}, "callbacks": [counter]}
     try:
         if async_only_nodes(graph):
@@ -222,15 +278,25 @@ def count_calls(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> int:
             "node); interrupts are not supported yet: a run that waits for a human has no end "
             "to judge"
         )
-    return counter.calls
+    for node, returned in counter.chosen.values():
+        if any(isinstance(x, Send) for x in (returned if isinstance(returned, list) else [])):
+            raise send_refusal(node)
+    return counter
+
+
+def count_calls(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> int:
+    """The model calls of a fault-free run."""
+    return probe(factory, inputs).calls
 
 
 def points_of(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> list[Point]:
     """Every point of a run: inside each model call, at each node's start, between each
     node's end and its commit."""
     wf = workflow_of(factory(InMemorySaver()), inputs)
-    calls = [Point("call", str(k)) for k in range(1, count_calls(factory, inputs) + 1)]
-    nodes = [Point(kind, n) for n in wf.order for kind in ("node", "commit")]
+    fault_free = probe(factory, inputs)
+    calls = [Point("call", str(k)) for k in range(1, fault_free.calls + 1)]
+    ran = [n for n in wf.order if n in fault_free.ran]  # a branch not taken has no point
+    nodes = [Point(kind, n) for n in ran for kind in ("node", "commit")]
     return calls + nodes
 
 
@@ -254,7 +320,7 @@ class AppRevisionRun:
         self.point, self.policy = point, policy
         self.versions = dict.fromkeys(self.wf.paths, 0)
         at = int(point.at) if point.kind == "call" else None
-        self.model = _Calls(at, self._revise)
+        self.model = _Calls(at, self._revise, self.wf.routers)
         scenario = f"revision of {path} at {point.label}"
         self.record = Recorder(self.wf.header(scenario, policy))
         self.attempts: list[_Attempt] = []
@@ -288,9 +354,23 @@ class AppRevisionRun:
         self.pending = True
         self.revised_in = node
 
+    def _active(self, node: str) -> bool:
+        """On the route: every router guarding `node` chose its branch in its current output."""
+        return all(
+            r in self.cur and t in self.cur[r].chose for n, r, t in self.wf.branches if n == node
+        )
+
+    def _inputs_of(self, node: str) -> list[str]:
+        """The attempts whose outputs `node` consumes now: its inputs' current outputs, on
+        the route."""
+        return [self.cur[m].id for m in self.wf.preds(node) if m in self.cur and self._active(m)]
+
     def _stale(self, a: _Attempt) -> bool:
-        parents = {self.cur[m].id for m in self.wf.preds(a.node) if m in self.cur}
-        return any(self.versions[p] != v for p, v in a.reads.items()) or parents != set(a.parents)
+        return (
+            any(self.versions[p] != v for p, v in a.reads.items())
+            or set(self._inputs_of(a.node)) != set(a.parents)
+            or not self._active(a.node)
+        )
 
     # --- recording a stream -----------------------------------------------------------------
 
@@ -312,7 +392,7 @@ class AppRevisionRun:
 
     def _start(self, task: str, node: str) -> None:
         reads = {p: self.versions[p] for p in self.wf.reads[node]}
-        parents = [self.cur[m].id for m in self.wf.preds(node) if m in self.cur]
+        parents = self._inputs_of(node)
         attempt = _Attempt(f"a{len(self.attempts) + 1}", node, reads, self.step, parents)
         if self.fired and any(a.node == node for a in self.attempts):
             self.recomputed.append(node)
@@ -327,6 +407,11 @@ class AppRevisionRun:
     def _end(self, task: str, writes: Any) -> None:
         attempt = self.by_task[task]
         attempt.state, attempt.writes = "done", writes
+        router = self.wf.routers.get(attempt.node)
+        if router is not None:  # its choice, made inside its task, is part of its output
+            _, returned = self.model.chosen.pop(task, (attempt.node, []))
+            attempt.chose = router.destinations(returned)
+            self.record("route", attempt=attempt.id, to=attempt.chose)
         if attempt.node in self.wf.effects:  # its writes are the outbox: staged, not out
             if self.wf.effects[attempt.node]:
                 self.record("stage", attempt=attempt.id)
