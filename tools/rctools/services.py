@@ -44,13 +44,16 @@ import socket
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
 from filelock import FileLock
 from resumecheck.waiting import poll
+
+from rctools.suite import server as process
+from rctools.suite.server import free_port
 
 PG_URL_VAR = "RESUME_CHECK_PG_URL"
 REDIS_URL_VAR = "RESUME_CHECK_REDIS_URL"
@@ -122,14 +125,6 @@ def _reachable_by_others(folder: Path) -> bool:
 # --------------------------------------------------------------------------- helpers
 
 
-def _free_port() -> int:
-    """A loopback port that nobody listens on right now (the server binds it a moment later;
-    a lost race shows up as a failed start, which is retried with another port)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _cmdline(pid: int) -> str:
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -173,6 +168,25 @@ def _run(argv: list[str], *, user: str | None = None, timeout: float = 120) -> s
         output = (proc.stdout + proc.stderr).strip()
         raise ServiceError(f"{' '.join(argv)} failed ({proc.returncode}):\n{output}")
     return proc.stdout
+
+
+def _socket_dir(home: Path, tag: str) -> Path:
+    """`<home>/run`: unix sockets must have short paths, so a deep checkout gets a
+    per-checkout folder in /tmp instead."""
+    local = home / "run"
+    if len(str(local)) <= SOCKET_DIR_MAX:
+        return local
+    digest = hashlib.sha256(str(home).encode()).hexdigest()[:12]
+    return Path("/tmp") / f"resume-check-{tag}-{digest}"
+
+
+def _own(path: Path, user: str) -> None:
+    """Makes `path`; under root, hands it to `user`: PostgreSQL and MariaDB will not run as
+    root, so their server programs run as the packages' users and own their folders."""
+    path.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0:
+        entry = pwd.getpwnam(user)
+        os.chown(path, entry.pw_uid, entry.pw_gid)
 
 
 def _locked(folder: Path) -> FileLock:
@@ -300,24 +314,13 @@ class Postgres:
 
     @property
     def socket_dir(self) -> Path:
-        """Unix sockets must have short paths; a deep checkout gets a per-checkout /tmp dir."""
-        local = self.home / "run"
-        if len(str(local)) <= SOCKET_DIR_MAX:
-            return local
-        digest = hashlib.sha256(str(self.home).encode()).hexdigest()[:12]
-        return Path("/tmp") / f"resume-check-pg-{digest}"
+        return _socket_dir(self.home, "pg")
 
     def _bin(self, name: str) -> str:
         bindir = _pg_bindir()
         if bindir is None:
             raise ServiceError("PostgreSQL server binaries not found (apt-get install postgresql)")
         return str(bindir / name)
-
-    def _own(self, path: Path) -> None:
-        path.mkdir(parents=True, exist_ok=True)
-        if os.geteuid() == 0:
-            entry = pwd.getpwnam(self.user)
-            os.chown(path, entry.pw_uid, entry.pw_gid)
 
     def pid(self) -> int | None:
         """The postmaster's pid if it is really running (postmaster.pid can be stale)."""
@@ -346,7 +349,7 @@ class Postgres:
         if self.marker.exists():
             return
         shutil.rmtree(self.data, ignore_errors=True)
-        self._own(self.home)
+        _own(self.home, self.user)
         try:
             _run(["test", "-w", str(self.home)], user=self.user)
         except ServiceError:
@@ -387,10 +390,10 @@ class Postgres:
             _wait(lambda: self._ready(port), "PostgreSQL (already running)")
             return self.url(port), False
         (self.data / "postmaster.pid").unlink(missing_ok=True)
-        self._own(self.socket_dir)
+        _own(self.socket_dir, self.user)
         last: ServiceError | None = None
         for _ in range(3):
-            port = _free_port()
+            port = free_port()
             try:
                 _run(
                     [
@@ -481,7 +484,7 @@ class Redis:
         self.pidfile.unlink(missing_ok=True)
         last: ServiceError | None = None
         for _ in range(3):
-            port = _free_port()
+            port = free_port()
             self.portfile.write_text(f"{port}\n")
             try:
                 _run(
@@ -535,15 +538,7 @@ class Redis:
 def _spawn(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
     """Starts a server that does not daemonize itself, detached from us (its own session, no
     terminal, output to `log`), so it outlives the `up` call like pg_ctl's and redis' do."""
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd="/",
-            start_new_session=True,
-        )
+    return process.spawn(argv, log, append=True, cwd="/", start_new_session=True)
 
 
 def _stop(pid: int, alive: object, what: str, timeout: float = 20) -> None:
@@ -560,6 +555,36 @@ def _stop(pid: int, alive: object, what: str, timeout: float = 20) -> None:
 def _reap(proc: subprocess.Popen[bytes]) -> bool:
     """Whether the child we spawned has already exited (a failed start)."""
     return proc.poll() is not None
+
+
+def _start_detached(
+    what: str,
+    program: str,
+    portfile: Path,
+    log: Path,
+    spawn: Callable[[int], subprocess.Popen[bytes]],
+    ready: Callable[[int], bool],
+) -> int:
+    """Starts a detached server on a free port (written to `portfile` first), up to three
+    times: a port taken between choosing and binding, or a start that hangs or exits, is tried
+    again on another. Returns the port it answers on."""
+    last = ""
+    for _ in range(3):
+        port = free_port()
+        portfile.write_text(f"{port}\n")
+        proc = spawn(port)
+        try:
+            _wait(lambda: _reap(proc) or ready(port), what)  # noqa: B023
+        except ServiceError as exc:
+            last = str(exc)
+            _stop(proc.pid, lambda: not _reap(proc), what)  # noqa: B023
+            continue
+        if _reap(proc):
+            last = f"{program} exited with {proc.returncode}"
+            continue
+        return port
+    tail = log.read_text(errors="replace")[-1500:] if log.exists() else ""
+    raise ServiceError(f"{what} did not start ({last}); see {log}\n{tail}")
 
 
 # --------------------------------------------------------------------------- MariaDB
@@ -584,23 +609,13 @@ class MariaDB:
 
     @property
     def socket(self) -> Path:
-        local = self.home / "run" / "mysqld.sock"
-        if len(str(local.parent)) <= SOCKET_DIR_MAX:
-            return local
-        digest = hashlib.sha256(str(self.home).encode()).hexdigest()[:12]
-        return Path("/tmp") / f"resume-check-mysql-{digest}" / "mysqld.sock"
+        return _socket_dir(self.home, "mysql") / "mysqld.sock"
 
     def _bin(self, name: str) -> str:
         found = _mariadb_bin(name)
         if found is None:
             raise ServiceError(f"MariaDB's {name} not found (apt-get install mariadb-server)")
         return found
-
-    def _own(self, path: Path) -> None:
-        path.mkdir(parents=True, exist_ok=True)
-        if os.geteuid() == 0:
-            entry = pwd.getpwnam(self.user)
-            os.chown(path, entry.pw_uid, entry.pw_gid)
 
     def pid(self) -> int | None:
         pid = _read_int(self.pidfile)
@@ -640,8 +655,8 @@ class MariaDB:
         if self.marker.exists():
             return
         shutil.rmtree(self.data, ignore_errors=True)
-        self._own(self.home)
-        self._own(self.data)
+        _own(self.home, self.user)
+        _own(self.data, self.user)
         try:
             _run(["test", "-w", str(self.data)], user=self.user)
         except ServiceError:
@@ -671,13 +686,11 @@ class MariaDB:
             _wait(self._ready, "MariaDB (already running)")
             return self.url(port), False
         self.pidfile.unlink(missing_ok=True)
-        self._own(self.socket.parent)
+        _own(self.socket.parent, self.user)
         self.socket.unlink(missing_ok=True)
-        last = ""
-        for _ in range(3):
-            port = _free_port()
-            self.portfile.write_text(f"{port}\n")
-            proc = _spawn(
+
+        def spawn(port: int) -> subprocess.Popen[bytes]:
+            return _spawn(
                 [
                     self._bin("mariadbd"),
                     "--no-defaults",
@@ -694,19 +707,13 @@ class MariaDB:
                 ],
                 self.home / "mariadbd.out",
             )
-            try:
-                _wait(lambda: _reap(proc) or (self.pid() is not None and self._ready()), "MariaDB")  # noqa: B023
-            except ServiceError as exc:
-                last = str(exc)
-                _stop(proc.pid, lambda: not _reap(proc), "MariaDB")  # noqa: B023
-                continue
-            if _reap(proc):
-                last = f"mariadbd exited with {proc.returncode}"
-                continue
-            self._create_database()
-            return self.url(port), True
-        tail = self.log.read_text(errors="replace")[-1500:] if self.log.exists() else ""
-        raise ServiceError(f"MariaDB did not start ({last}); see {self.log}\n{tail}")
+
+        def ready(port: int) -> bool:
+            return self.pid() is not None and self._ready()
+
+        port = _start_detached("MariaDB", "mariadbd", self.portfile, self.log, spawn, ready)
+        self._create_database()
+        return self.url(port), True
 
     def _create_database(self) -> None:
         # The user may create databases: each matrix cell gets one of its own.
@@ -785,27 +792,17 @@ class Moto:
                 "extra: pip install -e '.[dynamodb]' (or 'moto[server,dynamodb]')"
             )
         self.home.mkdir(parents=True, exist_ok=True)
-        last = ""
-        for _ in range(3):
-            port = _free_port()
-            self.portfile.write_text(f"{port}\n")
+
+        def spawn(port: int) -> subprocess.Popen[bytes]:
             proc = _spawn(
                 [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                 self.log,
             )
             self.pidfile.write_text(f"{proc.pid}\n")
-            try:
-                _wait(lambda: _reap(proc) or self._ready(port), "moto")  # noqa: B023
-            except ServiceError as exc:
-                last = str(exc)
-                _stop(proc.pid, lambda: not _reap(proc), "moto")  # noqa: B023
-                continue
-            if _reap(proc):
-                last = f"moto exited with {proc.returncode}"
-                continue
-            return self.url(port), True
-        tail = self.log.read_text(errors="replace")[-1500:] if self.log.exists() else ""
-        raise ServiceError(f"moto did not start ({last}); see {self.log}\n{tail}")
+            return proc
+
+        port = _start_detached("moto", "moto", self.portfile, self.log, spawn, self._ready)
+        return self.url(port), True
 
     def down(self) -> bool:
         pid = self.pid()

@@ -21,28 +21,10 @@ from rctools.dbos.tables import forks_of, snapshot
 from rctools.suite.stored import ck
 from rctools.suite.trace import load as trace_load
 from rctools.suite.worker import Worker
+from rctools.suite.workflows import Op, spelled
 
 # workflow -> its operations in order: ("step", name, effect kind) or ("recv", topic)
-WORKFLOWS: dict[str, list[tuple[str, ...]]] = {
-    "linear": [
-        ("step", "reserve", "inventory"),
-        ("step", "charge", "payment"),
-        ("step", "mail", "mail"),
-        ("step", "ship", "shipping"),
-    ],
-    "approval": [
-        ("step", "quote", "quote"),
-        ("recv", "approval"),
-        ("step", "book", "booking"),
-    ],
-    "two-approvals": [
-        ("step", "quote", "quote"),
-        ("recv", "approval"),
-        ("step", "book", "booking"),
-        ("recv", "approval"),
-        ("step", "ship", "shipping"),
-    ],
-}
+WORKFLOWS: dict[str, list[Op]] = spelled("step", "recv")
 
 
 def nodes(workflow: str) -> list[str]:

@@ -37,7 +37,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 from uuid import UUID
@@ -51,7 +50,7 @@ from rctools.recovery.app import RecoveryApp, Tool
 from rctools.recovery.appkill import SideLog
 from rctools.recovery.controller import certify
 from rctools.recovery.engine import RunResult, Stuck
-from rctools.recovery.trace import TraceWriter
+from rctools.recovery.trace import TraceWriter, header
 
 APP_POLICIES = ("retry", "native", "resume", "admissible")
 MAX_RECOVERIES = 3
@@ -243,20 +242,9 @@ class AppRun(Listener):
         self.injected = True
 
     def _header(self, instances: list[str]) -> dict[str, Any]:
-        return {
-            "format": "resume-check/v1",
-            "contract": "SemanticRecovery",
-            "runtime": {"name": "langgraph", "version": metadata.version("langgraph")},
-            "backend": "sqlite",
-            "workload": self.app.spec,
-            "policy": self.policy,
-            "scenario": f"{self.app.spec}: "
-            + (f"fails before {self.target.name}" if self.target else "no failure"),
-            "workflow": {
-                "instances": instances,
-                "tools": [{"name": n, "policy": p} for n, p in self.app.policies.items()],
-            },
-        }
+        failure = f"fails before {self.target.name}" if self.target else "no failure"
+        spec = self.app.spec
+        return header(spec, self.policy, f"{spec}: {failure}", instances, self.app.policies)
 
     # --- what the callbacks and the tools report --------------------------------------------
 

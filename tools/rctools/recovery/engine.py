@@ -25,7 +25,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
@@ -33,7 +32,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from rctools.recovery.controller import Localization, kept_after_restore, localize
-from rctools.recovery.trace import TraceWriter
+from rctools.recovery.trace import TraceWriter, header
 from rctools.recovery.workloads import Action, Segment, Workload
 from rctools.recovery.world import Model, World
 
@@ -187,20 +186,8 @@ class Engine:
     # --- the trace -------------------------------------------------------------------------
 
     def _header(self) -> dict[str, Any]:
-        return {
-            "format": "resume-check/v1",
-            "contract": "SemanticRecovery",
-            "runtime": {"name": "langgraph", "version": metadata.version("langgraph")},
-            "backend": "sqlite",
-            "thread": self.workload.name,
-            "workload": self.workload.name,
-            "policy": self.policy,
-            "scenario": self.workload.description,
-            "workflow": {
-                "instances": list(self.workload.instances),
-                "tools": [{"name": t, "policy": p} for t, p in self.workload.tools.items()],
-            },
-        }
+        w = self.workload
+        return header(w.name, self.policy, w.description, list(w.instances), w.tools, thread=w.name)
 
     def actions_of(self, instance: str) -> tuple[Action, ...]:
         return self.workload.instances[instance]

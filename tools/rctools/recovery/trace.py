@@ -7,10 +7,41 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from rctools.suite.trace import TraceWriter as Lines
+
+
+def header(
+    workload: str,
+    policy: str,
+    scenario: str,
+    instances: list[str],
+    tools: Mapping[str, str],
+    thread: str | None = None,
+) -> dict[str, Any]:
+    """A SemanticRecovery trace's header, from the built-in engine and from a user's app alike:
+    LangGraph on SQLite, the workflow's instances and each tool's declared policy."""
+    head: dict[str, Any] = {
+        "format": "resume-check/v1",
+        "contract": "SemanticRecovery",
+        "runtime": {"name": "langgraph", "version": metadata.version("langgraph")},
+        "backend": "sqlite",
+    }
+    if thread is not None:
+        head["thread"] = thread
+    return head | {
+        "workload": workload,
+        "policy": policy,
+        "scenario": scenario,
+        "workflow": {
+            "instances": instances,
+            "tools": [{"name": n, "policy": p} for n, p in tools.items()],
+        },
+    }
 
 
 class TraceWriter:

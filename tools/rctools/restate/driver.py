@@ -26,9 +26,9 @@ from resumecheck.waiting import poll
 
 from rctools.restate.journal import SERVICE, snapshot
 from rctools.restate.server import Server
-from rctools.services import _free_port
 from rctools.suite.crash import FD_ENV, KILL_ENV
 from rctools.suite.reports import WorkerReport
+from rctools.suite.server import free_port
 from rctools.suite.trace import TraceWriter
 
 WAIT = 60.0
@@ -75,7 +75,7 @@ class Driver:
         self.control = work / "control"
         self.control.mkdir(parents=True, exist_ok=True)
         self.server = Server(data)
-        self.port = _free_port()
+        self.port = free_port()
         self.services: list[Service] = []
         self.answerers: list[str] = []
         self.registered = False

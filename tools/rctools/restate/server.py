@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import urllib.error
 import urllib.request
@@ -28,7 +27,9 @@ from typing import Any
 
 from resumecheck.waiting import poll
 
-from rctools.services import ServiceError, _free_port, _locked, services_dir
+from rctools.services import ServiceError, _locked, services_dir
+from rctools.suite import server
+from rctools.suite.server import free_port
 
 PACKAGE = "@restatedev/restate-server"
 VERSION = "1.7.12"
@@ -169,9 +170,9 @@ class Server:
     """One restate-server for one cell: its ports and data directory survive a kill."""
 
     data: Path
-    admin_port: int = field(default_factory=_free_port)
-    ingress_port: int = field(default_factory=_free_port)
-    node_port: int = field(default_factory=_free_port)
+    admin_port: int = field(default_factory=free_port)
+    ingress_port: int = field(default_factory=free_port)
+    node_port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -191,8 +192,7 @@ class Server:
             k: v for k, v in os.environ.items() if not k.startswith("RESTATE_") and k != "RUST_LOG"
         }
         env.update({"RESTATE_LISTEN_MODE": "tcp", "DO_NOT_TRACK": "1"})
-        log = (self.data / "server.log").open("ab")
-        self.proc = subprocess.Popen(
+        self.proc = server.spawn(
             [
                 str(binary()),
                 "--no-logo",
@@ -207,13 +207,11 @@ class Server:
                 "--advertised-address",
                 f"http://127.0.0.1:{self.node_port}/",
             ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            self.data / "server.log",
+            append=True,
             env=env,
             cwd=self.data,
         )
-        log.close()
         if not poll(self._up, timeout=READY_TIMEOUT, every=0.05):
             raise ServiceError(
                 f"restate-server not ready within {READY_TIMEOUT:.0f} s: {self._tail()}"
@@ -240,17 +238,10 @@ class Server:
 
     def kill(self) -> None:
         """SIGKILL: whatever the server had not written to its data directory is lost."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait()
+        server.kill(self.proc)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        server.stop(self.proc, timeout=20)
 
     def register(self, uri: str) -> None:
         """Registers the service deployment at `uri` (the server discovers its handlers)."""

@@ -40,32 +40,16 @@ from rctools.suite.effects import Effects
 from rctools.suite.stored import ck
 from rctools.suite.trace import TraceWriter
 from rctools.suite.trace import load as trace_load
+from rctools.suite.workflows import BOOK, QUOTE, Op, spelled
 
-# workflow -> its operations in order: ("run", name, effect kind) or ("promise", name)
-WORKFLOWS: dict[str, list[tuple[str, ...]]] = {
-    "linear": [
-        ("run", "reserve", "inventory"),
-        ("run", "charge", "payment"),
-        ("run", "mail", "mail"),
-        ("run", "ship", "shipping"),
-    ],
-    "approval": [
-        ("run", "quote", "quote"),
-        ("promise", "approval"),
-        ("run", "book", "booking"),
-    ],
-    "awakeable": [
-        ("run", "quote", "quote"),
-        ("awakeable", "approval"),
-        ("run", "book", "booking"),
-    ],
-    "two-approvals": [
-        ("run", "quote", "quote"),
-        ("promise", "approval"),
-        ("run", "book", "booking"),
-        ("promise", "approval-2"),
-        ("run", "ship", "shipping"),
-    ],
+# workflow -> its operations in order: ("run", name, effect kind) or ("promise", name); and
+# `awakeable`, Restate's own: the approval as an awakeable instead of a durable promise
+_SHARED = spelled("run", "promise", second="approval-2")
+WORKFLOWS: dict[str, list[Op]] = {
+    "linear": _SHARED["linear"],
+    "approval": _SHARED["approval"],
+    "awakeable": [("run", *QUOTE), ("awakeable", "approval"), ("run", *BOOK)],
+    "two-approvals": _SHARED["two-approvals"],
 }
 VISIBLE_TIMEOUT = 20.0
 

@@ -36,9 +36,10 @@ import networkx as nx
 from rctools.revision.irreversible import too_late
 from rctools.revision.model import COMPLETION_TOKENS
 from rctools.revision.nested import NestedInputs, TrackedView, assign, read, resolve
-from rctools.revision.policies import PLANNERS, Graph, Work
+from rctools.revision.policies import PLANNERS
 from rctools.revision.recorder import Recorder, header
 from rctools.revision.sender import RevisionSender
+from rctools.revision.staleness import Staleness
 from rctools.revision.workloads import Workload
 
 RUNTIME = {"name": "rctools-threads", "version": "1"}
@@ -111,7 +112,7 @@ def depth(workload: Workload) -> int:
     return max(longest.values())
 
 
-class RacingRuntime:
+class RacingRuntime(Staleness):
     """Runs one workload once under one policy while a sender process revises its inputs."""
 
     def __init__(
@@ -228,24 +229,6 @@ class RacingRuntime:
 
     # --- staleness and planning ----------------------------------------------------------
 
-    def _active(self, name: str) -> bool:
-        route = self.workload.node(name).route
-        return route is None or self.inputs.values[route[0]] == route[1]
-
-    def _touched(self, a: Attempt) -> set[str]:
-        return {p for p, v in self.inputs.versions.items() if a.vers[p] != v}
-
-    def _stale(self, a: Attempt) -> bool:
-        node = self.workload.node(a.node)
-        current = {self.cur[m].id if m in self.cur else None for m in node.after if self._active(m)}
-        return (
-            any(self.inputs.versions[p] != v for p, v in a.reads)
-            or (a.unknown and bool(self._touched(a)))
-            or (node.route is not None and node.route[0] in self._touched(a))
-            or not self._active(a.node)
-            or set(a.parents) != current
-        )
-
     def _work_items(self) -> list[tuple[Attempt, bool]]:
         """What a plan decides about: every attempt in flight (several, here) and every current
         commit; True for in flight."""
@@ -255,26 +238,11 @@ class RacingRuntime:
     def _replan(self) -> None:
         assert self.planner is not None
         self.pending = False
-        active = frozenset(n for n in self.workload.order if self._active(n))
-        work = [
-            Work(a.id, a.node, flight, self._stale(a), a.unknown and bool(self._touched(a)))
-            for a, flight in self._work_items()
-        ]
-        plan = self.planner(Graph(self.dag, self.workload.order, active), work)
-        self._event(
-            "plan",
-            mode=plan.mode,
-            cancel=sorted(plan.cancel),
-            invalidate=[n for n in self.workload.order if n in plan.invalidate],
-        )
+        plan = self.planner(self._graph(), self._plan_work(self._work_items()))
+        self._event("plan", **self._plan_fields(plan))
         for attempt_id in plan.cancel:
             self.in_flight.pop(attempt_id).state = "cancelled"
-        for name in self.workload.order:
-            if name in plan.invalidate:
-                old = self.cur.pop(name)
-                if old.effect == "published" and not self.workload.node(name).irreversible:
-                    old.effect = "revoked"
-                    self._event("revoke", attempt=old.id)
+        self._invalidate([n for n in self.workload.order if n in plan.invalidate], self._event)
 
     # --- attempts ------------------------------------------------------------------------
 

@@ -25,10 +25,11 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from rctools.revision.injection import Injection
-from rctools.revision.irreversible import on_route, too_late
+from rctools.revision.irreversible import too_late
 from rctools.revision.model import FakeModel
-from rctools.revision.policies import PLANNERS, Graph, Plan, Work
+from rctools.revision.policies import PLANNERS, Plan, Work
 from rctools.revision.recorder import Recorder, header
+from rctools.revision.staleness import Staleness
 from rctools.revision.tracking import Inputs, TrackedReads
 from rctools.revision.workloads import Revision, Workload
 
@@ -63,7 +64,7 @@ class Outcome:
     """Nodes executed again after the revision arrived, in order."""
 
 
-class RevisionRuntime:
+class RevisionRuntime(Staleness):
     """Runs one workload once under one policy, with one revision injected at one point."""
 
     def __init__(
@@ -201,38 +202,16 @@ class RevisionRuntime:
 
     # --- staleness and planning ------------------------------------------------------------
 
-    def _active(self, name: str) -> bool:
-        return on_route(self.workload.node(name), self.inputs.values)
-
-    def _touched(self, a: Attempt) -> set[str]:
-        return {p for p, v in self.inputs.versions.items() if a.vers[p] != v}
-
-    def _stale(self, a: Attempt) -> bool:
-        node = self.workload.node(a.node)
-        current = {self.cur[m].id if m in self.cur else None for m in node.after if self._active(m)}
-        return (
-            any(self.inputs.versions[p] != v for p, v in a.reads)
-            or (a.unknown and bool(self._touched(a)))
-            or (node.route is not None and node.route[0] in self._touched(a))
-            or not self._active(a.node)
-            or set(a.parents) != current
-        )
-
     def _work(self) -> list[Work]:
         items = [(a, True) for a in [self.in_flight] if a is not None]
-        items += [(a, False) for a in self.cur.values()]
-        return [
-            Work(a.id, a.node, flight, self._stale(a), a.unknown and bool(self._touched(a)))
-            for a, flight in items
-        ]
+        return self._plan_work(items + [(a, False) for a in self.cur.values()])
 
     def _replan(self, at: str | None) -> None:
         """After a revision: plan, apply the plan, and decide where the run resumes."""
         if not self.pending or self.planner is None:
             return
         self.pending = False
-        active = frozenset(n for n in self.workload.order if self._active(n))
-        plan = self.planner(Graph(self.dag, self.workload.order, active), self._work())
+        plan = self.planner(self._graph(), self._work())
         self._apply(plan)
         order = self.workload.order
         # Resume before the first node that must run again or whose output was discarded
@@ -247,19 +226,10 @@ class RevisionRuntime:
             self.restart = plan.mode == "full"
 
     def _apply(self, plan: Plan) -> None:
-        self.record(
-            "plan",
-            mode=plan.mode,
-            cancel=sorted(plan.cancel),
-            invalidate=[n for n in self.workload.order if n in plan.invalidate],
-        )
+        self.record("plan", **self._plan_fields(plan))
         if self.in_flight is not None and self.in_flight.id in plan.cancel:
             self.in_flight = None
-        for name in plan.invalidate:
-            old = self.cur.pop(name)
-            if old.effect == "published" and not self.workload.node(name).irreversible:
-                old.effect = "revoked"
-                self.record("revoke", attempt=old.id)
+        self._invalidate(plan.invalidate, self.record)
 
     def _too_late(self, rev: Revision) -> bool:
         """Accepting `rev` would need an irreversible effect already out revoked (TooLate)."""

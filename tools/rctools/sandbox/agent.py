@@ -30,8 +30,9 @@ import shutil
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from resumecheck.waiting import poll
@@ -49,6 +50,7 @@ from rctools.sandbox.workloads import WORKLOADS, Workload
 from rctools.suite.trace import TraceWriter
 
 CRASH_POINTS = ("command", "checkpoint", "response")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Agent:
@@ -296,23 +298,48 @@ class Agent:
         )
 
 
+def run_options(func: F) -> F:
+    """RUN_DIR, --workload, --policy: the same on the agent and on the host (`host.py`)."""
+    for option in reversed(
+        [
+            click.argument("run_dir", type=click.Path(path_type=Path)),
+            click.option("--workload", type=click.Choice(sorted(WORKLOADS)), required=True),
+            click.option("--policy", type=click.Choice(sorted(POLICIES)), required=True),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def crash_options(func: F) -> F:
+    """--crash, --resume, --processes, --inspector: the same on the agent and on the host."""
+    for option in reversed(
+        [
+            click.option("--crash", help="TURN:POINT, POINT one of " + ", ".join(CRASH_POINTS)),
+            click.option("--resume", is_flag=True, help="restore from the restore head"),
+            click.option("--processes", type=click.Choice(MODES), default="criu"),
+            click.option("--inspector", type=click.Choice(INSPECTORS), default="fanotify"),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+slots_option = click.option(
+    "--slots", type=click.Path(path_type=Path), help="the host's checkpoint scheduler folder"
+)
+
+
 @click.command(
     context_settings={"help_option_names": ["-h", "--help"]}, help=__doc__.splitlines()[0]
 )
-@click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--workload", type=click.Choice(sorted(WORKLOADS)), required=True)
-@click.option("--policy", type=click.Choice(sorted(POLICIES)), required=True)
+@run_options
 @click.option("--latency", type=float, default=0.05, help="model call, seconds")
-@click.option("--crash", help="TURN:POINT, POINT one of " + ", ".join(CRASH_POINTS))
-@click.option("--resume", is_flag=True, help="restore from the restore head")
-@click.option("--processes", type=click.Choice(MODES), default="criu")
-@click.option("--inspector", type=click.Choice(INSPECTORS), default="fanotify")
+@crash_options
 @click.option("--rollback", help="M:K, once turn M is done go back to turn K")
 @click.option("--fork", type=int, help="start as a rollout from the point of turn K")
 @click.option("--stop-after", type=int, help="end after turn N (a fork's parent)")
-@click.option(
-    "--slots", type=click.Path(path_type=Path), help="the host's checkpoint scheduler folder"
-)
+@slots_option
 def main(
     run_dir: Path,
     workload: str,

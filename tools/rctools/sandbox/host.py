@@ -48,12 +48,10 @@ from typing import Any
 
 import click
 
-from rctools.sandbox.agent import CRASH_POINTS, Agent
-from rctools.sandbox.inspector import MODES as INSPECTORS
+from rctools.sandbox.agent import Agent, crash_options, run_options, slots_option
 from rctools.sandbox.inspector import Inspector
 from rctools.sandbox.namespace import COMMAND_ENV, table_digest
 from rctools.sandbox.policies import POLICIES, Policy
-from rctools.sandbox.processes import MODES
 from rctools.sandbox.proxy import Endpoint
 from rctools.sandbox.scheduler import Scheduler
 from rctools.sandbox.standin import turn_of
@@ -268,18 +266,11 @@ class Host(Agent):
 @click.command(
     context_settings={"help_option_names": ["-h", "--help"]}, help=__doc__.splitlines()[0]
 )
-@click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--workload", type=click.Choice(sorted(WORKLOADS)), required=True)
-@click.option("--policy", type=click.Choice(sorted(POLICIES)), required=True)
+@run_options
 @click.option("--agent", required=True, help="the agent's command line, run in the workspace")
 @click.option("--model", required=True, help="the model endpoint's base URL (…/v1)")
-@click.option("--crash", help="TURN:POINT, POINT one of " + ", ".join(CRASH_POINTS))
-@click.option("--resume", is_flag=True, help="restore from the restore head")
-@click.option("--processes", type=click.Choice(MODES), default="criu")
-@click.option("--inspector", type=click.Choice(INSPECTORS), default="fanotify")
-@click.option(
-    "--slots", type=click.Path(path_type=Path), help="the host's checkpoint scheduler folder"
-)
+@crash_options
+@slots_option
 def main(
     run_dir: Path,
     workload: str,

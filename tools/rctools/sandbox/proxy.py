@@ -23,8 +23,10 @@ import os
 import socket
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import HTTPServer
 from typing import Any
+
+from rctools.sandbox.jsonhttp import JSONHandler
 
 CLONE_NEWNET = 0x40000000
 PORT = 8000
@@ -75,11 +77,8 @@ class Endpoint(HTTPServer):
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JSONHandler):
     server: Endpoint
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: the trace is the record."""
 
     def do_POST(self) -> None:
         if self.path.rstrip("/") != "/v1/chat/completions":
@@ -91,9 +90,4 @@ class _Handler(BaseHTTPRequestHandler):
                 status, payload = 400, {"error": {"message": f"not JSON: {exc}"}}
             else:
                 status, payload = self.server.on_request(body)
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self._send(status, payload)

@@ -33,13 +33,14 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import click
 from resumecheck.waiting import poll
 
+from rctools.sandbox.jsonhttp import JSONHandler
 from rctools.sandbox.tree import digest
 from rctools.sandbox.workloads import WORKLOADS, Workload
 
@@ -123,19 +124,8 @@ class StandIn(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JSONHandler):
     server: StandIn
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: a bench of 16 sandboxes would print thousands of lines."""
-
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") == "/stats":

@@ -26,24 +26,10 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.converter import default as default_converter
 
 from rctools.suite.stored import StoredRun
+from rctools.suite.workflows import spelled
 
 # the plan of each workflow: ("act", activity name, effect kind) or ("wait", topic)
-PLANS: dict[str, list[tuple[str, ...]]] = {
-    "linear": [
-        ("act", "reserve", "inventory"),
-        ("act", "charge", "payment"),
-        ("act", "mail", "mail"),
-        ("act", "ship", "shipping"),
-    ],
-    "approval": [("act", "quote", "quote"), ("wait", "approval"), ("act", "book", "booking")],
-    "two-approvals": [
-        ("act", "quote", "quote"),
-        ("wait", "approval"),
-        ("act", "book", "booking"),
-        ("wait", "approval"),
-        ("act", "ship", "shipping"),
-    ],
-}
+PLANS: dict[str, list[tuple[str, ...]]] = spelled("act", "wait")
 
 
 def node(op: tuple[str, ...]) -> str:

