@@ -4,7 +4,7 @@
 (* loop, a fan-out of one node and an interrupt, bounded faults (crashes,  *)
 (* forks, edits) and checkpoint ids.                                       *)
 (***************************************************************************)
-EXTENDS ResumeCore
+EXTENDS ResumeCore, ResumeCoreHistory
 
 CONSTANTS MaxFaults, MaxCheckpoints, Durabilities, Plans, Levels, Fencings
 

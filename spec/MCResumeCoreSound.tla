@@ -13,7 +13,7 @@
 (* here is a hole in the checks -- a move that admits a wrong choice no    *)
 (* named check catches -- or a history form stated too strongly.           *)
 (***************************************************************************)
-EXTENDS ResumeCore
+EXTENDS ResumeCore, ResumeCoreHistory
 
 CONSTANTS
     MaxEvents,       \* the longest history explored

@@ -13,7 +13,7 @@
 (* `resume-check agree` asks both of many mutated real traces and reports  *)
 (* every trace on which they disagree.                                     *)
 (***************************************************************************)
-EXTENDS TraceResumeCore
+EXTENDS TraceResumeCore, ResumeCoreHistory
 
 VARIABLE judged   \* the history up to the cursor has been judged
 

@@ -270,6 +270,10 @@ def history_operators(base_text: str) -> dict[str, str] | None:
     return {name.strip(): operator.strip() for name, operator in pairs}
 
 
+HISTORY_MODULE = "History"
+"""`<Base>History.tla`: where a contract may state its properties' history forms, apart from
+the moves, so that judging a trace (which reads only the moves' checks) does not parse them."""
+
 SOUND_SUFFIX = "Sound"
 
 
@@ -343,7 +347,11 @@ def check_coverage(spec_dir: Path, manifest: Manifest | None = None) -> list[Row
                 problems.append(f"{name} is not an INVARIANT of {', '.join(missing)}")
             if not any(m.module == base.stem and m.expect == name for m in everything):
                 problems.append(f"{name} has no mutant that must break it")
-        history = history_operators(text)
+        # The history forms in the base module, or in a module of their own beside it
+        # (`<Base>History.tla`, which trace validation does not parse: ResumeCore's).
+        own = spec_dir / f"{base.stem}{HISTORY_MODULE}.tla"
+        forms = own.read_text(encoding="utf-8") if own.is_file() else ""
+        history = history_operators(text + forms)
         if history is not None:
             problems += _history_gaps(spec_dir, base.stem, names, history, cfgs, sound, everything)
         if not cfgs:
