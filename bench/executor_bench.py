@@ -45,7 +45,8 @@ from typing import Any
 
 import click
 import psutil
-from tracegen import Trace, generate
+from corpus import Trace
+from tracegen import generate
 
 _SHARD = re.compile(r"^executor: shard \d+/\d+ of \w+ done on .*, ([\d.]+) CPU-s$", re.M)
 
