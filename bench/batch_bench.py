@@ -53,7 +53,7 @@ from typing import Any
 
 import click
 import simulate
-from corpus import Expected, Trace
+from corpus import CORPORA, Expected, Trace, generated
 from resumecheck import tracemanifest
 from resumecheck.batch import TLC_WORKERS
 from resumecheck.contract import SPEC_PATH_ENV
@@ -61,7 +61,7 @@ from resumecheck.tlc.locate import find_java
 from resumecheck.tlc.runner import JAVA_OPTS_ENV
 from resumecheck.tlc.warm import MODE_ENV
 from resumecheck.trace.schema import load_schema
-from tracegen import LONG_EVENTS, TARGET_EVENTS, generate, generate_long
+from tracegen import LONG_EVENTS, TARGET_EVENTS, generate_long
 
 TARGET_LONG_CPU = 10.0  # CPU-seconds for the 10,000-event trace
 # Event fields a --baseline checker may not know (ResumeCore v3: a nested load's host); the
@@ -239,7 +239,7 @@ def _sizes(ctx: click.Context, param: click.Parameter, text: str) -> list[int]:
 )
 @click.option(
     "--corpus",
-    type=click.Choice(["tracegen", "sim"]),
+    type=click.Choice(CORPORA),
     default="tracegen",
     help="the generated traces: bench/tracegen.py's simulator (default; the corpus the v2 "
     "baseline is measured on) or TLC simulating the contract (bench/simulate.py)",
@@ -350,10 +350,7 @@ def _machine() -> dict[str, str]:
 
 def _rows(workdir: Path, args: Options) -> list[Row]:
     """The inputs, written one folder each (the CLI judges a folder), schema-checked."""
-    if args.corpus == "sim":
-        corpus = simulate.corpus(max(args.sizes), args.seed)
-    else:
-        corpus = [generate(i, args.seed) for i in range(max(args.sizes))]
+    corpus = generated(args.corpus, max(args.sizes), args.seed)
     rows = [
         Row(f"batch-{n}", workdir / f"batch-{n:05d}", corpus[:n], once=n >= args.once_from)
         for n in args.sizes

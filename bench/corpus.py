@@ -59,3 +59,21 @@ def write_manifest(folder: Path, traces: Sequence[Trace]) -> Path:
     entries = {t.file: t.expected.manifest(t.header["scenario"]) for t in traces}
     path.write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return path
+
+
+CORPORA = ("tracegen", "sim")
+"""The generated corpora a benchmark can time (`--corpus`)."""
+
+
+def generated(kind: str, count: int, seed: int) -> list[Trace]:
+    """The first `count` traces of a generated corpus: "tracegen" (bench/tracegen.py, a
+    simulator of the reference runtime written in Python) or "sim" (TLC simulating the
+    contract's reference runtime, bench/simulate.py). Imported here, not above: both
+    generators import this module."""
+    if kind == "sim":
+        import simulate
+
+        return simulate.corpus(count, seed)
+    import tracegen
+
+    return [tracegen.generate(i, seed) for i in range(count)]

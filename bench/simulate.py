@@ -48,6 +48,7 @@ VIOLATING_EVERY = 20
 VIOLATING_OFFSET = 7
 _DRAWS = 4  # mutants drawn per violating trace and round
 _MAX_ROUNDS = 5
+WALKS_PER_TRACE = 4  # walks TLC starts per trace wanted: some reach neither an end nor the depth
 DEPTH = 400  # moves per walk before TLC gives up on it (a walk ends when its history is printed)
 
 # hist record kind -> (trace event, its fields): the whole mapping. `name=source` takes the
@@ -181,10 +182,26 @@ def walks(count: int, seed: int, events: int, depth: int = DEPTH) -> list[Walk]:
             config.parent / MODULE.name,
             config,
             library_paths=[SPEC],
-            extra_args=["-simulate", f"num={count * 3}", "-depth", str(depth), "-seed", str(seed)],
+            extra_args=[
+                "-simulate",
+                f"num={count * WALKS_PER_TRACE}",
+                "-depth",
+                str(depth),
+                "-seed",
+                str(seed),
+                "-continue",
+            ],
         )
     finally:
         shutil.rmtree(config.parent, ignore_errors=True)
+    if result.violated:
+        # the reference runtime broke a property in some walk: a finding about the contract,
+        # not about the traces (no walk goes on past a bad move), so the corpus is still sound
+        click.echo(
+            f"simulate: the reference runtime breaks {result.violated} in a walk of seed "
+            f"{seed}; TLC's error trace:\n{result.error_text[:4000]}",
+            err=True,
+        )
     printed = [parse_value(p) for p in result.prints]
     found = [Walk(p[1], p[2]) for p in printed if isinstance(p, tuple) and p[0] == TAG]
     if not found:

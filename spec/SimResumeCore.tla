@@ -46,6 +46,7 @@ Printed == Done => PrintT(<<"sim-trace", wf, hist>>)
 OneRead == ReadLast' => ~ReadLast
 SimSpec == MCInit /\ [][MCNext /\ OneRead]_<<vars, faults>>
 
-\* A finished behaviour is not extended: its walk ends there.
-SimBounds == MCBounds /\ ~Done
+\* A finished behaviour is not extended: its walk ends there; nor is one whose last move
+\* broke a property (TLC, run with -continue, reports it): no printed history has a bad move.
+SimBounds == MCBounds /\ ~Done /\ broke = {}
 =============================================================================
