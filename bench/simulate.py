@@ -23,7 +23,9 @@ format of traces/core/manifest.json.
 from __future__ import annotations
 
 import json
+import re
 import shutil
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +50,7 @@ VIOLATING_EVERY = 20
 VIOLATING_OFFSET = 7
 _DRAWS = 4  # mutants drawn per violating trace and round
 _MAX_ROUNDS = 5
+_VIOLATED = re.compile(r"^Invariant (\w+) is violated", re.M)
 WALKS_PER_TRACE = 4  # walks TLC starts per trace wanted: some reach neither an end nor the depth
 DEPTH = 400  # moves per walk before TLC gives up on it (a walk ends when its history is printed)
 
@@ -194,12 +197,16 @@ def walks(count: int, seed: int, events: int, depth: int = DEPTH) -> list[Walk]:
         )
     finally:
         shutil.rmtree(config.parent, ignore_errors=True)
-    if result.violated:
-        # the reference runtime broke a property in some walk: a finding about the contract,
+    broken = Counter(_VIOLATED.findall(result.error_text))
+    if broken:
+        # the reference runtime broke a property in some walks: a finding about the contract,
         # not about the traces (no walk goes on past a bad move), so the corpus is still sound
+        said = ", ".join(f"{name} in {n}" for name, n in sorted(broken.items()))
         click.echo(
-            f"simulate: the reference runtime breaks {result.violated} in a walk of seed "
-            f"{seed}; TLC's error trace:\n{result.error_text[:4000]}",
+            f"simulate: the reference runtime breaks {said} of {count * WALKS_PER_TRACE} walks "
+            f"(seed {seed}); those walks end there. TLC's trace of each: tlc -simulate "
+            f"num={count * WALKS_PER_TRACE} -depth {depth} -seed {seed} -continue "
+            f"-config {CONFIG.name} {MODULE.name} in spec/",
             err=True,
         )
     printed = [parse_value(p) for p in result.prints]
