@@ -33,7 +33,9 @@ SimWorkflows ==
 
 \* The behaviour is long enough and its last invocation returned: every chain's run
 \* ended and nothing made is in flight (a complete trace).
-Done == Len(hist) >= TraceEvents /\ ending \in {"done", "parked", "failed"}
+Done ==
+    /\ Len(hist) >= TraceEvents /\ ending \in {"done", "parked", "failed"}
+    /\ \A q \in Procs : inflight[q].cks = {}   \* (an edit's checkpoint is not still in flight)
 
 \* Always true: prints the history (and the workflow it ran) of a finished behaviour.
 \* TLC checks an invariant on every successor of a state, not only on the one its walk
