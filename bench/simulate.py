@@ -16,7 +16,7 @@ The judge is the test of the table: every simulated trace must conform (`resume-
 mapping is wrong. 1 in 20 traces violates, as in bench/tracegen.py: mutants of conforming ones
 (`resumecheck.mutation`) that the history oracle (`TraceResumeCoreHistory`, the properties
 stated over the history alone) calls broken, with the event and properties it names; the
-checker's verdicts must match them. Both write `manifest.json` beside the traces, in the
+checker's verdicts must match them. It writes `manifest.json` beside the traces, in the
 format of traces/core/manifest.json.
 """
 
@@ -179,7 +179,10 @@ def walks(count: int, seed: int, events: int, depth: int = DEPTH) -> list[Walk]:
     config = tempdirs.mkdtemp("simulate-") / CONFIG.name
     try:
         text = CONFIG.read_text(encoding="utf-8")
-        config.write_text(text.replace("TraceEvents = 100", f"TraceEvents = {events}"))
+        text, replaced = re.subn(r"TraceEvents = \d+", f"TraceEvents = {events}", text)
+        if replaced != 1:
+            raise click.ClickException(f"{CONFIG} sets no TraceEvents")
+        config.write_text(text, encoding="utf-8")
         shutil.copy(MODULE, config.parent)
         result = run_tlc(
             config.parent / MODULE.name,
