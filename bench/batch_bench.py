@@ -9,7 +9,8 @@ seconds of the whole process tree (the CLI and the JVM it waits for, from os.wai
 peak RSS of its largest process (the JVM), because the machine this runs on is shared: wall
 time says how busy the neighbours were, CPU time what the checker itself spent.
 
-Rows (traces from bench/tracegen.py, seeded, 5% violating; the last row recorded ones):
+Rows (traces from bench/tracegen.py, or with --corpus sim from TLC simulating the contract's
+reference runtime, bench/simulate.py; seeded, 5% violating; the last row recorded ones):
 
 - batches of 1, 100 and 1,000 traces of ~100 events, each in ONE call (one TLC run);
 - ONE 10,000-event trace (a long-running thread), against the batch of 100 (about as many
@@ -51,6 +52,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+import simulate
+from corpus import CORPORA, Expected, Trace, generated
 from resumecheck import tracemanifest
 from resumecheck.batch import TLC_WORKERS
 from resumecheck.contract import SPEC_PATH_ENV
@@ -58,7 +61,7 @@ from resumecheck.tlc.locate import find_java
 from resumecheck.tlc.runner import JAVA_OPTS_ENV
 from resumecheck.tlc.warm import MODE_ENV
 from resumecheck.trace.schema import load_schema
-from tracegen import LONG_EVENTS, TARGET_EVENTS, Expected, Trace, generate, generate_long
+from tracegen import LONG_EVENTS, TARGET_EVENTS, generate_long
 
 TARGET_LONG_CPU = 10.0  # CPU-seconds for the 10,000-event trace
 # Event fields a --baseline checker may not know (ResumeCore v3: a nested load's host); the
@@ -156,6 +159,7 @@ class Options:
     spec: bool
     baseline: str | None
     baseline_size: int
+    corpus: str
     seed: int
     out: Path | None
     workdir: Path | None
@@ -233,6 +237,13 @@ def _sizes(ctx: click.Context, param: click.Parameter, text: str) -> list[int]:
 @click.option(
     "--baseline-size", type=int, default=1000, help="the batch --baseline judges (default 1000)"
 )
+@click.option(
+    "--corpus",
+    type=click.Choice(CORPORA),
+    default="tracegen",
+    help="the generated traces: bench/tracegen.py's simulator (default; the corpus the v2 "
+    "baseline is measured on) or TLC simulating the contract (bench/simulate.py)",
+)
 @click.option("--seed", type=int, default=1, help="corpus seed (default: 1)")
 @click.option("--out", type=click.Path(path_type=Path), help="write the results as Markdown here")
 @click.option(
@@ -248,6 +259,8 @@ def main(**options: Any) -> None:
         raise click.UsageError("--sizes and --repeats must be positive")
     if args.long_events < 0 or args.singles < 0:
         raise click.UsageError("--long-events and --singles must not be negative")
+    if args.corpus == "sim" and args.long_events:
+        raise click.UsageError("--corpus sim has no long trace yet: add --long-events 0")
     try:
         code = _bench(args)
     except BenchError as exc:
@@ -337,7 +350,7 @@ def _machine() -> dict[str, str]:
 
 def _rows(workdir: Path, args: Options) -> list[Row]:
     """The inputs, written one folder each (the CLI judges a folder), schema-checked."""
-    corpus = [generate(i, args.seed) for i in range(max(args.sizes))]
+    corpus = generated(args.corpus, max(args.sizes), args.seed)
     rows = [
         Row(f"batch-{n}", workdir / f"batch-{n:05d}", corpus[:n], once=n >= args.once_from)
         for n in args.sizes
@@ -648,15 +661,15 @@ def _report(
         "",
         "## Method",
         "",
-        f"- corpus: `bench/tracegen.py`, seed {args.seed}; the batch of N is the first N traces, "
-        f"~{TARGET_EVENTS} events each, recorded from a simulator of the contract's reference "
-        "runtime: ReAct loops, Send fan-out, pipelines, a subgraph on its own chain, interrupts "
-        "and answers, effects at declared levels, SIGKILLs keeping or losing what was in "
-        "flight, retries, time-travel forks, update_state edits, sync/async/exit durability. "
-        "1 in 20 traces makes one wrong move (two kinds per property PC, EO, CO, CV, FD, RD, "
-        "shaped like traces/core) and ends at it.",
-        "- the long trace: `python bench/tracegen.py DIR --events N`, one thread over many "
-        "invocations (its scenario line lists what it contains), conforming.",
+        _corpus_line(args),
+        *(
+            [
+                "- the long trace: `python bench/tracegen.py DIR --events N`, one thread over "
+                "many invocations (its scenario line lists what it contains), conforming."
+            ]
+            if args.long_events
+            else []
+        ),
         "- each round runs every row once (rotating the order); one untimed warm-up call before.",
         "- one process per trace: each single trace in its own call; the total for N traces is "
         "N times their median (extrapolated).",
@@ -755,6 +768,30 @@ def _before_after_section(by_key: dict[str, Row]) -> list[str]:
 def _marginal(size: int) -> Any:
     """CPU-s per trace beyond the first, within one round."""
     return lambda s: (s["n"].cpu - s["1"].cpu) / (size - 1)
+
+
+def _corpus_line(args: Options) -> str:
+    if args.corpus == "sim":
+        return (
+            f"- corpus: `bench/simulate.py`, seed {args.seed}; the batch of N is the first N "
+            f"traces, ~{simulate.TARGET_EVENTS} events each: walks of ONE TLC `-simulate` run "
+            "of the contract's reference runtime (spec/SimResumeCore.tla: one thread, a loop, "
+            "Send fan-out, interrupts and answers, effects at every level, three processes, "
+            "SIGKILLs keeping any part of what was in flight, time-travel forks, update_state "
+            "edits, sync/async/exit durability, lease or no fencing), each printed once its "
+            "last invocation returned. 1 in 20 traces is a mutant of earlier ones "
+            "(resumecheck.mutation) that the history oracle calls broken, cut after the event "
+            "it names; the checker must name the same event and properties."
+        )
+    return (
+        f"- corpus: `bench/tracegen.py`, seed {args.seed}; the batch of N is the first N traces, "
+        f"~{TARGET_EVENTS} events each, recorded from a simulator of the contract's reference "
+        "runtime: ReAct loops, Send fan-out, pipelines, a subgraph on its own chain, interrupts "
+        "and answers, effects at declared levels, SIGKILLs keeping or losing what was in "
+        "flight, retries, time-travel forks, update_state edits, sync/async/exit durability. "
+        "1 in 20 traces makes one wrong move (two kinds per property PC, EO, CO, CV, FD, RD, "
+        "shaped like traces/core) and ends at it."
+    )
 
 
 def _long_section(by_key: dict[str, Row], args: Options) -> list[str]:

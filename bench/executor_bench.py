@@ -3,8 +3,9 @@
     .venv/bin/python bench/executor_bench.py --out bench/executor-results.md
     .venv/bin/python bench/executor_bench.py --sizes 1,100 --repeats 1        (a quick look)
 
-Each row is ONE `resume-check --format json PATH` call (traces from bench/tracegen.py, seeded,
-5% violating), waited for with os.wait4, in three modes:
+Each row is ONE `resume-check --format json PATH` call (traces from bench/tracegen.py, or with
+--corpus sim from TLC simulating the contract, bench/simulate.py; seeded, 5% violating), waited
+for with os.wait4, in three modes:
 
 - `local`: no executor;
 - `local:2`: `--executor local:2`; CPU is the whole process tree, so it includes starting the
@@ -45,7 +46,7 @@ from typing import Any
 
 import click
 import psutil
-from tracegen import Trace, generate
+from corpus import CORPORA, Trace, generated
 
 _SHARD = re.compile(r"^executor: shard \d+/\d+ of \w+ done on .*, ([\d.]+) CPU-s$", re.M)
 
@@ -78,7 +79,10 @@ class Row:
 @click.option("--sizes", "batches", default="1,1000", help="batch sizes, comma-separated")
 @click.option("--repeats", type=int, default=1, help="rounds of every row")
 @click.option("--seed", type=int, default=1)
-def main(out: Path | None, batches: str, repeats: int, seed: int) -> None:
+@click.option(
+    "--corpus", type=click.Choice(CORPORA), default="tracegen", help="the generated traces"
+)
+def main(out: Path | None, batches: str, repeats: int, seed: int, corpus: str) -> None:
     """Exit code 2 (and no report) when a verdict or an executor's report is wrong; passed to
     sys.exit, since click ignores a command's return value."""
     sizes = sorted({int(s) for s in batches.split(",") if s.strip()})
@@ -89,8 +93,8 @@ def main(out: Path | None, batches: str, repeats: int, seed: int) -> None:
             tempfile.TemporaryDirectory(prefix="executor-bench-") as tmp,
             _standing_cluster(Path(tmp)) as (address, cluster_cpu),
         ):
-            corpus = [generate(i, seed) for i in range(max(sizes))]
-            folders = {n: _write(Path(tmp) / f"batch-{n:05d}", corpus[:n]) for n in sizes}
+            traces = generated(corpus, max(sizes), seed)
+            folders = {n: _write(Path(tmp) / f"batch-{n:05d}", traces[:n]) for n in sizes}
             modes = (
                 ("local", ()),
                 ("local:2", ("--executor", "local:2")),
@@ -107,7 +111,7 @@ def main(out: Path | None, batches: str, repeats: int, seed: int) -> None:
                         extra = cluster_cpu() - outside
                         sample = Sample(sample.wall, sample.cpu + extra, sample.shard_cpu)
                     if row.mode == "local":
-                        _verify(report, corpus[: row.size])
+                        _verify(report, traces[: row.size])
                         local_reports[row.size] = report
                     elif report != local_reports[row.size]:
                         raise BenchError(f"{row.mode}, {row.size} traces: not the local report")
@@ -117,7 +121,7 @@ def main(out: Path | None, batches: str, repeats: int, seed: int) -> None:
     except BenchError as exc:
         print(f"executor_bench: {exc}", file=sys.stderr)
         sys.exit(2)
-    events = {n: sum(len(t.events) for t in corpus[:n]) for n in sizes}
+    events = {n: sum(len(t.events) for t in traces[:n]) for n in sizes}
     text = _report(rows, events, repeats, load_before, os.getloadavg(), idle)
     if out:
         out.write_text(text, encoding="utf-8")

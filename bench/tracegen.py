@@ -36,14 +36,14 @@ to the end of the trace, and the benchmark would time that instead of the contra
 from __future__ import annotations
 
 import contextlib
-import json
 import random
-from collections.abc import Generator, Sequence
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
+from corpus import Expected, Trace, write_manifest
 
 TARGET_EVENTS = 100
 
@@ -100,56 +100,6 @@ Pos = tuple[int, int]  # (turn, step) in a chain's script
 # ("effect", intent, kind), ("interrupt", "", None) or ("sub", "", None)
 Op = tuple[str, str, str | None]
 Shape = tuple[tuple[str, str], ...]  # one step's tasks as (node, path)
-
-
-@dataclass(frozen=True)
-class Expected:
-    """What the checker must say about a trace: the status, for a violation the 1-based index
-    of the first bad event and the properties it breaks, for a conforming trace whether it
-    reached an end."""
-
-    status: str
-    event: int | None = None
-    properties: tuple[str, ...] = ()
-    complete: bool | None = None
-
-    def manifest(self, meaning: str) -> dict[str, Any]:
-        """The entry traces/<area>/manifest.json would have for this trace."""
-        entry: dict[str, Any] = {"meaning": meaning, "status": self.status}
-        if self.status == "violates":
-            entry |= {"event": self.event, "properties": list(self.properties)}
-        if self.complete is not None:
-            entry["complete"] = self.complete
-        return entry
-
-
-@dataclass(frozen=True)
-class Trace:
-    """One generated trace and the verdict it was generated to get."""
-
-    name: str
-    header: dict[str, Any]
-    events: list[dict[str, Any]]
-    expected: Expected
-
-    @property
-    def file(self) -> str:
-        return f"{self.name}.jsonl"
-
-    def write(self, folder: Path) -> Path:
-        """Writes the trace as JSON Lines (header first) to `folder/<name>.jsonl`."""
-        path = folder / self.file
-        lines = [json.dumps(self.header)] + [json.dumps(e) for e in self.events]
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return path
-
-
-def write_manifest(folder: Path, traces: Sequence[Trace]) -> Path:
-    """`folder/manifest.json`: each trace's expected verdict, as traces/core keeps them."""
-    path = folder / "manifest.json"
-    entries = {t.file: t.expected.manifest(t.header["scenario"]) for t in traces}
-    path.write_text(json.dumps(entries, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    return path
 
 
 def violation_of(index: int) -> str | None:
