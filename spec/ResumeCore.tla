@@ -776,13 +776,15 @@ StoredAncestor(c) ==
 
 \* The saver acknowledged checkpoint c, given with content digest d.  Exit
 \* durability saves only a run's last checkpoint, as a child of the last stored
-\* one (the checkpoint the run started from): the checkpoints p made on c's
-\* chain before c, and the writes and answers p made on them, never reach the
-\* store.
+\* one (the checkpoint the run started from): the checkpoints p's run made on
+\* c's chain before c, and the writes and answers p made on them, never reach
+\* the store.  An edit (update_state) is no run's checkpoint: its put keeps its
+\* parent and loses nothing, and no run's put loses it.
 PutCheckpoint(p, c, d) ==
-    LET exit == wf.durability = "exit"
+    LET exit == wf.durability = "exit" /\ ~ck[c].edit
         older(x) == x # c /\ ck[x].ch = ck[c].ch /\ Order(x) < Order(c)
-        gone == IF exit THEN {x \in inflight[p].cks : older(x) /\ ck[x].st = "made"} ELSE {}
+        gone == IF exit THEN {x \in inflight[p].cks : older(x) /\ ck[x].st = "made" /\ ~ck[x].edit}
+                ELSE {}
     IN
     /\ c \in inflight[p].cks
     /\ Observe([ev |-> "put", p |-> p, c |-> c, digest |-> d])

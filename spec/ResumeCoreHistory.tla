@@ -85,19 +85,22 @@ StoresCk(c, j) ==
 StoredAt(c, i) == \E j \in Before(i) : StoresCk(c, j)
 FirstStored(c, i) == CHOOSE j \in Before(i) : StoresCk(c, j) /\ ~StoredAt(c, j)
 
-\* Exit durability: event k saved a later checkpoint of c's chain made by p,
-\* and what p made on c never reaches the store.
+\* Exit durability: event k saved a later checkpoint of c's chain that p's run
+\* made, and what p made on c never reaches the store.  (An edit is no run's
+\* checkpoint: saving one loses nothing, and it is never lost so.)
+IsEdit(c) == Is(MadeIdx(c), {"update"})
 ExitSaves(p, c, k) ==
     /\ wf.durability = "exit" /\ Is(k, {"put"}) /\ hist[k].p = p
     /\ hist[k].c \in MadeSet(k) /\ ChainOf(hist[k].c) = ChainOf(c)
     /\ MadeIdx(hist[k].c) > MadeIdx(c)
+    /\ ~IsEdit(hist[k].c)
 
 \* Event j lost checkpoint c, not stored before: its maker died or returned
 \* with it in memory, or (exit durability) saved a later one of its chain.
 LosesCk(c, j) ==
     /\ j > MadeIdx(c) /\ ~StoredAt(c, j)
     /\ \/ EndsAt(Maker(c), j) /\ ~StoresCk(c, j)
-       \/ ExitSaves(Maker(c), c, j)
+       \/ ~IsEdit(c) /\ ExitSaves(Maker(c), c, j)
 LostAt(c, i) == \E j \in Before(i) : LosesCk(c, j)
 
 \* A delete of c's chain came after c was stored: the store forgot it.  (One in
@@ -129,7 +132,7 @@ RECURSIVE StoredAncestorAt(_, _)
 StoredAncestorAt(c, j) ==
     IF c = 0 THEN 0 ELSE IF StoredAt(c, j) THEN c ELSE StoredAncestorAt(MadeParent(c), j)
 ParentAt(c, i) ==
-    IF wf.durability = "exit" /\ StoredAt(c, i) /\ ~Is(FirstStored(c, i), {"load", "read"})
+    IF wf.durability = "exit" /\ ~IsEdit(c) /\ StoredAt(c, i) /\ ~Is(FirstStored(c, i), {"load", "read"})
     THEN StoredAncestorAt(MadeParent(c), FirstStored(c, i))
     ELSE MadeParent(c)
 

@@ -9,8 +9,10 @@
 (* has at least TraceEvents events and its last invocation returned.       *)
 (* bench/simulate.py turns each printed history into a trace; the judge    *)
 (* must call every one of them `conforms`.  Not a model-checking instance  *)
-(* (no MC prefix: `resume-check spec` does not run it): its behaviours are *)
-(* far too long to enumerate, TLC walks them at random (`-simulate`).      *)
+(* (no MC prefix): its behaviours are far too long to enumerate, so TLC    *)
+(* walks them at random (`-simulate`); `resume-check spec` walks it too    *)
+(* (manifest.json's "walks"), and no walk may break a property: it goes    *)
+(* where the bounded models do not reach.                                  *)
 (***************************************************************************)
 EXTENDS MCResumeCore
 

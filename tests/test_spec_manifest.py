@@ -1,9 +1,11 @@
 """`spec/manifest.json`: `resume-check spec` compares every row with it -- a configuration's
-result and distinct-state count, a mutant's property -- fails a file it does not list (naming
-the line to add) and an entry with no file, and `--update-manifest` writes the counts.
+result and distinct-state count, a simulation's walks and result, a mutant's property -- fails
+a file it does not list (naming the line to add) and an entry with no file, and
+`--update-manifest` writes the counts.
 
-On a toy spec (a counter, three configurations, five mutants) in tmp_path: two in-process runs
-of a few seconds; the shipped manifest is checked against the folder without TLC.
+On a toy spec (a counter, four configurations, three simulations, five mutants) in tmp_path:
+two in-process runs of a few seconds; the shipped manifest is checked against the folder
+without TLC.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ Small == x <= Top
 ====
 """
 MC_TOY = "---- MODULE MCToy ----\nEXTENDS Toy\n====\n"
+SIM_TOY = "---- MODULE SimToy ----\nEXTENDS Toy\nBelow3 == x < 3\n====\n"
+# Walked at random: the counter reaches Top in every walk deep enough.
+SIMS = {"SimToy.cfg": "Small", "SimToyDeep.cfg": "Below3", "SimToyNew.cfg": "Small"}
 CONFIG = "CONSTANT Top = {top}\nINIT Init\nNEXT Next\nINVARIANT Small\n"
 # Top = N reaches N + 1 distinct states.
 CONFIGS = {"MCToy.cfg": 3, "MCToyWide.cfg": 5, "MCToyLoose.cfg": 2, "MCToyTiny.cfg": 1}
@@ -46,6 +51,11 @@ MANIFEST = {
         "MCToyGone.cfg": {"result": "ok", "distinctStates": 1},  # no such file
         "MCToyTiny.cfg": {"result": "ok"},  # reaches 2, not measured yet
     },  # MCToyWide.cfg: not listed
+    "walks": {
+        "SimToy.cfg": {"result": "ok", "walks": 5, "depth": 10, "seed": 1},
+        "SimToyDeep.cfg": {"result": "ok", "walks": 5, "depth": 10, "seed": 1},  # x reaches 3
+        "SimToyGone.cfg": {"result": "ok", "walks": 5, "depth": 10, "seed": 1},  # no such file
+    },  # SimToyNew.cfg: not listed
     "mutants": {
         "toy-breaks-small": {"property": "Small"},
         "toy-wrong-property": {"property": "TypeOK"},
@@ -60,6 +70,10 @@ def toy_spec(folder: Path) -> Path:
     (folder / "MCToy.tla").write_text(MC_TOY, encoding="utf-8")
     for name, top in CONFIGS.items():
         (folder / name).write_text(CONFIG.format(top=top), encoding="utf-8")
+    (folder / "SimToy.tla").write_text(SIM_TOY, encoding="utf-8")
+    for name, invariant in SIMS.items():
+        text = CONFIG.format(top=5).replace("INVARIANT Small", f"INVARIANT {invariant}")
+        (folder / name).write_text(text, encoding="utf-8")
     for name, extra in MUTANTS.items():
         text = MUTANT.format(extra=extra)
         (folder / "mutants" / f"{name}.mutant").write_text(text, encoding="utf-8")
@@ -89,6 +103,7 @@ def test_the_shipped_manifest_lists_exactly_the_shipped_files() -> None:
     jsonschema.validate(data, specmanifest.schema())
     assert set(data["configurations"]) == {p.name for p in SPEC.glob("MC*.cfg")}
     assert set(data["mutants"]) == {p.stem for p in (SPEC / "mutants").glob("*.mutant")}
+    assert set(data["walks"]) == {p.name for p in SPEC.glob("Sim*.cfg")}
     assert all(e["result"] == "ok" for e in data["configurations"].values())
     small = [e for name, e in data["configurations"].items() if "Large" not in name]
     assert all("distinctStates" in e for e in small)
@@ -135,8 +150,34 @@ def test_a_file_missing_from_the_manifest_fails_with_the_line_to_add(
 
 
 @pytest.mark.slow
+def test_walks_pass_when_no_walk_breaks_an_invariant_and_fail_when_one_does(
+    checked: dict[str, Row],
+) -> None:
+    """A simulation row is TLC's random walks, deeper than the bounds of a model: a walk that
+    breaks an invariant fails the row, with TLC's trace of it in the detail."""
+    ok = checked["SimToy.cfg"]
+    assert (ok.kind, ok.outcome, ok.expected, ok.passed) == ("walks", "ok, 5 walks", "ok", True)
+    deep = checked["SimToyDeep.cfg"]
+    assert (deep.kind, deep.outcome, deep.passed) == (
+        "walks",
+        "invariant-violation Below3, 5 walks",
+        False,
+    )
+    assert deep.detail.startswith("Invariant Below3 is violated. -- in a walk of 4 states")
+    assert "tlc -simulate num=5 -depth 10 -seed 1 -deadlock -config SimToyDeep.cfg SimToy" in (
+        deep.detail
+    )
+    new = checked["SimToyNew.cfg"]
+    assert (new.outcome, new.passed) == ("not in manifest", False)
+    assert new.detail == (
+        'not in manifest.json: add "SimToyNew.cfg": {"result": "ok", "walks": 500, "depth": 400, '
+        '"seed": 1} to its "walks"'
+    )
+
+
+@pytest.mark.slow
 def test_an_entry_without_its_file_fails(checked: dict[str, Row]) -> None:
-    for name in ("MCToyGone.cfg", "toy-gone"):
+    for name in ("MCToyGone.cfg", "SimToyGone.cfg", "toy-gone"):
         row = checked[name]
         assert (row.outcome, row.passed) == ("no file", False)
         assert f"manifest.json lists {name} but" in row.detail

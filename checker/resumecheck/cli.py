@@ -283,7 +283,8 @@ def spec(
     invocation: Invocation,
 ) -> int:
     """Model-check the contract against manifest.json: every MC*.cfg gets its result (ok) and
-    its distinct-state count, every mutant is rejected for its property.
+    its distinct-state count, TLC's random walks of every Sim*.cfg break nothing, every mutant
+    is rejected for its property.
 
     A mutant (mutants/*.mutant in the spec folder) is a broken variant of the protocol; TLC
     must report a violation of exactly the property the manifest names for it, which shows

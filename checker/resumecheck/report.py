@@ -306,10 +306,11 @@ def render_failure(fmt: str, run: Invocation, error: ResumeCheckError) -> str:
 
 
 def spec_row_file(spec_dir: Path, row: Row) -> Path:
-    """The file a row checks: a contract's base module, a configuration, or a mutant."""
+    """The file a row checks: a contract's base module, a configuration (model-checked or
+    walked), or a mutant."""
     if row.kind == "contract":
         return spec_dir / f"{row.name}.tla"
-    if row.kind == "config":
+    if row.kind in ("config", "walks"):
         return spec_dir / row.name
     return spec_dir / "mutants" / f"{row.name}.mutant"
 
@@ -318,7 +319,7 @@ def render_spec(
     fmt: str, rows: Sequence[Row], spec_dir: Path, invocation: Invocation, code: int
 ) -> str:
     """`resume-check spec` as JSON (one object per row) or JUnit (a testsuite per kind of row:
-    contract coverage, configurations, mutants)."""
+    contract coverage, configurations, walks, mutants)."""
     if fmt == "json":
         return dump_json(
             invocation.envelope(code)
@@ -329,7 +330,7 @@ def render_spec(
             }
         )
     suites = junit.testsuites(invocation)
-    for kind in ("contract", "config", "mutant"):
+    for kind in ("contract", "config", "walks", "mutant"):
         members = [r for r in rows if r.kind == kind]
         suite = junit.testsuite(
             suites,

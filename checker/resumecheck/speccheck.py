@@ -1,8 +1,10 @@
 """Model-check the contract and prove that each property can fail.
 
-Every `MC*.cfg` in the spec folder must pass. Every `mutants/*.mutant` is a small textual patch
-to a base module -- a broken variant of the protocol -- and must make TLC report a violation of
-exactly the property the mutant names. A mutant that TLC does not reject shows a property that
+Every `MC*.cfg` in the spec folder must pass, and TLC's random walks of every `Sim*.cfg` (a
+reference runtime walked far deeper than a model checker's bounds reach) must break nothing.
+Every `mutants/*.mutant` is a small textual patch to a base module -- a broken variant of the
+protocol -- and must make TLC report a violation of exactly the property the mutant names. A
+mutant that TLC does not reject shows a property that
 cannot fail (or a mutant that no longer means anything): both are failures of the contract.
 
 What each row must find is in the folder's `manifest.json` (:mod:`resumecheck.specmanifest`):
@@ -43,7 +45,7 @@ from resumecheck import specmanifest, tempdirs, texttable
 from resumecheck.errors import UsageError
 from resumecheck.specmanifest import MANIFEST, Manifest
 from resumecheck.tlc import warm
-from resumecheck.tlc.output import Outcome
+from resumecheck.tlc.output import Outcome, TLCResult
 from resumecheck.tlc.warm import Runner
 
 LARGE_SUFFIX = "Large"
@@ -63,7 +65,7 @@ class Mutant:
 
 @dataclass(frozen=True)
 class Row:
-    kind: str  # "config" or "mutant"
+    kind: str  # "config", "walks", "mutant" or "contract"
     name: str
     expected: str  # "ok" or the property the mutant must break ("-": the manifest has none)
     outcome: str
@@ -107,16 +109,22 @@ def parse_mutant(path: Path, expect: str | None = None) -> Mutant:
 
 
 def module_for(config: Path) -> Path:
-    """`MCFoo.cfg` and `MCFooAsync.cfg` both check `MCFoo.tla`: the longest matching stem."""
-    candidates = [p for p in config.parent.glob("MC*.tla") if config.stem.startswith(p.stem)]
+    """`MCFoo.cfg` and `MCFooAsync.cfg` both check `MCFoo.tla`: the longest matching stem (a
+    simulation configuration `SimFoo*.cfg` likewise `SimFoo.tla`)."""
+    prefix = "Sim" if config.name.startswith("Sim") else "MC"
+    candidates = [p for p in config.parent.glob(f"{prefix}*.tla") if config.stem.startswith(p.stem)]
     if not candidates:
-        raise UsageError(f"{config}: no MC*.tla module whose name starts its name")
+        raise UsageError(f"{config}: no {prefix}*.tla module whose name starts its name")
     return max(candidates, key=lambda p: len(p.stem))
 
 
 def configs(spec_dir: Path, *, large: bool) -> list[Path]:
     found = sorted(spec_dir.glob("MC*.cfg"))
     return [c for c in found if c.stem.endswith(LARGE_SUFFIX) == large]
+
+
+def walk_configs(spec_dir: Path) -> list[Path]:
+    return sorted(spec_dir.glob("Sim*.cfg"))
 
 
 def mutants(spec_dir: Path, manifest: Manifest | None = None) -> list[Mutant]:
@@ -180,6 +188,37 @@ def check_config(
     )
 
 
+def check_walks(config: Path, run: Runner, entry: specmanifest.WalkEntry | None) -> Row:
+    """TLC walks the configuration's behaviours at random with the manifest's seed and must
+    get its result (ok: no walk broke an invariant). A bounded model explores every behaviour
+    up to a few events; the walks go hundreds of moves deep, where the bounds hid a
+    reference runtime that breaks its own contract -- a hole in "no false alarm" that no
+    hand-written case named."""
+    if entry is None:
+        line = specmanifest.walk_entry(config.name, specmanifest.WalkEntry("ok", 500, 400, 1))
+        return Row("walks", config.name, "ok", "not in manifest", None, 0.0, False,
+                   f'not in {MANIFEST}: add {line} to its "walks"')  # fmt: skip
+    result = run(module_for(config), config, extra_args=entry.tlc_args())
+    passed = result.outcome.value == entry.result
+    outcome = result.outcome.value + (f" {result.violated}" if result.violated else "")
+    detail = "" if passed else _walk_problem(config, entry, result)
+    return Row("walks", config.name, entry.result, f"{outcome}, {entry.walks:,} walks", None,
+               result.seconds, passed, detail)  # fmt: skip
+
+
+def _walk_problem(config: Path, entry: specmanifest.WalkEntry, result: TLCResult) -> str:
+    """What TLC said, how long the walk that broke it was and the moves that ended it (a
+    walk's states are too large to print whole), and the command that walks it again."""
+    said = result.error_text.strip() or f"TLC reports {result.outcome.value}"
+    trace = result.error_trace
+    if trace:
+        last = ", ".join(state.action_name for state in trace[-3:])
+        said += f" -- in a walk of {len(trace)} states, ending with {last}"
+    again = " ".join(["tlc", *entry.tlc_args(), "-deadlock", "-config", config.name,
+                      module_for(config).stem])  # fmt: skip
+    return f"{said}; TLC's trace of it: {again} (in {config.parent})"
+
+
 def _mutant_entry_problem(mutant: Mutant, violated: str) -> str:
     """What to write where a mutant's property is not (only) in the manifest."""
     if mutant.stale_expect and mutant.expect:
@@ -192,7 +231,11 @@ def _mutant_entry_problem(mutant: Mutant, violated: str) -> str:
     return f'not in {MANIFEST}: add {line} to its "mutants", the property it must break{seen}'
 
 
-def check_mutant(spec_dir: Path, mutant: Mutant, run: Runner) -> Row:
+def check_mutant(
+    spec_dir: Path, mutant: Mutant, run: Runner, walks: specmanifest.WalkEntry | None = None
+) -> Row:
+    """TLC must reject the patched module for exactly the mutant's property: by model checking
+    its configuration, or, for a simulation configuration, in the manifest's walks of it."""
     folder = tempdirs.mkdtemp("mutant-")
     try:
         for source in spec_dir.glob("*.tla"):
@@ -219,7 +262,7 @@ def check_mutant(spec_dir: Path, mutant: Mutant, run: Runner) -> Row:
         if mutant.invariant:
             with config.open("a", encoding="utf-8") as handle:
                 handle.write(f"\nINVARIANT {mutant.invariant}\n")
-        result = run(module_for(config), config)
+        result = run(module_for(config), config, extra_args=walks.tlc_args() if walks else ())
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     violated = result.violated or ""
@@ -422,6 +465,7 @@ def unlisted_entries(
     """A failing row for each manifest entry whose file is gone (of the rows this run would
     check): a renamed or deleted configuration or mutant must leave the manifest too."""
     configs_here = {c.name for c in spec_dir.glob("MC*.cfg")}
+    walks_here = {c.name for c in walk_configs(spec_dir)}
     mutants_here = {m.stem for m in (spec_dir / "mutants").glob("*.mutant")}
     rows = [
         Row("config", name, entry.result, "no file", None, 0.0, False,
@@ -431,6 +475,12 @@ def unlisted_entries(
         if name not in configs_here and Path(name).stem.endswith(LARGE_SUFFIX) == large
     ]  # fmt: skip
     if not large:
+        rows += [
+            Row("walks", name, entry.result, "no file", None, 0.0, False,
+                f"{MANIFEST} lists {name} but {spec_dir} has no such file: remove its entry")
+            for name, entry in sorted(manifest.walks.items())
+            if name not in walks_here
+        ]  # fmt: skip
         rows += [
             Row("mutant", name, prop, "no file", None, 0.0, False,
                 f"{MANIFEST} lists {name} but {spec_dir / 'mutants'} has no {name}.mutant: "
@@ -483,7 +533,14 @@ def check_all(
     ]
     if not large:
         tasks += [
-            (m.name, lambda run, m=m: check_mutant(spec_dir, m, run))
+            (c.name, lambda run, c=c: check_walks(c, run, manifest.walks.get(c.name)))
+            for c in walk_configs(spec_dir)
+        ]
+        tasks += [
+            (
+                m.name,
+                lambda run, m=m: check_mutant(spec_dir, m, run, manifest.walks.get(m.config)),
+            )
             for m in mutants(spec_dir, manifest)
         ]
     tasks = [(name, task) for name, task in tasks if selected(name, only, skip)]

@@ -2,9 +2,11 @@
 
 For every MC configuration the outcome TLC must report (`"result"`, one of
 :class:`~resumecheck.tlc.output.Outcome`'s values: `"ok"` for all shipped ones) and the number of
-distinct states it reaches (`"distinctStates"`); for every mutant the property it must break
-(`"property"`). After tlaplus/Examples' `manifest.json` (`"result"`, `"distinctStates"`), keyed
-by file name so that two branches adding entries touch different lines.
+distinct states it reaches (`"distinctStates"`); for every simulation configuration (`Sim*.cfg`)
+the random walks TLC takes of it (`"walks"`, each at most `"depth"` moves, from `"seed"`) and the
+outcome they must give; for every mutant the property it must break (`"property"`). After
+tlaplus/Examples' `manifest.json` (`"result"`, `"distinctStates"`), keyed by file name so that
+two branches adding entries touch different lines.
 
 It is the one source of these expectations: a mutant file no longer says `expect:`, and a
 configuration's outcome is no longer assumed in code. The counts are measurements, not
@@ -34,10 +36,27 @@ class ConfigEntry:
     distinct: int | None  # None: not measured yet (fails its row until --update-manifest)
 
 
+@dataclass(frozen=True)
+class WalkEntry:
+    """TLC's random walks of a simulation configuration: deeper than any model-checking bound,
+    where a bounded model cannot reach (a reference runtime breaking a property 30 moves in)."""
+
+    result: str
+    walks: int
+    depth: int
+    seed: int
+
+    def tlc_args(self) -> list[str]:
+        """TLC's options for these walks: the same seed walks the same behaviours on every run."""
+        walks, depth, seed = f"num={self.walks}", str(self.depth), str(self.seed)
+        return ["-simulate", walks, "-depth", depth, "-seed", seed]
+
+
 @dataclass
 class Manifest:
     configurations: dict[str, ConfigEntry] = field(default_factory=dict)
     mutants: dict[str, str] = field(default_factory=dict)  # mutant name -> property
+    walks: dict[str, WalkEntry] = field(default_factory=dict)  # Sim*.cfg -> its walks
 
 
 def schema() -> dict[str, Any]:
@@ -59,6 +78,10 @@ def load(spec_dir: Path) -> Manifest:
             for name, entry in data["configurations"].items()
         },
         {name: entry["property"] for name, entry in data["mutants"].items()},
+        {
+            name: WalkEntry(entry["result"], entry["walks"], entry["depth"], entry["seed"])
+            for name, entry in data.get("walks", {}).items()
+        },
     )
 
 
@@ -68,6 +91,12 @@ def config_entry(name: str, result: str, distinct: int | None) -> str:
     body: dict[str, Any] = {"result": result}
     if distinct is not None:
         body["distinctStates"] = distinct
+    return f"{json.dumps(name)}: {json.dumps(body)}"
+
+
+def walk_entry(name: str, entry: WalkEntry) -> str:
+    """One simulation configuration's line, exactly as :func:`dump` writes it."""
+    body = {"result": entry.result, "walks": entry.walks, "depth": entry.depth, "seed": entry.seed}
     return f"{json.dumps(name)}: {json.dumps(body)}"
 
 
@@ -88,11 +117,13 @@ def dump(manifest: Manifest) -> str:
         for name, entry in sorted(manifest.configurations.items())
     ]
     mutants = [mutant_entry(name, prop) for name, prop in sorted(manifest.mutants.items())]
+    walks = [walk_entry(name, entry) for name, entry in sorted(manifest.walks.items())]
     return (
         "{\n"
         f'  "$schema": "{SCHEMA_REF}",\n'
         f'  "configurations": {block(configurations)},\n'
-        f'  "mutants": {block(mutants)}\n'
+        + (f'  "walks": {block(walks)},\n' if walks else "")
+        + f'  "mutants": {block(mutants)}\n'
         "}\n"
     )
 
@@ -112,4 +143,4 @@ def refreshed(manifest: Manifest, counts: dict[str, int]) -> Manifest:
     for name, distinct in counts.items():
         old = configurations.get(name)
         configurations[name] = ConfigEntry(old.result if old else "ok", distinct)
-    return Manifest(configurations, dict(manifest.mutants))
+    return Manifest(configurations, dict(manifest.mutants), dict(manifest.walks))

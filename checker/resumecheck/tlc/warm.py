@@ -53,8 +53,10 @@ MODES = ("shared", "loader-per-run", "per-run")
 
 MAIN_CLASS = "resumecheck.WarmTLC"
 
-Runner = Callable[[Path, Path], TLCResult]
-"""Model-checks a module with a configuration beside it, one TLC worker, no deadlock check."""
+Runner = Callable[..., TLCResult]
+"""Model-checks a module with a configuration beside it, one TLC worker, no deadlock check:
+`run(module, config)`, or `run(module, config, extra_args=[...])` for another mode of TLC's
+(`-simulate`: random walks deeper than a model checker's bounds)."""
 
 
 def plain(module: Path, config: Path, **options: Any) -> TLCResult:
@@ -372,7 +374,7 @@ def runner() -> Iterator[Runner]:
     guard = threading.Lock()
     found: list[Path | None] = []
 
-    def run(module: Path, config: Path) -> TLCResult:
+    def run(module: Path, config: Path, *, extra_args: Sequence[str] = ()) -> TLCResult:
         driver = getattr(local, "driver", None)
         if driver is None:
             with guard:
@@ -380,11 +382,11 @@ def runner() -> Iterator[Runner]:
                     found.append(_driver_classes())
                 classes = found[0]
             if classes is None:
-                return plain(module, config)
+                return plain(module, config, extra_args=extra_args)
             driver = local.driver = WarmTLC(classes, shared_parser=mode == "shared")
             with guard:
                 drivers.append(driver)
-        return driver.run(module, config)
+        return driver.run(module, config, extra_args=extra_args)
 
     try:
         yield run
