@@ -78,9 +78,9 @@ SLICE_SKIP = (
     "core-check-ends-over-parked",
     "core-check-answered-twice",
     "core-check-finish-own-end",
-    # TLC's walks of the reference (about a minute of CPU each); the toy walks of
+    # TLC's walks of ResumeCore's reference (about a minute of CPU); the toy walks of
     # test_spec_manifest.py show the mechanism in make test
-    "Sim*.cfg",
+    "SimResumeCore.cfg",
     "core-exit-edit-put-loses-the-runs-writes",
 )
 
