@@ -21,7 +21,6 @@ from langgraph.func import entrypoint
 from rctools.langgraph.app import load_factory
 from rctools.revision.app import (
     APP_POLICIES,
-    AppOutcome,
     AppRevisionRun,
     Point,
     UnsupportedApp,
@@ -31,39 +30,20 @@ from rctools.revision.app import (
 )
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
-from resumecheck.verdict import Status, Verdict
+from resumecheck.verdict import Status
+from revision_apps import Judged, RevisedApp
 
 FIXTURE = Path(__file__).parent / "fixtures" / "revapp" / "plan_execute.py"
 APP = f"{FIXTURE}:make_graph"
 INPUTS = {"request": "r0", "notes": "n0"}
 
 
-def _run(folder: Path, path: str, point: Point, policy: str, **patch: Any) -> AppOutcome:
-    factory = load_factory(APP)
-    name = f"{path}-{policy}-{point.label}"
-    run = AppRevisionRun(factory, INPUTS, path, f"{path}-v1", point, policy, folder / f"{name}.db")
-    for attr, value in patch.items():
-        setattr(run, attr, value)
-    return run.run(folder / f"{name}.jsonl")
+REVISED = RevisedApp(APP, INPUTS, {path: f"{path}-v1" for path in INPUTS})
 
 
 @pytest.fixture(scope="module")
-def judged(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> dict[tuple[str, str, str], tuple[AppOutcome, Verdict]]:
-    folder = tmp_path_factory.mktemp("revapp")
-    points = points_of(load_factory(APP), INPUTS)
-    runs = {
-        (path, policy, point.label): _run(folder, path, point, policy)
-        for path in ("notes", "request")
-        for policy in APP_POLICIES
-        for point in points
-    }
-    verdicts = {
-        v.path.resolve(): v
-        for v in judge([r.trace for r in runs.values()], spec_paths=default_spec_paths())
-    }
-    return {k: (r, verdicts[r.trace.resolve()]) for k, r in runs.items()}
+def judged(tmp_path_factory: pytest.TempPathFactory) -> Judged:
+    return REVISED.judged(tmp_path_factory.mktemp("revapp"), ("notes", "request"))
 
 
 def test_the_workflow_is_read_off_langgraph() -> None:
@@ -113,7 +93,7 @@ def test_validity_reuses_the_parallel_sibling(tmp_path: Path) -> None:
     whole superstep (search too), validity re-applies search's writes as search and runs
     lookup alone."""
     point = Point("commit", "lookup")
-    calls = {p: _run(tmp_path, "notes", point, p) for p in APP_POLICIES}
+    calls = {p: REVISED.run(tmp_path, "notes", point, p) for p in APP_POLICIES}
     verdicts = judge([c.trace for c in calls.values()], spec_paths=default_spec_paths())
     status = {v.path.name.split("-")[1]: v.status for v in verdicts}
     assert status == {
@@ -180,7 +160,9 @@ def test_an_irreversible_effect_of_your_graph_is_held_sent_once_and_fenced(tmp_p
 def test_a_planner_blind_to_stale_work_is_caught(tmp_path: Path) -> None:
     """Revised between lookup's end and its commit: a runtime that sees nothing stale keeps
     lookup, which read the old notes."""
-    run = _run(tmp_path, "notes", Point("commit", "lookup"), "suffix", _stale=lambda a: False)
+    run = REVISED.run(
+        tmp_path, "notes", Point("commit", "lookup"), "suffix", _stale=lambda a: False
+    )
     (verdict,) = judge([run.trace], spec_paths=default_spec_paths())
     assert verdict.status is Status.VIOLATES
     assert set(verdict.properties) >= {"PlanSoundness"}

@@ -18,42 +18,32 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
+import revision_apps
 from conftest import ROOT
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import StateGraph
 from rctools.langgraph.app import load_factory
 from rctools.revision.app import (
     APP_POLICIES,
-    AppOutcome,
     AppRevisionRun,
     Point,
     UnsupportedApp,
     points_of,
     workflow_of,
 )
-from resumecheck.contract import default_spec_paths
-from resumecheck.judge import judge
-from resumecheck.verdict import Status, Verdict
+from resumecheck.verdict import Status
+from revision_apps import Judged, RevisedApp
 
 APP = f"{ROOT / 'tests' / 'fixtures' / 'revapp' / 'triage.py'}:make_graph"
 INPUTS = {"message": "where is my parcel", "notes": "n0"}
 NEW = {"message": "I want a refund", "notes": "n1"}
 
 
-def _run(folder: Path, path: str, point: Point, policy: str) -> AppOutcome:
-    name = f"{path}-{policy}-{point.label}"
-    run = AppRevisionRun(
-        load_factory(APP), INPUTS, path, NEW[path], point, policy, folder / f"{name}.db"
-    )
-    return run.run(folder / f"{name}.jsonl")
+REVISED = RevisedApp(APP, INPUTS, NEW)
 
 
 def _events(trace: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in trace.read_text().splitlines()[1:]]
-
-
-def _verdicts(traces: list[Path]) -> dict[str, Verdict]:
-    return {v.path.name: v for v in judge(traces, spec_paths=default_spec_paths())}
 
 
 def test_the_router_is_read_off_langgraph() -> None:
@@ -73,8 +63,8 @@ def test_a_route_flip_recovers_and_stale_is_caught(tmp_path: Path) -> None:
     below): every recovering policy re-runs classify, which now chooses refund; refund runs,
     answer's draft is not in the result; stale keeps answer and is rejected."""
     point = Point("node", "reply")
-    runs = {p: _run(tmp_path, "message", point, p) for p in APP_POLICIES}
-    verdicts = _verdicts([r.trace for r in runs.values()])
+    runs = {p: REVISED.run(tmp_path, "message", point, p) for p in APP_POLICIES}
+    verdicts = revision_apps.verdicts([r.trace for r in runs.values()])
     for policy, run in runs.items():
         verdict = verdicts[run.trace.name]
         if policy == "stale":
@@ -99,7 +89,7 @@ def test_the_async_graph_records_the_same_route_flip(tmp_path: Path) -> None:
             policy, tmp_path / f"{policy}.db",
         )  # fmt: skip
         runs[policy] = run.run(tmp_path / f"{policy}.jsonl")
-    verdicts = _verdicts([r.trace for r in runs.values()])
+    verdicts = revision_apps.verdicts([r.trace for r in runs.values()])
     assert verdicts["validity.jsonl"].status is Status.CONFORMS
     assert verdicts["stale.jsonl"].status is Status.VIOLATES
     routes = [e["to"] for e in _events(runs["validity"].trace) if e["ev"] == "route"]
@@ -117,7 +107,7 @@ def test_a_wrong_replan_of_the_route_is_rejected(tmp_path: Path) -> None:
     """Two runtimes that get the route flip wrong, each the validity trace with one event
     changed: one returns answer's draft too (the branch no longer taken), one feeds it to
     reply beside refund's."""
-    good = _run(tmp_path, "message", Point("node", "reply"), "validity").trace
+    good = REVISED.run(tmp_path, "message", Point("node", "reply"), "validity").trace
     events = _events(good)
     old_answer = next(e["attempt"] for e in events if e["ev"] == "start" and e["node"] == "answer")
     new_reply = [e["attempt"] for e in events if e["ev"] == "start" and e["node"] == "reply"][-1]
@@ -136,23 +126,14 @@ def test_a_wrong_replan_of_the_route_is_rejected(tmp_path: Path) -> None:
         _edited(good, tmp_path / "returns-old-branch.jsonl", returns_old_branch),
         _edited(good, tmp_path / "consumes-old-branch.jsonl", consumes_old_branch),
     ]
-    verdicts = _verdicts(traces)
+    verdicts = revision_apps.verdicts(traces)
     assert verdicts["returns-old-branch.jsonl"].properties == ["RouteValidity"]
     assert verdicts["consumes-old-branch.jsonl"].properties == ["NoStaleCommit"]
 
 
 @pytest.fixture(scope="module")
-def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, str], Any]:
-    folder = tmp_path_factory.mktemp("revroute")
-    points = points_of(load_factory(APP), INPUTS)
-    runs = {
-        (path, policy, p.label): _run(folder, path, p, policy)
-        for path in ("message", "notes")
-        for policy in APP_POLICIES
-        for p in points
-    }
-    verdicts = _verdicts([r.trace for r in runs.values()])
-    return {k: (r, verdicts[r.trace.name]) for k, r in runs.items()}
+def judged(tmp_path_factory: pytest.TempPathFactory) -> Judged:
+    return REVISED.judged(tmp_path_factory.mktemp("revroute"), ("message", "notes"))
 
 
 @pytest.mark.slow

@@ -1,0 +1,57 @@
+"""What the tests of `run revision --app` on a user's graph (tests/test_revision_app*.py) share:
+one run of an app with an input revised at a point under a policy, and the whole matrix of an
+app (every revised input, policy and point) recorded once and judged in one batch. One place,
+so that a cell of one app's matrix means the same as a cell of another's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from rctools.langgraph.app import load_factory
+from rctools.revision.app import APP_POLICIES, AppOutcome, AppRevisionRun, Point, points_of
+from resumecheck.contract import default_spec_paths
+from resumecheck.judge import judge
+from resumecheck.verdict import Verdict
+
+# (revised input, policy, point label) -> the run and its verdict
+Judged = dict[tuple[str, str, str], tuple[AppOutcome, Verdict]]
+
+
+class RevisedApp:
+    """`app` (`FILE:FACTORY`) run on `inputs`, the input `path` revised to `new[path]`."""
+
+    def __init__(self, app: str, inputs: Mapping[str, str], new: Mapping[str, str]) -> None:
+        self.app, self.inputs, self.new = app, dict(inputs), dict(new)
+
+    def run(self, folder: Path, path: str, point: Point, policy: str, **patch: Any) -> AppOutcome:
+        """One run, its trace and database in `folder` named by the cell; `patch` replaces
+        attributes of the run (a planner made blind, say) before it starts."""
+        name = f"{path}-{policy}-{point.label}"
+        run = AppRevisionRun(
+            load_factory(self.app), self.inputs, path, self.new[path], point, policy,
+            folder / f"{name}.db",
+        )  # fmt: skip
+        for attr, value in patch.items():
+            setattr(run, attr, value)
+        return run.run(folder / f"{name}.jsonl")
+
+    def judged(self, folder: Path, paths: Iterable[str]) -> Judged:
+        """Every cell of the matrix: each input of `paths` revised at every point of the
+        fault-free run under every policy, judged together."""
+        points = points_of(load_factory(self.app), self.inputs)
+        runs = {
+            (path, policy, point.label): self.run(folder, path, point, policy)
+            for path in paths
+            for policy in APP_POLICIES
+            for point in points
+        }
+        found = verdicts([r.trace for r in runs.values()])
+        return {k: (r, found[r.trace.name]) for k, r in runs.items()}
+
+
+def verdicts(traces: list[Path]) -> dict[str, Verdict]:
+    """The traces' verdicts by file name (one TLC batch)."""
+    return {v.path.name: v for v in judge(traces, spec_paths=default_spec_paths())}
