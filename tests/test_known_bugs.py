@@ -5,6 +5,7 @@ the rule that says whether a row is shown."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -55,8 +56,12 @@ def test_a_row_is_shown_only_when_it_breaks_where_it_lives_and_conforms_where_fi
     assert known_bugs.shown(bug, verdicts) is expected
 
 
-def test_an_app_without_its_declaration_is_refused_with_its_name(tmp_path: Path) -> None:
-    app = tmp_path / "lg1.py"
-    app.write_text("KNOWN_BUG = {'issue': 1}\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"lg1\.py: KNOWN_BUG lacks symptom"):
-        known_bugs.declared(app)
+def test_a_manifest_that_does_not_match_its_apps_is_refused_naming_what(tmp_path: Path) -> None:
+    (tmp_path / "lg1.py").write_text("", encoding="utf-8")
+    (tmp_path / "manifest.json").write_text('{"lg1.py": {"issue": 1}}', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"manifest\.json: lg1\.py: 'symptom' is a required"):
+        known_bugs.apps(tmp_path)
+    entry = json.loads((FOLDER / "manifest.json").read_text(encoding="utf-8"))["lg6663.py"]
+    (tmp_path / "manifest.json").write_text(json.dumps({"lg2.py": entry}), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"apps and entries differ: lg1\.py, lg2\.py"):
+        known_bugs.apps(tmp_path)

@@ -1,11 +1,12 @@
 """docs/findings.md's table of known LangGraph bugs, recorded where each lived.
 
 Each app in a folder (tests/fixtures/known_bugs/lg<ISSUE>.py: a plain app that shows one
-publicly reported bug) declares `KNOWN_BUG`: the issue, the releases it lives in and those it
-is fixed in, the `run langgraph --app` options and the one cell that shows it, and the property
-that cell must break. This records that cell at every one of those releases
-(`--langgraph`), reads each verdict back from the reports and writes the table between the
-page's markers -- every figure on the page is a recorded run:
+publicly reported bug) has an entry in the folder's `manifest.json`: the issue, the releases it
+lives in and those it is fixed in, the `run langgraph --app` options and the one cell that shows
+it, and the property that cell must break -- data beside the apps, not code in them. This
+records that cell at every one of those releases (`--langgraph`), reads each verdict back from
+the reports and writes the table between the page's markers -- every figure on the page is a
+recorded run:
 
     python -m rctools.langgraph.known_bugs tests/fixtures/known_bugs docs/findings.md
 
@@ -15,7 +16,6 @@ every fixed one; otherwise the page says so.
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
@@ -23,6 +23,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import jsonschema
 
 BEGIN = "<!-- known-bugs:begin (python -m rctools.langgraph.known_bugs) -->"
 END = "<!-- known-bugs:end -->"
@@ -42,33 +44,57 @@ class KnownBug:
     property: str
 
 
-def declared(app: Path) -> KnownBug:
-    """The app's `KNOWN_BUG`, read without importing it (a literal)."""
-    tree = ast.parse(app.read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "KNOWN_BUG" for t in node.targets
-        ):
-            data: dict[str, Any] = ast.literal_eval(node.value)
-            missing = [k for k in KEYS if k not in data]
-            if missing:
-                raise ValueError(f"{app}: KNOWN_BUG lacks {', '.join(missing)}")
-            return KnownBug(
-                app=app,
-                issue=int(data["issue"]),
-                symptom=str(data["symptom"]),
-                affected=tuple(data["affected"]),
-                fixed=tuple(data["fixed"]),
-                status=str(data["status"]),
-                options=tuple(data["options"]),
-                cell=str(data["cell"]),
-                property=str(data["property"]),
-            )
-    raise ValueError(f"{app}: no KNOWN_BUG")
+MANIFEST = "manifest.json"
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "propertyNames": {"pattern": r"^lg[0-9]+\.py$"},
+    "additionalProperties": {
+        "type": "object",
+        "required": list(KEYS),
+        "additionalProperties": False,
+        "properties": {
+            "issue": {"type": "integer", "minimum": 1},
+            "symptom": {"type": "string"},
+            "affected": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            "fixed": {"type": "array", "items": {"type": "string"}},
+            "status": {"type": "string"},
+            "options": {"type": "array", "items": {"type": "string"}},
+            "cell": {"type": "string"},
+            "property": {"type": "string"},
+        },
+    },
+}
+"""One entry per app file: what the page shows of it and how its cell is recorded."""
 
 
 def apps(folder: Path) -> list[KnownBug]:
-    return sorted((declared(p) for p in folder.glob("lg*.py")), key=lambda b: b.issue)
+    """The folder's known bugs, by issue; a manifest that does not match the apps (an app
+    without its entry, an entry without its app) or lacks a field is refused, naming it."""
+    path = folder / MANIFEST
+    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        jsonschema.validate(data, SCHEMA)
+    except jsonschema.ValidationError as error:
+        where = "/".join(str(p) for p in error.absolute_path)
+        raise ValueError(f"{path}: {where}: {error.message}") from None
+    files = {p.name for p in folder.glob("lg*.py")}
+    if stray := sorted(set(data) ^ files):
+        raise ValueError(f"{path}: apps and entries differ: {', '.join(stray)}")
+    bugs = [
+        KnownBug(
+            app=folder / name,
+            issue=entry["issue"],
+            symptom=entry["symptom"],
+            affected=tuple(entry["affected"]),
+            fixed=tuple(entry["fixed"]),
+            status=entry["status"],
+            options=tuple(entry["options"]),
+            cell=entry["cell"],
+            property=entry["property"],
+        )
+        for name, entry in data.items()
+    ]
+    return sorted(bugs, key=lambda b: b.issue)
 
 
 def _cell_name(cell: dict[str, Any]) -> str:
