@@ -11,23 +11,16 @@ the wall and CPU of recording the cell.
 
 from __future__ import annotations
 
-import resource
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import click
+from clock import timed
 from rctools.langgraph.backends import resolve
 from rctools.langgraph.driver import run_cell
-from rctools.langgraph.final import read_final
+from rctools.langgraph.final import FinalState, read_final
 from rctools.langgraph.scenarios import ALL
-
-
-def _cpu() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -37,15 +30,16 @@ def main(reads: int, out: Path | None) -> None:
     factory, scenario = resolve("sqlite"), ALL["chain"]
     with tempfile.TemporaryDirectory() as scratch:
         cell = Path(scratch) / "cell"
-        wall, cpu = time.monotonic(), _cpu()
-        run_cell(cell, scenario, "sync", factory, "sqlite")
-        record = (time.monotonic() - wall, _cpu() - cpu)
+        record = timed(lambda: run_cell(cell, scenario, "sync", factory, "sqlite"))
+        ends: list[FinalState] = []
         walls, cpus = [], []
         for _ in range(reads):
-            wall, cpu = time.monotonic(), _cpu()
-            end = read_final(cell / "store", scenario.build, factory)
-            walls.append(time.monotonic() - wall)
-            cpus.append(_cpu() - cpu)
+            wall, cpu = timed(
+                lambda: ends.append(read_final(cell / "store", scenario.build, factory))
+            )
+            walls.append(wall)
+            cpus.append(cpu)
+        end = ends[-1]
         assert end.done and not end.problem, end
     lines = [
         "# The end-of-cell read (`bench/final_read_bench.py`)",

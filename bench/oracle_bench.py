@@ -11,30 +11,16 @@ medians and the oracle/checker ratio.
 
 from __future__ import annotations
 
-import resource
 import statistics
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import click
+from clock import timed
 from resumecheck.agreement import agree
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _cpu() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def _measure(work: Callable[[], object]) -> tuple[float, float]:
-    wall, cpu = time.monotonic(), _cpu()
-    work()
-    return time.monotonic() - wall, _cpu() - cpu
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -52,9 +38,9 @@ def main(rounds: int, count: int, out: Path | None) -> None:
     events = sum(len(p.read_text(encoding="utf-8").splitlines()) - 1 for p in files)
     runs: dict[str, list[tuple[float, float]]] = {"checker": [], "oracle": []}
     for _ in range(rounds):
-        runs["checker"].append(_measure(lambda: judge(files, spec_paths=spec, jobs=1)))
-        runs["oracle"].append(_measure(lambda: judge(files, spec_paths=spec, jobs=1, oracle=True)))
-    mutants = _measure(
+        runs["checker"].append(timed(lambda: judge(files, spec_paths=spec, jobs=1)))
+        runs["oracle"].append(timed(lambda: judge(files, spec_paths=spec, jobs=1, oracle=True)))
+    mutants = timed(
         lambda: agree(
             [ROOT / "traces", ROOT / "corpora"],
             count=count,

@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import resource
 import statistics
 import sys
 from collections.abc import Callable
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from clock import cpu_seconds
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge, warm
 from resumecheck.tlc import warm as warm_tlc
@@ -45,12 +45,6 @@ from resumecheck.verdict import Verdict
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "traces" / "core"
 TICK = os.sysconf("SC_CLK_TCK")
-
-
-def _own_and_children() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _process(pid: int | None) -> float:
@@ -97,17 +91,17 @@ def main(rounds: int, calls: int) -> None:
     def plain(kind: str) -> float:
         os.environ[MODE_ENV] = "per-run"
         try:
-            before = _own_and_children()
+            before = cpu_seconds()
             check(kind, judge([traces[kind]], spec_paths=spec))
-            return _own_and_children() - before
+            return cpu_seconds() - before
         finally:
             del os.environ[MODE_ENV]
 
     def first(kind: str) -> float:
-        before = _own_and_children()
+        before = cpu_seconds()
         with warm():  # a block of its own: the held one below is not entered yet
             check(kind, judge([traces[kind]], spec_paths=spec))
-        return _own_and_children() - before
+        return cpu_seconds() - before
 
     rows: dict[str, Callable[[], float]] = {
         "plain, conforming": lambda: plain("conforming"),
@@ -130,9 +124,9 @@ def main(rounds: int, calls: int) -> None:
                 kind = kinds[call % 2]
                 # A driver that retires under the call is waited for: then its whole CPU is
                 # in RUSAGE_CHILDREN and its /proc figure before the call comes off it.
-                before = _own_and_children() + _drivers(pool)
+                before = cpu_seconds() + _drivers(pool)
                 check(kind, judge([traces[kind]], spec_paths=spec))
-                samples[f"warm, {kind}"].append(_own_and_children() + _drivers(pool) - before)
+                samples[f"warm, {kind}"].append(cpu_seconds() + _drivers(pool) - before)
             retired += sum(d.retired for d in pool.drivers)
         print(f"[bench] round {round_ + 1}/{rounds} done", file=sys.stderr, flush=True)
     print(f"Traces: `{traces['conforming'].name}` ({_events(traces['conforming'])} events), ")

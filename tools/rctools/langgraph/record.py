@@ -22,7 +22,7 @@ append to one trace file share it: one `os.write` per line on an `O_APPEND` desc
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,14 @@ from rctools.langgraph.tracefile import TraceFile
 # one thread (no fencing).
 CONTRACT = "ResumeCore"  # the contract every LangGraph trace is judged by
 GUARANTEES = {"effects": {"default": "at-least-once"}, "fencing": "none"}
+
+# How an exit-durability invocation is streamed: the checkpoints and task results the loop
+# makes in memory (`Recording._chunk`), and the values, whose last root chunk is the result.
+_EXIT_STREAM: dict[str, Any] = {
+    "stream_mode": ["checkpoints", "tasks", "values"],
+    "subgraphs": True,
+    "durability": "exit",
+}
 
 
 def on_saver(app: Any, saver: Any) -> Any:
@@ -142,67 +150,54 @@ class Recording:
         callbacks = [*(config.get("callbacks") or []), self.callbacks]
         return {**config, "callbacks": callbacks}
 
-    def _expect(self, payload: Any, config: dict[str, Any]) -> None:
+    def invoke(self, app: Any, payload: Any, config: dict[str, Any], **kwargs: Any) -> Any:
+        config = self._begin(payload, config)
+        with self._finishing():
+            if self.durability != "exit":
+                return app.invoke(payload, config, durability=self.durability, **kwargs)
+            result = None
+            for namespace, mode, data in app.stream(payload, config, **_EXIT_STREAM, **kwargs):
+                result = self._streamed(namespace, mode, data, result)
+            return result
+
+    async def ainvoke(self, app: Any, payload: Any, config: dict[str, Any], **kwargs: Any) -> Any:
+        config = self._begin(payload, config)
+        with self._finishing():
+            if self.durability != "exit":
+                return await app.ainvoke(payload, config, durability=self.durability, **kwargs)
+            result = None
+            async for namespace, mode, data in app.astream(
+                payload, config, **_EXIT_STREAM, **kwargs
+            ):
+                result = self._streamed(namespace, mode, data, result)
+            return result
+
+    def _begin(self, payload: Any, config: dict[str, Any]) -> dict[str, Any]:
+        """What `invoke` and `ainvoke` do first: the recorder told what the call resumes and
+        where, and the config that carries the recorder's callbacks."""
         if isinstance(payload, Command) and payload.resume is not None:
             self.recorder.expect_resume(payload.resume)
         self.recorder.expect_into(config)
+        return self.config(config)
 
-    def invoke(self, app: Any, payload: Any, config: dict[str, Any], **kwargs: Any) -> Any:
-        self._expect(payload, config)
-        config = self.config(config)
+    @contextlib.contextmanager
+    def _finishing(self) -> Iterator[None]:
+        """The invocation's `finish` line: with the exception that ended it, or none."""
         try:
-            if self.durability == "exit":
-                result = None
-                for namespace, mode, data in app.stream(
-                    payload,
-                    config,
-                    stream_mode=["checkpoints", "tasks", "values"],
-                    subgraphs=True,
-                    durability="exit",
-                    **kwargs,
-                ):
-                    self._chunk(namespace, mode, data)
-                    if mode == "values" and not namespace:
-                        result = data
-            else:
-                result = app.invoke(payload, config, durability=self.durability, **kwargs)
+            yield
         except BaseException as exc:
             self.recorder.finished(exc)
             raise
         self.recorder.finished(None)
-        return result
 
-    async def ainvoke(self, app: Any, payload: Any, config: dict[str, Any], **kwargs: Any) -> Any:
-        self._expect(payload, config)
-        config = self.config(config)
-        try:
-            if self.durability == "exit":
-                result = None
-                async for namespace, mode, data in app.astream(
-                    payload,
-                    config,
-                    stream_mode=["checkpoints", "tasks", "values"],
-                    subgraphs=True,
-                    durability="exit",
-                    **kwargs,
-                ):
-                    self._chunk(namespace, mode, data)
-                    if mode == "values" and not namespace:
-                        result = data
-            else:
-                result = await app.ainvoke(payload, config, durability=self.durability, **kwargs)
-        except BaseException as exc:
-            self.recorder.finished(exc)
-            raise
-        self.recorder.finished(None)
-        return result
-
-    def _chunk(self, namespace: tuple[str, ...], mode: str, data: Any) -> None:
-        """Exit durability: the checkpoints and task results the loop makes in memory."""
+    def _streamed(self, namespace: tuple[str, ...], mode: str, data: Any, result: Any) -> Any:
+        """Exit durability: the checkpoints and task results the loop makes in memory are
+        recorded; the root graph's values are the result so far."""
         if mode == "checkpoints":
             self.recorder.checkpoint_chunk(namespace, data)
         elif mode == "tasks" and ("result" in data or "error" in data):
             self.recorder.task_result(namespace, data)
+        return data if mode == "values" and not namespace else result
 
     def close(self) -> None:
         self.file.close()

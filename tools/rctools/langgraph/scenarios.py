@@ -160,14 +160,17 @@ def _node(
     return run
 
 
+def _in_line(g: StateGraph, *names: str) -> None:
+    """Edges START -> each of `names` in turn -> END: the graph runs them one after another."""
+    for a, b in zip((START, *names), (*names, END), strict=True):
+        g.add_edge(a, b)
+
+
 def _chain(fail: bool = False) -> StateGraph:
     g = StateGraph(State)
     for name in ("A", "B", "C"):
         g.add_node(name, _node(name, fail_first=fail and name == "B"))
-    g.add_edge(START, "A")
-    g.add_edge("A", "B")
-    g.add_edge("B", "C")
-    g.add_edge("C", END)
+    _in_line(g, "A", "B", "C")
     return g
 
 
@@ -191,10 +194,7 @@ def _asking(asks: int) -> Callable[[], StateGraph]:
         g.add_node("draft", _node("draft"))
         g.add_node("review", _node("review", asks=asks))
         g.add_node("send", _node("send"))
-        g.add_edge(START, "draft")
-        g.add_edge("draft", "review")
-        g.add_edge("review", "send")
-        g.add_edge("send", END)
+        _in_line(g, "draft", "review", "send")
         return g
 
     return build
@@ -214,10 +214,7 @@ def _retrying() -> StateGraph:
         ),
     )
     g.add_node("report", _node("report"))
-    g.add_edge(START, "fetch")
-    g.add_edge("fetch", "call_tool")
-    g.add_edge("call_tool", "report")
-    g.add_edge("report", END)
+    _in_line(g, "fetch", "call_tool", "report")
     return g
 
 
@@ -406,9 +403,7 @@ def _subgraph(asks: bool) -> Callable[[], StateGraph]:
         inner = StateGraph(Doc)
         inner.add_node("check", check)
         inner.add_node("approve", approve)
-        inner.add_edge(START, "check")
-        inner.add_edge("check", "approve")
-        inner.add_edge("approve", END)
+        _in_line(inner, "check", "approve")
 
         def prepare(state: Doc) -> dict[str, Any]:
             return {"log": ["prepared"]}
@@ -421,10 +416,7 @@ def _subgraph(asks: bool) -> Callable[[], StateGraph]:
         g.add_node("prepare", prepare)
         g.add_node("review", inner.compile())
         g.add_node("publish", publish)
-        g.add_edge(START, "prepare")
-        g.add_edge("prepare", "review")
-        g.add_edge("review", "publish")
-        g.add_edge("publish", END)
+        _in_line(g, "prepare", "review", "publish")
         return g
 
     return build
@@ -448,10 +440,7 @@ def _editable() -> StateGraph:
     g.add_node("draft", draft)
     g.add_node("review", review)
     g.add_node("send", send)
-    g.add_edge(START, "draft")
-    g.add_edge("draft", "review")
-    g.add_edge("review", "send")
-    g.add_edge("send", END)
+    _in_line(g, "draft", "review", "send")
     return g
 
 

@@ -66,6 +66,7 @@ class PydanticGraphWorker(Worker):
         from pydantic_graph.persistence.file import FileStatePersistence
 
         trace, kill, run_id, current = self.trace, self.kill, self.run_id, self.current
+        acked = self.acked
         entry_of, parent_of = self.entry_of, self.parent_of
 
         @dataclass
@@ -125,14 +126,9 @@ class PydanticGraphWorker(Worker):
                             raise
                         trace.event("task_end", thread=run_id, task=task, outcome="ok")
                 finally:
-                    with trace.shared():
-                        trace.event(
-                            "put_writes",
-                            thread=run_id,
-                            checkpoint=snapshot_id,
-                            task=task,
-                            kind=outcome,
-                        )
+                    acked(
+                        "put_writes", thread=run_id, checkpoint=snapshot_id, task=task, kind=outcome
+                    )
 
             async def load_next(self) -> Any:
                 with trace.shared():
