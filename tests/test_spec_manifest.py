@@ -155,24 +155,20 @@ def test_walks_pass_when_no_walk_breaks_an_invariant_and_fail_when_one_does(
 ) -> None:
     """A simulation row is TLC's random walks, deeper than the bounds of a model: a walk that
     breaks an invariant fails the row, with TLC's trace of it in the detail."""
-    ok = checked["SimToy.cfg"]
-    assert (ok.kind, ok.outcome, ok.expected, ok.passed) == ("walks", "ok, 5 walks", "ok", True)
-    deep = checked["SimToyDeep.cfg"]
-    assert (deep.kind, deep.outcome, deep.passed) == (
-        "walks",
-        "invariant-violation Below3, 5 walks",
-        False,
-    )
-    assert deep.detail.startswith("Invariant Below3 is violated. -- in a walk of 4 states")
-    assert "tlc -simulate num=5 -depth 10 -seed 1 -deadlock -config SimToyDeep.cfg SimToy" in (
-        deep.detail
-    )
-    new = checked["SimToyNew.cfg"]
-    assert (new.outcome, new.passed) == ("not in manifest", False)
-    assert new.detail == (
-        'not in manifest.json: add "SimToyNew.cfg": {"result": "ok", "walks": 500, "depth": 400, '
-        '"seed": 1} to its "walks"'
-    )
+    got = {
+        name: (checked[name].kind, checked[name].outcome, checked[name].passed)
+        for name in ("SimToy.cfg", "SimToyDeep.cfg", "SimToyNew.cfg")
+    }
+    assert got == {
+        "SimToy.cfg": ("walks", "ok, 5 walks", True),
+        "SimToyDeep.cfg": ("walks", "invariant-violation Below3, 5 walks", False),
+        "SimToyNew.cfg": ("walks", "not in manifest", False),
+    }
+    deep = checked["SimToyDeep.cfg"].detail
+    assert deep.startswith("Invariant Below3 is violated. -- in a walk of 4 states")
+    assert "tlc -simulate num=5 -depth 10 -seed 1 -deadlock -config SimToyDeep.cfg SimToy" in deep
+    line = '"SimToyNew.cfg": {"result": "ok", "walks": 500, "depth": 400, "seed": 1}'
+    assert checked["SimToyNew.cfg"].detail == f'not in manifest.json: add {line} to its "walks"'
 
 
 @pytest.mark.slow
