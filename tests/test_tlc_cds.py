@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -63,19 +64,25 @@ def _mapped(pid: int | None, folder: Path) -> set[str]:
     }
 
 
+@pytest.fixture
+def archiving(classes: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], warm_tlc.WarmTLC]:
+    """Starts drivers that archive their classes (none told not to by the environment)."""
+    monkeypatch.delenv(cds.ENV, raising=False)
+    return lambda: warm_tlc.WarmTLC(classes, archive=True)
+
+
 @needs_sharing
 def test_the_first_driver_writes_the_archive_the_next_maps_it(
-    classes: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
+    classes: Path, spec: Path, archiving: Callable[[], warm_tlc.WarmTLC]
 ) -> None:
-    monkeypatch.delenv(cds.ENV, raising=False)
-    first = warm_tlc.WarmTLC(classes, archive=True)
+    first = archiving()
     answer = first.run(spec, spec.with_suffix(".cfg"))
     assert not any(p.suffix == ".jsa" for p in classes.parent.iterdir())  # written at its exit
     first.close()
     (archive,) = classes.parent.glob("warm-*.jsa")
     assert not [p for p in classes.parent.iterdir() if p.name.startswith(".warm-")]
 
-    second = warm_tlc.WarmTLC(classes, archive=True)
+    second = archiving()
     try:
         again = second.run(spec, spec.with_suffix(".cfg"))
         assert _mapped(second.pid, classes.parent) == {str(archive)}
@@ -87,10 +94,9 @@ def test_the_first_driver_writes_the_archive_the_next_maps_it(
 
 @needs_sharing
 def test_a_driver_killed_before_its_exit_leaves_no_archive(
-    classes: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
+    classes: Path, spec: Path, archiving: Callable[[], warm_tlc.WarmTLC]
 ) -> None:
-    monkeypatch.delenv(cds.ENV, raising=False)
-    driver = warm_tlc.WarmTLC(classes, archive=True)
+    driver = archiving()
     driver.run(spec, spec.with_suffix(".cfg"))
     assert driver.pid is not None
     os.kill(driver.pid, signal.SIGKILL)
