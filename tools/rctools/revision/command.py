@@ -332,7 +332,7 @@ OPTIONS: list[Callable[[Any], Any]] = [
     ),
     click.option(
         "--send-bound",
-        type=click.IntRange(1, 9),
+        type=click.IntRange(1, 64),
         default=None,
         help=f"With --app: the most Send tasks a fan-out may send to one node (its slots; "
         f"default {DEFAULT_SEND_BOUND}); a run that sends more is refused, saying so.",

@@ -99,7 +99,8 @@ class Router:
                 n = sum(1 for q in packets if q.node == p.node)
                 raise SendBound(
                     f"run revision --app: {self.node} sent {n} tasks to {p.node}, above the "
-                    f"bound of {self.bound} slots; give --send-bound {n} (or more)"
+                    f"bound of {self.bound} slot{'s' * (self.bound > 1)}; give --send-bound {n} "
+                    "(or more)"
                 )
             out.append((f"{p.node}#{i}", p.arg))
         return out
