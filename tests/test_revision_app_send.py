@@ -169,6 +169,22 @@ def test_a_revision_that_grows_past_the_bound_is_said(tmp_path: Path) -> None:
         run.run(tmp_path / "g.jsonl")
 
 
+def test_a_router_without_a_return_type_is_seen_fanning_out(tmp_path: Path) -> None:
+    """A lambda router says nothing of Send until it runs: the fault-free run before the
+    cells finds the fan-out, and the cells run it in slots like the typed one."""
+    app = APP.replace(":make_graph", ":make_untyped_graph")
+    matrix = configure_app(app, json.dumps(INPUTS), f"request={json.dumps(SHRINKS)}", "validity")
+    assert matrix.fanouts == {"plan"}
+    assert "node-research#2" in [p.label for p in matrix.points]
+    run = AppRevisionRun(
+        load_factory(app), INPUTS, "request", SHRINKS, Point("node", "write"), "validity",
+        tmp_path / "u.db", fanouts=matrix.fanouts,
+    ).run(tmp_path / "u.jsonl")  # fmt: skip
+    assert _verdicts([run.trace])["u.jsonl"].status is Status.CONFORMS
+    routes = [e["to"] for e in _events(run.trace) if e["ev"] == "route"]
+    assert routes == [["research#1", "research#2"], ["research#1"]]
+
+
 def test_the_async_graph_records_the_same_fan_out(tmp_path: Path) -> None:
     app = APP.replace(":make_graph", ":make_async_graph")
     runs = {

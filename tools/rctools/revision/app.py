@@ -366,11 +366,14 @@ def count_calls(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> int:
 
 
 def points_of(
-    factory: Callable[[Any], Any], inputs: dict[str, Any], bound: int = DEFAULT_SEND_BOUND
+    factory: Callable[[Any], Any],
+    inputs: dict[str, Any],
+    bound: int = DEFAULT_SEND_BOUND,
+    fault_free: _Calls | None = None,
 ) -> list[Point]:
     """Every point of a run: inside each model call, at each node's (or slot's) start,
-    between each one's end and its commit."""
-    fault_free = probe(factory, inputs, bound)
+    between each one's end and its commit (from `fault_free`, a `probe` of it, when given)."""
+    fault_free = fault_free or probe(factory, inputs, bound)
     wf = workflow_of(factory(InMemorySaver()), inputs, None, bound, fault_free.fanouts)
     calls = [Point("call", str(k)) for k in range(1, fault_free.calls + 1)]
     ran = [n for n in wf.order if n in fault_free.ran or n in fault_free.slots]  # not taken: none

@@ -66,14 +66,15 @@ class AppMatrix(CellByCell):
                 raise AppError("with --app, --input takes a JSON object: the input channels")
             graph = self.factory(InMemorySaver())
             workflow_of(graph, inputs, effects, bound)  # refused now, not later
-            self.fanouts = probe(self.factory, inputs, bound).fanouts
             if revision[0] not in inputs:
                 known = ", ".join(sorted(inputs))
                 raise AppError(
                     f"--revise: {revision[0]!r} is not an input channel of --input ({known})"
                 )
+            fault_free = probe(self.factory, inputs, bound)  # the one run before the cells
+            self.fanouts = fault_free.fanouts  # a router seen sending Send packets
             workflow_of(graph, inputs, effects, bound, self.fanouts)
-            self.points = points_of(self.factory, inputs, bound)
+            self.points = points_of(self.factory, inputs, bound, fault_free)
         except AppError as exc:
             raise UsageError(str(exc)) from None
         self.spec, self.inputs, self.revision, self.policy = spec, inputs, revision, policy
