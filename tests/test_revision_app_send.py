@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from conftest import ROOT
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Send
 from rctools.langgraph.app import load_factory
 from rctools.revision.app import (
     APP_POLICIES,
@@ -31,7 +32,7 @@ from rctools.revision.app import (
     workflow_of,
 )
 from rctools.revision.appmatrix import configure_app
-from rctools.revision.routing import SendBound
+from rctools.revision.routing import Router, SendBound, UnsupportedApp
 from resumecheck.contract import default_spec_paths
 from resumecheck.errors import UsageError
 from resumecheck.judge import judge
@@ -156,6 +157,24 @@ def test_a_fan_out_above_the_bound_is_refused_up_front() -> None:
         points_of(load_factory(APP), INPUTS, 1)
     with pytest.raises(UsageError, match=r"give --send-bound 2 \(or more\)"):
         configure_app(APP, json.dumps(INPUTS), 'request="x"', "validity", send_bound=1)
+
+
+@pytest.mark.parametrize(
+    ("returned", "says"),
+    [
+        ([Send("research", {"topic": "a"}), "write"], "Send packets and node names together"),
+        ([Send("elsewhere", {})], "sent a task to elsewhere, which its conditional edge's"),
+        ([Send("research", {"topic": t}) for t in "abc"], "sent 3 tasks to research, above"),
+    ],
+)
+def test_a_fan_out_the_slots_cannot_state_is_said(returned: list[Any], says: str) -> None:
+    router = Router("plan", {"research": "research"}, [], "fan_out", bound=2)
+    assert router.sends([Send("research", {"topic": "a"}), Send("research", {"topic": "a"})]) == [
+        ("research#1", {"topic": "a"}),
+        ("research#2", {"topic": "a"}),
+    ]
+    with pytest.raises(UnsupportedApp, match=says):
+        router.sends(returned)
 
 
 def test_a_revision_that_grows_past_the_bound_is_said(tmp_path: Path) -> None:

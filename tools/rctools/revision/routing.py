@@ -92,6 +92,13 @@ class Router:
                 f"run revision --app: the conditional edge of {self.node} returns Send packets "
                 "and node names together; a fan-out of Send packets only is supported"
             )
+        strays = sorted({p.node for p in packets} - set(self.sent_to))
+        if strays:
+            raise UnsupportedApp(
+                f"run revision --app: {self.node} sent a task to {', '.join(strays)}, which its "
+                "conditional edge's path_map does not name; the slots must be declared before "
+                "the run"
+            )
         out: list[tuple[str, Any]] = []
         for p in packets:
             i = sum(1 for s, _ in out if s.rpartition("#")[0] == p.node) + 1
