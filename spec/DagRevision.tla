@@ -62,6 +62,8 @@ CONSTANTS
 (*   policy   "full" | "suffix" | "validity"                               *)
 (*   untracked the nodes whose reads escape tracking                       *)
 (*   irreversible the effect nodes whose effects cannot be revoked         *)
+(*   fanout   (optional) the routers that fan out with Send: one task per  *)
+(*            item of their output, the k-th on branch slot k (see Choices) *)
 (***************************************************************************)
 
 VARIABLES
@@ -114,6 +116,8 @@ RoutePaths(n) == {r.path : r \in {r \in wf.routes : r.node = n}}
 
 \* The conditional edges a node computes (none when the workflow declares none).
 Branches == IF "branches" \in DOMAIN wf THEN wf.branches ELSE {}
+\* The routers that fan out with Send (none when the workflow declares none).
+Fanouts == IF "fanout" \in DOMAIN wf THEN wf.fanout ELSE {}
 \* The branches router n may choose.
 Targets(n) == {b.to : b \in {b \in Branches : b.by = n}}
 \* Node m's current output chose branch t.
@@ -467,11 +471,18 @@ RefRead(a) ==
     THEN ~att[a].unknown /\ ReadUnknown(a)
     ELSE \E p \in Unread(a) : Read(a, p, ver[p])
 
-\* A router chooses one of its branches, once (any one: which depends on
-\* content the contract does not model).
+\* What router n may choose: one branch, or, if it fans out, its first k slots
+\* in the workflow's order (k >= 1 tasks sent; the k-th task runs as slot k).
+Choices(n) ==
+    IF n \in Fanouts
+    THEN {{t \in Targets(n) : Pos(t) <= Pos(s)} : s \in Targets(n)}
+    ELSE {{t} : t \in Targets(n)}
+
+\* A router chooses, once (any choice: which depends on content the contract
+\* does not model).
 RefRoute(a) ==
     /\ att[a].chose = {}
-    /\ \E t \in Targets(att[a].node) : RouteTo(a, {t})
+    /\ \E to \in Choices(att[a].node) : RouteTo(a, to)
 
 RefEnd(a) ==
     /\ IF att[a].node \in wf.untracked THEN att[a].unknown ELSE Unread(a) = {}

@@ -48,6 +48,21 @@ Decide == [nodes |-> {"C", "B1", "B2", "J"},
            effects |-> {"J"},
            revisable |-> {"q"}]
 
+\* A fan-out with Send in bounded slots: P (reading q) sends one task per item it
+\* lists, one or two, to slots S1 and S2 (its branches); J joins whichever ran.
+\* A revision of q re-runs P, whose new list may grow, shrink or keep its length.
+Send == [nodes |-> {"P", "S1", "S2", "J"},
+         order |-> <<"P", "S1", "S2", "J">>,
+         pred |-> ("P" :> {} @@ "S1" :> {"P"} @@ "S2" :> {"P"} @@ "J" :> {"S1", "S2"}),
+         paths |-> {"q"},
+         reads |-> ("P" :> {"q"} @@ "S1" :> {} @@ "S2" :> {} @@ "J" :> {}),
+         routes |-> {},
+         branches |-> {[node |-> "S1", by |-> "P", to |-> "S1"],
+                       [node |-> "S2", by |-> "P", to |-> "S2"]},
+         fanout |-> {"P"},
+         effects |-> {"J"},
+         revisable |-> {"q"}]
+
 \* The REVISE scenario with D's effect irreversible (an e-mail sent) and z (read
 \* only by E, which D does not consume) revisable too: a revision of x or y
 \* after D's e-mail went out comes too late, one of z does not, yet a full or
@@ -60,13 +75,15 @@ ShapeNamed ==
      @@ "dag-untracked" :> [w |-> Dag, untracked |-> {"E"}, irreversible |-> {}]
      @@ "dag-irreversible" :> [w |-> DagSent, untracked |-> {}, irreversible |-> {"D"}]
      @@ "route" :> [w |-> Route, untracked |-> {}, irreversible |-> {}]
-     @@ "decide" :> [w |-> Decide, untracked |-> {}, irreversible |-> {}])
+     @@ "decide" :> [w |-> Decide, untracked |-> {}, irreversible |-> {}]
+     @@ "send" :> [w |-> Send, untracked |-> {}, irreversible |-> {}])
 
 MCWorkflows ==
     {LET w == ShapeNamed[s].w IN
        [nodes |-> w.nodes, order |-> w.order, pred |-> w.pred, paths |-> w.paths,
         reads |-> w.reads, routes |-> w.routes, effects |-> w.effects,
         branches |-> IF "branches" \in DOMAIN w THEN w.branches ELSE {},
+        fanout |-> IF "fanout" \in DOMAIN w THEN w.fanout ELSE {},
         init |-> [p \in w.paths |-> 0], revisable |-> w.revisable,
         untracked |-> ShapeNamed[s].untracked, policy |-> pol,
         irreversible |-> ShapeNamed[s].irreversible]

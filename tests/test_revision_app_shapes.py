@@ -1,7 +1,8 @@
 """`run revision --app` on graph shapes beyond plan_execute's, each a fixture app written as a
 user writes one: async-only nodes run (tests/fixtures/revapp/plan_execute.py's
-`make_async_graph`, through `astream`), and so does an unseen triage graph that routes with a
-conditional edge (tests/fixtures/apps/triage.py); the shapes it cannot run yet
+`make_async_graph`, through `astream`), and so do an unseen triage graph that routes with a
+conditional edge (tests/fixtures/apps/triage.py) and an unseen digest that fans out with `Send`
+(fanout_digest.py); the shapes it cannot run yet
 (tests/fixtures/apps/) are refused before any cell, with their own message and exit code 2 --
 never a traceback, never a verdict on a run the suite could not follow.
 
@@ -64,12 +65,6 @@ def build(checkpointer):
             '{"customer": "ada", "order": "o1"}',
             'order="o2"',
             "the graph has a cycle; only DAGs are supported",
-        ),
-        (
-            "fanout_digest.py",
-            '{"topic": "tla"}',
-            'topic="pluscal"',
-            "Send (the conditional edge of split fans out tasks) is not supported yet",
         ),
         ("research_subgraph.py", '{"topic": "tla"}', 'topic="x"', "subgraphs are not supported"),
         (
@@ -147,4 +142,23 @@ def test_an_unseen_graph_with_a_conditional_edge_runs(tmp_path: Path) -> None:
     summary = done.json()
     assert done.returncode == 0, summary
     assert len(summary["cells"]) == 6
+    assert all(c["status"] == "conforms" for c in summary["cells"])
+
+
+@pytest.mark.slow
+def test_an_unseen_graph_with_a_send_fan_out_runs(tmp_path: Path) -> None:
+    """tests/fixtures/apps/fanout_digest.py (written for the other suites): a splitter names
+    three documents of a topic and fans out one summarizer per document with `Send`; a new
+    topic renames every document. Every cell conforms under validity (the three summarizers
+    are slots summarize#1..#3 of split's fan-out); its cache writes, done inside the node,
+    are not declared effects and are not judged."""
+    done = run_cli(
+        "run", "revision", "--policy", "validity", "--app", f"{APPS / 'fanout_digest.py'}:build",
+        "--input", '{"topic": "tla"}', "--revise", 'topic="pluscal"',
+        "--out", tmp_path, "--format", "json", "--no-progress", timeout=300,
+    )  # fmt: skip
+    done.assert_no_traceback()
+    summary = done.json()
+    assert done.returncode == 0, summary
+    assert len(summary["cells"]) == 13
     assert all(c["status"] == "conforms" for c in summary["cells"])

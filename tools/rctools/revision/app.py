@@ -29,7 +29,11 @@ event from a LangChain callback on the router function; the channels the router 
 input paths are reads of that attempt, so a revision of one makes the choice stale like any
 output. Every node the branch target dominates runs only while the router chose that target.
 
-Not yet (said up front, `UnsupportedApp`): the functional API, `Send`, subgraphs, cycles,
+A fan-out with `Send` runs too, in bounded slots (`routing.py`): the i-th task the router sends
+to T is an attempt of slot `T#i` (matched by its Send argument, in the order the router listed
+them), and the `route` event of the router's attempt names the slots with their arguments.
+
+Not yet (said up front, `UnsupportedApp`): the functional API, subgraphs, cycles,
 interrupts (static ones from the compiled graph, dynamic ones -- `interrupt()` in a node -- from
 the fault-free run the points are drawn from), and the conditional edges `routing.py` names.
 
@@ -45,9 +49,10 @@ performs itself, inside its body, happens before its step commits; the suite can
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -62,7 +67,13 @@ from langgraph.types import Command, Send, StateUpdate
 from rctools.langgraph.app import AppError, async_only_nodes, load_factory
 from rctools.langgraph.appdriver import driver
 from rctools.revision.recorder import Recorder
-from rctools.revision.routing import Router, UnsupportedApp, routers_of, send_refusal
+from rctools.revision.routing import (
+    DEFAULT_SEND_BOUND,
+    Router,
+    UnsupportedApp,
+    routers_of,
+    slots_of,
+)
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,8 @@ class AppWorkflow:
     """The nodes with a conditional edge -> what it may choose."""
     branches: list[tuple[str, str, str]] = field(default_factory=list)
     """(node, router, target): `node` is on the route only while `router` chose `target`."""
+    slots: dict[str, list[str]] = field(default_factory=dict)
+    """A Send target -> its slots (`T#1..T#K`), the nodes of the workflow its tasks run as."""
 
     def preds(self, node: str) -> list[str]:
         return [a for a, b in self.edges if b == node]
@@ -112,10 +125,34 @@ class AppWorkflow:
         }
 
 
+def _slotted(
+    nodes: list[str], edges: set[tuple[str, str]], routers: dict[str, Router]
+) -> tuple[list[str], set[tuple[str, str]], dict[str, list[str]]]:
+    """The nodes and edges with every Send target T replaced by its slots: the router's
+    edge goes to each slot, T's edges leave from each."""
+    slots = {t: slots_of(t, r.bound) for r in routers.values() if r.bound for t in r.sent_to}
+    for t in slots:
+        into = sorted(a for a, b in edges if b == t)
+        if into or t in routers:
+            why = f"is reached by an edge from {', '.join(into)}" if into else "routes itself"
+            raise UnsupportedApp(
+                f"run revision --app: {t} gets Send tasks and {why}; a Send target reached "
+                "only by its fan-out, with static edges out, is supported"
+            )
+    out = {(a, b) for a, b in edges if a not in slots}
+    out |= {(s, b) for a, b in edges if a in slots for s in slots[a]}
+    return [m for n in nodes for m in slots.get(n, [n])], out, slots
+
+
 def workflow_of(
-    graph: Any, inputs: dict[str, Any], effects: dict[str, bool] | None = None
+    graph: Any,
+    inputs: dict[str, Any],
+    effects: dict[str, bool] | None = None,
+    bound: int = DEFAULT_SEND_BOUND,
+    fanouts: Collection[str] = (),
 ) -> AppWorkflow:
-    """Reads the DAG off the compiled graph, or says why this shape is not supported."""
+    """Reads the DAG off the compiled graph, or says why this shape is not supported. A Send
+    target becomes `bound` slots; `fanouts` names routers seen sending Send packets."""
     builder = getattr(graph, "builder", None)
     if not isinstance(builder, StateGraph):
         raise UnsupportedApp(
@@ -132,14 +169,17 @@ def workflow_of(
     nodes = [n for n in builder.nodes if n not in (START, END)]
     edges = {(a, b) for a, b in builder.edges if a != START and b != END}
     edges |= {(a, b) for sources, b in builder.waiting_edges for a in sources if b != END}
-    routers = routers_of(builder)
+    routers = routers_of(builder, bound, fanouts)
+    nodes, edges, slots = _slotted(nodes, edges, routers)
     edges |= {(r, t) for r, router in routers.items() for t in router.targets}
     dag = nx.DiGraph(sorted(edges))
     dag.add_nodes_from(nodes)
     if not nx.is_directed_acyclic_graph(dag):
         raise UnsupportedApp("run revision --app: the graph has a cycle; only DAGs are supported")
     paths = sorted(inputs)
-    reads = {n: set(graph.nodes[n].channels) & set(paths) for n in nodes}
+    # a slot's input is its Send argument (the router's output), never the state's channels
+    reads = {n: set(graph.nodes[n].channels) & set(paths) if n in graph.nodes else set()
+             for n in nodes}  # fmt: skip
     for r, router in routers.items():  # the router reads as part of its node's attempt
         reads[r] |= set(router.reads) & set(paths)
     entry = {b for a, b in builder.edges if a == START}
@@ -148,7 +188,9 @@ def workflow_of(
         for r, router in routers.items()
         for n, t in router.guards(dag, entry, reachable_end=END in router.ends.values())
     ]
-    unknown = sorted(set(effects or {}) - set(nodes))
+    unknown = sorted(set(effects or {}) - set(nodes) - set(slots))
+    if set(effects or {}) & set(slots):
+        raise UnsupportedApp("run revision --app: an effect of a Send target is not supported yet")
     if unknown:
         raise AppError(f"--effect/--irreversible: no node {', '.join(unknown)} in the graph")
     order = list(nx.lexicographical_topological_sort(dag))
@@ -160,6 +202,7 @@ def workflow_of(
         dict(effects or {}),
         routers,
         sorted(branches),
+        slots,
     )
 
 
@@ -185,6 +228,10 @@ class _Calls(BaseCallbackHandler):
         self.chosen: dict[str, tuple[str, Any]] = {}
         """LangGraph task id -> (router node, what the router returned)."""
         self.ran: list[str] = []
+        self.fanouts: set[str] = set()
+        """(After `probe`) the routers that fan out with Send."""
+        self.slots: list[str] = []
+        """(After `probe`) the slots its fan-outs sent tasks to."""
 
     def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
         meta = kw.get("metadata") or {}
@@ -219,6 +266,15 @@ class _Calls(BaseCallbackHandler):
 APP_POLICIES = ("full", "suffix", "stale", "validity")
 
 
+def _jsonable(value: Any) -> Any:
+    """A Send argument as the trace can hold it (what JSON cannot say, as its repr)."""
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value
+
+
 @dataclass(frozen=True)
 class Point:
     """Where the revision arrives: inside model call number `at` ("call"), when node `at`'s
@@ -243,6 +299,8 @@ class _Attempt:
     state: str = "run"  # run, done, committed, rejected, cancelled
     writes: Any = None
     chose: list[str] = field(default_factory=list)
+    sends: list[tuple[str, Any]] = field(default_factory=list)
+    """A fan-out's tasks: (slot, Send argument)."""
 
 
 @dataclass
@@ -256,12 +314,16 @@ class AppOutcome:
     """Nodes that ran again after the revision arrived, in order."""
 
 
-def probe(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> _Calls:
+def probe(
+    factory: Callable[[Any], Any], inputs: dict[str, Any], bound: int = DEFAULT_SEND_BOUND
+) -> _Calls:
     """A fault-free run: its model calls are the instants a revision can be drawn from, its
     nodes the ones it can arrive at. A run that raises, parks at an `interrupt()` a node
-    calls, or sends `Send` packets from a conditional edge is refused here, before any cell."""
+    calls, or sends more Send packets to a node than `bound` is refused here, before any
+    cell. Its `fanouts` are the routers that sent Send packets."""
     graph = factory(InMemorySaver())
-    counter = _Calls(None, lambda _: None, routers_of(graph.builder))
+    fanouts = {n for n, r in routers_of(graph.builder, bound).items() if r.bound}
+    counter = _Calls(None, lambda _: None, routers_of(graph.builder, bound, fanouts))
     config = {"configurable": {"thread_id": "probe"}, "callbacks": [counter]}
     try:
         if async_only_nodes(graph):
@@ -278,10 +340,24 @@ def probe(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> _Calls:
             "node); interrupts are not supported yet: a run that waits for a human has no end "
             "to judge"
         )
+    sent = {node for node, returned in counter.chosen.values() if _sends(returned)}
+    counter.fanouts = fanouts | sent
+    routers = routers_of(graph.builder, bound, counter.fanouts)
     for node, returned in counter.chosen.values():
-        if any(isinstance(x, Send) for x in (returned if isinstance(returned, list) else [])):
-            raise send_refusal(node)
+        if node in counter.fanouts:
+            slots = routers[node].destinations(returned)  # more than bound: refused
+            counter.slots += slots
+            if not slots:
+                raise UnsupportedApp(
+                    f"run revision --app: {node} sent no Send task in the fault-free run; a "
+                    "fan-out of none leaves the nodes after it unrun, which the workflow's "
+                    "edges do not state"
+                )
     return counter
+
+
+def _sends(returned: Any) -> bool:
+    return any(isinstance(x, Send) for x in (returned if isinstance(returned, list) else []))
 
 
 def count_calls(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> int:
@@ -289,13 +365,18 @@ def count_calls(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> int:
     return probe(factory, inputs).calls
 
 
-def points_of(factory: Callable[[Any], Any], inputs: dict[str, Any]) -> list[Point]:
-    """Every point of a run: inside each model call, at each node's start, between each
-    node's end and its commit."""
-    wf = workflow_of(factory(InMemorySaver()), inputs)
-    fault_free = probe(factory, inputs)
+def points_of(
+    factory: Callable[[Any], Any],
+    inputs: dict[str, Any],
+    bound: int = DEFAULT_SEND_BOUND,
+    fault_free: _Calls | None = None,
+) -> list[Point]:
+    """Every point of a run: inside each model call, at each node's (or slot's) start,
+    between each one's end and its commit (from `fault_free`, a `probe` of it, when given)."""
+    fault_free = fault_free or probe(factory, inputs, bound)
+    wf = workflow_of(factory(InMemorySaver()), inputs, None, bound, fault_free.fanouts)
     calls = [Point("call", str(k)) for k in range(1, fault_free.calls + 1)]
-    ran = [n for n in wf.order if n in fault_free.ran]  # a branch not taken has no point
+    ran = [n for n in wf.order if n in fault_free.ran or n in fault_free.slots]  # not taken: none
     nodes = [Point(kind, n) for n in ran for kind in ("node", "commit")]
     return calls + nodes
 
@@ -307,13 +388,14 @@ class AppRevisionRun:
     def __init__(
         self, factory: Callable[[Any], Any], inputs: dict[str, Any], path: str, value: Any,
         point: Point, policy: str, db: Path, effects: dict[str, bool] | None = None,
+        bound: int = DEFAULT_SEND_BOUND, fanouts: Collection[str] = (),
     ) -> None:  # fmt: skip
         self.driver = driver(factory, db, False, "sync")
         if async_only_nodes(self.driver.graph):  # only async graphs are built twice
             self.driver.close()
             self.driver = driver(factory, db, True, "sync")
         self.graph = self.driver.graph
-        self.wf = workflow_of(self.graph, inputs, effects)
+        self.wf = workflow_of(self.graph, inputs, effects, bound, fanouts)
         if path not in self.wf.paths:
             raise AppError(f"--revise: {path!r} is not an input channel ({self.wf.paths})")
         self.inputs, self.path, self.value = inputs, path, value
@@ -378,9 +460,10 @@ class AppRevisionRun:
         """Runs until the end, or until a plan says where to go on from: (input, config)."""
         config = {**config, "callbacks": [self.model]}
         for mode, data in self.driver.stream(given, config, ["tasks", "checkpoints"]):
-            if mode == "tasks" and data["name"] in self.wf.reads:
+            name = data.get("name") if mode == "tasks" else None
+            if name in self.wf.reads or name in self.wf.slots:
                 if "result" not in data:
-                    self._start(data["id"], data["name"])
+                    self._start(data["id"], self._node_of(name, data.get("input")))
                 else:
                     self._end(data["id"], data["result"])
             elif mode == "checkpoints":
@@ -389,6 +472,20 @@ class AppRevisionRun:
                 if go_on is not None:
                     return go_on
         return None
+
+    def _node_of(self, name: str, arg: Any) -> str:
+        """The workflow node a task runs as: a Send task's slot is the first one of the
+        router's current output with its argument that no task of this step has taken."""
+        if name not in self.wf.slots:
+            return name
+        taken = {
+            a.node for a in self.attempts if a.step == self.step and a.state in ("run", "done")
+        }
+        for router in self.cur.values():
+            for slot, sent in router.sends:
+                if slot in self.wf.slots[name] and sent == arg and slot not in taken:
+                    return slot
+        raise AppError(f"run revision --app: a {name} task with no Send of its argument {arg!r}")
 
     def _start(self, task: str, node: str) -> None:
         reads = {p: self.versions[p] for p in self.wf.reads[node]}
@@ -410,8 +507,18 @@ class AppRevisionRun:
         router = self.wf.routers.get(attempt.node)
         if router is not None:  # its choice, made inside its task, is part of its output
             _, returned = self.model.chosen.pop(task, (attempt.node, []))
+            if not router.bound and _sends(returned):
+                raise UnsupportedApp(
+                    f"run revision --app: {attempt.node} fanned out with Send only after the "
+                    "revision (not in the fault-free run, nor by its return type)"
+                )
             attempt.chose = router.destinations(returned)
-            self.record("route", attempt=attempt.id, to=attempt.chose)
+            if router.bound:  # a fan-out: the slots, each with its Send argument
+                attempt.sends = router.sends(returned)
+                sends = [{"to": slot, "arg": _jsonable(arg)} for slot, arg in attempt.sends]
+                self.record("route", attempt=attempt.id, to=attempt.chose, sends=sends)
+            else:
+                self.record("route", attempt=attempt.id, to=attempt.chose)
         if attempt.node in self.wf.effects:  # its writes are the outbox: staged, not out
             if self.wf.effects[attempt.node]:
                 self.record("stage", attempt=attempt.id)

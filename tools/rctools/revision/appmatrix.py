@@ -20,7 +20,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from resumecheck.errors import UsageError
 
 from rctools.langgraph.app import AppError, load_factory, parse_json
-from rctools.revision.app import AppRevisionRun, Point, points_of, workflow_of
+from rctools.revision.app import AppRevisionRun, Point, points_of, probe, workflow_of
+from rctools.revision.routing import DEFAULT_SEND_BOUND
 from rctools.suite.matrix import CellByCell, Judged
 from rctools.suite.reports import Cell, CellReport, Figures
 
@@ -57,22 +58,27 @@ class AppMatrix(CellByCell):
         revision: tuple[str, Any],
         policy: str,
         effects: dict[str, bool] | None = None,
+        bound: int = DEFAULT_SEND_BOUND,
     ) -> None:
         try:
             self.factory: Callable[[Any], Any] = load_factory(spec)
             if not isinstance(inputs, dict) or not inputs:
                 raise AppError("with --app, --input takes a JSON object: the input channels")
-            workflow_of(self.factory(InMemorySaver()), inputs, effects)  # refused now, not later
+            graph = self.factory(InMemorySaver())
+            workflow_of(graph, inputs, effects, bound)  # refused now, not later
             if revision[0] not in inputs:
                 known = ", ".join(sorted(inputs))
                 raise AppError(
                     f"--revise: {revision[0]!r} is not an input channel of --input ({known})"
                 )
-            self.points = points_of(self.factory, inputs)
+            fault_free = probe(self.factory, inputs, bound)  # the one run before the cells
+            self.fanouts = fault_free.fanouts  # a router seen sending Send packets
+            workflow_of(graph, inputs, effects, bound, self.fanouts)
+            self.points = points_of(self.factory, inputs, bound, fault_free)
         except AppError as exc:
             raise UsageError(str(exc)) from None
         self.spec, self.inputs, self.revision, self.policy = spec, inputs, revision, policy
-        self.effects = dict(effects or {})
+        self.effects, self.bound = dict(effects or {}), bound
 
     def cells(self) -> list[Cell]:
         path = self.revision[0]
@@ -93,8 +99,9 @@ class AppMatrix(CellByCell):
         path, value = self.revision
         db = scratch / f"{trace.stem}-{policy}.sqlite"
         run = AppRevisionRun(
-            self.factory, self.inputs, path, value, point, policy, db, self.effects
-        )
+            self.factory, self.inputs, path, value, point, policy, db, self.effects,
+            self.bound, self.fanouts,
+        )  # fmt: skip
         return run.run(trace)
 
     def record_cell(self, cell: Cell, traces: Path, scratch: Path) -> CellReport:
@@ -160,6 +167,7 @@ def configure_app(
     policy: str,
     effects: tuple[str, ...] = (),
     irreversible: tuple[str, ...] = (),
+    send_bound: int = DEFAULT_SEND_BOUND,
 ) -> AppMatrix:
     """The matrix of `run revision --app`; any problem with the app or the options is a usage
     error (exit code 2) before a cell runs."""
@@ -171,4 +179,4 @@ def configure_app(
     if both:
         raise UsageError(f"{', '.join(both)}: --effect (revocable) or --irreversible, not both")
     declared = {n: True for n in effects} | {n: False for n in irreversible}
-    return AppMatrix(spec, inputs, parse_revision(revise), policy, declared)
+    return AppMatrix(spec, inputs, parse_revision(revise), policy, declared, send_bound)

@@ -25,6 +25,7 @@ from rctools.revision.injection import Injection, injection_points
 from rctools.revision.matrix import Run, record_crashed, record_one, record_race
 from rctools.revision.policies import POLICIES
 from rctools.revision.racing import RUNTIME, RaceOutcome
+from rctools.revision.routing import DEFAULT_SEND_BOUND
 from rctools.revision.sender import RevisionSender
 from rctools.revision.workloads import RACING_WORKLOADS, WORKLOADS, Workload
 from rctools.suite.command import suite_command
@@ -221,13 +222,17 @@ def configure(
     revise: str | None,
     effects: tuple[str, ...],
     irreversible: tuple[str, ...],
+    send_bound: int | None,
 ) -> RevisionMatrix | AppMatrix:
     if app is not None:
         if workloads or crash or racing:
             raise UsageError("--app runs your graph: --workload, --crash and --racing do not apply")
-        return configure_app(app, input_json, revise, policy, effects, irreversible)
+        bound = DEFAULT_SEND_BOUND if send_bound is None else send_bound
+        return configure_app(app, input_json, revise, policy, effects, irreversible, bound)
     if input_json is not None or revise is not None or effects or irreversible:
         raise UsageError("--input, --revise, --effect and --irreversible go with --app")
+    if send_bound is not None:
+        raise UsageError("--send-bound goes with --app")
     names = workloads or sorted(RACING_WORKLOADS if racing else WORKLOADS)
     if not racing and "digest" in names:
         raise UsageError("workload digest runs only with --racing")
@@ -324,6 +329,13 @@ OPTIONS: list[Callable[[Any], Any]] = [
         multiple=True,
         help="With --app: as --effect, but the effect cannot be revoked (an e-mail sent): held "
         "until revalidated, sent once; a revision too late for it is refused (repeatable).",
+    ),
+    click.option(
+        "--send-bound",
+        type=click.IntRange(1, 64),
+        default=None,
+        help=f"With --app: the most Send tasks a fan-out may send to one node (its slots; "
+        f"default {DEFAULT_SEND_BOUND}); a run that sends more is refused, saying so.",
     ),
 ]
 

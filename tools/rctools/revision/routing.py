@@ -9,28 +9,45 @@ through the target), is on the route only while the router's current output chos
 the header's `branches`. A node below several branches that every branch reaches (a joiner)
 needs no guard: it runs whichever branch was chosen.
 
+A router that fans out with `Send` (one task per item its node listed) is stated with bounded
+*slots*: a target T it may send to up to K times (`--send-bound K`) is K nodes `T#1..T#K` of the
+workflow, each a branch of the router -- on the route only while the router's current output
+sent a task to it -- whose input is its Send argument, part of the router's output (the edge
+router -> slot). The i-th Send to T of an output goes to slot `T#i`; a joiner below T is below
+every slot. So a revision of what the router read makes every slot's input stale (DagRevision
+does not see which argument changed), a list that shrinks takes the last slots off the route,
+and one that grows puts new slots on it.
+
 Said up front, never guessed (`UnsupportedApp`, exit code 2): a router whose destinations
-LangGraph cannot name (no path_map, no `Literal` return type), `Send` (a fan-out whose tasks are
-data, not nodes of the workflow), two conditional edges on one node, a branch target reached
-another way too (its activity would be a disjunction the contract does not state), and a node
-that joins only some of a router's branches, or all of them when the router may end the run
-(the same).
+LangGraph cannot name (no path_map, no `Literal` return type), a fan-out of more than K tasks to
+one target (`SendBound`), two conditional edges on one node, a branch target reached another way
+too (its activity would be a disjunction the contract does not state), and a node that joins
+only some of a router's branches, or all of them when the router may end the run (the same).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any, get_type_hints
 
 import networkx as nx
 from langgraph.graph import END, START
+from langgraph.types import Send
 
 from rctools.langgraph.app import AppError
 
 
 class UnsupportedApp(AppError):
     """The graph's shape is one `run revision --app` cannot run yet (a usage error, exit 2)."""
+
+
+class SendBound(UnsupportedApp):
+    """A router sent more tasks to one node than the slots the workflow declares."""
+
+
+DEFAULT_SEND_BOUND = 4
+"""Slots per Send target when `--send-bound` is not given."""
 
 
 @dataclass(frozen=True)
@@ -44,15 +61,56 @@ class Router:
     """The channels LangGraph hands the router."""
     name: str
     """The router function's run name (what its callback events are called)."""
+    bound: int = 0
+    """A fan-out (`Send`): the slots per target; 0 for a router that names nodes."""
+
+    @property
+    def sent_to(self) -> list[str]:
+        """The nodes it may go to (for a fan-out: the nodes it sends tasks to)."""
+        return sorted({d for d in self.ends.values() if d != END})
 
     @property
     def targets(self) -> list[str]:
-        return sorted({d for d in self.ends.values() if d != END})
+        """Its branches: the nodes it may go to, or a fan-out's slots."""
+        if not self.bound:
+            return self.sent_to
+        return [slot for t in self.sent_to for slot in slots_of(t, self.bound)]
 
     def destinations(self, returned: Any) -> list[str]:
-        """The nodes a router's return value goes to (END left out)."""
+        """The branches a router's return value goes to (END left out)."""
+        if self.bound:
+            return [slot for slot, _ in self.sends(returned)]
         labels = returned if isinstance(returned, list | tuple) else [returned]
         return sorted({self.ends.get(str(x), x) for x in labels} - {END})
+
+    def sends(self, returned: Any) -> list[tuple[str, Any]]:
+        """A fan-out's return value as (slot, Send argument): the i-th Send to T goes to
+        slot T#i; more than `bound` to one target is said, not truncated."""
+        packets = returned if isinstance(returned, list | tuple) else [returned]
+        if not all(isinstance(p, Send) for p in packets):
+            raise UnsupportedApp(
+                f"run revision --app: the conditional edge of {self.node} returns Send packets "
+                "and node names together; a fan-out of Send packets only is supported"
+            )
+        strays = sorted({p.node for p in packets} - set(self.sent_to))
+        if strays:
+            raise UnsupportedApp(
+                f"run revision --app: {self.node} sent a task to {', '.join(strays)}, which its "
+                "conditional edge's path_map does not name; the slots must be declared before "
+                "the run"
+            )
+        out: list[tuple[str, Any]] = []
+        for p in packets:
+            i = sum(1 for s, _ in out if s.rpartition("#")[0] == p.node) + 1
+            if i > self.bound:
+                n = sum(1 for q in packets if q.node == p.node)
+                raise SendBound(
+                    f"run revision --app: {self.node} sent {n} tasks to {p.node}, above the "
+                    f"bound of {self.bound} slot{'s' * (self.bound > 1)}; give --send-bound {n} "
+                    "(or more)"
+                )
+            out.append((f"{p.node}#{i}", p.arg))
+        return out
 
     def guards(
         self, dag: nx.DiGraph, entry: set[str], reachable_end: bool
@@ -98,6 +156,11 @@ def _dominators(idom: dict[str, str], node: str) -> set[str]:
     return out
 
 
+def slots_of(target: str, bound: int) -> list[str]:
+    """The slots of a Send target: `T#1..T#K`."""
+    return [f"{target}#{i}" for i in range(1, bound + 1)]
+
+
 def _returns_send(func: Any) -> bool:
     try:
         hint = get_type_hints(func).get("return")
@@ -106,15 +169,12 @@ def _returns_send(func: Any) -> bool:
     return hint is not None and "Send" in repr(hint)
 
 
-def send_refusal(node: str) -> UnsupportedApp:
-    return UnsupportedApp(
-        f"run revision --app: Send (the conditional edge of {node} fans out tasks) is not "
-        "supported yet: how many tasks run is data, not a node of the workflow"
-    )
-
-
-def routers_of(builder: Any) -> dict[str, Router]:
-    """Every conditional edge of the builder, or why it cannot be followed."""
+def routers_of(
+    builder: Any, bound: int = DEFAULT_SEND_BOUND, fanouts: Collection[str] = ()
+) -> dict[str, Router]:
+    """Every conditional edge of the builder, or why it cannot be followed. A router is a
+    fan-out when its return type names `Send` or it sent Send packets in the fault-free run
+    (`fanouts`)."""
     routers: dict[str, Router] = {}
     for node, specs in builder.branches.items():
         if not specs:
@@ -126,8 +186,7 @@ def routers_of(builder: Any) -> dict[str, Router]:
             )
         ((_, spec),) = specs.items()
         func = getattr(spec.path, "func", None) or getattr(spec.path, "afunc", None)
-        if func is not None and _returns_send(func):
-            raise send_refusal(node)
+        fans = node in fanouts or (func is not None and _returns_send(func))
         if spec.ends is None:
             raise UnsupportedApp(
                 f"run revision --app: the conditional edge of {node} does not name where it "
@@ -137,5 +196,5 @@ def routers_of(builder: Any) -> dict[str, Router]:
         schema = spec.input_schema or builder.nodes[node].input_schema
         reads = sorted(builder.schemas[schema])
         ends = {str(k): v for k, v in spec.ends.items()}
-        routers[node] = Router(node, ends, reads, spec.path.get_name())
+        routers[node] = Router(node, ends, reads, spec.path.get_name(), bound if fans else 0)
     return routers

@@ -1,0 +1,238 @@
+"""`run revision --app` on a graph that fans out with `Send`.
+
+tests/fixtures/revapp/fanout.py is plain user code: `plan` lists the topics of the request, its
+conditional edge sends one `research` task per topic, and `write` joins their findings (an
+`operator.add` reducer). The fan-out is stated in bounded slots: the i-th task sent to
+`research` is an attempt of node `research#i`, a branch of `plan` (on the route only while
+plan's current output sent it a task). A new request that adds a topic puts a new slot on the
+route (it runs), one that drops a topic takes a slot off it (its finding must not reach
+`write`), one that changes a topic changes a slot's argument. The recovering policies conform
+at every point; `stale` is rejected; a runtime whose joiner still consumes the dropped slot, or
+returns it, is rejected -- so the conforming verdicts are earned. A fan-out above the bound is
+refused before any cell, with its own message.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Send
+from rctools.langgraph.app import load_factory
+from rctools.revision.app import (
+    APP_POLICIES,
+    AppOutcome,
+    AppRevisionRun,
+    Point,
+    points_of,
+    workflow_of,
+)
+from rctools.revision.appmatrix import configure_app
+from rctools.revision.routing import Router, SendBound, UnsupportedApp
+from resumecheck.contract import default_spec_paths
+from resumecheck.errors import UsageError
+from resumecheck.judge import judge
+from resumecheck.verdict import Status, Verdict
+
+FIXTURE = ROOT / "tests" / "fixtures" / "revapp" / "fanout.py"
+APP = f"{FIXTURE}:make_graph"
+INPUTS = {"request": "solar, wind", "style": "plain"}
+GROWS, SHRINKS, CHANGES = "solar, tidal, wind", "solar", "solar, geothermal"
+
+
+def _run(folder: Path, new: str, point: Point, policy: str, app: str = APP) -> AppOutcome:
+    name = f"{len(new)}-{policy}-{point.label}"
+    run = AppRevisionRun(
+        load_factory(app), INPUTS, "request", new, point, policy, folder / f"{name}.db"
+    )
+    return run.run(folder / f"{name}.jsonl")
+
+
+def _events(trace: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in trace.read_text().splitlines()[1:]]
+
+
+def _verdicts(traces: list[Path]) -> dict[str, Verdict]:
+    return {v.path.name: v for v in judge(traces, spec_paths=default_spec_paths())}
+
+
+def test_the_fan_out_is_read_off_langgraph_as_slots() -> None:
+    wf = workflow_of(load_factory(APP)(InMemorySaver()), INPUTS, bound=3)
+    assert wf.order == ["plan", "research#1", "research#2", "research#3", "write"]
+    assert wf.slots == {"research": ["research#1", "research#2", "research#3"]}
+    assert ("plan", "research#2") in wf.edges and ("research#2", "write") in wf.edges
+    assert ("research#2", "plan", "research#2") in wf.branches
+    assert wf.reads["research#1"] == []  # its input is its Send argument, plan's output
+    labels = [p.label for p in points_of(load_factory(APP), INPUTS, 3)]
+    assert "node-research#2" in labels
+    assert "node-research#3" not in labels  # two topics: no task ran as slot 3
+
+
+def test_a_task_list_that_shrinks_recovers_and_stale_is_caught(tmp_path: Path) -> None:
+    """The new request (one topic) arrives while write runs (the fast representative of the
+    matrix below): every recovering policy re-runs plan, which now sends one task; research#2
+    is off the route and never reaches write; stale keeps both findings and is rejected."""
+    point = Point("node", "write")
+    runs = {p: _run(tmp_path, SHRINKS, point, p) for p in APP_POLICIES}
+    verdicts = _verdicts([r.trace for r in runs.values()])
+    for policy, run in runs.items():
+        verdict = verdicts[run.trace.name]
+        if policy == "stale":
+            assert verdict.status is Status.VIOLATES
+            continue
+        assert verdict.status is Status.CONFORMS, (policy, verdict.reason)
+        events = _events(run.trace)
+        routes = [e for e in events if e["ev"] == "route"]
+        assert [r["to"] for r in routes] == [["research#1", "research#2"], ["research#1"]]
+        assert routes[-1]["sends"] == [{"to": "research#1", "arg": {"topic": "solar"}}]
+        starts = {e["attempt"]: e for e in events if e["ev"] == "start"}
+        last_write = [s for s in starts.values() if s["node"] == "write"][-1]
+        assert [starts[a]["node"] for a in last_write["parents"]] == ["research#1"]
+        assert events[-1]["result"] == ["plan", "research#1", "write"]
+
+
+def test_a_task_list_that_grows_runs_the_new_slot(tmp_path: Path) -> None:
+    run = _run(tmp_path, GROWS, Point("commit", "write"), "validity")
+    assert _verdicts([run.trace])[run.trace.name].status is Status.CONFORMS
+    events = _events(run.trace)
+    assert [e["to"] for e in events if e["ev"] == "route"][-1] == [
+        "research#1",
+        "research#2",
+        "research#3",
+    ]
+    assert events[-1]["result"] == ["plan", "research#1", "research#2", "research#3", "write"]
+
+
+def _edited(trace: Path, out: Path, edit: Any) -> Path:
+    lines = trace.read_text().splitlines()
+    header, events = lines[0], [json.loads(line) for line in lines[1:]]
+    out.write_text("\n".join([header, *(json.dumps(e) for e in edit(events))]) + "\n")
+    return out
+
+
+def test_a_wrong_replan_of_the_fan_out_is_rejected(tmp_path: Path) -> None:
+    """Two runtimes that get the shrinking list wrong, each the validity trace with one event
+    changed: one's joiner consumes the dropped slot's finding beside the kept one's, one
+    returns the dropped slot's finding in the result."""
+    good = _run(tmp_path, SHRINKS, Point("node", "write"), "validity").trace
+    events = _events(good)
+    starts = {e["attempt"]: e for e in events if e["ev"] == "start"}
+    dropped = next(a for a, s in starts.items() if s["node"] == "research#2")
+    rewrite = [e for e in events if e["ev"] == "start" and e["node"] == "write"][-1]["attempt"]
+
+    def joins_dropped(evs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {**e, "parents": [*e["parents"], dropped]}
+            if e["ev"] == "start" and e["attempt"] == rewrite
+            else e
+            for e in evs
+        ]
+
+    def returns_dropped(evs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {**e, "result": ["plan", "research#1", "research#2", "write"]}
+            if e["ev"] == "finish"
+            else e
+            for e in evs
+        ]
+
+    traces = [
+        _edited(good, tmp_path / "joins-dropped.jsonl", joins_dropped),
+        _edited(good, tmp_path / "returns-dropped.jsonl", returns_dropped),
+    ]
+    verdicts = _verdicts([good, *traces])
+    assert verdicts[good.name].status is Status.CONFORMS
+    joined = verdicts["joins-dropped.jsonl"]
+    assert joined.properties == ["NoStaleCommit"]
+    returned = verdicts["returns-dropped.jsonl"]
+    assert returned.properties == ["RouteValidity"]
+
+
+def test_a_fan_out_above_the_bound_is_refused_up_front() -> None:
+    with pytest.raises(SendBound, match=r"plan sent 2 tasks to research, above the bound of 1"):
+        points_of(load_factory(APP), INPUTS, 1)
+    with pytest.raises(UsageError, match=r"give --send-bound 2 \(or more\)"):
+        configure_app(APP, json.dumps(INPUTS), 'request="x"', "validity", send_bound=1)
+
+
+@pytest.mark.parametrize(
+    ("returned", "says"),
+    [
+        ([Send("research", {"topic": "a"}), "write"], "Send packets and node names together"),
+        ([Send("elsewhere", {})], "sent a task to elsewhere, which its conditional edge's"),
+        ([Send("research", {"topic": t}) for t in "abc"], "sent 3 tasks to research, above"),
+    ],
+)
+def test_a_fan_out_the_slots_cannot_state_is_said(returned: list[Any], says: str) -> None:
+    router = Router("plan", {"research": "research"}, [], "fan_out", bound=2)
+    assert router.sends([Send("research", {"topic": "a"}), Send("research", {"topic": "a"})]) == [
+        ("research#1", {"topic": "a"}),
+        ("research#2", {"topic": "a"}),
+    ]
+    with pytest.raises(UnsupportedApp, match=says):
+        router.sends(returned)
+
+
+def test_a_revision_that_grows_past_the_bound_is_said(tmp_path: Path) -> None:
+    """The bound holds for the fault-free run, the revised request sends one task more: the
+    run stops with the same message rather than truncating the fan-out."""
+    run = AppRevisionRun(
+        load_factory(APP), INPUTS, "request", GROWS, Point("node", "write"), "validity",
+        tmp_path / "g.db", bound=2,
+    )  # fmt: skip
+    with pytest.raises(SendBound, match="plan sent 3 tasks to research, above the bound of 2"):
+        run.run(tmp_path / "g.jsonl")
+
+
+def test_a_router_without_a_return_type_is_seen_fanning_out(tmp_path: Path) -> None:
+    """A lambda router says nothing of Send until it runs: the fault-free run before the
+    cells finds the fan-out, and the cells run it in slots like the typed one."""
+    app = APP.replace(":make_graph", ":make_untyped_graph")
+    matrix = configure_app(app, json.dumps(INPUTS), f"request={json.dumps(SHRINKS)}", "validity")
+    assert matrix.fanouts == {"plan"}
+    assert "node-research#2" in [p.label for p in matrix.points]
+    run = AppRevisionRun(
+        load_factory(app), INPUTS, "request", SHRINKS, Point("node", "write"), "validity",
+        tmp_path / "u.db", fanouts=matrix.fanouts,
+    ).run(tmp_path / "u.jsonl")  # fmt: skip
+    assert _verdicts([run.trace])["u.jsonl"].status is Status.CONFORMS
+    routes = [e["to"] for e in _events(run.trace) if e["ev"] == "route"]
+    assert routes == [["research#1", "research#2"], ["research#1"]]
+
+
+def test_the_async_graph_records_the_same_fan_out(tmp_path: Path) -> None:
+    app = APP.replace(":make_graph", ":make_async_graph")
+    runs = {
+        p: _run(tmp_path, SHRINKS, Point("node", "write"), p, app) for p in ("validity", "stale")
+    }
+    verdicts = _verdicts([r.trace for r in runs.values()])
+    assert verdicts[runs["validity"].trace.name].status is Status.CONFORMS
+    assert verdicts[runs["stale"].trace.name].status is Status.VIOLATES
+    routes = [e["to"] for e in _events(runs["validity"].trace) if e["ev"] == "route"]
+    assert routes == [["research#1", "research#2"], ["research#1"]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("factory", ["make_graph", "make_async_graph"])
+def test_every_point_conforms_and_stale_is_rejected(tmp_path: Path, factory: str) -> None:
+    """Each new request (a topic added, dropped, changed) at every point of the run: full,
+    suffix and validity conform in every cell; stale in none (plan always read the old
+    request, so its task list is stale wherever the revision lands)."""
+    app = APP.replace(":make_graph", f":{factory}")
+    points = points_of(load_factory(app), INPUTS)
+    assert len(points) == 12
+    runs = [
+        (new, policy, _run(tmp_path, new, point, policy, app))
+        for new in (GROWS, SHRINKS, CHANGES)
+        for point in points
+        for policy in APP_POLICIES
+    ]
+    verdicts = _verdicts([r.trace for _, _, r in runs])
+    for new, policy, run in runs:
+        status = verdicts[run.trace.name].status
+        want = Status.VIOLATES if policy == "stale" else Status.CONFORMS
+        assert status is want, (new, policy, run.trace.name, verdicts[run.trace.name].reason)
