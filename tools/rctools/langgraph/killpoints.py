@@ -27,7 +27,6 @@ both. A point never reached is reported as not reached, never run silently fault
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import sqlite3
 import sys
@@ -40,7 +39,7 @@ from typing import Any
 
 from resumecheck.waiting import poll
 
-from rctools.suite.crash import tell_and_stop
+from rctools.suite.crash import kill_message, tell_and_stop
 
 FAULT_PREFIX = "kill:"
 WRITE_CALLS = ("put", "put_writes")
@@ -317,7 +316,7 @@ class KillSwitch:
             "saver_calls": self.tally(),
         }
         self.sent = True
-        tell_and_stop(self.pipe_fd, (json.dumps(report) + "\n").encode())
+        tell_and_stop(self.pipe_fd, kill_message(report["landed"], report))
 
     def _inflight(self, cut: _Call | None) -> list[list[Any]]:
         """The write calls inside the saver at the kill besides the one it cut: their label

@@ -11,12 +11,13 @@ and it lands at the same place every time: cells are deterministic.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 import threading
 import time
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from resumecheck.waiting import poll
 
@@ -28,6 +29,20 @@ FD_ENV = "RC_KILL_FD"
 _LIBC = ctypes.PyDLL(None, use_errno=True)
 _LIBC.write.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
 _LIBC.write.restype = ctypes.c_ssize_t
+
+
+def kill_message(point: str, told: dict[str, Any] | None = None) -> bytes:
+    """The one line a child sends at its kill point: `label#n`, and, where the child knows
+    more at that instant than the point's name (LangGraph's: the saver call it cut, the
+    writes in flight), a tab and that as a JSON object (`WorkerReport.told`)."""
+    extra = "" if told is None else "\t" + json.dumps(told, default=str)
+    return f"{point}{extra}\n".encode()
+
+
+def parse_kill_message(line: str) -> tuple[str, dict[str, Any] | None]:
+    """`kill_message`'s line back: the point and what the child told with it."""
+    point, tab, rest = line.partition("\t")
+    return point, (json.loads(rest) if tab else None)
 
 
 def tell_and_stop(fd: int, message: bytes) -> NoReturn:
@@ -73,7 +88,7 @@ class KillPoints:
         if label == self.label and nth == self.occurrence:
             if self.fd is None:  # no parent to kill us: do it ourselves
                 os.kill(os.getpid(), signal.SIGKILL)
-            tell_and_stop(self.fd, f"{label}#{nth}\n".encode())
+            tell_and_stop(self.fd, kill_message(f"{label}#{nth}"))
 
 
 def barrier(
