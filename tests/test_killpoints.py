@@ -3,7 +3,6 @@ is a function of what the fault-free run reached, so the same run gives the same
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sqlite3
@@ -11,6 +10,7 @@ import time
 from pathlib import Path
 
 from rctools.langgraph.killpoints import KillPoint, KillSwitch, for_reference, hook_statements, plan
+from rctools.suite.child import start_forked
 
 SEEN = {
     "start A": 1,
@@ -109,20 +109,15 @@ def test_an_async_call_s_seeded_instant_is_a_timer_from_its_fault_free_duration(
     points = plan({"put entry": 1, "put exit": 1}, {}, {"put": [0.2]})
     instant = next(p for p in points if "@" in p.label)
     assert instant.line == 0 and 0 < instant.delay < 0.2
-    read, write = os.pipe()
-    worker = os.fork()  # the kill stops the whole process: a worker of its own
-    if worker == 0:
-        kill = KillSwitch(None, write, instant.label, 1, delay=0.01)
+
+    def work(kill_fd: int) -> None:  # the kill stops the whole process: a worker of its own
+        kill = KillSwitch(None, kill_fd, instant.label, 1, delay=0.01)
         with kill.call("put", inside=False):
             time.sleep(5)  # the call is still running when the timer fires
-        os._exit(3)
-    os.close(write)
-    try:
-        report = json.loads(os.read(read, 4096).decode().splitlines()[0])
-    finally:
-        os.kill(worker, signal.SIGKILL)
-        os.waitpid(worker, 0)
-        os.close(read)
+
+    ended = start_forked(work, proc="w1", role="run").wait()
+    assert ended.exit == "killed" and ended.told is not None
+    report = ended.told
     assert report["label"] == instant.label and report["call"] == ["put", 1]
     assert KillPoint(instant.label, 1).call == "put"
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -26,11 +25,13 @@ from rctools.langgraph.coverage import (
     render,
     writes_shape,
 )
-from rctools.langgraph.driver import CellRun, _kill_message
+from rctools.langgraph.driver import CellRun
 from rctools.langgraph.matrix import Cell, CellKey, Matrix, Side, to_json
 from rctools.langgraph.record import Recording
 from rctools.langgraph.report import render_text
 from rctools.langgraph.scenarios import _chain
+from rctools.suite.child import start_forked
+from rctools.suite.crash import kill_message, tell_and_stop
 
 ROOT_CONF = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
 SUB_CONF = {"configurable": {"thread_id": "t1", "checkpoint_ns": "S:1", "checkpoint_id": "c2"}}
@@ -88,20 +89,17 @@ def test_the_recording_saver_counts_a_real_runs_calls(tmp_path: Path) -> None:
     assert calls["list history root limit"] == 1 and calls["delete_thread"] == 1
 
 
-def test_a_kill_message_longer_than_one_read_is_read_to_its_newline() -> None:
-    """A killed worker's saver calls travel in its kill message, which can outgrow a read."""
-    message = json.dumps(
-        {"landed": "put entry#1", "saver_calls": {f"k{i}": i for i in range(2000)}}
-    )
-    read, write = os.pipe()
-    writer = threading.Thread(target=os.write, args=(write, (message + "\n").encode()))
-    writer.start()
-    try:
-        assert json.loads(_kill_message(read))["saver_calls"]["k1999"] == 1999
-    finally:
-        writer.join()
-        os.close(read)
-        os.close(write)
+def test_a_kill_message_longer_than_a_pipe_holds_comes_back_whole() -> None:
+    """A killed worker's saver calls travel in its kill message (it sends no report), which
+    can outgrow a read and the pipe's buffer: the harness reads it to its newline."""
+    calls = {f"k{i}": i for i in range(20000)}
+
+    def work(kill_fd: int) -> None:
+        tell_and_stop(kill_fd, kill_message("put entry#1", {"saver_calls": calls}))
+
+    ended = start_forked(work, proc="w1", role="run").wait()
+    assert (ended.exit, ended.point) == ("killed", "put entry#1")
+    assert ended.told is not None and ended.told["saver_calls"] == calls
 
 
 def _side(trace: Path, *tallies: dict[str, int]) -> Side:

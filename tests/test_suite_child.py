@@ -1,15 +1,21 @@
-"""The one child harness (`rctools.suite.child.run_worker`): a worker started fresh or forked
-from a preloaded server ends the same way -- SIGKILLed at the n-th time it reaches its kill
-point and not a step later, returned with its result, an error with its stderr, timed out."""
+"""The one child harness (`rctools.suite.child`): a worker started fresh, forked from a
+preloaded server or forked from this process with a callable (`start_forked`) ends the same
+way -- SIGKILLed at the n-th time it reaches its kill point and not a step later, returned with
+its result, an error with its stderr, timed out."""
 
 from __future__ import annotations
 
 import json
+import os
 import textwrap
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from rctools.suite.child import run_worker
+from rctools.suite.child import run_worker, start_forked
+from rctools.suite.crash import KILL_ENV, KillPoints, kill_message, tell_and_stop
+from resumecheck.waiting import poll
 
 WORKER = textwrap.dedent(
     """
@@ -85,3 +91,94 @@ def test_returned_error_and_timeout_are_told_apart(
         module, _job(tmp_path, hang=True), proc="w3", role="run", timeout=0.5, preload=preload
     )
     assert (hung.exit, hung.error) == ("error", "timed out after 0.5 s")
+
+
+def _steps(path: Path, told: bool = False) -> Callable[[int], dict[str, int]]:
+    """A callable for `start_forked`: reaches a, b, b, c (each written to `path` after its
+    point), telling with its kill point what it has done so far when `told`."""
+
+    def work(kill_fd: int) -> dict[str, int]:
+        points = KillPoints(fd=kill_fd)
+        for n, label in enumerate(("a", "b", "b", "c")):
+            if (
+                told
+                and label == points.label
+                and points.seen.get(label, 0) + 1 == points.occurrence
+            ):
+                tell_and_stop(kill_fd, kill_message(f"{label}#{points.occurrence}", {"done": n}))
+            points.hit(label)
+            with path.open("a") as f:
+                f.write(label + "\n")
+        return {"steps": 4}
+
+    return work
+
+
+@pytest.mark.parametrize("told", [False, True], ids=["named", "told"])
+def test_a_forked_callable_is_killed_at_its_point_and_tells_what_it_knew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, told: bool
+) -> None:
+    """LangGraph's way in (`start_forked`): a callable in a fork of this process, under the
+    same supervision; what it told with its point comes back as `told`."""
+    monkeypatch.setenv(KILL_ENV, "b#2")
+    steps = tmp_path / "steps"
+    ended = start_forked(_steps(steps, told), proc="w1", role="run").wait()
+    assert (ended.exit, ended.point, ended.returncode) == ("killed", "b#2", -9)
+    assert ended.told == ({"done": 2} if told else None)
+    assert steps.read_text().split() == ["a", "b"]
+    assert "told" not in ended.to_json() or told
+
+
+def test_a_forked_callable_returned_failed_or_hung(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(KILL_ENV, raising=False)
+    log = tmp_path / "workers.log"
+    done = start_forked(_steps(tmp_path / "steps"), proc="w1", role="run", log=log).wait()
+    assert (done.exit, done.result, done.point) == ("returned", {"steps": 4}, None)
+
+    def fails(_fd: int) -> None:
+        raise RuntimeError("it went wrong here")
+
+    failed = start_forked(fails, proc="w2", role="run", log=log).wait()
+    assert (failed.exit, failed.returncode) == ("error", 1)
+    assert failed.error is not None and "it went wrong here" in failed.error
+
+    def hangs(_fd: int) -> None:
+        time.sleep(600)
+
+    hung = start_forked(hangs, proc="w3", role="run", timeout=0.5).wait()
+    assert (hung.exit, hung.error, hung.returncode) == ("error", "timed out after 0.5 s", -9)
+
+
+def test_workers_of_one_phase_are_killed_whichever_is_waited_for_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two forked workers started together: the second stops at its point and is killed
+    while the caller still waits for the first, which waits for the second to be gone."""
+    monkeypatch.setenv(KILL_ENV, "a#1")
+    gone = tmp_path / "gone"
+
+    def second(kill_fd: int) -> None:
+        (tmp_path / "pid").write_text(str(os.getpid()))
+        (tmp_path / "pid").rename(gone)  # whole, or not there
+        KillPoints(fd=kill_fd).hit("a")
+
+    def first(_fd: int) -> dict[str, bool]:
+        met = poll(
+            lambda: gone.exists() and not _alive(int(gone.read_text())), timeout=30, every=0.01
+        )
+        return {"met": met}
+
+    one = start_forked(first, proc="w1", role="run")
+    two = start_forked(second, proc="w2", role="run")
+    assert one.wait().result == {"met": True}
+    assert two.wait().exit == "killed"
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` is still a process that has not been killed (a zombie counts as gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False

@@ -48,14 +48,14 @@ class RecorderCallbacks(BaseCallbackHandler):
         if attempt is None:
             return
         self._runs[run_id] = attempt
-        self.recorder.kill.point(f"start {node}")
+        self.recorder.kill.hit(f"start {node}")
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         attempt = self._runs.pop(run_id, None)
         if attempt is None:
             return
         self.recorder.task_finished(attempt, "ok", None)
-        self.recorder.kill.point(f"end {attempt.node}")
+        self.recorder.kill.hit(f"end {attempt.node}")
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         attempt = self._runs.pop(run_id, None)
@@ -63,7 +63,7 @@ class RecorderCallbacks(BaseCallbackHandler):
             return
         outcome = "interrupt" if isinstance(error, GraphInterrupt) else "error"
         self.recorder.task_finished(attempt, outcome, error)
-        self.recorder.kill.point(f"end {attempt.node}")
+        self.recorder.kill.hit(f"end {attempt.node}")
 
     def on_tool_start(
         self,

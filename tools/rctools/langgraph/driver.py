@@ -1,19 +1,16 @@
 """Runs one matrix cell: a scenario, one fault, one durability mode, on one saver.
 
 Every invocation runs in a worker process forked from this one (LangGraph is imported once,
-so a process costs milliseconds, yet each worker has its own memory and its own saver). A
-SIGKILL is sent by this parent: the worker stops at the chosen point, says so through a
-pipe, and is killed there; the parent appends the `crash` event and a fresh worker resumes.
+so a process costs milliseconds, yet each worker has its own memory and its own saver),
+started and supervised by the suite framework's child harness (`suite.child.start_forked`):
+the worker stops at the chosen point, says so through a pipe, and is SIGKILLed there by the
+harness; the driver appends the `crash` event and a fresh worker resumes.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import selectors
-import signal
-import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +21,7 @@ from rctools.langgraph.backends import open_saver
 from rctools.langgraph.killpoints import KillPoint, for_reference
 from rctools.langgraph.scenarios import Scenario
 from rctools.langgraph.tracefile import TraceFile
+from rctools.suite.child import Running, start_forked
 
 WORKER_TIMEOUT = 120.0
 MAX_INVOCATIONS = 12
@@ -384,38 +382,21 @@ class _Session:
         return parks[int(k) - 1] if 0 < int(k) <= len(parks) else None
 
 
-@dataclass
-class _Child:
-    pid: int
-    results: int
-    kills: int
-
-
 def _spawn(
     cell: worker.Cell, job: worker.Invocation, work: Callable[[], dict[str, Any]] | None = None
-) -> _Child:
-    kill_r, kill_w = os.pipe()
-    res_r, res_w = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # the worker
-        os.close(kill_r)
-        os.close(res_r)
-        log = os.open(cell.folder / "workers.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
+) -> Running:
+    """Starts the invocation (or `work`) in a worker forked from this process, under the
+    suite framework's child harness; its output goes to the cell's workers.log."""
+
+    def run(kill_fd: int) -> dict[str, Any]:
         try:
-            report = work() if work is not None else worker.run(cell, job, kill_w)
+            return work() if work is not None else worker.run(cell, job, kill_fd)
         except BaseException as exc:  # reported to the parent as a tool failure
-            report = {"failure": f"{type(exc).__name__}: {exc}"}
-        data = json.dumps(report, default=str).encode()
-        while data:
-            data = data[os.write(res_w, data) :]
-        os._exit(0)
-    os.close(kill_w)
-    os.close(res_w)
-    return _Child(pid, res_r, kill_r)
+            return {"failure": f"{type(exc).__name__}: {exc}"}
+
+    return start_forked(
+        run, proc=job.proc, role=job.kind, log=cell.folder / "workers.log", timeout=WORKER_TIMEOUT
+    )
 
 
 def _has_events(trace: Path, proc: str) -> bool:
@@ -429,58 +410,16 @@ def _has_events(trace: Path, proc: str) -> bool:
     )
 
 
-def _kill_message(fd: int) -> str:
-    """The worker's kill message, read to its newline: with its saver calls it can be longer
-    than one read returns (empty: the worker closed the pipe)."""
-    data = os.read(fd, 4096)
-    while data and not data.endswith(b"\n"):
-        more = os.read(fd, 4096)
-        if not more:
-            break
-        data += more
-    return data.decode().strip()
-
-
-def _wait(cell: worker.Cell, job: worker.Invocation, child: _Child) -> dict[str, Any]:
-    """Collects the worker's report, or kills it where it stopped and records the crash."""
-    selector = selectors.DefaultSelector()
-    selector.register(child.results, selectors.EVENT_READ, "results")
-    selector.register(child.kills, selectors.EVENT_READ, "kills")
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + WORKER_TIMEOUT
-    report: dict[str, Any] | None = None
-    try:
-        while report is None:
-            timeout = deadline - time.monotonic()
-            if timeout <= 0:
-                os.kill(child.pid, signal.SIGKILL)
-                os.waitpid(child.pid, 0)
-                report = {"failure": f"no answer within {WORKER_TIMEOUT:.0f} s"}
-                break
-            for key, _ in selector.select(timeout):
-                if key.data == "kills":
-                    said = _kill_message(child.kills)
-                    if not said:
-                        selector.unregister(child.kills)
-                        continue
-                    point = json.loads(said.splitlines()[0])
-                    os.kill(child.pid, signal.SIGKILL)
-                    os.waitpid(child.pid, 0)
-                    if _has_events(cell.trace, job.proc):  # else it died before doing anything
-                        TraceFile(cell.trace, job.proc).event("crash")
-                    calls = point.pop("saver_calls", None) or {}
-                    report = {"killed": point, "hooks": job.kill_at or 0, "saver_calls": calls}
-                    break
-                chunk = os.read(child.results, 65536)
-                if chunk:
-                    chunks.append(chunk)
-                    continue
-                os.waitpid(child.pid, 0)
-                text = b"".join(chunks).decode()
-                report = json.loads(text) if text else {"failure": "worker died silently"}
-                break
-    finally:
-        selector.close()
-        os.close(child.results)
-        os.close(child.kills)
-    return report
+def _wait(cell: worker.Cell, job: worker.Invocation, running: Running) -> dict[str, Any]:
+    """The worker's report; for a worker SIGKILLed at its point, the crash it recorded."""
+    ended = running.wait()
+    if ended.exit == "killed":
+        if _has_events(cell.trace, job.proc):  # else it died before doing anything
+            TraceFile(cell.trace, job.proc).event("crash")
+        point = dict(ended.told or {})
+        calls = point.pop("saver_calls", None) or {}
+        return {"killed": point, "hooks": job.kill_at or 0, "saver_calls": calls}
+    if ended.exit == "error":
+        return {"failure": ended.error or "worker died silently"}
+    report: dict[str, Any] | None = ended.result
+    return report if report is not None else {"failure": "worker died silently"}

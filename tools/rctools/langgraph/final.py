@@ -22,16 +22,13 @@ import hashlib
 import json
 import os
 import re
-import selectors
-import signal
-import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rctools.langgraph.backends import STORE_VAR, BackendError, aopen_saver, api_of, open_saver
+from rctools.suite.child import start_forked
 
 READ_TIMEOUT = 60.0
 THREAD_CONFIG = {"configurable": {"thread_id": "t1"}}
@@ -137,49 +134,19 @@ def read_final(store: Path, build: Callable[[], Any], factory: Callable[[], Any]
 
 
 def in_fresh_process(store: Path, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """Runs `work` in a forked process with `$RESUME_CHECK_STORE` set to `store`, and returns
-    its JSON answer, or `{"problem": why}` when it raised, printed nothing or took too long:
-    a reader that breaks (a store left unreadable) must not break the matrix."""
-    read_fd, write_fd = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # the reader
-        os.close(read_fd)
+    """Runs `work` in a forked process (the suite framework's child harness) with
+    `$RESUME_CHECK_STORE` set to `store`, and returns its JSON answer, or `{"problem": why}`
+    when it raised, answered nothing or took too long: a reader that breaks (a store left
+    unreadable) must not break the matrix."""
+
+    def read(_kill_fd: int) -> dict[str, Any]:
         try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            os.dup2(devnull, 2)
             os.environ[STORE_VAR] = str(store)
-            answer = work()
+            return work()
         except BaseException as exc:  # told to the parent, never raised there
-            answer = {"problem": f"{type(exc).__name__}: {exc}"[:300]}
-        data = json.dumps(answer).encode()
-        while data:
-            data = data[os.write(write_fd, data) :]
-        os._exit(0)
-    os.close(write_fd)
-    return _collect(pid, read_fd)
+            return {"problem": f"{type(exc).__name__}: {exc}"[:300]}
 
-
-def _collect(pid: int, fd: int) -> dict[str, Any]:
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + READ_TIMEOUT
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not selector.select(left):
-                os.kill(pid, signal.SIGKILL)
-                break
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    os.close(fd)
-    os.waitpid(pid, 0)
-    text = b"".join(chunks).decode()
-    if not text:
-        return {"problem": f"no answer within {READ_TIMEOUT:.0f} s"}
-    answer: dict[str, Any] = json.loads(text)
-    return answer
+    ended = start_forked(read, proc="reader", role="read", timeout=READ_TIMEOUT).wait()
+    if not isinstance(ended.result, dict):
+        return {"problem": ended.error or "the reader died without an answer"}
+    return ended.result

@@ -27,7 +27,6 @@ both. A point never reached is reported as not reached, never run silently fault
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import sqlite3
 import sys
@@ -40,7 +39,7 @@ from typing import Any
 
 from resumecheck.waiting import poll
 
-from rctools.suite.crash import tell_and_stop
+from rctools.suite.crash import KillPoints
 
 FAULT_PREFIX = "kill:"
 WRITE_CALLS = ("put", "put_writes")
@@ -217,15 +216,19 @@ class _Call:
     identity: dict[str, Any] | None = None
 
 
-class KillSwitch:
-    """Counts the points where a SIGKILL may land; at the chosen one it tells the parent
-    process through a pipe and stops, every thread at once, to be killed.
+class KillSwitch(KillPoints):
+    """The suite framework's kill points (`suite.crash.KillPoints`) extended with LangGraph's:
+    at the chosen point the process tells the parent through the same pipe and stops, every
+    thread at once, to be killed by the same harness (`suite.child`).
 
     A point is chosen as the n-th occurrence of a label (`label`, `occurrence`), which finds
     the same moment in every run and on another saver, or (older callers) by its number in
-    this process (`at`). Every point reached is counted, even while the recorder holds
-    events: the numbering must not depend on timing. Where a chosen point cannot be killed
-    (events held) the kill lands at the next point that can."""
+    this process (`at`). What LangGraph adds: points inside a saver's call (`call`,
+    `statement`, a seeded instant), measured in the fault-free run; a chosen point reached
+    while the recorder holds events is deferred to the next point that can be killed (every
+    point reached is still counted: the numbering must not depend on timing); the kill
+    message tells the call it cut and the writes in flight; with no parent (`pipe_fd` None)
+    nothing is killed, the points are only counted."""
 
     def __init__(
         self,
@@ -238,10 +241,12 @@ class KillSwitch:
         delay: float = 0.0,
         measure: bool = False,
     ) -> None:
-        self.at, self.pipe_fd = at, pipe_fd
+        # the cell's point is given, never read from the environment
+        super().__init__(f"{label}#{occurrence or 1}" if label else "", None)
+        self.fd = pipe_fd
+        self.at = at
         self.target = KillPoint(label, occurrence or 1, line, delay) if label else None
         self.count = 0
-        self.seen: dict[str, int] = {}
         # per write call label: the Python line events of each occurrence, measured (with
         # `measure`) only in the fault-free run whose points are planned: tracing lines costs
         # CPU, and a recording outside the matrix has no use for it
@@ -251,7 +256,6 @@ class KillSwitch:
         self.deferred: str | None = None  # the chosen point, passed while it could not land
         # the parent was told (a timer's thread waits to be killed while the call's runs on)
         self.sent = False
-        self._lock = threading.Lock()
         self._local = threading.local()
         # While it returns True the process is at no kill point: the recorder holds events it
         # cannot write in order yet, and a kill would leave the trace without them.
@@ -277,7 +281,7 @@ class KillSwitch:
 
     # -- points ------------------------------------------------------------------------
 
-    def point(self, label: str) -> None:
+    def hit(self, label: str) -> None:
         if self.rendezvous is not None and label.startswith("start "):
             meet, self.rendezvous = self.rendezvous, None
             meet()
@@ -285,16 +289,12 @@ class KillSwitch:
             return
         with self._lock:
             self.count += 1
-            nth = self.seen[label] = self.seen.get(label, 0) + 1
-            hit = self.count == self.at or (
-                self.target is not None
-                and label == self.target.label
-                and nth == self.target.occurrence
-            )
-        self._maybe_kill(label, nth, hit)
+            counted = self.count
+        nth = self.reached(label)
+        self._maybe_kill(label, nth, counted == self.at or self.chosen(label, nth))
 
     def _maybe_kill(self, label: str, nth: int, hit: bool, here: _Call | None = None) -> None:
-        if self.pipe_fd is None or self.sent or not (hit or self.deferred):
+        if self.fd is None or self.sent or not (hit or self.deferred):
             return
         if hit and self.paused():
             # what is held waits, most often, for another thread (LangGraph's background
@@ -317,7 +317,7 @@ class KillSwitch:
             "saver_calls": self.tally(),
         }
         self.sent = True
-        tell_and_stop(self.pipe_fd, (json.dumps(report) + "\n").encode())
+        self.stop(report["landed"], report)
 
     def _inflight(self, cut: _Call | None) -> list[list[Any]]:
         """The write calls inside the saver at the kill besides the one it cut: their label
@@ -338,10 +338,10 @@ class KillSwitch:
         tasks, so neither its lines nor its statements are its own; its seeded instant is a
         timer armed at entry. `identity`: what a write call writes, sent with a kill inside
         it so that the driver can read back what of it the store holds."""
-        self.point(f"{label} entry")
+        self.hit(f"{label} entry")
         if label.split(" ", 1)[0] not in WRITE_CALLS or self.muted:
             yield
-            self.point(f"{label} exit")
+            self.hit(f"{label} exit")
             return
         with self._lock:
             occurrence = self.seen.get(f"{label} entry", 0)
@@ -390,7 +390,7 @@ class KillSwitch:
         if armed and not self.sent and self.deferred is None and target is not None:
             # the call ended before its instant (fewer lines, or faster, than fault-free)
             self.deferred = f"{target.label}#{target.occurrence}"
-        self.point(f"{label} exit")
+        self.hit(f"{label} exit")
 
     def _tracer(self, here: _Call) -> Any:
         # Only the saver's own lines count: the recorder's and this module's hooks run inside
@@ -438,7 +438,7 @@ class KillSwitch:
             here.durable = True
         if here.durable:
             verb = (sql.split(None, 1) or ["?"])[0].upper()
-            self.point(f"{here.label} {kind} {here.statements} {verb}")
+            self.hit(f"{here.label} {kind} {here.statements} {verb}")
 
 
 _OWN = str(Path(__file__).resolve().parent.parent)  # rctools: the recorder and its hooks

@@ -30,8 +30,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
-import os
-import signal
 import threading
 import time
 import uuid
@@ -47,10 +45,11 @@ from langgraph.config import get_config
 from rctools.langgraph.appdriver import Listener, driver
 from rctools.langgraph.observe import value_id
 from rctools.recovery.app import RecoveryApp, Tool
-from rctools.recovery.appkill import SideLog
+from rctools.recovery.appkill import KILL_POINT, SideLog
 from rctools.recovery.controller import certify
 from rctools.recovery.engine import RunResult, Stuck
 from rctools.recovery.trace import TraceWriter, header
+from rctools.suite.crash import KillPoints
 
 APP_POLICIES = ("retry", "native", "resume", "admissible")
 MAX_RECOVERIES = 3
@@ -346,9 +345,9 @@ class AppRun(Listener):
             at = FailurePoint(inst.name, k, tool.name)
             if self.target == at and inst.attempt == 1 and not self.injected:
                 self.injected = True
-                if self.mode == "kill":
+                if self.mode == "kill":  # the framework's kill point; the parent kills
                     self.trace.event("fail", instance=inst.name, reason="process killed")
-                    os.kill(os.getpid(), signal.SIGKILL)
+                    KillPoints().hit(KILL_POINT)
                 self.trace.event("fail", instance=inst.name, reason=f"{tool.name} failed")
                 raise InjectedFailure(tool.name)
             intent = f"{inst.name}/{tool.name}#{k}"

@@ -1,18 +1,19 @@
 """`run recovery --app --kill`: the failure is a SIGKILL of the process running the graph, not a
 tool raising.
 
-The cell's graph runs in a child process (`python -m rctools.recovery.appkill JOB`), which
-records as the in-process run does and, at the failure point (before the K-th declared tool
-call of an instance), writes `fail` and kills itself with SIGKILL: every thread of it dies
-mid-step, siblings included. What survives is what a real restart has: LangGraph's SQLite
-checkpoints and the writes of the tasks that finished, the trace (one `os.write` per event),
-and a side log the child appended as it went (`SideLog`: which task ran which instance, the
-state keys each commit wrote, the arguments of every effect that can be undone, the
-irreversible intents' results for the ledger). The suite's own process then recovers from
-those: it rebuilds the run's bookkeeping (AppRun in mode "recover"), localizes the failure to
-the instance the trace says failed, rolls back with it the siblings that died mid-run, and the
-policy decides as after a raised failure -- `resume` and `admissible` restart LangGraph on the
-thread the killed process used.
+The cell's graph runs in a child process (`python -m rctools.recovery.appkill JOB`, under the
+suite framework's child harness `suite.child.run_worker`), which records as the in-process run
+does and, at the failure point (before the K-th declared tool call of an instance), writes
+`fail` and reaches the framework's kill point `KILL_POINT` (`suite.crash.KillPoints`), where the
+harness SIGKILLs it: every thread of it dies mid-step, siblings included. What survives is what
+a real restart has: LangGraph's SQLite checkpoints and the writes of the tasks that finished,
+the trace (one `os.write` per event), and a side log the child appended as it went (`SideLog`:
+which task ran which instance, the state keys each commit wrote, the arguments of every effect
+that can be undone, the irreversible intents' results for the ledger). The suite's own process
+then recovers from those: it rebuilds the run's bookkeeping (AppRun in mode "recover"),
+localizes the failure to the instance the trace says failed, rolls back with it the siblings
+that died mid-run, and the policy decides as after a raised failure -- `resume` and `admissible`
+restart LangGraph on the thread the killed process used.
 """
 
 from __future__ import annotations
@@ -21,16 +22,16 @@ import base64
 import json
 import os
 import pickle
-import signal
-import subprocess
 import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 from rctools.recovery.engine import RunResult, Stuck
+from rctools.suite.child import run_worker
 
 KILL_SECONDS = 120.0
+KILL_POINT = "failure"  # the one kill point of the child: its failure point
 
 
 class SideLog:
@@ -88,23 +89,23 @@ def run_killed(
         ),
         encoding="utf-8",
     )
-    child = subprocess.run(
-        [sys.executable, "-m", "rctools.recovery.appkill", str(job)],
-        capture_output=True,
-        text=True,
+    child = run_worker(
+        "rctools.recovery.appkill",
+        job,
+        proc="-",
+        role="kill",
+        kill_at=f"{KILL_POINT}#1",
         timeout=KILL_SECONDS,
-        check=False,
     )
-    if child.returncode != -signal.SIGKILL:
-        said = child.stderr.strip().splitlines()[-1:] or [""]
+    if child.exit != "killed":
         raise Stuck(
             f"{app.spec}: the process running the graph was not killed before {point.name} "
-            f"(exit {child.returncode}) {said[0]}"
+            f"(exit {child.returncode}) {(child.error or '').split(' | ')[-1]}"
         )
     return AppRun(app, policy, point, trace, db, instances, mode="recover", thread=thread).run()
 
 
-def main(job_path: str) -> None:
+def main(job_path: str) -> int:
     """The child: loads the app as the suite did and runs it until the kill."""
     from rctools.recovery.app import load_app
     from rctools.recovery.appengine import AppRun, FailurePoint
@@ -117,7 +118,8 @@ def main(job_path: str) -> None:
         app, job["policy"], point, trace, db, job["instances"], mode="kill", thread=job["thread"]
     )
     run.run()  # returns only when the failure point was never reached
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    sys.exit(main(sys.argv[1]))

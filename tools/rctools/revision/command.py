@@ -30,6 +30,7 @@ from rctools.revision.sender import RevisionSender
 from rctools.revision.workloads import RACING_WORKLOADS, WORKLOADS, Workload
 from rctools.suite.command import suite_command
 from rctools.suite.matrix import CellByCell, Judged
+from rctools.suite.pool import run_pool
 from rctools.suite.reports import Cell, CellReport, Figures
 
 
@@ -121,7 +122,10 @@ class RevisionMatrix(CellByCell):
 
 class RacingMatrix(RevisionMatrix):
     """`executions` racing executions under one policy, the workloads in turn; one sender
-    process sends the revisions of all of them, so they are recorded one after another."""
+    process sends the revisions of all of them, so they are recorded one after another: on
+    the framework's pool (`suite.pool.run_pool`) with one job, in this process, which holds
+    the sender. Not a SuiteMatrix of cells recorded on their own (`CellByCell`) because of
+    that sender; not several at once, because the races would move each other."""
 
     def __init__(
         self,
@@ -166,9 +170,9 @@ class RacingMatrix(RevisionMatrix):
         if jobs != 1:
             raise UsageError("--racing records its executions one after another; --width sets "
                              "how many attempts run at once")  # fmt: skip
-        reports = []
         with RevisionSender() as sender:
-            for cell in cells:
+
+            def one(cell: Cell) -> CellReport:
                 report = CellReport(cell, f"{cell.name}.jsonl")
                 try:
                     run = record_race(
@@ -184,9 +188,17 @@ class RacingMatrix(RevisionMatrix):
                     report.notes = notes(run)
                 except Exception as exc:  # the runtime under test failed: not a verdict
                     report.problem = f"recording failed: {exc!r}"
-                reports.append(report)
-                done(report)
-        return reports
+                return report
+
+            # the framework's pool, one cell at a time in this process: the sender is one
+            return run_pool(
+                cells,
+                one,
+                jobs=1,
+                result_path=lambda c: scratch / f"{c.name}.result",
+                name=lambda c: c.name,
+                done=lambda _, report: done(report),
+            )
 
     def figures(self, judged: Judged) -> Figures:
         """The batch's arguments and its revisions in all, beside the costs."""

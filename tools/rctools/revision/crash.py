@@ -1,19 +1,19 @@
 """Recovery interrupted by a real crash: the runtime process is killed with SIGKILL.
 
-A child process runs the workload with the revision after the run and kills itself (SIGKILL)
-at the crash point: right after the revision is accepted (before any plan), or inside the first
-model call of the recovery. What survives is what was durable: the SQLite checkpoints, the
-input record and the committed attempts (a state file replaced atomically after every commit,
-plan and revision) and the trace so far (appended event by event). The parent
-records the crash, and a second process restarts from the durable state, replans and finishes.
+A child process runs the workload with the revision after the run, under the suite
+framework's child harness (`suite.child.run_worker`), and is SIGKILLed at its crash point, a
+kill point of the framework's (`suite.crash.KillPoints`): `after-revision`, right after the
+revision is accepted (before any plan), or `in-recovery`, inside the first model call of the
+recovery. What survives is what was durable: the SQLite checkpoints, the input record and the
+committed attempts (a state file replaced atomically after every commit, plan and revision)
+and the trace so far (appended event by event). The parent records the crash, and a second
+process restarts from the durable state, replans and finishes.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -23,6 +23,9 @@ from rctools.revision.injection import Injection
 from rctools.revision.recorder import Recorder
 from rctools.revision.runtime import Attempt, RevisionRuntime
 from rctools.revision.workloads import WORKLOADS, Workload
+from rctools.suite.child import run_worker
+from rctools.suite.crash import KillPoints
+from rctools.suite.reports import WorkerReport
 from rctools.suite.trace import TraceWriter
 
 CRASH_POINTS = ("after-revision", "in-recovery")
@@ -55,16 +58,15 @@ def _attempt(a: dict[str, Any]) -> Attempt:
 
 
 class DurableRuntime(RevisionRuntime):
-    """The runtime with its commits made durable, and a crash point where it kills itself."""
+    """The runtime with its commits made durable, and its crash points (`CRASH_POINTS`) kill
+    points of the framework's: the one the cell chose (`$RC_KILL_AT`) is where it is killed."""
 
-    def __init__(
-        self, workload: Workload, policy: str, folder: Path, crash: str, *, restart: bool
-    ) -> None:
+    def __init__(self, workload: Workload, policy: str, folder: Path, *, restart: bool) -> None:
         super().__init__(
             workload, policy, Injection("after", None, workload.revision), folder / "db.sqlite"
         )
         self.folder = folder
-        self.crash = crash
+        self.kill = KillPoints()
         self.record = SyncedRecorder(self.record.head, folder / "trace.jsonl")
         self.model.on_call = self._on_call
         self.thread = ""
@@ -122,55 +124,58 @@ class DurableRuntime(RevisionRuntime):
         fired = super()._inject(point, node)
         if fired:
             self._persist()
-            if self.crash == "after-revision":
-                os.kill(os.getpid(), signal.SIGKILL)
+            self.kill.hit("after-revision")
         return fired
 
     def _on_call(self) -> None:
-        if self.fired and self.crash == "in-recovery":
-            os.kill(os.getpid(), signal.SIGKILL)
+        if self.fired:
+            self.kill.hit("in-recovery")
 
     def resume_after_crash(self) -> None:
         self.record("restart")
-        self.crash = "none"
         self.run({"configurable": {"thread_id": self.thread}})
 
 
 def record_crash(workload: Workload, policy: str, crash: str, out: Path) -> Path:
-    """Runs, kills and restarts; returns the trace. Raises if the child did not die by SIGKILL."""
+    """Runs, kills and restarts; returns the trace. Raises if the child did not die by SIGKILL
+    at its crash point, or the restart did not finish."""
     folder = out / f"{workload.name}-{policy}-crash-{crash}"
     folder.mkdir(parents=True, exist_ok=False)
-    first = _child(workload, policy, crash, folder, "first")
-    if first.returncode != -signal.SIGKILL:
-        raise RuntimeError(f"the run was not killed ({first.returncode}): {first.stderr[-500:]}")
-    harness = TraceWriter.continuing(folder / "trace.jsonl")
+    first = _child(workload, policy, folder, "first", kill_at=f"{crash}#1")
+    if first.exit != "killed":
+        raise RuntimeError(f"the run was not killed ({first.returncode}): {first.error}")
+    harness = TraceWriter.continuing(folder / "trace.jsonl")  # DagRevision names no process
     harness.event("crash")
     harness.close()
-    second = _child(workload, policy, crash, folder, "restart")
-    if second.returncode != 0:
-        raise RuntimeError(f"the restart failed ({second.returncode}): {second.stderr[-500:]}")
+    second = _child(workload, policy, folder, "restart")
+    if second.exit != "returned":
+        raise RuntimeError(f"the restart failed ({second.returncode}): {second.error}")
     trace = out / f"{folder.name}.jsonl"
     os.replace(folder / "trace.jsonl", trace)
     return trace
 
 
 def _child(
-    workload: Workload, policy: str, crash: str, folder: Path, mode: str
-) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "rctools.revision.crash", workload.name, policy, crash]
-    return subprocess.run(
-        [*argv, str(folder), mode], capture_output=True, text=True, timeout=120, check=False
+    workload: Workload, policy: str, folder: Path, mode: str, kill_at: str | None = None
+) -> WorkerReport:
+    job = folder / f"job-{mode}.json"
+    spec = {"workload": workload.name, "policy": policy, "folder": str(folder), "mode": mode}
+    job.write_text(json.dumps(spec), encoding="utf-8")
+    return run_worker(
+        "rctools.revision.crash", job, proc="-", role=mode, kill_at=kill_at, timeout=120
     )
 
 
-def main(argv: list[str]) -> None:
-    name, policy, crash, folder, mode = argv
-    runtime = DurableRuntime(WORKLOADS[name], policy, Path(folder), crash, restart=mode != "first")
-    if mode == "first":
+def main(job: str) -> int:
+    spec = json.loads(Path(job).read_text(encoding="utf-8"))
+    workload, folder = WORKLOADS[spec["workload"]], Path(spec["folder"])
+    runtime = DurableRuntime(workload, spec["policy"], folder, restart=spec["mode"] != "first")
+    if spec["mode"] == "first":
         runtime.run()
     else:
         runtime.resume_after_crash()
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1]))

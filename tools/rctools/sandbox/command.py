@@ -23,7 +23,6 @@ import shutil
 import statistics
 import subprocess
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, ClassVar
@@ -50,6 +49,7 @@ from rctools.sandbox.standin import serving
 from rctools.sandbox.workloads import WORKLOADS
 from rctools.suite.command import suite_command
 from rctools.suite.matrix import Judged, SuiteMatrix
+from rctools.suite.pool import run_pool
 from rctools.suite.reports import Cell, CellReport, Figures
 
 REQUIRED_TOOLS = ("unshare", "nsenter", "mount")
@@ -155,18 +155,28 @@ class SandboxMatrix(SuiteMatrix):
             try:
                 results = record(spec, traces, scratch, self.latency, 0, folder, model)
             except RecordError as exc:
-                reports = [CellReport(cell, f"{cell.name}.jsonl", problem=str(exc))]
-            else:
-                reports = [self._report(cell, result) for result in results]
-            for report in reports:
-                done(report)
-            return reports
+                return [CellReport(cell, f"{cell.name}.jsonl", problem=str(exc))]
+            return [self._report(cell, result) for result in results]
 
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return [report for reports in pool.map(one, cells) for report in reports]
+        def ended(_: Cell, reports: list[CellReport]) -> None:
+            for report in reports:
+                if isinstance(report.kept, RunResult):  # back from the cell's process
+                    self.results[report.trace] = report.kept
+                done(report)
+
+        # the framework's pool: each cell in a process of its own, `jobs` side by side; the
+        # host's checkpoint budget (Scheduler) and the model stand-in are shared across them
+        per_cell = run_pool(
+            cells,
+            one,
+            jobs=jobs,
+            result_path=lambda c: scratch / "pool" / f"{c.name}.result",
+            name=lambda c: c.name,
+            done=ended,
+        )
+        return [report for reports in per_cell for report in reports]
 
     def _report(self, cell: Cell, result: RunResult) -> CellReport:
-        self.results[result.trace.name] = result
         if result.rollout:
             cell = Cell(f"{cell.name}--{result.rollout}", cell.scenario, f"{cell.what}, "
                         f"rollout {result.rollout}")  # fmt: skip
@@ -184,7 +194,7 @@ class SandboxMatrix(SuiteMatrix):
             notes["turn_p50"] = round(statistics.median(seconds), 6) if seconds else None
             notes["turn_p95"] = round(measure.percentile(seconds, 0.95), 6) if seconds else None
             notes["fast_forwards"] = sum(cached for _, cached in result.turns)
-        return CellReport(cell, result.trace.name, notes=notes)
+        return CellReport(cell, result.trace.name, notes=notes, kept=result)
 
     def figures(self, judged: Judged) -> Figures:
         """Per (workload, policy), from the verdicts and the fault-free runs: measure.py."""

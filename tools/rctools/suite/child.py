@@ -1,28 +1,36 @@
 """The one child harness: a worker process of a cell, SIGKILLed when it reaches its kill point.
 
-`run_worker(module, job, ...)` runs `module.main(job)` in a process of its own -- a fresh
-interpreter (`python -m module job`), or, for a runtime whose import costs seconds, a process
-forked from a server that imported it once (`preload`, `suite.preload`) -- and supervises it
-the same way either way: the kill point the child's `crash.KillPoints` reaches comes through a
-pipe (the child is stopped there, `crash.tell_and_stop`), the parent sends SIGKILL, and the
-child's end is one `WorkerReport`: killed at its point, returned (with what it wrote to its
-result file), an error (the last lines of its stderr), or timed out.
+A worker runs in a process of its own, started one of three ways -- a fresh interpreter
+(`run_worker`: `python -m module job`), a process forked from a server that imported the
+runtime once (`run_worker(preload=...)`, `suite.preload`: a runtime whose import costs
+seconds), or a fork of this very process running a callable (`start_forked`: LangGraph's
+driver, which holds the cell's graph, saver factory and scenario as Python objects that no
+job file can carry) -- and is supervised the same way every time: the kill point the child's
+`crash.KillPoints` (or LangGraph's extension of it) reaches comes through a pipe, one line
+`label#n`, optionally followed by a tab and a JSON object of what the child knew at that
+instant (`crash.kill_message`); the child is stopped there (`crash.tell_and_stop`), the parent
+sends SIGKILL, and the child's end is one `WorkerReport`: killed at its point (with what it
+told), returned (with its result), an error (the last lines of its stderr), or timed out.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
 from rctools.suite import preload as forkserver
-from rctools.suite.crash import FD_ENV, KILL_ENV
+from rctools.suite.crash import FD_ENV, KILL_ENV, parse_kill_message
 from rctools.suite.reports import WorkerReport
 
 
@@ -70,6 +78,119 @@ class _Spawned:
         self.process.wait()
 
 
+class _Forked:
+    """A fork of this process running `work(kill_fd)`; its JSON result goes to `result`.
+
+    Forked with `os.fork` and left with `os._exit`, nothing else: no interpreter shutdown in
+    the child (a runtime's background threads are not joined, the parent's buffers are not
+    flushed twice). Its end is awaited on a pidfd, so a timeout needs no polling."""
+
+    def __init__(self, work: Callable[[int], Any], result: Path, log: Path | None) -> None:
+        read_fd, write_fd = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the worker
+            code = 1
+            try:
+                os.close(read_fd)
+                out = os.open(log or os.devnull, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                os.dup2(out, 1)
+                os.dup2(out, 2)
+                data = json.dumps(work(write_fd), default=str)
+                result.write_text(data, encoding="utf-8")
+                code = 0
+            except BaseException:  # an error of the harness's caller: its stderr says it
+                os.write(2, traceback.format_exc().encode())
+            finally:
+                os._exit(code)
+        os.close(write_fd)
+        self.reader = read_fd
+        self._pid = pid
+        self._pidfd = os.pidfd_open(pid)
+        self._code: int | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._pid
+
+    def wait(self, timeout: float | None) -> int | None:
+        if self._code is None:
+            if not select.select([self._pidfd], [], [], timeout)[0]:
+                return None
+            _, status = os.waitpid(self._pid, 0)
+            self._code = os.waitstatus_to_exitcode(status)
+            os.close(self._pidfd)
+        return self._code
+
+    def kill(self) -> None:
+        if self._code is None:
+            signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+            self.wait(None)
+
+
+class Running:
+    """A started worker under supervision: `wait()` gives its `WorkerReport`.
+
+    A thread reads the kill pipe from the start, so a worker that stops at its point is
+    killed at once, whichever worker of a phase the caller waits for first."""
+
+    def __init__(
+        self,
+        child: Child,
+        reader: int,
+        *,
+        proc: str,
+        role: str,
+        stderr: Path | None,
+        result_file: Path | None,
+        timeout: float,
+    ) -> None:
+        self.child, self.proc, self.role = child, proc, role
+        self.stderr, self.result_file, self.timeout = stderr, result_file, timeout
+        self.started = time.monotonic()
+        self.said: list[str] = []
+        self.listener = threading.Thread(target=self._listen, args=(reader,), daemon=True)
+        self.listener.start()
+
+    def _listen(self, reader: int) -> None:
+        """The child's one message, once it stands at its kill point; then SIGKILL. Nothing
+        but EOF comes when the child ends on its own. The pipe is this thread's to close:
+        closed by another, its number could be reused while this one reads."""
+        with os.fdopen(reader, "rb") as pipe:
+            line = pipe.readline()
+        if line and self.child.pid:
+            self.said.append(line.decode().rstrip("\n"))
+            os.kill(self.child.pid, signal.SIGKILL)
+
+    def wait(self) -> WorkerReport:
+        child, proc, role = self.child, self.proc, self.role
+        code = child.wait(self.timeout)
+        seconds = round(time.monotonic() - self.started, 3)
+        if code is None:
+            child.kill()
+            error = f"timed out after {self.timeout:g} s"
+            return WorkerReport(proc, role, "error", child.wait(0), error=error, seconds=seconds)
+        self.listener.join(timeout=5)
+        if self.said:
+            point, told = parse_kill_message(self.said[0])
+            return WorkerReport(proc, role, "killed", code, point=point, told=told, seconds=seconds)
+        result: Any = None
+        if self.result_file is not None and self.result_file.exists():
+            result = json.loads(self.result_file.read_text(encoding="utf-8") or "null")
+        if code != 0:
+            tail = self._stderr_tail()
+            return WorkerReport(
+                proc, role, "error", code, result=result, error=" | ".join(tail), seconds=seconds
+            )
+        return WorkerReport(proc, role, "returned", 0, result=result, seconds=seconds)
+
+    def _stderr_tail(self) -> list[str]:
+        if self.stderr is None or not self.stderr.exists():
+            return []
+        return self.stderr.read_text(errors="replace").strip().splitlines()[-3:]
+
+
 def run_worker(
     module: str,
     job: Path,
@@ -84,7 +205,6 @@ def run_worker(
     """Runs `module.main(job)` in a child process (forked from the server that imported
     `preload`, when given); SIGKILLs it when it reaches `kill_at`. Its stderr goes to
     `job.stderr` beside the job file."""
-    started = time.monotonic()
     env = {k: v for k, v in os.environ.items() if k not in (KILL_ENV, FD_ENV)}
     if kill_at:
         env[KILL_ENV] = kill_at
@@ -95,35 +215,52 @@ def run_worker(
     else:
         spawned = _Spawned(module, job, env, stderr)
         child, reader = spawned, spawned.reader
-    said: list[str] = []
+    running = Running(
+        child,
+        reader,
+        proc=proc,
+        role=role,
+        stderr=stderr,
+        result_file=result_file,
+        timeout=timeout,
+    )
+    return running.wait()
 
-    def listen() -> None:
-        """The child's one message, `label#n`, once it stands at its kill point; then SIGKILL.
-        Nothing but EOF comes when the child ends on its own. The pipe is this thread's to
-        close: closed by another, its number could be reused while this one reads."""
-        with os.fdopen(reader, "rb") as pipe:
-            line = pipe.readline()
-        if line and child.pid:
-            said.append(line.decode().strip())
-            os.kill(child.pid, signal.SIGKILL)
 
-    listener = threading.Thread(target=listen, daemon=True)
-    listener.start()
-    code = child.wait(timeout)
-    seconds = round(time.monotonic() - started, 3)
-    if code is None:
-        child.kill()
-        error = f"timed out after {timeout:g} s"
-        return WorkerReport(proc, role, "error", child.wait(0), error=error, seconds=seconds)
-    listener.join(timeout=5)
-    if said:
-        return WorkerReport(proc, role, "killed", code, point=said[0], seconds=seconds)
-    result: Any = None
-    if result_file is not None and result_file.exists():
-        result = json.loads(result_file.read_text(encoding="utf-8") or "null")
-    if code != 0:
-        tail = stderr.read_text(errors="replace").strip().splitlines()[-3:]
-        return WorkerReport(
-            proc, role, "error", code, result=result, error=" | ".join(tail), seconds=seconds
-        )
-    return WorkerReport(proc, role, "returned", 0, result=result, seconds=seconds)
+class ForkedRunning(Running):
+    """A `start_forked` worker: its result file is the harness's own, removed once read."""
+
+    def wait(self) -> WorkerReport:
+        try:
+            return super().wait()
+        finally:
+            if self.result_file is not None:
+                self.result_file.unlink(missing_ok=True)
+
+
+def start_forked(
+    work: Callable[[int], Any],
+    *,
+    proc: str,
+    role: str,
+    log: Path | None = None,
+    timeout: float = 60.0,
+) -> Running:
+    """Starts `work(kill_fd)` in a fork of this process, supervised like every worker (the
+    caller gives `kill_fd` to the child's kill points); `wait()` on the answer gives the
+    `WorkerReport`, whose `result` is what `work` returned (as JSON). Its stdout and stderr
+    are appended to `log` (or dropped). For processes of one phase: start them all, then
+    wait for each."""
+    fd, name = tempfile.mkstemp(prefix="rc-worker-", suffix=".json")
+    os.close(fd)
+    result = Path(name)
+    child = _Forked(work, result, log)
+    return ForkedRunning(
+        child,
+        child.reader,
+        proc=proc,
+        role=role,
+        stderr=log,
+        result_file=result,
+        timeout=timeout,
+    )

@@ -11,12 +11,13 @@ and it lands at the same place every time: cells are deterministic.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 import threading
 import time
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from resumecheck.waiting import poll
 
@@ -28,6 +29,20 @@ FD_ENV = "RC_KILL_FD"
 _LIBC = ctypes.PyDLL(None, use_errno=True)
 _LIBC.write.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
 _LIBC.write.restype = ctypes.c_ssize_t
+
+
+def kill_message(point: str, told: dict[str, Any] | None = None) -> bytes:
+    """The one line a child sends at its kill point: `label#n`, and, where the child knows
+    more at that instant than the point's name (LangGraph's: the saver call it cut, the
+    writes in flight), a tab and that as a JSON object (`WorkerReport.told`)."""
+    extra = "" if told is None else "\t" + json.dumps(told, default=str)
+    return f"{point}{extra}\n".encode()
+
+
+def parse_kill_message(line: str) -> tuple[str, dict[str, Any] | None]:
+    """`kill_message`'s line back: the point and what the child told with it."""
+    point, tab, rest = line.partition("\t")
+    return point, (json.loads(rest) if tab else None)
 
 
 def tell_and_stop(fd: int, message: bytes) -> NoReturn:
@@ -52,14 +67,24 @@ def tell_and_stop(fd: int, message: bytes) -> NoReturn:
 
 
 class KillPoints:
-    """The child side: counts labels, stops at the chosen one until the parent kills it."""
+    """The child side: counts labels, stops at the chosen one until the parent kills it.
+
+    The one kill mechanism of every suite. A runtime whose kills land where its worker
+    cannot call `hit` itself extends it -- LangGraph's `rctools.langgraph.killpoints.KillSwitch`
+    reaches points inside a saver's call (its SQL statements, psycopg and redis round trips,
+    a seeded instant), holds a kill while its recorder holds events, and tells more with the
+    point -- while counting (`reached`), choosing (`chosen`) and stopping (`stop`) stay
+    these, so every suite's kill is told and received the same way (`child.Running`)."""
 
     def __init__(self, at: str | None = None, fd: int | None = None) -> None:
+        """`at`: `label#n`, by default `$RC_KILL_AT`; `fd`: the pipe to the parent, by
+        default `$RC_KILL_FD` (`child.run_worker` sets both)."""
         if at is None:
             at = os.environ.get(KILL_ENV) or None
         if fd is None and os.environ.get(FD_ENV):
             fd = int(os.environ[FD_ENV])
-        self.label, self.occurrence = None, 0
+        self.label: str | None = None
+        self.occurrence = 0
         if at:
             label, _, nth = at.partition("#")
             self.label, self.occurrence = label, int(nth or 1)
@@ -67,13 +92,28 @@ class KillPoints:
         self.seen: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def hit(self, label: str) -> None:
+    def reached(self, label: str) -> int:
+        """Counts `label`: the how-many-th time this process reached it."""
         with self._lock:
             nth = self.seen[label] = self.seen.get(label, 0) + 1
-        if label == self.label and nth == self.occurrence:
-            if self.fd is None:  # no parent to kill us: do it ourselves
-                os.kill(os.getpid(), signal.SIGKILL)
-            tell_and_stop(self.fd, f"{label}#{nth}\n".encode())
+        return nth
+
+    def chosen(self, label: str, nth: int) -> bool:
+        """Whether the `nth` time at `label` is the cell's kill point."""
+        return label == self.label and nth == self.occurrence
+
+    def hit(self, label: str) -> None:
+        nth = self.reached(label)
+        if self.chosen(label, nth):
+            self.stop(f"{label}#{nth}")
+
+    def stop(self, point: str, told: dict[str, Any] | None = None) -> NoReturn:
+        """Tells the parent that this process stands at `point` (and `told`, what it knows
+        there) and stops for its SIGKILL; with no parent to kill it, kills itself."""
+        if self.fd is None:
+            os.kill(os.getpid(), signal.SIGKILL)
+            raise AssertionError("SIGKILL returned")  # never reached
+        tell_and_stop(self.fd, kill_message(point, told))
 
 
 def barrier(

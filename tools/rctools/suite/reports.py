@@ -34,9 +34,15 @@ class WorkerReport:
     result: Any = None  # what the invocation returned (JSON), when it returned
     error: str | None = None
     seconds: float = 0.0
+    # what the child told with its kill point beyond its name (`crash.kill_message`):
+    # LangGraph's saver call cut, writes in flight, saver calls so far
+    told: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if self.told is None:
+            del data["told"]
+        return data
 
 
 @dataclass
