@@ -26,7 +26,7 @@ from resumecheck.contract import find_contract
 pytestmark = pytest.mark.slow
 
 _ROW = re.compile(
-    r"^(?P<kind>config|mutant|contract)\s+(?P<name>\S+)\s+(?P<distinct>[\d,]+|-)\s+(?P<seconds>[\d.]+)s\s+"
+    r"^(?P<kind>config|walks|mutant|contract)\s+(?P<name>\S+)\s+(?P<distinct>[\d,]+|-)\s+(?P<seconds>[\d.]+)s\s+"
     r"(?P<outcome>.+?)\s+expected (?P<expected>\S+)\s+(?P<mark>PASS|FAIL)$"
 )
 
@@ -119,6 +119,22 @@ def test_every_small_configuration_is_checked_and_passes(full_run: Run) -> None:
             assert got.get(config) == ("config", "ok", "ok", "PASS"), config
     large = [p.name for p in SPEC.glob("MC*Large.cfg")]
     assert not set(large) & set(rows), "large configurations run only with --large"
+
+
+def test_every_walked_reference_breaks_nothing(full_run: Run) -> None:
+    """TLC's random walks of each reference (Sim*.cfg), deeper than its MC bounds."""
+    rows = rows_of(full_run)
+    walked = sorted(p.name for p in SPEC.glob("Sim*.cfg"))
+    assert len(walked) == 4
+    for name in walked:
+        if in_slice(name):
+            assert (rows[name].kind, rows[name].outcome, rows[name].mark) == (
+                "walks",
+                "ok, 1,000 walks",
+                "PASS",
+            ), name
+        else:
+            assert name not in rows, f"{name} is left to make check-spec"
 
 
 def test_every_mutant_is_rejected_for_its_property(full_run: Run) -> None:
