@@ -10,23 +10,13 @@ unit test of the one definition both runtimes share.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import networkx as nx
+from rctools.revision.runtime import Attempt
 from rctools.revision.staleness import Staleness
 from rctools.revision.tracking import Inputs
 from rctools.revision.workloads import ROUTE
-
-
-@dataclass
-class _Attempt:
-    id: str
-    node: str
-    parents: tuple[str, ...]
-    vers: dict[str, int]
-    reads: set[tuple[str, int]] = field(default_factory=set)
-    unknown: bool = False
-    effect: str = "none"
 
 
 @dataclass(frozen=True)
@@ -50,7 +40,7 @@ class _Runtime(Staleness):
 
 def test_a_routed_attempt_is_stale_once_its_route_was_revised_even_back() -> None:
     runtime = _Runtime()
-    b1 = _Attempt("b1", "B1", ("r1",), dict(runtime.inputs.versions))
+    b1 = Attempt("b1", "B1", ("r1",), dict(runtime.inputs.versions))
     assert not runtime._stale(b1)
     runtime.revise("c", 1)  # B2's branch: B1 is off the route
     assert not runtime._active("B1") and runtime._stale(b1)
@@ -61,6 +51,6 @@ def test_a_routed_attempt_is_stale_once_its_route_was_revised_even_back() -> Non
 
 def test_a_revision_of_another_path_leaves_a_routed_attempt_fresh() -> None:
     runtime = _Runtime()
-    b1 = _Attempt("b1", "B1", ("r1",), dict(runtime.inputs.versions))
+    b1 = Attempt("b1", "B1", ("r1",), dict(runtime.inputs.versions))
     runtime.revise("q", 1)  # read by R only; R's commit stays current here
     assert not runtime._stale(b1)
