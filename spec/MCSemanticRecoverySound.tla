@@ -33,8 +33,7 @@ SoundInit ==
 
 AnyMove ==
     \/ \E i \in Insts :
-          \/ Begin(i) \/ Exit(i) \/ Fail(i)
-          \/ \E with \in {{}} \cup {{j} : j \in Insts \ {i}} : Localize(i, with)
+          \/ Begin(i) \/ Exit(i) \/ Fail(i) \/ Localize(i)
           \/ \E v \in Vals : Emit(i, v) \/ Commit(i, v)
           \/ \E o \in outs : Consume(i, o)
           \/ \E t \in DOMAIN Tools, k \in Intents, r \in BOOLEAN : Effect(i, t, k, r)
