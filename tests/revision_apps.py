@@ -6,7 +6,8 @@ so that a cell of one app's matrix means the same as a cell of another's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +56,19 @@ class RevisedApp:
 def verdicts(traces: list[Path]) -> dict[str, Verdict]:
     """The traces' verdicts by file name (one TLC batch)."""
     return {v.path.name: v for v in judge(traces, spec_paths=default_spec_paths())}
+
+
+def events(trace: Path) -> list[dict[str, Any]]:
+    """A trace's events (its header left out)."""
+    return [json.loads(line) for line in trace.read_text().splitlines()[1:]]
+
+
+def edited(
+    trace: Path, out: Path, edit: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+) -> Path:
+    """A copy of `trace` at `out` with its events passed through `edit`: a hand-made wrong
+    runtime, one event away from a recorded one."""
+    lines = trace.read_text().splitlines()
+    header, found = lines[0], [json.loads(line) for line in lines[1:]]
+    out.write_text("\n".join([header, *(json.dumps(e) for e in edit(found))]) + "\n")
+    return out

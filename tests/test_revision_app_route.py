@@ -13,7 +13,6 @@ NoStaleCommit -- so the conforming verdicts are earned.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -42,10 +41,6 @@ NEW = {"message": "I want a refund", "notes": "n1"}
 REVISED = RevisedApp(APP, INPUTS, NEW)
 
 
-def _events(trace: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in trace.read_text().splitlines()[1:]]
-
-
 def test_the_router_is_read_off_langgraph() -> None:
     wf = workflow_of(load_factory(APP)(InMemorySaver()), INPUTS)
     assert ("classify", "refund") in wf.edges and ("classify", "answer") in wf.edges
@@ -71,11 +66,11 @@ def test_a_route_flip_recovers_and_stale_is_caught(tmp_path: Path) -> None:
             assert verdict.status is Status.VIOLATES
             continue
         assert verdict.status is Status.CONFORMS, (policy, verdict.reason)
-        events = _events(run.trace)
+        events = revision_apps.events(run.trace)
         assert [e["to"] for e in events if e["ev"] == "route"] == [["answer"], ["refund"]]
         assert events[-1] == {"seq": events[-1]["seq"], "ev": "finish",
                               "result": ["classify", "refund", "reply"]}  # fmt: skip
-    assert not any(e["ev"] == "route" for e in _events(runs["stale"].trace)[4:])
+    assert not any(e["ev"] == "route" for e in revision_apps.events(runs["stale"].trace)[4:])
 
 
 def test_the_async_graph_records_the_same_route_flip(tmp_path: Path) -> None:
@@ -92,15 +87,8 @@ def test_the_async_graph_records_the_same_route_flip(tmp_path: Path) -> None:
     verdicts = revision_apps.verdicts([r.trace for r in runs.values()])
     assert verdicts["validity.jsonl"].status is Status.CONFORMS
     assert verdicts["stale.jsonl"].status is Status.VIOLATES
-    routes = [e["to"] for e in _events(runs["validity"].trace) if e["ev"] == "route"]
+    routes = [e["to"] for e in revision_apps.events(runs["validity"].trace) if e["ev"] == "route"]
     assert routes == [["answer"], ["refund"]]
-
-
-def _edited(trace: Path, out: Path, edit: Any) -> Path:
-    lines = trace.read_text().splitlines()
-    header, events = lines[0], [json.loads(line) for line in lines[1:]]
-    out.write_text("\n".join([header, *(json.dumps(e) for e in edit(events))]) + "\n")
-    return out
 
 
 def test_a_wrong_replan_of_the_route_is_rejected(tmp_path: Path) -> None:
@@ -108,7 +96,7 @@ def test_a_wrong_replan_of_the_route_is_rejected(tmp_path: Path) -> None:
     changed: one returns answer's draft too (the branch no longer taken), one feeds it to
     reply beside refund's."""
     good = REVISED.run(tmp_path, "message", Point("node", "reply"), "validity").trace
-    events = _events(good)
+    events = revision_apps.events(good)
     old_answer = next(e["attempt"] for e in events if e["ev"] == "start" and e["node"] == "answer")
     new_reply = [e["attempt"] for e in events if e["ev"] == "start" and e["node"] == "reply"][-1]
 
@@ -123,8 +111,8 @@ def test_a_wrong_replan_of_the_route_is_rejected(tmp_path: Path) -> None:
         return evs
 
     traces = [
-        _edited(good, tmp_path / "returns-old-branch.jsonl", returns_old_branch),
-        _edited(good, tmp_path / "consumes-old-branch.jsonl", consumes_old_branch),
+        revision_apps.edited(good, tmp_path / "returns-old-branch.jsonl", returns_old_branch),
+        revision_apps.edited(good, tmp_path / "consumes-old-branch.jsonl", consumes_old_branch),
     ]
     verdicts = revision_apps.verdicts(traces)
     assert verdicts["returns-old-branch.jsonl"].properties == ["RouteValidity"]

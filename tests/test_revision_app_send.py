@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import revision_apps
 from conftest import ROOT
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Send
@@ -33,10 +34,8 @@ from rctools.revision.app import (
 )
 from rctools.revision.appmatrix import configure_app
 from rctools.revision.routing import Router, SendBound, UnsupportedApp
-from resumecheck.contract import default_spec_paths
 from resumecheck.errors import UsageError
-from resumecheck.judge import judge
-from resumecheck.verdict import Status, Verdict
+from resumecheck.verdict import Status
 
 FIXTURE = ROOT / "tests" / "fixtures" / "revapp" / "fanout.py"
 APP = f"{FIXTURE}:make_graph"
@@ -50,14 +49,6 @@ def _run(folder: Path, new: str, point: Point, policy: str, app: str = APP) -> A
         load_factory(app), INPUTS, "request", new, point, policy, folder / f"{name}.db"
     )
     return run.run(folder / f"{name}.jsonl")
-
-
-def _events(trace: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in trace.read_text().splitlines()[1:]]
-
-
-def _verdicts(traces: list[Path]) -> dict[str, Verdict]:
-    return {v.path.name: v for v in judge(traces, spec_paths=default_spec_paths())}
 
 
 def test_the_fan_out_is_read_off_langgraph_as_slots() -> None:
@@ -78,14 +69,14 @@ def test_a_task_list_that_shrinks_recovers_and_stale_is_caught(tmp_path: Path) -
     is off the route and never reaches write; stale keeps both findings and is rejected."""
     point = Point("node", "write")
     runs = {p: _run(tmp_path, SHRINKS, point, p) for p in APP_POLICIES}
-    verdicts = _verdicts([r.trace for r in runs.values()])
+    verdicts = revision_apps.verdicts([r.trace for r in runs.values()])
     for policy, run in runs.items():
         verdict = verdicts[run.trace.name]
         if policy == "stale":
             assert verdict.status is Status.VIOLATES
             continue
         assert verdict.status is Status.CONFORMS, (policy, verdict.reason)
-        events = _events(run.trace)
+        events = revision_apps.events(run.trace)
         routes = [e for e in events if e["ev"] == "route"]
         assert [r["to"] for r in routes] == [["research#1", "research#2"], ["research#1"]]
         assert routes[-1]["sends"] == [{"to": "research#1", "arg": {"topic": "solar"}}]
@@ -97,8 +88,8 @@ def test_a_task_list_that_shrinks_recovers_and_stale_is_caught(tmp_path: Path) -
 
 def test_a_task_list_that_grows_runs_the_new_slot(tmp_path: Path) -> None:
     run = _run(tmp_path, GROWS, Point("commit", "write"), "validity")
-    assert _verdicts([run.trace])[run.trace.name].status is Status.CONFORMS
-    events = _events(run.trace)
+    assert revision_apps.verdicts([run.trace])[run.trace.name].status is Status.CONFORMS
+    events = revision_apps.events(run.trace)
     assert [e["to"] for e in events if e["ev"] == "route"][-1] == [
         "research#1",
         "research#2",
@@ -107,19 +98,12 @@ def test_a_task_list_that_grows_runs_the_new_slot(tmp_path: Path) -> None:
     assert events[-1]["result"] == ["plan", "research#1", "research#2", "research#3", "write"]
 
 
-def _edited(trace: Path, out: Path, edit: Any) -> Path:
-    lines = trace.read_text().splitlines()
-    header, events = lines[0], [json.loads(line) for line in lines[1:]]
-    out.write_text("\n".join([header, *(json.dumps(e) for e in edit(events))]) + "\n")
-    return out
-
-
 def test_a_wrong_replan_of_the_fan_out_is_rejected(tmp_path: Path) -> None:
     """Two runtimes that get the shrinking list wrong, each the validity trace with one event
     changed: one's joiner consumes the dropped slot's finding beside the kept one's, one
     returns the dropped slot's finding in the result."""
     good = _run(tmp_path, SHRINKS, Point("node", "write"), "validity").trace
-    events = _events(good)
+    events = revision_apps.events(good)
     starts = {e["attempt"]: e for e in events if e["ev"] == "start"}
     dropped = next(a for a, s in starts.items() if s["node"] == "research#2")
     rewrite = [e for e in events if e["ev"] == "start" and e["node"] == "write"][-1]["attempt"]
@@ -141,10 +125,10 @@ def test_a_wrong_replan_of_the_fan_out_is_rejected(tmp_path: Path) -> None:
         ]
 
     traces = [
-        _edited(good, tmp_path / "joins-dropped.jsonl", joins_dropped),
-        _edited(good, tmp_path / "returns-dropped.jsonl", returns_dropped),
+        revision_apps.edited(good, tmp_path / "joins-dropped.jsonl", joins_dropped),
+        revision_apps.edited(good, tmp_path / "returns-dropped.jsonl", returns_dropped),
     ]
-    verdicts = _verdicts([good, *traces])
+    verdicts = revision_apps.verdicts([good, *traces])
     assert verdicts[good.name].status is Status.CONFORMS
     joined = verdicts["joins-dropped.jsonl"]
     assert joined.properties == ["NoStaleCommit"]
@@ -199,8 +183,8 @@ def test_a_router_without_a_return_type_is_seen_fanning_out(tmp_path: Path) -> N
         load_factory(app), INPUTS, "request", SHRINKS, Point("node", "write"), "validity",
         tmp_path / "u.db", fanouts=matrix.fanouts,
     ).run(tmp_path / "u.jsonl")  # fmt: skip
-    assert _verdicts([run.trace])["u.jsonl"].status is Status.CONFORMS
-    routes = [e["to"] for e in _events(run.trace) if e["ev"] == "route"]
+    assert revision_apps.verdicts([run.trace])["u.jsonl"].status is Status.CONFORMS
+    routes = [e["to"] for e in revision_apps.events(run.trace) if e["ev"] == "route"]
     assert routes == [["research#1", "research#2"], ["research#1"]]
 
 
@@ -209,10 +193,10 @@ def test_the_async_graph_records_the_same_fan_out(tmp_path: Path) -> None:
     runs = {
         p: _run(tmp_path, SHRINKS, Point("node", "write"), p, app) for p in ("validity", "stale")
     }
-    verdicts = _verdicts([r.trace for r in runs.values()])
+    verdicts = revision_apps.verdicts([r.trace for r in runs.values()])
     assert verdicts[runs["validity"].trace.name].status is Status.CONFORMS
     assert verdicts[runs["stale"].trace.name].status is Status.VIOLATES
-    routes = [e["to"] for e in _events(runs["validity"].trace) if e["ev"] == "route"]
+    routes = [e["to"] for e in revision_apps.events(runs["validity"].trace) if e["ev"] == "route"]
     assert routes == [["research#1", "research#2"], ["research#1"]]
 
 
@@ -231,7 +215,7 @@ def test_every_point_conforms_and_stale_is_rejected(tmp_path: Path, factory: str
         for point in points
         for policy in APP_POLICIES
     ]
-    verdicts = _verdicts([r.trace for _, _, r in runs])
+    verdicts = revision_apps.verdicts([r.trace for _, _, r in runs])
     for new, policy, run in runs:
         status = verdicts[run.trace.name].status
         want = Status.VIOLATES if policy == "stale" else Status.CONFORMS
