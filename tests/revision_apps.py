@@ -15,7 +15,7 @@ from rctools.langgraph.app import load_factory
 from rctools.revision.app import APP_POLICIES, AppOutcome, AppRevisionRun, Point, points_of
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
-from resumecheck.verdict import Verdict
+from resumecheck.verdict import Status, Verdict
 
 # (revised input, policy, point label) -> the run and its verdict
 Judged = dict[tuple[str, str, str], tuple[AppOutcome, Verdict]]
@@ -72,3 +72,18 @@ def edited(
     header, found = lines[0], [json.loads(line) for line in lines[1:]]
     out.write_text("\n".join([header, *(json.dumps(e) for e in edit(found))]) + "\n")
     return out
+
+
+def recovered(runs: Mapping[str, AppOutcome]) -> dict[str, list[dict[str, Any]]]:
+    """Every policy's run judged in one batch: `stale` must be rejected and every recovering
+    policy conform; the recovering runs' events, by policy, for what each test asserts next."""
+    found = verdicts([r.trace for r in runs.values()])
+    recovering = {}
+    for policy, run in runs.items():
+        verdict = found[run.trace.name]
+        if policy == "stale":
+            assert verdict.status is Status.VIOLATES
+            continue
+        assert verdict.status is Status.CONFORMS, (policy, verdict.reason)
+        recovering[policy] = events(run.trace)
+    return recovering
