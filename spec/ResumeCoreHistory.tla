@@ -573,7 +573,8 @@ HistCV == Last(CVRightAt)
 
 \* FD over the history: a run writes, answers and steps only on its own branch,
 \* never from an older checkpoint it loaded without forking; a write is stored
-\* only by the process that made it, by an edit, or again as the store holds it;
+\* only by the process that made it while in flight, by an edit, or again as
+\* the store holds it;
 \* a fork copy has its source's content and work, and steps only when its work
 \* is done.
 \* Event i (a write) is an edit's: on a checkpoint its update made or on the latest.
@@ -582,9 +583,24 @@ EditsAt(i) ==
     \/ Maker(e.c) = e.p /\ Is(MadeIdx(e.c), {"update"})
     \/ e.c = LatestAt(e.ch, i) /\ ~Holds(e.p, e.ch, i)
 
+\* The write event j handed over is still in flight before i: its process has not
+\* crashed nor handed over another write of that task there since, and the write
+\* was neither acknowledged nor returned by a load (an acknowledgement is the
+\* return of the write's one call: it comes once, and not after the write landed).
+FlyingAt(j, i) ==
+    LET e == hist[j]
+        c == SentCk(j)
+    IN
+    /\ NoCrash(e.p, j, i)
+    /\ ~\E k \in Between(j, i) :
+          \/ SendOn(k, c, e.task) /\ hist[k].p = e.p
+          \/ Is(k, {"putw"}) /\ hist[k].p = e.p /\ hist[k].c = c /\ hist[k].task = e.task
+             /\ hist[k].kind = SentOf(j).kind /\ hist[k].interrupt = SentOf(j).interrupt
+          \/ Is(k, {"load", "read"}) /\ hist[k].got = c /\ SentOf(j) \in hist[k].writes
+
 PutwRightAt(i) ==
     LET e == hist[i] IN
-    \/ \E j \in Before(i) : SendOn(j, e.c, e.task) /\ hist[j].p = e.p /\ NoCrash(e.p, j, i)
+    \/ \E j \in Before(i) : SendOn(j, e.c, e.task) /\ hist[j].p = e.p /\ FlyingAt(j, i)
                             /\ SentOf(j) = [task |-> e.task, kind |-> e.kind, interrupt |-> e.interrupt]
     \/ HeldW(e.c, e.task, i - 1) = [task |-> e.task, kind |-> e.kind, interrupt |-> e.interrupt]
     \* an edit writes values

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import invoke
+from resumecheck import tracemanifest
 from resumecheck.agreement import FALSE_ALARM, MISSED, agree, render_text
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
@@ -45,6 +46,37 @@ def test_checker_and_history_oracle_agree_on_mutants_of_recorded_traces() -> Non
     # Both verdicts are common: the material is neither all broken nor all conforming.
     assert tally["conforms/conforms"] >= MUTANTS // 20, tally
     assert tally["violates/violates"] >= MUTANTS // 10, tally
+
+
+@pytest.mark.parametrize(
+    "area",
+    [
+        "core",
+        # the other contracts' history forms cost minutes on their traces: make test-long
+        pytest.param("revision", marks=pytest.mark.long),
+        pytest.param("recovery", marks=pytest.mark.long),
+        pytest.param("sandbox", marks=pytest.mark.long),
+    ],
+)
+def test_the_history_oracle_judges_every_hand_written_trace_as_its_manifest_says(
+    area: str,
+) -> None:
+    """The hand-written traces hold each property's hard cases; their manifests record the
+    checker's verdicts. The history forms alone must give the same ones -- status, the first
+    event that breaks and its properties -- so a history form weaker or stronger than its
+    check shows on the material a reader learns from, not only on random mutants."""
+    expected = tracemanifest.expected(TRACES / area)
+    files = sorted(expected)
+    verdicts = judge(files, spec_paths=default_spec_paths(), oracle=True, jobs=2)
+    differ = {}
+    for path, verdict in zip(files, verdicts, strict=True):
+        entry = expected[path]
+        want = (entry["status"], sorted(entry.get("properties", [])), entry.get("event"))
+        got = (verdict.status.value, sorted(verdict.properties), verdict.event_index)
+        if got != want:
+            differ[path.name] = {"oracle": got, "manifest": want}
+    assert len(files) >= 20
+    assert not differ, differ
 
 
 def test_mutants_repeat_for_a_seed_and_differ_from_their_traces() -> None:
