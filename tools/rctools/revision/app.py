@@ -66,7 +66,7 @@ from langgraph.types import Command, Send, StateUpdate
 
 from rctools.langgraph.app import AppError, async_only_nodes, load_factory
 from rctools.langgraph.appdriver import driver
-from rctools.revision.recorder import Recorder
+from rctools.revision.recorder import Recorder, stage
 from rctools.revision.routing import (
     DEFAULT_SEND_BOUND,
     Router,
@@ -520,10 +520,7 @@ class AppRevisionRun:
             else:
                 self.record("route", attempt=attempt.id, to=attempt.chose)
         if attempt.node in self.wf.effects:  # its writes are the outbox: staged, not out
-            if self.wf.effects[attempt.node]:
-                self.record("stage", attempt=attempt.id)
-            else:
-                self.record("stage", attempt=attempt.id, revocable=False)
+            stage(self.record, attempt.id, revocable=self.wf.effects[attempt.node])
         self.record("end", attempt=attempt.id)
         if self.point == Point("commit", attempt.node):
             self._revise(attempt.node)

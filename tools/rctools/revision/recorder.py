@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,16 @@ def header(workload: Workload, policy: str, scenario: str, runtime_version: str)
             "values": [{"path": p, "value": workload.inputs[p]} for p in sorted(workload.controls)],
         },
     }
+
+
+def stage(record: Callable[..., None], attempt: str, *, revocable: bool) -> None:
+    """Records that `attempt`'s effect waits in the outbox (staged, not out): every revision
+    runtime writes it alike, marking only an irreversible effect (`revocable: false`), so
+    the trace says the same of the same move whichever runtime made it."""
+    if revocable:
+        record("stage", attempt=attempt)
+    else:
+        record("stage", attempt=attempt, revocable=False)
 
 
 class Recorder:
