@@ -99,16 +99,20 @@ def test_an_unseen_shape_is_refused_before_any_cell(
 ASYNC_APP = f"{ROOT / 'tests' / 'fixtures' / 'revapp' / 'plan_execute.py'}:make_async_graph"
 
 
-def _async_run(tmp_path: Path, policy: str) -> dict[str, Any]:
+def _run(tmp_path: Path, app: str, given: str, revise: str, policy: str) -> dict[str, Any]:
+    """`run revision --app` of `app` to its JSON summary, with its exit code as `exit`."""
     done = run_cli(
-        "run", "revision", "--policy", policy, "--app", ASYNC_APP,
-        "--input", '{"request": "r0", "notes": "n0"}', "--revise", 'notes="n1"',
-        "--out", tmp_path, "--format", "json", "--no-progress", timeout=300,
+        "run", "revision", "--policy", policy, "--app", app, "--input", given,
+        "--revise", revise, "--out", tmp_path, "--format", "json", "--no-progress", timeout=300,
     )  # fmt: skip
     done.assert_no_traceback()
     summary = done.json()
     summary["exit"] = done.returncode
     return summary
+
+
+def _async_run(tmp_path: Path, policy: str) -> dict[str, Any]:
+    return _run(tmp_path, ASYNC_APP, '{"request": "r0", "notes": "n0"}', 'notes="n1"', policy)
 
 
 def test_an_async_graph_is_revised_through_astream(tmp_path: Path) -> None:
@@ -133,14 +137,9 @@ def test_an_unseen_graph_with_a_conditional_edge_runs(tmp_path: Path) -> None:
     """tests/fixtures/apps/triage.py (written for the other suites, never for this one): a
     classifier routes a ticket to one of three desks. A new ticket text moves it from the bugs
     desk to billing: every cell conforms under validity."""
-    done = run_cli(
-        "run", "revision", "--policy", "validity", "--app", f"{APPS / 'triage.py'}:build",
-        "--input", '{"text": "my app crashed"}', "--revise", 'text="I was charged twice"',
-        "--out", tmp_path, "--format", "json", "--no-progress", timeout=300,
-    )  # fmt: skip
-    done.assert_no_traceback()
-    summary = done.json()
-    assert done.returncode == 0, summary
+    app, given = f"{APPS / 'triage.py'}:build", '{"text": "my app crashed"}'
+    summary = _run(tmp_path, app, given, 'text="I was charged twice"', "validity")
+    assert summary["exit"] == 0, summary
     assert len(summary["cells"]) == 6
     assert all(c["status"] == "conforms" for c in summary["cells"])
 
@@ -152,13 +151,8 @@ def test_an_unseen_graph_with_a_send_fan_out_runs(tmp_path: Path) -> None:
     topic renames every document. Every cell conforms under validity (the three summarizers
     are slots summarize#1..#3 of split's fan-out); its cache writes, done inside the node,
     are not declared effects and are not judged."""
-    done = run_cli(
-        "run", "revision", "--policy", "validity", "--app", f"{APPS / 'fanout_digest.py'}:build",
-        "--input", '{"topic": "tla"}', "--revise", 'topic="pluscal"',
-        "--out", tmp_path, "--format", "json", "--no-progress", timeout=300,
-    )  # fmt: skip
-    done.assert_no_traceback()
-    summary = done.json()
-    assert done.returncode == 0, summary
+    app = f"{APPS / 'fanout_digest.py'}:build"
+    summary = _run(tmp_path, app, '{"topic": "tla"}', 'topic="pluscal"', "validity")
+    assert summary["exit"] == 0, summary
     assert len(summary["cells"]) == 13
     assert all(c["status"] == "conforms" for c in summary["cells"])

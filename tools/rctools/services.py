@@ -47,6 +47,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import click
 from filelock import FileLock
@@ -299,18 +300,46 @@ def _no_service_starts() -> Iterator[None]:
 # --------------------------------------------------------------------------- PostgreSQL
 
 
-class Postgres:
+class _InitializedServer:
+    """A database server (PostgreSQL, MariaDB) with a data folder `<dir>/<name>/data` that is
+    initialized once (`marker` is written when that finished) and that will not run as root:
+    under root its programs run as `user`, the one its Debian package made, else as us."""
+
+    def __init__(self, folder: Path, name: str, log: str, package_user: str) -> None:
+        self.home = folder / name
+        self.data = self.home / "data"
+        self.log = self.home / log
+        self.marker = self.home / "initialized"
+        self.user = package_user if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
+
+    def _fresh(self, *owned: Path) -> bool:
+        """Whether the data folder must be initialized: not once the marker says an init
+        finished; else the half-finished one a killed run left is thrown away, each of
+        `owned` is made the user's (in order), and the user must be able to write the last
+        one -- a private parent folder would stop the init later with a less clear error."""
+        if self.marker.exists():
+            return False
+        shutil.rmtree(self.data, ignore_errors=True)
+        for path in owned:
+            _own(path, self.user)
+        try:
+            _run(["test", "-w", str(owned[-1])], user=self.user)
+        except ServiceError:
+            raise ServiceError(
+                f"the {self.user} user cannot write {owned[-1]} (a parent folder is private); "
+                f"point {DIR_VAR} at a folder it can reach, e.g. /var/tmp/resume-check"
+            ) from None
+        return True
+
+
+class Postgres(_InitializedServer):
     """One private cluster: data in `<dir>/pg/data`, trust auth, 127.0.0.1 only.
 
     PostgreSQL refuses to run as root, so under root every server program runs as the
     `postgres` user (created by the Debian package) and owns the cluster folder."""
 
     def __init__(self, folder: Path) -> None:
-        self.home = folder / "pg"
-        self.data = self.home / "data"
-        self.log = self.home / "postgres.log"
-        self.marker = self.home / "initialized"
-        self.user = "postgres" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
+        super().__init__(folder, "pg", "postgres.log", "postgres")
 
     @property
     def socket_dir(self) -> Path:
@@ -346,17 +375,8 @@ class Postgres:
     def _initdb(self) -> None:
         """A fresh cluster; a folder without the marker is a half-finished one from a killed
         run and is thrown away first."""
-        if self.marker.exists():
+        if not self._fresh(self.home):
             return
-        shutil.rmtree(self.data, ignore_errors=True)
-        _own(self.home, self.user)
-        try:
-            _run(["test", "-w", str(self.home)], user=self.user)
-        except ServiceError:
-            raise ServiceError(
-                f"the {self.user} user cannot write {self.home} (a parent folder is private); "
-                f"point {DIR_VAR} at a folder it can reach, e.g. /var/tmp/resume-check"
-            ) from None
         print(f"services: initdb {self.data}", file=sys.stderr)
         _run(
             [
@@ -436,23 +456,43 @@ class Postgres:
 # --------------------------------------------------------------------------- redis
 
 
-class Redis:
-    """One redis-server on 127.0.0.1, daemonized, pid file and log in `<dir>/redis`.
+class _PortServer:
+    """A server whose pid and port we keep in files of its own folder `<dir>/<NAME>` (with its
+    log): redis and moto alike. `pid` is the pid only while that process still runs the server
+    on that port, as its command line shows (`_marks`)."""
 
-    Snapshots are off (`save ""`): this is a scratch server, every start begins empty, and the
-    backends give each matrix cell its own key prefix while it runs."""
+    NAME: ClassVar[str]
 
     def __init__(self, folder: Path) -> None:
-        self.home = folder / "redis"
-        self.pidfile = self.home / "redis.pid"
+        self.home = folder / self.NAME
+        self.pidfile = self.home / f"{self.NAME}.pid"
         self.portfile = self.home / "port"
-        self.log = self.home / "redis.log"
+        self.log = self.home / f"{self.NAME}.log"
+
+    def _marks(self, port: int) -> tuple[str, ...]:
+        """What the server's command line contains, checked in this order."""
+        raise NotImplementedError
 
     def pid(self) -> int | None:
         pid, port = _read_int(self.pidfile), _read_int(self.portfile)
         if pid is None or port is None:
             return None
-        return pid if _alive(pid, f":{port}") and _alive(pid, "redis") else None
+        return pid if all(_alive(pid, mark) for mark in self._marks(port)) else None
+
+    def port(self) -> int | None:
+        return _read_int(self.portfile)
+
+
+class Redis(_PortServer):
+    """One redis-server on 127.0.0.1, daemonized, pid file and log in `<dir>/redis`.
+
+    Snapshots are off (`save ""`): this is a scratch server, every start begins empty, and the
+    backends give each matrix cell its own key prefix while it runs."""
+
+    NAME = "redis"
+
+    def _marks(self, port: int) -> tuple[str, ...]:
+        return f":{port}", "redis"
 
     @staticmethod
     def _command(port: int, command: bytes) -> bytes:
@@ -465,9 +505,6 @@ class Redis:
             return self._command(port, b"PING\r\n").startswith(b"+PONG")
         except OSError:
             return False
-
-    def port(self) -> int | None:
-        return _read_int(self.portfile)
 
     def url(self, port: int) -> str:
         return f"redis://127.0.0.1:{port}/0"
@@ -590,7 +627,7 @@ def _start_detached(
 # --------------------------------------------------------------------------- MariaDB
 
 
-class MariaDB:
+class MariaDB(_InitializedServer):
     """One private MariaDB: datadir `<dir>/mysql/data` from mariadb-install-db, 127.0.0.1 on a
     free port, a unix socket of its own, database `resume_check` and user `resume_check`.
 
@@ -599,13 +636,9 @@ class MariaDB:
     /etc/mysql configuration (port 3306, the system datadir) out of it."""
 
     def __init__(self, folder: Path) -> None:
-        self.home = folder / "mysql"
-        self.data = self.home / "data"
+        super().__init__(folder, "mysql", "mariadb.log", "mysql")
         self.pidfile = self.home / "mariadbd.pid"
         self.portfile = self.home / "port"
-        self.log = self.home / "mariadb.log"
-        self.marker = self.home / "initialized"
-        self.user = "mysql" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
 
     @property
     def socket(self) -> Path:
@@ -652,18 +685,8 @@ class MariaDB:
 
     def _install_db(self) -> None:
         """A fresh datadir; a folder without the marker is a half-finished one."""
-        if self.marker.exists():
+        if not self._fresh(self.home, self.data):
             return
-        shutil.rmtree(self.data, ignore_errors=True)
-        _own(self.home, self.user)
-        _own(self.data, self.user)
-        try:
-            _run(["test", "-w", str(self.data)], user=self.user)
-        except ServiceError:
-            raise ServiceError(
-                f"the {self.user} user cannot write {self.data} (a parent folder is private); "
-                f"point {DIR_VAR} at a folder it can reach, e.g. /var/tmp/resume-check"
-            ) from None
         print(f"services: mariadb-install-db {self.data}", file=sys.stderr)
         _run(
             [
@@ -742,24 +765,14 @@ def _moto_available() -> bool:
     )
 
 
-class Moto:
+class Moto(_PortServer):
     """moto's server mode as DynamoDB on 127.0.0.1: `python -m moto.server` with this very
     interpreter, pid and port in `<dir>/moto`. Tables live in its memory only."""
 
-    def __init__(self, folder: Path) -> None:
-        self.home = folder / "moto"
-        self.pidfile = self.home / "moto.pid"
-        self.portfile = self.home / "port"
-        self.log = self.home / "moto.log"
+    NAME = "moto"
 
-    def pid(self) -> int | None:
-        pid, port = _read_int(self.pidfile), _read_int(self.portfile)
-        if pid is None or port is None:
-            return None
-        return pid if _alive(pid, "moto.server") and _alive(pid, f" {port}") else None
-
-    def port(self) -> int | None:
-        return _read_int(self.portfile)
+    def _marks(self, port: int) -> tuple[str, ...]:
+        return "moto.server", f" {port}"
 
     def url(self, port: int) -> str:
         return f"http://127.0.0.1:{port}"

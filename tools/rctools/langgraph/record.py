@@ -37,6 +37,7 @@ from rctools.langgraph.coverage import CallTally
 from rctools.langgraph.recorder import KillSwitch, Recorder
 from rctools.langgraph.saver import RecordingSaver, SaverLock
 from rctools.langgraph.tracefile import TraceFile
+from rctools.suite.trace import FORMAT, head
 
 # LangGraph's documented promises (https://docs.langchain.com/oss/python/langgraph/durable-execution):
 # a node that was running when a process died runs again from its start on resume -- its
@@ -92,18 +93,19 @@ def header(
     scenario: str,
     thread: str,
 ) -> dict[str, Any]:
-    return {
-        "format": "resume-check/v2",
-        "contract": CONTRACT,
-        "runtime": {"name": "langgraph", "version": version("langgraph")},
-        "backend": backend,
-        "thread": thread,
-        "scenario": scenario,
-        "guarantees": {"durability": durability, **GUARANTEES},
+    return head(
+        CONTRACT,
+        "langgraph",
+        version("langgraph"),
+        FORMAT,
+        backend=backend,
+        thread=thread,
+        scenario=scenario,
+        guarantees={"durability": durability, **GUARANTEES},
         # open: a node's `@task` calls, the functional API's tasks and error handlers run
         # under names the compiled graph does not list, known only once they run
-        "graph": {"nodes": nodes_of(app), "open": True},
-    }
+        graph={"nodes": nodes_of(app), "open": True},
+    )
 
 
 class Recording:

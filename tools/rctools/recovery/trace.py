@@ -12,6 +12,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from rctools.suite.trace import V1, head
 from rctools.suite.trace import TraceWriter as Lines
 
 
@@ -25,23 +26,21 @@ def header(
 ) -> dict[str, Any]:
     """A SemanticRecovery trace's header, from the built-in engine and from a user's app alike:
     LangGraph on SQLite, the workflow's instances and each tool's declared policy."""
-    head: dict[str, Any] = {
-        "format": "resume-check/v1",
-        "contract": "SemanticRecovery",
-        "runtime": {"name": "langgraph", "version": metadata.version("langgraph")},
-        "backend": "sqlite",
-    }
-    if thread is not None:
-        head["thread"] = thread
-    return head | {
-        "workload": workload,
-        "policy": policy,
-        "scenario": scenario,
-        "workflow": {
+    return head(
+        "SemanticRecovery",
+        "langgraph",
+        metadata.version("langgraph"),
+        V1,
+        backend="sqlite",
+        **({} if thread is None else {"thread": thread}),
+        workload=workload,
+        policy=policy,
+        scenario=scenario,
+        workflow={
             "instances": instances,
             "tools": [{"name": n, "policy": p} for n, p in tools.items()],
         },
-    }
+    )
 
 
 class TraceWriter:

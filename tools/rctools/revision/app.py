@@ -66,7 +66,7 @@ from langgraph.types import Command, Send, StateUpdate
 
 from rctools.langgraph.app import AppError, async_only_nodes, load_factory
 from rctools.langgraph.appdriver import driver
-from rctools.revision.recorder import Recorder
+from rctools.revision.recorder import Recorder, stage
 from rctools.revision.routing import (
     DEFAULT_SEND_BOUND,
     Router,
@@ -74,6 +74,7 @@ from rctools.revision.routing import (
     routers_of,
     slots_of,
 )
+from rctools.suite.trace import V1, head
 
 
 @dataclass(frozen=True)
@@ -107,14 +108,15 @@ class AppWorkflow:
         return set().union(*(nx.descendants(dag, n) for n in nodes)) if nodes else set()
 
     def header(self, scenario: str, policy: str) -> dict[str, Any]:
-        return {
-            "format": "resume-check/v1",
-            "contract": "DagRevision",
-            "runtime": {"name": "langgraph", "version": metadata.version("langgraph")},
-            "policy": policy,
-            "workload": "app",
-            "scenario": scenario,
-            "workflow": {
+        return head(
+            "DagRevision",
+            "langgraph",
+            metadata.version("langgraph"),
+            V1,
+            policy=policy,
+            workload="app",
+            scenario=scenario,
+            workflow={
                 "nodes": self.order,
                 "edges": [list(e) for e in self.edges],
                 "paths": self.paths,
@@ -122,7 +124,7 @@ class AppWorkflow:
                 "effects": [n for n in self.order if n in self.effects],
                 "branches": [{"node": n, "by": r, "to": t} for n, r, t in self.branches],
             },
-        }
+        )
 
 
 def _slotted(
@@ -520,10 +522,7 @@ class AppRevisionRun:
             else:
                 self.record("route", attempt=attempt.id, to=attempt.chose)
         if attempt.node in self.wf.effects:  # its writes are the outbox: staged, not out
-            if self.wf.effects[attempt.node]:
-                self.record("stage", attempt=attempt.id)
-            else:
-                self.record("stage", attempt=attempt.id, revocable=False)
+            stage(self.record, attempt.id, revocable=self.wf.effects[attempt.node])
         self.record("end", attempt=attempt.id)
         if self.point == Point("commit", attempt.node):
             self._revise(attempt.node)

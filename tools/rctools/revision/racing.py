@@ -33,29 +33,23 @@ from typing import Any
 
 import networkx as nx
 
+from rctools.revision import staleness
 from rctools.revision.irreversible import too_late
 from rctools.revision.model import COMPLETION_TOKENS
 from rctools.revision.nested import NestedInputs, TrackedView, assign, read, resolve
-from rctools.revision.policies import PLANNERS
-from rctools.revision.recorder import Recorder, header
+from rctools.revision.recorder import Recorder, header, stage
 from rctools.revision.sender import RevisionSender
-from rctools.revision.staleness import Staleness
 from rctools.revision.workloads import Workload
 
 RUNTIME = {"name": "rctools-threads", "version": "1"}
 
 
 @dataclass
-class Attempt:
-    id: str
-    node: str
-    parents: tuple[str, ...]
-    vers: dict[str, int]
-    upstream: list[str]
-    reads: set[tuple[str, int]] = field(default_factory=set)
-    unknown: bool = False
-    output: str = ""
-    effect: str = "none"  # "none", "staged", "published", "revoked"
+class Attempt(staleness.Attempt):
+    """An attempt on a worker thread: also its inputs' outputs, taken when it starts, and how
+    far it got."""
+
+    upstream: list[str] = field(default_factory=list)
     state: str = "run"  # "run", "done", "committed", "rejected", "cancelled"
 
 
@@ -112,7 +106,7 @@ def depth(workload: Workload) -> int:
     return max(longest.values())
 
 
-class RacingRuntime(Staleness):
+class RacingRuntime(staleness.Staleness):
     """Runs one workload once under one policy while a sender process revises its inputs."""
 
     def __init__(
@@ -127,9 +121,7 @@ class RacingRuntime(Staleness):
         latency: tuple[float, float] = (0.002, 0.006),
         stale_share: float = 0.15,
     ) -> None:
-        self.workload = workload
-        self.policy = policy
-        self.planner = PLANNERS[policy]
+        super().__init__(workload, policy)
         self.sender = sender
         self.seed = seed
         self.count = revisions
@@ -141,15 +133,10 @@ class RacingRuntime(Staleness):
         head = header(workload, policy, f"racing seed {seed}, {revisions} revisions", "")
         head["runtime"] = RUNTIME
         self.record = Recorder(head)
-        self.dag = nx.DiGraph([(m, n.name) for n in workload.nodes for m in n.after])
-        self.dag.add_nodes_from(workload.order)
         self.span = 1.5 * depth(workload) * sum(latency) / 2
         self.history: dict[str, list[Any]] = {}
         self.attempts: list[Attempt] = []
         self.in_flight: dict[str, Attempt] = {}
-        self.cur: dict[str, Attempt] = {}
-        self.sent: dict[str, Attempt] = {}
-        """Per node, the attempt whose irreversible effect is out: never revoked, never resent."""
         self.held: list[Attempt] = []
         """Committed attempts whose irreversible effect waits until no stale work reaches them."""
         self.pending = False
@@ -262,7 +249,7 @@ class RacingRuntime(Staleness):
                 name,
                 tuple(self.cur[m].id for m in preds),
                 dict(self.inputs.versions),
-                [f"{m}:{self.cur[m].output}" for m in preds],
+                upstream=[f"{m}:{self.cur[m].output}" for m in preds],
             )
             if any(a.node == name for a in self.attempts):
                 self.recomputed.append(name)
@@ -319,10 +306,7 @@ class RacingRuntime(Staleness):
             a.output = output
             if node.effect:
                 a.effect = "staged"
-                if node.irreversible:
-                    self._event("stage", attempt=a.id, revocable=False)
-                else:
-                    self._event("stage", attempt=a.id)
+                stage(self._event, a.id, revocable=not node.irreversible)
             self._event("end", attempt=a.id)
             a.state = "done"
         time.sleep(self._gap(a, "commit"))  # the commit races the revisions

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rctools.revision.workloads import Workload
-from rctools.suite.trace import TraceWriter
+from rctools.suite.trace import V1, TraceWriter, head
 
 
 def header(workload: Workload, policy: str, scenario: str, runtime_version: str) -> dict[str, Any]:
     """The trace header: the workflow graph, the paths each node reads, routes and effects."""
     nodes = workload.nodes
-    return {
-        "format": "resume-check/v1",
-        "contract": "DagRevision",
-        "runtime": {"name": "langgraph", "version": runtime_version},
-        "policy": policy,
-        "workload": workload.name,
-        "scenario": scenario,
-        "workflow": {
+    return head(
+        "DagRevision",
+        "langgraph",
+        runtime_version,
+        V1,
+        policy=policy,
+        workload=workload.name,
+        scenario=scenario,
+        workflow={
             "nodes": workload.order,
             "edges": [[m, n.name] for n in nodes for m in n.after],
             "paths": workload.declared_paths,
@@ -30,7 +32,17 @@ def header(workload: Workload, policy: str, scenario: str, runtime_version: str)
             "effects": [n.name for n in nodes if n.effect],
             "values": [{"path": p, "value": workload.inputs[p]} for p in sorted(workload.controls)],
         },
-    }
+    )
+
+
+def stage(record: Callable[..., None], attempt: str, *, revocable: bool) -> None:
+    """Records that `attempt`'s effect waits in the outbox (staged, not out): every revision
+    runtime writes it alike, marking only an irreversible effect (`revocable: false`), so
+    the trace says the same of the same move whichever runtime made it."""
+    if revocable:
+        record("stage", attempt=attempt)
+    else:
+        record("stage", attempt=attempt, revocable=False)
 
 
 class Recorder:

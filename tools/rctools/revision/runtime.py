@@ -15,21 +15,20 @@ import itertools
 import sqlite3
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
-import networkx as nx
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from rctools.revision.injection import Injection
 from rctools.revision.irreversible import too_late
 from rctools.revision.model import FakeModel
-from rctools.revision.policies import PLANNERS, Plan, Work
-from rctools.revision.recorder import Recorder, header
-from rctools.revision.staleness import Staleness
+from rctools.revision.policies import Plan, Work
+from rctools.revision.recorder import Recorder, header, stage
+from rctools.revision.staleness import Attempt, Staleness
 from rctools.revision.tracking import Inputs, TrackedReads
 from rctools.revision.workloads import Revision, Workload
 
@@ -40,18 +39,6 @@ def _merge(old: dict[str, str], new: dict[str, str]) -> dict[str, str]:
 
 class State(TypedDict):
     outputs: Annotated[dict[str, str], _merge]
-
-
-@dataclass
-class Attempt:
-    id: str
-    node: str
-    parents: tuple[str, ...]
-    vers: dict[str, int]
-    reads: set[tuple[str, int]] = field(default_factory=set)
-    unknown: bool = False
-    output: str = ""
-    effect: str = "none"  # "none", "staged", "published", "revoked"
 
 
 @dataclass
@@ -70,21 +57,14 @@ class RevisionRuntime(Staleness):
     def __init__(
         self, workload: Workload, policy: str, injection: Injection | None, db: Path
     ) -> None:
-        self.workload = workload
-        self.policy = policy
-        self.planner = PLANNERS[policy]
+        super().__init__(workload, policy)
         self.injection = injection
         self.fired = False
         self.model = FakeModel(on_call=lambda: self._inject("during", self.running))
         scenario = f"revision of {injection.revision.path} {injection.label}" if injection else "-"
         self.record = Recorder(header(workload, policy, scenario, metadata.version("langgraph")))
         self.inputs = Inputs(workload.inputs)
-        self.dag = nx.DiGraph([(m, n.name) for n in workload.nodes for m in n.after])
-        self.dag.add_nodes_from(workload.order)
         self.attempts: list[Attempt] = []
-        self.cur: dict[str, Attempt] = {}
-        self.sent: dict[str, Attempt] = {}
-        """Per node, the attempt whose irreversible effect is out: never revoked, never resent."""
         self.in_flight: Attempt | None = None
         self.running: str | None = None
         self.pending = False
@@ -144,10 +124,7 @@ class RevisionRuntime(Staleness):
             self.running = None
             if node.effect:
                 attempt.effect = "staged"
-                if node.irreversible:
-                    self.record("stage", attempt=attempt.id, revocable=False)
-                else:
-                    self.record("stage", attempt=attempt.id)
+                stage(self.record, attempt.id, revocable=not node.irreversible)
             self._replan(name)
             if self.in_flight is None:  # cancelled by the plan
                 if self.resume_at is not None:

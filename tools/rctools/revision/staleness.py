@@ -12,25 +12,29 @@ that is out) and how the plan is recorded are the same in both too.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import networkx as nx
 
 from rctools.revision.irreversible import on_route
-from rctools.revision.policies import Graph, Plan, Work
+from rctools.revision.policies import PLANNERS, Graph, Plan, Work
 from rctools.revision.workloads import Workload
 
 
-class Attempted(Protocol):
-    """The parts of an attempt (either runtime's `Attempt`) staleness reads."""
+@dataclass
+class Attempt:
+    """One attempt of a node, as both runtimes keep it: what it ran under (its parents, the
+    versions when it started, what it read) and where its effect is."""
 
     id: str
     node: str
     parents: tuple[str, ...]
     vers: dict[str, int]
-    reads: set[tuple[str, int]]
-    unknown: bool
-    effect: str
+    reads: set[tuple[str, int]] = field(default_factory=set)
+    unknown: bool = False
+    output: str = ""
+    effect: str = "none"  # "none", "staged", "published", "revoked"
 
 
 class Versioned(Protocol):
@@ -41,20 +45,28 @@ class Versioned(Protocol):
 
 
 class Staleness:
-    """Mixed into a runtime that keeps `workload`, `dag`, `inputs` and the current commits `cur`."""
+    """The base of both runtimes: the workload and its DAG, the policy's planner, the current
+    commits `cur` and the irreversible effects `sent`; a runtime keeps its `inputs`."""
 
-    workload: Workload
-    dag: nx.DiGraph
     inputs: Versioned
-    cur: dict[str, Any]
+
+    def __init__(self, workload: Workload, policy: str) -> None:
+        self.workload = workload
+        self.policy = policy
+        self.planner = PLANNERS[policy]
+        self.dag = nx.DiGraph([(m, n.name) for n in workload.nodes for m in n.after])
+        self.dag.add_nodes_from(workload.order)
+        self.cur: dict[str, Any] = {}
+        self.sent: dict[str, Any] = {}
+        """Per node, the attempt whose irreversible effect is out: never revoked, never resent."""
 
     def _active(self, name: str) -> bool:
         return on_route(self.workload.node(name), self.inputs.values)
 
-    def _touched(self, a: Attempted) -> set[str]:
+    def _touched(self, a: Attempt) -> set[str]:
         return {p for p, v in self.inputs.versions.items() if a.vers[p] != v}
 
-    def _stale(self, a: Attempted) -> bool:
+    def _stale(self, a: Attempt) -> bool:
         node = self.workload.node(a.node)
         current = {self.cur[m].id if m in self.cur else None for m in node.after if self._active(m)}
         return (
@@ -70,7 +82,7 @@ class Staleness:
         active = frozenset(n for n in self.workload.order if self._active(n))
         return Graph(self.dag, self.workload.order, active)
 
-    def _plan_work(self, items: Iterable[tuple[Attempted, bool]]) -> list[Work]:
+    def _plan_work(self, items: Iterable[tuple[Attempt, bool]]) -> list[Work]:
         """`Work` for each (attempt, in flight?) pair: blind when read untracked and touched."""
         return [
             Work(a.id, a.node, flight, self._stale(a), a.unknown and bool(self._touched(a)))

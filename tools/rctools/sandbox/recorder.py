@@ -42,7 +42,7 @@ from rctools.sandbox.agent import CRASH_POINTS
 from rctools.sandbox.scheduler import Scheduler
 from rctools.sandbox.standin import serving
 from rctools.sandbox.workloads import WORKLOADS
-from rctools.suite.trace import TraceWriter
+from rctools.suite.trace import V1, TraceWriter, head
 
 AGENT_TIMEOUT = 300.0
 RUNTIME_VERSION = {
@@ -155,15 +155,16 @@ def header(spec: RunSpec, rollout: str | None = None) -> dict[str, object]:
     if spec.agent:
         scenario += f", agent: {spec.agent}"
         version = HOST_VERSION + version
-    return {
-        "format": "resume-check/v1",
-        "contract": "SandboxCR",
-        "runtime": {"name": "rctools.sandbox", "version": version},
-        "scenario": scenario,
-        "policy": spec.policy,
-        "crash": {"turn": spec.crash[0], "point": spec.crash[1]} if spec.crash else None,
-        "workload": {"name": workload.name, "commands": [len(t) for t in workload.turns]},
-    }
+    return head(
+        "SandboxCR",
+        "rctools.sandbox",
+        version,
+        V1,
+        scenario=scenario,
+        policy=spec.policy,
+        crash={"turn": spec.crash[0], "point": spec.crash[1]} if spec.crash else None,
+        workload={"name": workload.name, "commands": [len(t) for t in workload.turns]},
+    )
 
 
 def _argv(

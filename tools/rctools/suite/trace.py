@@ -22,7 +22,21 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "resume-check/v2"
+V1 = "resume-check/v1"
+"""The format of the DagRevision, SemanticRecovery and SandboxCR traces."""
 LEVELS = ("exactly-once", "at-least-once", "at-most-once")
+
+
+def head(contract: str, runtime: str, version: str, fmt: str, **fields: Any) -> dict[str, Any]:
+    """The start every trace header shares -- its format, the contract that judges it, the
+    runtime that wrote it -- then the contract's own `fields`, in the order given: every
+    recorder writes these three keys first and alike, whatever it declares after them."""
+    return {
+        "format": fmt,
+        "contract": contract,
+        "runtime": {"name": runtime, "version": version},
+        **fields,
+    }
 
 
 def header(
@@ -43,23 +57,24 @@ def header(
     assert effects_default in LEVELS
     kinds = [{"kind": k, "level": lv} for k, lv in sorted((effect_kinds or {}).items())]
     assert all(k["level"] in LEVELS for k in kinds)
-    head: dict[str, Any] = {
-        "format": FORMAT,
-        "contract": "ResumeCore",
-        "runtime": {"name": runtime, "version": version},
-        "backend": backend,
-        "scenario": scenario,
-        "guarantees": {
+    declared = head(
+        "ResumeCore",
+        runtime,
+        version,
+        FORMAT,
+        backend=backend,
+        scenario=scenario,
+        guarantees={
             "durability": durability,
             "effects": {"default": effects_default, "kinds": kinds},
             "fencing": fencing,
         },
-    }
+    )
     if thread is not None:
-        head["thread"] = thread
+        declared["thread"] = thread
     if nodes is not None:
-        head["graph"] = {"nodes": sorted(set(nodes))}
-    return head
+        declared["graph"] = {"nodes": sorted(set(nodes))}
+    return declared
 
 
 def load(
