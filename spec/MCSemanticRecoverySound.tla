@@ -33,7 +33,8 @@ SoundInit ==
 
 AnyMove ==
     \/ \E i \in Insts :
-          \/ Begin(i) \/ Exit(i) \/ Fail(i) \/ Localize(i)
+          \/ Begin(i) \/ Exit(i) \/ Fail(i)
+          \/ \E with \in {{}} \cup {{j} : j \in Insts \ {i}} : Localize(i, with)
           \/ \E v \in Vals : Emit(i, v) \/ Commit(i, v)
           \/ \E o \in outs : Consume(i, o)
           \/ \E t \in DOMAIN Tools, k \in Intents, r \in BOOLEAN : Effect(i, t, k, r)

@@ -67,7 +67,8 @@ VARIABLES
     dep,      \* per instance: what it consumed, set of [out, at] (at: the consume's position)
     fx,       \* effects of the current incarnations not undone: set of [inst, pos, intent, policy]
     issued,   \* the ledger: irreversible intent -> times issued (replays excluded)
-    ctl,      \* the controller: [mode |-> "run" | "localized" | "blocked", loc |-> inst or 0]
+    ctl,      \* the controller: [mode |-> "run" | "localized" | "blocked", loc |-> inst or 0,
+              \*   with |-> the instances the runtime must roll back with loc if it restores it]
     last,     \* the last recovery decision and what held when it was made
     tally,    \* recovery decisions so far, for the summary of a conforming trace
     hist      \* the observed history: every move as an event record (auxiliary, see Observe)
@@ -116,14 +117,33 @@ IrreversibleAfter(i, q) ==
 \* checkpoint exists.  That is all a checkpoint-aligned controller checks.
 Legal(i, b, p) == ctl.mode = "localized" /\ i \in Insts /\ Holds(i, b, p)
 
+\* The committed work a restore of i to b that rolls `also` back with it
+\* loses: the instances it rolls back that committed or did something
+\* irreversible, and those it keeps committed that keep a read of a live output
+\* of one it rolls back (orphans: the rolled-back producer may choose another
+\* value when it runs again).
+Lost(i, b, p, also) ==
+    {j \in also : Committed(j) \/ \E e \in fx : e.inst = j /\ e.policy = "irreversible"}
+    \cup {j \in Insts \ also :
+            /\ Committed(j)
+            /\ \E d \in dep[j] : /\ d.out \in outs /\ d.out.inst \in also
+                                 /\ j = i => d.at <= At(i, b, p)}
+
+\* The instances a checkpoint-aligned runtime must roll back with i if it
+\* restores it (LangGraph runs a failed task's cancelled siblings again), as
+\* its localize said: {} for any instance but the localized one.
+WithOf(i) == IF i = ctl.loc THEN ctl.with ELSE {}
+
 \* Restoring i to <<b, p>> is admissible: the checkpoint exists, no committed
-\* consumer depends on output produced after it, and no irreversible effect
-\* lies after it.  The rule reads positions only, so it is the same for a
-\* named checkpoint and for a restore point at any boundary.
+\* consumer depends on output produced after it, no irreversible effect lies
+\* after it, and rolling back the instances the runtime must roll back with it
+\* loses nothing (`Lost`, below).  The rule reads positions only, so it is the
+\* same for a named checkpoint and for a restore point at any boundary.
 Admissible(i, b, p) ==
     /\ Holds(i, b, p)
     /\ Orphans(i, At(i, b, p)) = {}
     /\ IrreversibleAfter(i, At(i, b, p)) = {}
+    /\ Lost(i, b, p, WithOf(i)) = {}
 
 \* The checkpoints of instance i, as <<boundary, point>>, the reference
 \* controller may restore it to.
@@ -169,7 +189,7 @@ InitWith(w) ==
     /\ dep = [i \in w.insts |-> {}]
     /\ fx = {}
     /\ issued = [k \in {} |-> 0]
-    /\ ctl = [mode |-> "run", loc |-> 0]
+    /\ ctl = [mode |-> "run", loc |-> 0, with |-> {}]
     /\ last = NoDecision
     /\ tally = [restores |-> 0, blocks |-> 0, needless |-> 0, reruns |-> 0]
     /\ hist = <<>>
@@ -261,24 +281,14 @@ Fail(i) ==
     /\ Observe([ev |-> "fail", instance |-> i])
     /\ UNCHANGED <<wl, pos, ck, pt, outs, dep, fx, issued, ctl, last, tally>>
 
-\* The controller attributes a failure to instance i.
-Localize(i) ==
+\* The controller attributes a failure to instance i; the runtime must roll
+\* back the instances `with` with it if it restores it.
+Localize(i, with) ==
     /\ i \in Insts /\ ctl.mode = "run"
-    /\ ctl' = [mode |-> "localized", loc |-> i]
-    /\ Observe([ev |-> "localize", instance |-> i])
+    /\ with \subseteq Insts \ {i}
+    /\ ctl' = [mode |-> "localized", loc |-> i, with |-> with]
+    /\ Observe([ev |-> "localize", instance |-> i, with |-> with])
     /\ UNCHANGED <<wl, st, pos, ck, pt, outs, dep, fx, issued, last, tally>>
-
-\* The committed work a restore of i to b that rolls `also` back with it
-\* loses: the instances it rolls back that committed or did something
-\* irreversible, and those it keeps committed that keep a read of a live output
-\* of one it rolls back (orphans: the rolled-back producer may choose another
-\* value when it runs again).
-Lost(i, b, p, also) ==
-    {j \in also : Committed(j) \/ \E e \in fx : e.inst = j /\ e.policy = "irreversible"}
-    \cup {j \in Insts \ also :
-            /\ Committed(j)
-            /\ \E d \in dep[j] : /\ d.out \in outs /\ d.out.inst \in also
-                                 /\ j = i => d.at <= At(i, b, p)}
 
 \* What held when the controller decided, for the properties.
 Decision(kind, i, b, p, lost) ==
@@ -295,6 +305,7 @@ Decision(kind, i, b, p, lost) ==
 Restore(i, b, p, also) ==
     /\ Legal(i, b, p)
     /\ also \subseteq Insts \ {i}
+    /\ WithOf(i) \subseteq also
     /\ LET q == At(i, b, p)
            reset(j) == j \in also
            after(x) == x.inst = i /\ x.pos > q
@@ -312,7 +323,7 @@ Restore(i, b, p, also) ==
                        IF j = i THEN {d \in dep[i] : d.at <= q}
                        ELSE IF reset(j) THEN {} ELSE dep[j]]
           /\ fx' = {e \in fx : ~reset(e.inst) /\ (after(e) => e.policy = "irreversible")}
-    /\ ctl' = [mode |-> "run", loc |-> 0]
+    /\ ctl' = [mode |-> "run", loc |-> 0, with |-> {}]
     /\ last' = Decision("restore", i, b, p, Lost(i, b, p, also))
     /\ tally' = [tally EXCEPT !.restores = @ + 1]
     /\ Observe([ev |-> "restore", instance |-> i, boundary |-> b, point |-> p,
@@ -340,7 +351,7 @@ Rerun ==
     /\ outs' = {}
     /\ dep' = [i \in Insts |-> {}]
     /\ fx' = {}
-    /\ ctl' = [mode |-> "run", loc |-> 0]
+    /\ ctl' = [mode |-> "run", loc |-> 0, with |-> {}]
     /\ last' = Decision("rerun", 0, "none", 0, {})
     /\ tally' = [tally EXCEPT !.reruns = @ + 1]
     /\ Observe([ev |-> "rerun"])
@@ -369,7 +380,11 @@ RefOp(i) ==
 \* position (a runtime names it as it likes; a trace's names are numbered).
 RefCheckpoint(i) == Checkpoint(i, pos[i])
 
-RefLocalize == \E i \in Failed : Localize(i)
+\* A failure is localized to a failed instance; the runtime must roll back
+\* with it any set of the instances still running uncommitted (as LangGraph
+\* runs a failed task's cancelled siblings again).
+Forceable(i) == {j \in Insts \ {i} : st[j] = "run" /\ ~Committed(j)}
+RefLocalize == \E i \in Failed : \E with \in SUBSET Forceable(i) : Localize(i, with)
 
 \* The latest admissible checkpoint of the localized instance; block or
 \* rerun when it has none.
@@ -379,7 +394,7 @@ RefDecide ==
            adm == AdmissibleOf(i)
        IN IF adm # {}
           THEN \E c \in adm : /\ \A d \in adm : At(i, d[1], d[2]) <= At(i, c[1], c[2])
-                              /\ Restore(i, c[1], c[2], {})
+                              /\ Restore(i, c[1], c[2], ctl.with)
           ELSE Block \/ Rerun
 
 Run ==
@@ -513,14 +528,43 @@ ReadsAfterAt(j, f, a, i) ==
     \E c \in Before(i) : /\ By(c, {"consume"}, j) /\ hist[c].from = f /\ LiveAt(c, j, i)
                          /\ \E x \in Before(i) : Reads(c, x) /\ x > a /\ LiveAt(x, f, i)
 
+\* A restore before event i of f to <<b, p>> that rolls `also` back with it
+\* keeps consume c of instance k: k is not rolled back, and if k is f, c came
+\* before the checkpoint.
+KeepsRead(i, also, f, b, p, k, c) ==
+    /\ k \notin also
+    /\ k = f => c < TakenAt(k, b, p, i)
+
+\* Such a restore loses nothing: it rolls back no instance whose current run has
+\* committed or called an irreversible tool, nor one whose output, in force, an
+\* instance that stays committed read and keeps reading.
+LosesNothingAt(i, also, f, b, p) ==
+    \A j \in also :
+        /\ ~HasCommittedAt(j, i)
+        /\ BegunAt(j, i) # 0 =>
+              ~\E x \in Between(BegunAt(j, i), i) :
+                  By(x, {"effect"}, j) /\ wl.tools[hist[x].tool] = "irreversible"
+        /\ ~\E k \in Insts, c \in Before(i) :
+              /\ HasCommittedAt(k, i) /\ By(c, {"consume"}, k) /\ hist[c].from = j
+              /\ LiveAt(c, k, i) /\ KeepsRead(i, also, f, b, p, k, c)
+              /\ \E x \in Before(i) : Reads(c, x) /\ LiveAt(x, j, i)
+
+\* The instances the last localize before event i said the runtime must roll
+\* back with f ({} when it blamed another).
+WithAt(f, i) ==
+    LET ls == {j \in Before(i) : Is(j, {"localize"})}
+    IN  IF ls = {} \/ hist[MaxOf(ls)].instance # f THEN {} ELSE hist[MaxOf(ls)].with
+
 \* Restoring f to <<b, p>> before event i: the checkpoint exists, no other
-\* instance that committed holds a read of an output f made after it, and f did
-\* nothing irreversible after it.
+\* instance that committed holds a read of an output f made after it, f did
+\* nothing irreversible after it, and rolling back with it what the runtime
+\* must loses nothing.
 AdmissibleAt(f, b, p, i) ==
     LET a == TakenAt(f, b, p, i) IN
     /\ a # 0
     /\ ~\E j \in Insts \ {f} : HasCommittedAt(j, i) /\ ReadsAfterAt(j, f, a, i)
     /\ ~\E x \in Between(a, i) : By(x, {"effect"}, f) /\ wl.tools[hist[x].tool] = "irreversible"
+    /\ LosesNothingAt(i, WithAt(f, i), f, b, p)
 
 \* The checkpoints a restore of f before event i could name: the named ones and
 \* every restore point f saved.
@@ -553,27 +597,11 @@ HistRestoreSound == Last(RestoreSoundRightAt)
 BlockWhenNoneRightAt(i) == Is(i, {"restore"}) => AdmissibleSetAt(i) # {}
 HistBlockWhenNone == Last(BlockWhenNoneRightAt)
 
-\* Restore event i keeps consume c of instance k: k is not rolled back with it,
-\* and if k is the restored instance, c came before the checkpoint.
-KeepsRead(i, k, c) ==
-    /\ k \notin hist[i].also
-    /\ k = hist[i].instance => c < TakenAt(k, hist[i].boundary, hist[i].point, i)
-
-\* PreserveCommitted over the history: a restore rolls back with it no instance
-\* whose current run has committed or called an irreversible tool, nor one
-\* whose output, in force, an instance that stays committed read and keeps
-\* reading.
+\* PreserveCommitted over the history: a restore loses nothing of what it rolls
+\* back with it.
 PreserveCommittedRightAt(i) ==
     Is(i, {"restore"}) =>
-        \A j \in hist[i].also :
-            /\ ~HasCommittedAt(j, i)
-            /\ BegunAt(j, i) # 0 =>
-                  ~\E x \in Between(BegunAt(j, i), i) :
-                      By(x, {"effect"}, j) /\ wl.tools[hist[x].tool] = "irreversible"
-            /\ ~\E k \in Insts, c \in Before(i) :
-                  /\ HasCommittedAt(k, i) /\ By(c, {"consume"}, k) /\ hist[c].from = j
-                  /\ LiveAt(c, k, i) /\ KeepsRead(i, k, c)
-                  /\ \E x \in Before(i) : Reads(c, x) /\ LiveAt(x, j, i)
+        LosesNothingAt(i, hist[i].also, hist[i].instance, hist[i].boundary, hist[i].point)
 HistPreserveCommitted == Last(PreserveCommittedRightAt)
 
 \* NoResurrectedEffect over the history: no two issues of an irreversible

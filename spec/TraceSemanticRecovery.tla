@@ -26,7 +26,7 @@ Apply(e) ==
     \/ e.ev = "exit" /\ Exit(e.instance)
     \/ e.ev = "checkpoint" /\ Checkpoint(e.instance, e.point)
     \/ e.ev = "fail" /\ Fail(e.instance)
-    \/ e.ev = "localize" /\ Localize(e.instance)
+    \/ e.ev = "localize" /\ Localize(e.instance, e.with)
     \/ e.ev = "restore" /\ Restore(e.instance, e.boundary, e.point, e.also)
     \/ e.ev = "block" /\ Block
     \/ e.ev = "rerun" /\ Rerun

@@ -231,7 +231,9 @@ def test_a_sibling_rerun_after_an_irreversible_effect_makes_admissible_block(
     on its reservation (an awaited event never set): LangGraph cancels the holder and will run
     it again on resume, so restoring the notifier's entry -- admissible by itself -- rolls back
     a charge. `admissible` blocks (found with --kill, where the holder dies the same way);
-    `resume` restores and is rejected for PreserveCommitted."""
+    `resume` restores and is rejected for BlockWhenNone and PreserveCommitted. The localize
+    names the holder (`with`), so the contract counts the block as necessary: no restore of the
+    notifier is admissible with the holder rolled back."""
     from rctools.recovery.app import load_app
     from rctools.recovery.appengine import AppRun, FailurePoint, pilot
 
@@ -252,6 +254,8 @@ def test_a_sibling_rerun_after_an_irreversible_effect_makes_admissible_block(
     point = FailurePoint("notify", 1, "mail")
     result = AppRun(app, policy, point, trace, tmp_path / "t.sqlite", instances).run()
     _, events = read_trace_file(trace)
+    (localize,) = [e for e in events if e["ev"] == "localize"]
+    assert localize["with"] == ["hold"]
     if policy == "admissible":
         assert result.outcome == "blocked"
         (block,) = [e for e in events if e["ev"] == "block"]
@@ -259,6 +263,10 @@ def test_a_sibling_rerun_after_an_irreversible_effect_makes_admissible_block(
     else:
         (restore,) = [e for e in events if e["ev"] == "restore"]
         assert restore["also"] == ["hold"]
-    check = invoke("check", trace, "--no-progress")
+    check = invoke("check", trace, "--no-progress", "--format", "json")
     assert check.returncode == verdict, check
-    assert verdict == 0 or "PreserveCommitted" in check.stdout
+    (judged,) = check.json()["traces"]
+    if verdict:
+        assert judged["properties"] == ["BlockWhenNone", "PreserveCommitted"]
+    else:
+        assert (judged["summary"]["blocks"], judged["summary"]["needless_blocks"]) == (1, 0)

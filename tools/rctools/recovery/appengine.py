@@ -479,7 +479,11 @@ class AppRun(Listener):
             killed = False
             if first[1] is None:
                 first = (self.target.instance if self.target else None, blamed.name)
-            self.trace.event("localize", instance=blamed.name)
+            # LangGraph runs the failed node's cancelled siblings again under any restore: the
+            # contract's admissibility must roll them back too (`with`)
+            forced = sorted(i.name for i in self.instances.values() if i.state == "cancelled")
+            told: dict[str, Any] = {"with": forced} if forced else {}
+            self.trace.event("localize", instance=blamed.name, **told)
             kind = self._decide(blamed)
             counts[kind] += 1
             if kind == "block":
