@@ -241,24 +241,20 @@ def run_worker(
     """Runs `module.main(job)` in a child process (forked from the server that imported
     `preload`, when given); SIGKILLs it when it reaches `kill_at`. Its stderr goes to
     `job.stderr` beside the job file."""
-    env = _env(kill_at)
     stderr = job.with_suffix(".stderr")
-    child: Child
-    if preload:
-        child, reader = forkserver.start(module, job, env, stderr, preload)
-    else:
-        spawned = _Spawned([sys.executable, "-m", module, str(job)], env, stderr)
-        child, reader = spawned, spawned.reader
-    running = Running(
-        child,
-        reader,
-        proc=proc,
-        role=role,
-        stderr=stderr,
-        result_file=result_file,
-        timeout=timeout,
-    )
-    return running.wait()
+    if not preload:
+        argv = [sys.executable, "-m", module, str(job)]
+        return run_command(
+            argv,
+            proc=proc,
+            role=role,
+            stderr=stderr,
+            kill_at=kill_at,
+            result_file=result_file,
+            timeout=timeout,
+        )
+    child, reader = forkserver.start(module, job, _env(kill_at), stderr, preload)
+    return _supervised(child, reader, proc, role, stderr, result_file, timeout)
 
 
 def run_command(
@@ -268,20 +264,33 @@ def run_command(
     role: str,
     stderr: Path,
     kill_at: str | None = None,
+    result_file: Path | None = None,
     timeout: float = 60.0,
 ) -> WorkerReport:
     """Runs the command line `argv` as a worker: SIGKILLed (with the processes it names to die
-    first) when it reaches `kill_at`, its stderr to `stderr`. For a runtime that is a command
-    of its own rather than a `main(job)` (the sandbox agent, which people run by hand too);
-    its report's result is None: what it did is in the files it wrote."""
+    first) when it reaches `kill_at`, its stderr to `stderr`, its result read from
+    `result_file` (JSON) if it wrote one. The way in of a runtime that is a command of its own
+    rather than a `main(job)` (the sandbox agent, which people run by hand too)."""
     spawned = _Spawned(argv, _env(kill_at), stderr)
+    return _supervised(spawned, spawned.reader, proc, role, stderr, result_file, timeout)
+
+
+def _supervised(
+    child: Child,
+    reader: int,
+    proc: str,
+    role: str,
+    stderr: Path,
+    result_file: Path | None,
+    timeout: float,
+) -> WorkerReport:
     running = Running(
-        spawned,
-        spawned.reader,
+        child,
+        reader,
         proc=proc,
         role=role,
         stderr=stderr,
-        result_file=None,
+        result_file=result_file,
         timeout=timeout,
     )
     return running.wait()
