@@ -111,7 +111,7 @@ def test_an_async_call_s_seeded_instant_is_a_timer_from_its_fault_free_duration(
     assert instant.line == 0 and 0 < instant.delay < 0.2
 
     def work(kill_fd: int) -> None:  # the kill stops the whole process: a worker of its own
-        kill = KillSwitch(None, kill_fd, instant.label, 1, delay=0.01)
+        kill = KillSwitch(kill_fd, instant.label, 1, delay=0.01)
         with kill.call("put", inside=False):
             time.sleep(5)  # the call is still running when the timer fires
 

@@ -1,20 +1,31 @@
 """The one child harness (`rctools.suite.child`): a worker started fresh, forked from a
-preloaded server or forked from this process with a callable (`start_forked`) ends the same
-way -- SIGKILLed at the n-th time it reaches its kill point and not a step later, returned with
-its result, an error with its stderr, timed out."""
+preloaded server, run as a command line (`run_command`) or forked from this process with a
+callable (`start_forked`) ends the same way -- SIGKILLed at the n-th time it reaches its kill
+point and not a step later (the processes it names to die first killed before it), returned
+with its result, an error with its stderr, timed out -- with the CPU it used where it is this
+process's child."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from rctools.suite.child import run_worker, start_forked
-from rctools.suite.crash import KILL_ENV, KillPoints, kill_message, tell_and_stop
+from rctools.suite.child import run_command, run_worker, start_forked
+from rctools.suite.crash import (
+    KILL_ENV,
+    KillMessage,
+    KillPoints,
+    kill_message,
+    parse_kill_message,
+    tell_and_stop,
+)
 from resumecheck.waiting import poll
 
 WORKER = textwrap.dedent(
@@ -182,3 +193,82 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_kill_message_names_its_point_what_was_told_and_what_dies_first() -> None:
+    for told, first in ((None, []), ({"done": 2}, []), (None, [41, 42]), ({"x": "a\tb"}, [7])):
+        line = kill_message("b#2", told, first).decode()
+        assert line.endswith("\n") and line.count("\n") == 1
+        assert parse_kill_message(line.rstrip("\n")) == KillMessage("b#2", told, first)
+    assert kill_message("b#2") == b"b#2\n"  # the line every suite sent before `first`
+
+
+COMPANION = textwrap.dedent(
+    """
+    import os, subprocess, sys
+    from pathlib import Path
+    from rctools.suite.crash import KillPoints
+
+    # a process of the worker's that must die with it (as the sandbox agent's PID 1 must)
+    companion = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    Path(sys.argv[1]).write_text(str(companion.pid))
+    sum(range(3_000_000))  # some CPU of its own
+    KillPoints(first=lambda: [companion.pid]).hit("point")
+    companion.kill()
+    """
+)
+
+
+def test_a_command_line_worker_is_killed_with_the_processes_it_names_first(
+    tmp_path: Path,
+) -> None:
+    """`run_command` (the sandbox agent's way in): the worker names a process of its own at
+    its point; the harness kills it before the worker, and reports the worker's CPU."""
+    script, pid_file = tmp_path / "companion.py", tmp_path / "pid"
+    script.write_text(COMPANION, encoding="utf-8")
+    argv = [sys.executable, str(script), str(pid_file)]
+    stderr = tmp_path / "worker.stderr"
+    ended = run_command(argv, proc="w1", role="run", stderr=stderr, kill_at="point#1")
+    assert (ended.exit, ended.point, ended.returncode) == ("killed", "point#1", -9)
+    assert _gone(int(pid_file.read_text()))
+    assert ended.cpu_seconds is not None and ended.cpu_seconds > 0
+    assert ended.to_json()["cpu_seconds"] == ended.cpu_seconds
+    done = run_command(argv, proc="w2", role="run", stderr=stderr)  # no point: it returns
+    assert (done.exit, done.point, done.result) == ("returned", None, None)
+
+
+def test_with_no_harness_a_worker_kills_what_it_names_and_itself(tmp_path: Path) -> None:
+    """Run by hand (`$RC_KILL_AT`, no kill pipe), the worker carries out its kill itself."""
+    script, pid_file = tmp_path / "companion.py", tmp_path / "pid"
+    script.write_text(COMPANION, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "RC_KILL_FD"}
+    ran = subprocess.run(
+        [sys.executable, str(script), str(pid_file)],
+        env={**env, KILL_ENV: "point#1"},
+        check=False,
+        timeout=60,
+    )
+    assert ran.returncode == -9
+    assert _gone(int(pid_file.read_text()))
+
+
+@pytest.mark.parametrize("forked", [False, True], ids=["fresh", "forked"])
+def test_the_cpu_a_worker_used_is_reported_where_this_process_reaps_it(
+    tmp_path: Path, module: str, forked: bool
+) -> None:
+    """A fresh worker and a `start_forked` one are this process's children (wait4 says their
+    CPU); a fork server's is not."""
+    preload = (module,) if forked else ()
+    done = run_worker(module, _job(tmp_path), proc="w1", role="run", preload=preload)
+    assert done.exit == "returned"
+    if forked:
+        assert done.cpu_seconds is None and "cpu_seconds" not in done.to_json()
+    else:
+        assert done.cpu_seconds is not None and done.cpu_seconds > 0
+    spun = start_forked(lambda _fd: sum(range(3_000_000)), proc="w2", role="run").wait()
+    assert spun.exit == "returned" and spun.cpu_seconds is not None and spun.cpu_seconds > 0
+
+
+def _gone(pid: int) -> bool:
+    """Whether the SIGKILLed `pid` has died (a signal's delivery is not instant)."""
+    return poll(lambda: not _alive(pid), timeout=30, every=0.01)

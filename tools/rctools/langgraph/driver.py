@@ -32,7 +32,6 @@ class CellRun:
     """What happened in a cell, besides the trace: for the report and for choosing kills."""
 
     trace: Path
-    hooks: int = 0
     killed_at: str | None = None  # "w1: put_writes A entry": the process and where it died
     kill_point: tuple[str, int] | None = None  # (label, occurrence in the whole cell) it died at
     asked: KillPoint | None = None  # the kill point the cell was asked to kill at
@@ -86,7 +85,6 @@ def run_cell(
     factory: worker.SaverFactory,
     backend: str,
     fault: str = "none",
-    kill_at: int | None = None,
     in_process: bool = False,
     kill_point: tuple[str, int] | KillPoint | None = None,
     *,
@@ -122,7 +120,7 @@ def run_cell(
     result.asked = kill_point
     if in_process:
         return _in_one_process(cell, scenario, result)
-    _Session(cell, scenario, result, kill_at, kill_point=kill_point).play()
+    _Session(cell, scenario, result, kill_point=kill_point).play()
     if kill_point is not None and result.killed_at is None:
         result.notes.append(f"kill point {kill_point.label} #{kill_point.occurrence} not reached")
     if not serialize:
@@ -147,7 +145,6 @@ def _in_one_process(cell: worker.Cell, scenario: Scenario, result: CellRun) -> C
     job = worker.Invocation(kind="session", proc="-", nonce="-")
     report = _wait(cell, job, _spawn(cell, job, lambda: _play_here(cell, scenario, result)))
     for name in (
-        "hooks",
         "invocations",
         "parks",
         "checkpoints",
@@ -166,9 +163,8 @@ def _in_one_process(cell: worker.Cell, scenario: Scenario, result: CellRun) -> C
 
 def _play_here(cell: worker.Cell, scenario: Scenario, result: CellRun) -> dict[str, Any]:
     with open_saver(cell.factory) as saver:
-        _Session(cell, scenario, result, None, saver).play()
+        _Session(cell, scenario, result, saver).play()
     return {
-        "hooks": result.hooks,
         "invocations": result.invocations,
         "parks": result.parks,
         "checkpoints": result.checkpoints,
@@ -192,12 +188,10 @@ class _Session:
         cell: worker.Cell,
         scenario: Scenario,
         result: CellRun,
-        kill_at: int | None,
         saver: Any = None,
         kill_point: KillPoint | None = None,
     ) -> None:
         self.cell, self.scenario, self.result = cell, scenario, result
-        self.kill_at = kill_at
         self.kill_point = kill_point
         self.saver = saver
         self.seen = result.points  # kill points passed so far, per label, in the whole cell
@@ -274,10 +268,7 @@ class _Session:
 
     def _job(self, kind: str, parked: dict[str, Any] | None, **extra: Any) -> worker.Invocation:
         self.procs += 1
-        remaining = label = None
-        if self.result.killed_at is None and self.kill_at is not None:
-            remaining = self.kill_at - self.result.hooks
-            remaining = remaining if remaining > 0 else None
+        label = None
         point = self.kill_point
         if self.result.killed_at is None and point is not None:
             # occurrences are counted over the whole cell; a process counts its own
@@ -288,11 +279,10 @@ class _Session:
             proc=f"w{self.procs}",
             nonce=f"w{self.procs}",
             parked=parked,
-            kill_at=remaining,
             kill_label=label,
             kill_line=point.line if point is not None else 0,
             kill_delay=point.delay if point is not None else 0.0,
-            measure=self.kill_at is None and point is None,
+            measure=point is None,
             thread=self.thread,
             answer=self.scenario.answer,
             **extra,
@@ -356,7 +346,6 @@ class _Session:
 
     def _account(self, job: worker.Invocation, report: dict[str, Any]) -> dict[str, Any]:
         self.result.invocations += 1
-        self.result.hooks += int(report.get("hooks", 0))
         if report.get("killed"):
             self._killed(job, report["killed"])
         for name, count in (report.get("points") or {}).items():
@@ -418,7 +407,7 @@ def _wait(cell: worker.Cell, job: worker.Invocation, running: Running) -> dict[s
             TraceFile(cell.trace, job.proc).event("crash")
         point = dict(ended.told or {})
         calls = point.pop("saver_calls", None) or {}
-        return {"killed": point, "hooks": job.kill_at or 0, "saver_calls": calls}
+        return {"killed": point, "saver_calls": calls}
     if ended.exit == "error":
         return {"failure": ended.error or "worker died silently"}
     report: dict[str, Any] | None = ended.result

@@ -221,18 +221,16 @@ class KillSwitch(KillPoints):
     at the chosen point the process tells the parent through the same pipe and stops, every
     thread at once, to be killed by the same harness (`suite.child`).
 
-    A point is chosen as the n-th occurrence of a label (`label`, `occurrence`), which finds
-    the same moment in every run and on another saver, or (older callers) by its number in
-    this process (`at`). What LangGraph adds: points inside a saver's call (`call`,
-    `statement`, a seeded instant), measured in the fault-free run; a chosen point reached
-    while the recorder holds events is deferred to the next point that can be killed (every
-    point reached is still counted: the numbering must not depend on timing); the kill
+    A point is chosen as the n-th occurrence of a label (`label`, `occurrence`), which finds the
+    same moment in every run and on another saver. What LangGraph adds: points inside a saver's
+    call (`call`, `statement`, a seeded instant), measured in the fault-free run; a chosen point
+    reached while the recorder holds events is deferred to the next point that can be killed
+    (every point reached is still counted: the numbering must not depend on timing); the kill
     message tells the call it cut and the writes in flight; with no parent (`pipe_fd` None)
     nothing is killed, the points are only counted."""
 
     def __init__(
         self,
-        at: int | None = None,
         pipe_fd: int | None = None,
         label: str | None = None,
         occurrence: int | None = None,
@@ -244,15 +242,13 @@ class KillSwitch(KillPoints):
         # the cell's point is given, never read from the environment
         super().__init__(f"{label}#{occurrence or 1}" if label else "", None)
         self.fd = pipe_fd
-        self.at = at
         self.target = KillPoint(label, occurrence or 1, line, delay) if label else None
-        self.count = 0
         # per write call label: the Python line events of each occurrence, measured (with
         # `measure`) only in the fault-free run whose points are planned: tracing lines costs
         # CPU, and a recording outside the matrix has no use for it
         self.lines: dict[str, list[int]] = {}
         self.durations: dict[str, list[float]] = {}  # per write call: seconds of each occurrence
-        self.measure = measure and at is None and label is None
+        self.measure = measure and label is None
         self.deferred: str | None = None  # the chosen point, passed while it could not land
         # the parent was told (a timer's thread waits to be killed while the call's runs on)
         self.sent = False
@@ -287,11 +283,8 @@ class KillSwitch(KillPoints):
             meet()
         if self.muted:
             return
-        with self._lock:
-            self.count += 1
-            counted = self.count
         nth = self.reached(label)
-        self._maybe_kill(label, nth, counted == self.at or self.chosen(label, nth))
+        self._maybe_kill(label, nth, self.chosen(label, nth))
 
     def _maybe_kill(self, label: str, nth: int, hit: bool, here: _Call | None = None) -> None:
         if self.fd is None or self.sent or not (hit or self.deferred):

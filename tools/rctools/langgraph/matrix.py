@@ -90,7 +90,8 @@ class CellKey:
     scenario: str
     # "none"; "kill:LABEL#N", SIGKILL at the N-th time the cell reaches kill point LABEL
     # (killpoints.py); "race", concurrent processes whose saver calls are not serialized;
-    # "kill@N" (older callers): at the N-th point the cell reaches
+    # "kill@N": the N-th point the cell reached, the name of a kill before kill points had
+    # names -- read in older summaries and corpora (publish, report), never recorded now
     fault: str
     durability: str
     # "async": driven through the saver's async API although it has the sync one too (the
@@ -828,7 +829,6 @@ def _one(
         factory,
         backend,
         fault=key.fault,
-        kill_at=None if kill_point else key.kill_at,
         in_process=in_process,
         kill_point=kill_point or key.kill_point,
         serialize=key.fault != RACE,

@@ -51,7 +51,6 @@ class Invocation:
     target: str = ""
     as_node: str = ""
     values: Any = None
-    kill_at: int | None = None
     kill_label: tuple[str, int] | None = None  # (label, occurrence in this process)
     kill_line: int = 0  # a seeded instant: the line event of the call to kill at
     kill_delay: float = 0.0  # or (an async call) the seconds after its entry
@@ -134,7 +133,6 @@ def _prepare(
         job.proc,
         durability=cell.durability,
         kill=KillSwitch(
-            job.kill_at,
             kill_fd,
             *(job.kill_label or (None, None)),
             job.kill_line,
@@ -326,7 +324,6 @@ def _report(
         # nothing saved yet (a first invocation killed before its input checkpoint was)
         "empty": state.created_at is None,
         "parked": parked_of(state, pending),
-        "hooks": kill.count,
         "points": kill.seen,
         "lines": kill.lines,
         "durations": kill.durations,

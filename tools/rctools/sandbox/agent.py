@@ -14,20 +14,23 @@ that the recorder filled with a copy of a parent run's store and trace, from the
 restore point of turn K. Both ask the model anew for its response to turn K (a rollout samples
 again) and are `rollback` / `fork` events of the trace.
 
-A crash point (`--crash TURN:POINT`) makes this process SIGKILL the sandbox's PID 1 and then
-itself, at one of three instants of turn TURN:
+A crash point is a kill point of the suite framework's (`suite.crash.KillPoints`), one of three
+instants of a turn T, named `tT-POINT` (`crash_label`):
   command     the turn's first command ran, its result was not yet recorded (in flight);
   checkpoint  the checkpoint job copied its data but did not finish (or, for a skipped
               checkpoint, before the restore point was published);
   response    the restore point is published and the model's response cached, not released.
+The recorder chooses one (`$RC_KILL_AT`, e.g. `t3-checkpoint#1`) and runs this process under
+the framework's harness (`suite.child.run_command`): at the point the agent stops and names
+its sandbox's PID 1, and the recorder SIGKILLs that PID 1 (the sandbox's PID namespace, every
+process in it) and then the agent -- the sandbox dies with its agent, as one. Run by hand with
+`$RC_KILL_AT` and no harness, the agent kills both itself.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import shutil
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -47,10 +50,16 @@ from rctools.sandbox.scheduler import Scheduler
 from rctools.sandbox.store import Store
 from rctools.sandbox.tree import Manifest, manifest, tree_digest
 from rctools.sandbox.workloads import WORKLOADS, Workload
+from rctools.suite.crash import KillPoints
 from rctools.suite.trace import TraceWriter
 
 CRASH_POINTS = ("command", "checkpoint", "response")
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def crash_label(turn: int, point: str) -> str:
+    """The kill point of crash point `point` (one of `CRASH_POINTS`) of turn `turn`."""
+    return f"t{turn}-{point}"
 
 
 class Agent:
@@ -60,7 +69,6 @@ class Agent:
         workload: Workload,
         policy: Policy,
         latency: float,
-        crash: tuple[int, str] | None,
         *,
         processes: str = "criu",
         inspector: str = "fanotify",
@@ -68,7 +76,7 @@ class Agent:
         stop_after: int | None = None,
         scheduler: Scheduler | None = None,
     ) -> None:
-        self.workload, self.policy, self.latency, self.crash_at = workload, policy, latency, crash
+        self.workload, self.policy, self.latency = workload, policy, latency
         self.imager = imager(processes)
         self.rollback, self.stop_after = rollback, stop_after
         self.scheduler = scheduler or Scheduler.unlimited()
@@ -78,6 +86,7 @@ class Agent:
         # one more process of the run: numbered on from what the earlier ones wrote
         self.trace = TraceWriter.continuing(run_dir / "trace.jsonl", timestamps=True)
         self.sandbox = Sandbox(self.base, self.upper, self.work)
+        self.kill = KillPoints(first=self._dies_first)  # the crash points
         self.pid_file = run_dir / "sandbox.pid"
         self.base_manifest: Manifest = manifest(self.base)
         self.latest = {"files": 0, "procs": 0}
@@ -100,10 +109,14 @@ class Agent:
 
     # --- faults -------------------------------------------------------------------------------
 
-    def maybe_crash(self, turn: int, point: str) -> None:
-        if self.crash_at == (turn, point):
-            os.kill(self.sandbox.init_pid, signal.SIGKILL)
-            os.kill(os.getpid(), signal.SIGKILL)
+    def _dies_first(self) -> list[int]:
+        """At a crash point, what is killed before the agent: the sandbox's PID 1, and every
+        process of the sandbox with it (the PID namespace ends with its init)."""
+        return [self.sandbox.init_pid] if self.sandbox.init_pid else []
+
+    def crash_point(self, turn: int, point: str) -> None:
+        """Crash point `point` of turn `turn`: where the cell's SIGKILL may land."""
+        self.kill.hit(crash_label(turn, point))
 
     # --- start and restore --------------------------------------------------------------------
 
@@ -197,7 +210,7 @@ class Agent:
             self.trace.event("cmd_start", turn=turn, cmd=index, command=command)
             result = self.sandbox.run(command)
             if index == 1:
-                self.maybe_crash(turn, "command")
+                self.crash_point(turn, "command")
             self.trace.event("cmd_end", turn=turn, cmd=index, out=result.digest, exit=result.exit)
             results.append({"command": command, "exit": result.exit, "output": result.output})
         self.store.record_results(turn, results)
@@ -242,7 +255,7 @@ class Agent:
         call.join()
         if failed:
             raise failed[0]
-        self.maybe_crash(turn, "response")
+        self.crash_point(turn, "response")
         self.trace.event("release", turn=turn)
         return model
 
@@ -261,7 +274,7 @@ class Agent:
         images are the boundary's instant; the crash point "checkpoint" falls before the job
         is done. The job waits for a slot of the host's checkpoint scheduler, which all the
         sandboxes of this machine share."""
-        crash = functools.partial(self.maybe_crash, turn, "checkpoint")
+        crash = functools.partial(self.crash_point, turn, "checkpoint")
         written: dict[str, str] = {}
         sizes = {"files": 0, "procs": 0}
         try:
@@ -311,11 +324,10 @@ def run_options(func: F) -> F:
     return func
 
 
-def crash_options(func: F) -> F:
-    """--crash, --resume, --processes, --inspector: the same on the agent and on the host."""
+def resume_options(func: F) -> F:
+    """--resume, --processes, --inspector: the same on the agent and on the host."""
     for option in reversed(
         [
-            click.option("--crash", help="TURN:POINT, POINT one of " + ", ".join(CRASH_POINTS)),
             click.option("--resume", is_flag=True, help="restore from the restore head"),
             click.option("--processes", type=click.Choice(MODES), default="criu"),
             click.option("--inspector", type=click.Choice(INSPECTORS), default="fanotify"),
@@ -335,7 +347,7 @@ slots_option = click.option(
 )
 @run_options
 @click.option("--latency", type=float, default=0.05, help="model call, seconds")
-@crash_options
+@resume_options
 @click.option("--rollback", help="M:K, once turn M is done go back to turn K")
 @click.option("--fork", type=int, help="start as a rollout from the point of turn K")
 @click.option("--stop-after", type=int, help="end after turn N (a fork's parent)")
@@ -345,7 +357,6 @@ def main(
     workload: str,
     policy: str,
     latency: float,
-    crash: str | None,
     resume: bool,
     processes: str,
     inspector: str,
@@ -355,11 +366,9 @@ def main(
     slots: Path | None,
 ) -> None:
     """The flags as `recorder._argv` passes them, each in full (click takes no abbreviation of a
-    flag, as argparse did). Exit code 0 when the run ends; a crash point ends it by SIGKILL."""
-    crash_at = rollback_to = None
-    if crash:
-        turn, point = crash.split(":")
-        crash_at = (int(turn), point)
+    flag, as argparse did). Exit code 0 when the run ends; a crash point (`$RC_KILL_AT`) ends
+    it by SIGKILL."""
+    rollback_to = None
     if rollback:
         later, earlier = rollback.split(":")
         rollback_to = (int(later), int(earlier))
@@ -368,7 +377,6 @@ def main(
         WORKLOADS[workload],
         POLICIES[policy],
         latency,
-        crash_at,
         processes=processes,
         inspector=inspector,
         rollback=rollback_to,

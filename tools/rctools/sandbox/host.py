@@ -48,7 +48,7 @@ from typing import Any
 
 import click
 
-from rctools.sandbox.agent import Agent, crash_options, run_options, slots_option
+from rctools.sandbox.agent import Agent, resume_options, run_options, slots_option
 from rctools.sandbox.inspector import Inspector
 from rctools.sandbox.namespace import COMMAND_ENV, table_digest
 from rctools.sandbox.policies import POLICIES, Policy
@@ -74,7 +74,6 @@ class Host(Agent):
         run_dir: Path,
         workload: Workload,
         policy: Policy,
-        crash: tuple[int, str] | None,
         agent: str,
         model: str,
         *,
@@ -87,7 +86,6 @@ class Host(Agent):
             workload,
             policy,
             0.0,
-            crash,
             processes=processes,
             inspector=inspector,
             scheduler=scheduler,
@@ -219,7 +217,7 @@ class Host(Agent):
             raise Refused(
                 f"turn {turn}: the agent answered {len(results)} of {expected} tool calls"
             )
-        self.maybe_crash(turn, "command")
+        self.crash_point(turn, "command")
         for index, call in enumerate(calls, start=1):
             command = json.loads(call["function"]["arguments"]).get("command", "")
             output = str(results[call["id"]].get("content") or "")
@@ -269,7 +267,7 @@ class Host(Agent):
 @run_options
 @click.option("--agent", required=True, help="the agent's command line, run in the workspace")
 @click.option("--model", required=True, help="the model endpoint's base URL (…/v1)")
-@crash_options
+@resume_options
 @slots_option
 def main(
     run_dir: Path,
@@ -277,23 +275,17 @@ def main(
     policy: str,
     agent: str,
     model: str,
-    crash: str | None,
     resume: bool,
     processes: str,
     inspector: str,
     slots: Path | None,
 ) -> None:
-    """Exit code 0 when the agent got its final answer and ended; a crash point ends it by
-    SIGKILL; anything else is a message and exit code 1."""
-    crash_at = None
-    if crash:
-        turn, point = crash.split(":")
-        crash_at = (int(turn), point)
+    """Exit code 0 when the agent got its final answer and ended; a crash point (`$RC_KILL_AT`)
+    ends it by SIGKILL; anything else is a message and exit code 1."""
     host = Host(
         run_dir,
         WORKLOADS[workload],
         POLICIES[policy],
-        crash_at,
         agent,
         model,
         processes=processes,

@@ -1,7 +1,9 @@
 """Records one trace per (workload, policy, crash point): the agent process, SIGKILL, recovery.
 
-The recorder is the supervisor a real deployment would have: it starts the agent process, and
-when that process dies of SIGKILL it writes the `crash` event, makes sure no process of the old
+The recorder is the supervisor a real deployment would have: it starts the agent process under
+the suite framework's harness (`suite.child.run_command`), which SIGKILLs the sandbox's PID 1
+and then the agent when the agent reaches the run's crash point (a `suite.crash.KillPoints`
+point, `agent.crash_label`); it then writes the `crash` event, makes sure no process of the old
 sandbox survives, and starts the agent again with `--resume`. It never judges: the trace goes
 to resume-check.
 
@@ -28,20 +30,19 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from rctools.sandbox.agent import CRASH_POINTS
+from rctools.sandbox.agent import CRASH_POINTS, crash_label
 from rctools.sandbox.scheduler import Scheduler
 from rctools.sandbox.standin import serving
 from rctools.sandbox.workloads import WORKLOADS
+from rctools.suite.child import run_command
+from rctools.suite.reports import WorkerReport
 from rctools.suite.trace import V1, TraceWriter, head
 
 AGENT_TIMEOUT = 300.0
@@ -210,21 +211,23 @@ def record(
     trace = run_dir / "trace.jsonl"
     trace.write_text(json.dumps(header(spec)) + "\n", encoding="utf-8")
     argv = _argv(spec, run_dir, latency, slots, model=model)
-    extra = ["--crash", f"{spec.crash[0]}:{spec.crash[1]}"] if spec.crash else []
+    kill_at = f"{crash_label(*spec.crash)}#1" if spec.crash else None
+    extra = []
     if spec.rollback:
         extra += ["--rollback", f"{spec.rollback[0]}:{spec.rollback[1]}"]
     if spec.fork is not None:
         extra += ["--stop-after", str(spec.fork)]
     started = time.perf_counter()
     try:
-        first, cpu = _agent([*argv, *extra])
-        if first.returncode == -signal.SIGKILL and spec.crash:
+        first = _agent([*argv, *extra], run_dir, "run", kill_at)
+        cpu = _cpu(first)
+        if first.exit == "killed":
             _kill_leftover(run_dir)
             harness = TraceWriter.continuing(trace)
             harness.event("crash")
             harness.close()
-            second, more = _agent([*argv, "--resume"])
-            cpu += more
+            second = _agent([*argv, "--resume"], run_dir, "resume")
+            cpu += _cpu(second)
             _expect_success(spec, second, "recovery")
         else:
             _expect_success(spec, first, "run")
@@ -265,7 +268,7 @@ def _rollouts(
         folder = parent.with_name(f"{parent.name}--{rollout}")
         shutil.rmtree(folder, ignore_errors=True)
         # The store and the trace; the layers are rebuilt from the images by the restore.
-        keep = shutil.ignore_patterns("upper", "work", "mnt", "sandbox.pid")
+        keep = shutil.ignore_patterns("upper", "work", "mnt", "sandbox.pid", "*.stderr")
         shutil.copytree(parent, folder, symlinks=True, ignore=keep)
         lines = (folder / "trace.jsonl").read_text(encoding="utf-8").splitlines()
         lines[0] = json.dumps(header(spec, rollout))
@@ -276,18 +279,20 @@ def _rollouts(
             runs = list(
                 pool.map(
                     lambda item: _agent(
-                        [*_argv(spec, item[0], latency, slots, item[1]), "--fork", str(spec.fork)]
+                        [*_argv(spec, item[0], latency, slots, item[1]), "--fork", str(spec.fork)],
+                        item[0],
+                        "fork",
                     ),
                     zip(folders, rollouts, strict=True),
                 )
             )
         seconds = time.perf_counter() - started
         results = []
-        for folder, rollout, (proc, more) in zip(folders, rollouts, runs, strict=True):
-            _expect_success(spec, proc, f"rollout {rollout}")
+        for folder, rollout, run in zip(folders, rollouts, runs, strict=True):
+            _expect_success(spec, run, f"rollout {rollout}")
             target = out / f"{name}--{rollout}.jsonl"
             shutil.copy(folder / "trace.jsonl", target)
-            results.append(RunResult(spec, target, seconds, cpu + more, rollout))
+            results.append(RunResult(spec, target, seconds, cpu + _cpu(run), rollout))
         return results
     finally:
         for folder in folders:
@@ -333,30 +338,27 @@ def record_all(
         return [result for results in pool.map(one, work) for result in results]
 
 
-def _agent(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], float]:
-    """Runs an agent process; returns it and the CPU seconds it and its waited-for children
-    (criu, tool commands) used -- from wait4, so runs recorded side by side are measured
-    apart. Output goes to files, not pipes: nothing has to be read while it runs."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, text=True)
-        timer = threading.Timer(AGENT_TIMEOUT, proc.kill)
-        timer.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            timer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        done = subprocess.CompletedProcess(argv, proc.returncode, out.read(), err.read())
-    return done, usage.ru_utime + usage.ru_stime
+def _agent(argv: list[str], run_dir: Path, role: str, kill_at: str | None = None) -> WorkerReport:
+    """Runs an agent process under the framework's harness, SIGKILLed with its sandbox at
+    `kill_at`; its stderr goes to `run_dir`/agent-`role`.stderr. The report has the CPU seconds
+    it and its waited-for children (criu, tool commands) used -- from wait4, so runs recorded
+    side by side are measured apart."""
+    stderr = run_dir / f"agent-{role}.stderr"
+    return run_command(
+        argv, proc="agent", role=role, stderr=stderr, kill_at=kill_at, timeout=AGENT_TIMEOUT
+    )
 
 
-def _expect_success(spec: RunSpec, proc: subprocess.CompletedProcess[str], what: str) -> None:
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+def _cpu(report: WorkerReport) -> float:
+    """An agent's CPU seconds (the harness reaps it, so they are always measured)."""
+    assert report.cpu_seconds is not None, report
+    return report.cpu_seconds
+
+
+def _expect_success(spec: RunSpec, report: WorkerReport, what: str) -> None:
+    if report.exit != "returned":
         raise RecordError(
-            f"{spec.name}: the agent's {what} exited with {proc.returncode}: " + " | ".join(tail)
+            f"{spec.name}: the agent's {what} exited with {report.returncode}: {report.error}"
         )
 
 

@@ -1,16 +1,19 @@
 """The one child harness: a worker process of a cell, SIGKILLed when it reaches its kill point.
 
-A worker runs in a process of its own, started one of three ways -- a fresh interpreter
+A worker runs in a process of its own, started one of four ways -- a fresh interpreter
 (`run_worker`: `python -m module job`), a process forked from a server that imported the
 runtime once (`run_worker(preload=...)`, `suite.preload`: a runtime whose import costs
-seconds), or a fork of this very process running a callable (`start_forked`: LangGraph's
-driver, which holds the cell's graph, saver factory and scenario as Python objects that no
-job file can carry) -- and is supervised the same way every time: the kill point the child's
+seconds), a command line of its own (`run_command`: the sandbox agent, a CLI that people run
+too), or a fork of this very process running a callable (`start_forked`: LangGraph's driver,
+which holds the cell's graph, saver factory and scenario as Python objects that no job file can
+carry) -- and is supervised the same way every time: the kill point the child's
 `crash.KillPoints` (or LangGraph's extension of it) reaches comes through a pipe, one line
-`label#n`, optionally followed by a tab and a JSON object of what the child knew at that
-instant (`crash.kill_message`); the child is stopped there (`crash.tell_and_stop`), the parent
-sends SIGKILL, and the child's end is one `WorkerReport`: killed at its point (with what it
-told), returned (with its result), an error (the last lines of its stderr), or timed out.
+`label#n`, optionally followed by what the child knew at that instant and the processes that
+must die before it (`crash.kill_message`); the child is stopped there (`crash.tell_and_stop`),
+the parent SIGKILLs those processes and then the child, and the child's end is one
+`WorkerReport`: killed at its point (with what it told), returned (with its result), an error
+(the last lines of its stderr), or timed out -- with the CPU seconds it used, where this
+process reaps it.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rctools.suite import preload as forkserver
-from rctools.suite.crash import FD_ENV, KILL_ENV, parse_kill_message
+from rctools.suite.crash import FD_ENV, KILL_ENV, KillMessage, kill_first, parse_kill_message
 from rctools.suite.reports import WorkerReport
 
 
@@ -40,6 +43,11 @@ class Child(Protocol):
     @property
     def pid(self) -> int | None: ...
 
+    @property
+    def cpu_seconds(self) -> float | None:
+        """Once it has ended: the CPU seconds it and the children it waited for used; None
+        where this process does not reap it."""
+
     def wait(self, timeout: float) -> int | None:
         """Its exit code once it has ended, or None when it still runs after `timeout` s."""
 
@@ -47,14 +55,50 @@ class Child(Protocol):
         """SIGKILL, and wait for it to be gone."""
 
 
-class _Spawned:
-    """A fresh interpreter running `python -m module job`; the kill pipe is inherited."""
+class _Reaped:
+    """A child of this very process: its end awaited on a pidfd (a timeout needs no polling)
+    and reaped with wait4, whose resource usage is the child's own CPU -- and its waited-for
+    children's (the sandbox agent's criu and tool commands) -- apart from whatever else this
+    process runs side by side."""
 
-    def __init__(self, module: str, job: Path, env: dict[str, str], stderr: Path) -> None:
+    def __init__(self, pid: int) -> None:
+        self._pid = pid
+        self._pidfd = os.pidfd_open(pid)
+        self._code: int | None = None
+        self._cpu: float | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._pid
+
+    @property
+    def cpu_seconds(self) -> float | None:
+        return self._cpu
+
+    def wait(self, timeout: float | None) -> int | None:
+        if self._code is None:
+            if not select.select([self._pidfd], [], [], timeout)[0]:
+                return None
+            _, status, usage = os.wait4(self._pid, 0)
+            self._code = os.waitstatus_to_exitcode(status)
+            self._cpu = usage.ru_utime + usage.ru_stime
+            os.close(self._pidfd)
+        return self._code
+
+    def kill(self) -> None:
+        if self._code is None:
+            signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+            self.wait(None)
+
+
+class _Spawned(_Reaped):
+    """A command line (`python -m module job`, or a CLI's); the kill pipe is inherited."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], stderr: Path) -> None:
         read_fd, write_fd = os.pipe()
         with stderr.open("wb") as err:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", module, str(job)],
+                argv,
                 env={**env, FD_ENV: str(write_fd)},
                 pass_fds=(write_fd,),
                 stdout=subprocess.DEVNULL,
@@ -62,28 +106,21 @@ class _Spawned:
             )
         os.close(write_fd)
         self.reader = read_fd
+        super().__init__(self.process.pid)
 
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid
-
-    def wait(self, timeout: float) -> int | None:
-        try:
-            return self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def kill(self) -> None:
-        self.process.kill()
-        self.process.wait()
+    def wait(self, timeout: float | None) -> int | None:
+        code = super().wait(timeout)
+        if code is not None:
+            self.process.returncode = code  # reaped here: Popen must not wait for it again
+        return code
 
 
-class _Forked:
+class _Forked(_Reaped):
     """A fork of this process running `work(kill_fd)`; its JSON result goes to `result`.
 
     Forked with `os.fork` and left with `os._exit`, nothing else: no interpreter shutdown in
     the child (a runtime's background threads are not joined, the parent's buffers are not
-    flushed twice). Its end is awaited on a pidfd, so a timeout needs no polling."""
+    flushed twice)."""
 
     def __init__(self, work: Callable[[int], Any], result: Path, log: Path | None) -> None:
         read_fd, write_fd = os.pipe()
@@ -106,27 +143,7 @@ class _Forked:
                 os._exit(code)
         os.close(write_fd)
         self.reader = read_fd
-        self._pid = pid
-        self._pidfd = os.pidfd_open(pid)
-        self._code: int | None = None
-
-    @property
-    def pid(self) -> int | None:
-        return self._pid
-
-    def wait(self, timeout: float | None) -> int | None:
-        if self._code is None:
-            if not select.select([self._pidfd], [], [], timeout)[0]:
-                return None
-            _, status = os.waitpid(self._pid, 0)
-            self._code = os.waitstatus_to_exitcode(status)
-            os.close(self._pidfd)
-        return self._code
-
-    def kill(self) -> None:
-        if self._code is None:
-            signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
-            self.wait(None)
+        super().__init__(pid)
 
 
 class Running:
@@ -149,46 +166,65 @@ class Running:
         self.child, self.proc, self.role = child, proc, role
         self.stderr, self.result_file, self.timeout = stderr, result_file, timeout
         self.started = time.monotonic()
-        self.said: list[str] = []
+        self.said: list[KillMessage] = []
         self.listener = threading.Thread(target=self._listen, args=(reader,), daemon=True)
         self.listener.start()
 
     def _listen(self, reader: int) -> None:
-        """The child's one message, once it stands at its kill point; then SIGKILL. Nothing
-        but EOF comes when the child ends on its own. The pipe is this thread's to close:
-        closed by another, its number could be reused while this one reads."""
+        """The child's one message, once it stands at its kill point; then SIGKILL of the
+        processes it named to die first, and of the child. Nothing but EOF comes when the
+        child ends on its own. The pipe is this thread's to close: closed by another, its
+        number could be reused while this one reads."""
         with os.fdopen(reader, "rb") as pipe:
             line = pipe.readline()
         if line and self.child.pid:
-            self.said.append(line.decode().rstrip("\n"))
+            message = parse_kill_message(line.decode().rstrip("\n"))
+            self.said.append(message)
+            kill_first(message.first)
             os.kill(self.child.pid, signal.SIGKILL)
 
     def wait(self) -> WorkerReport:
-        child, proc, role = self.child, self.proc, self.role
+        child = self.child
         code = child.wait(self.timeout)
         seconds = round(time.monotonic() - self.started, 3)
+
+        def report(exit: str, returncode: int | None, **fields: Any) -> WorkerReport:
+            return WorkerReport(
+                self.proc,
+                self.role,
+                exit,
+                returncode,
+                seconds=seconds,
+                cpu_seconds=child.cpu_seconds,
+                **fields,
+            )
+
         if code is None:
             child.kill()
-            error = f"timed out after {self.timeout:g} s"
-            return WorkerReport(proc, role, "error", child.wait(0), error=error, seconds=seconds)
+            return report("error", child.wait(0), error=f"timed out after {self.timeout:g} s")
         self.listener.join(timeout=5)
         if self.said:
-            point, told = parse_kill_message(self.said[0])
-            return WorkerReport(proc, role, "killed", code, point=point, told=told, seconds=seconds)
+            said = self.said[0]
+            return report("killed", code, point=said.point, told=said.told)
         result: Any = None
         if self.result_file is not None and self.result_file.exists():
             result = json.loads(self.result_file.read_text(encoding="utf-8") or "null")
         if code != 0:
-            tail = self._stderr_tail()
-            return WorkerReport(
-                proc, role, "error", code, result=result, error=" | ".join(tail), seconds=seconds
-            )
-        return WorkerReport(proc, role, "returned", 0, result=result, seconds=seconds)
+            return report("error", code, result=result, error=" | ".join(self._stderr_tail()))
+        return report("returned", 0, result=result)
 
     def _stderr_tail(self) -> list[str]:
         if self.stderr is None or not self.stderr.exists():
             return []
         return self.stderr.read_text(errors="replace").strip().splitlines()[-3:]
+
+
+def _env(kill_at: str | None) -> dict[str, str]:
+    """This process's environment for a worker: its own kill point, or none."""
+    env = {k: v for k, v in os.environ.items() if k not in (KILL_ENV, FD_ENV)}
+    if kill_at:
+        env[KILL_ENV] = kill_at
+    return env
 
 
 def run_worker(
@@ -205,16 +241,49 @@ def run_worker(
     """Runs `module.main(job)` in a child process (forked from the server that imported
     `preload`, when given); SIGKILLs it when it reaches `kill_at`. Its stderr goes to
     `job.stderr` beside the job file."""
-    env = {k: v for k, v in os.environ.items() if k not in (KILL_ENV, FD_ENV)}
-    if kill_at:
-        env[KILL_ENV] = kill_at
     stderr = job.with_suffix(".stderr")
-    child: Child
-    if preload:
-        child, reader = forkserver.start(module, job, env, stderr, preload)
-    else:
-        spawned = _Spawned(module, job, env, stderr)
-        child, reader = spawned, spawned.reader
+    if not preload:
+        argv = [sys.executable, "-m", module, str(job)]
+        return run_command(
+            argv,
+            proc=proc,
+            role=role,
+            stderr=stderr,
+            kill_at=kill_at,
+            result_file=result_file,
+            timeout=timeout,
+        )
+    child, reader = forkserver.start(module, job, _env(kill_at), stderr, preload)
+    return _supervised(child, reader, proc, role, stderr, result_file, timeout)
+
+
+def run_command(
+    argv: list[str],
+    *,
+    proc: str,
+    role: str,
+    stderr: Path,
+    kill_at: str | None = None,
+    result_file: Path | None = None,
+    timeout: float = 60.0,
+) -> WorkerReport:
+    """Runs the command line `argv` as a worker: SIGKILLed (with the processes it names to die
+    first) when it reaches `kill_at`, its stderr to `stderr`, its result read from
+    `result_file` (JSON) if it wrote one. The way in of a runtime that is a command of its own
+    rather than a `main(job)` (the sandbox agent, which people run by hand too)."""
+    spawned = _Spawned(argv, _env(kill_at), stderr)
+    return _supervised(spawned, spawned.reader, proc, role, stderr, result_file, timeout)
+
+
+def _supervised(
+    child: Child,
+    reader: int,
+    proc: str,
+    role: str,
+    stderr: Path,
+    result_file: Path | None,
+    timeout: float,
+) -> WorkerReport:
     running = Running(
         child,
         reader,

@@ -6,16 +6,23 @@ step, around the store's acknowledgement). The cell names one point as `label#n`
 the child reaches `label`); there the child tells the parent through a pipe and stops (every
 thread at once, `tell_and_stop`), and the parent sends SIGKILL. The kill is real and external,
 and it lands at the same place every time: cells are deterministic.
+
+A child whose state lives in processes of its own that must die with it (the sandbox agent's
+sandbox: its PID 1, and the whole PID namespace with it) names them with its point (`first`):
+the parent SIGKILLs those first, then the child, so they die as one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -31,18 +38,47 @@ _LIBC.write.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
 _LIBC.write.restype = ctypes.c_ssize_t
 
 
-def kill_message(point: str, told: dict[str, Any] | None = None) -> bytes:
-    """The one line a child sends at its kill point: `label#n`, and, where the child knows
-    more at that instant than the point's name (LangGraph's: the saver call it cut, the
-    writes in flight), a tab and that as a JSON object (`WorkerReport.told`)."""
-    extra = "" if told is None else "\t" + json.dumps(told, default=str)
-    return f"{point}{extra}\n".encode()
+def kill_message(
+    point: str, told: dict[str, Any] | None = None, first: Iterable[int] = ()
+) -> bytes:
+    """The one line a child sends at its kill point: `label#n`; where the child knows more at
+    that instant than the point's name (LangGraph's: the saver call it cut, the writes in
+    flight), a tab and that as a JSON object (`WorkerReport.told`); where processes must die
+    before it (`KillPoints.first`), a tab and their PIDs as a JSON list (after `null` when
+    nothing was told). JSON has no raw tab, so the tabs split the line."""
+    pids = list(first)
+    fields = [point]
+    if told is not None or pids:
+        fields.append(json.dumps(told, default=str))
+    if pids:
+        fields.append(json.dumps(pids))
+    return ("\t".join(fields) + "\n").encode()
 
 
-def parse_kill_message(line: str) -> tuple[str, dict[str, Any] | None]:
-    """`kill_message`'s line back: the point and what the child told with it."""
-    point, tab, rest = line.partition("\t")
-    return point, (json.loads(rest) if tab else None)
+@dataclass(frozen=True)
+class KillMessage:
+    """`kill_message`'s line back: the point, what the child told with it, and the processes
+    the parent kills before the child."""
+
+    point: str
+    told: dict[str, Any] | None = None
+    first: list[int] = field(default_factory=list)
+
+
+def parse_kill_message(line: str) -> KillMessage:
+    """`kill_message`'s line (without its newline) back."""
+    point, *rest = line.split("\t")
+    told = json.loads(rest[0]) if rest else None
+    first = [int(pid) for pid in json.loads(rest[1])] if len(rest) > 1 else []
+    return KillMessage(point, told, first)
+
+
+def kill_first(pids: Iterable[int]) -> None:
+    """SIGKILLs `pids`, those already gone left out: the processes a child named to die
+    before it (`KillPoints.first`)."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def tell_and_stop(fd: int, message: bytes) -> NoReturn:
@@ -74,11 +110,19 @@ class KillPoints:
     reaches points inside a saver's call (its SQL statements, psycopg and redis round trips,
     a seeded instant), holds a kill while its recorder holds events, and tells more with the
     point -- while counting (`reached`), choosing (`chosen`) and stopping (`stop`) stay
-    these, so every suite's kill is told and received the same way (`child.Running`)."""
+    these, so every suite's kill is told and received the same way (`child.Running`).
+    A child that holds processes which must die with it names them in `first` (the sandbox
+    agent: its sandbox's PID 1)."""
 
-    def __init__(self, at: str | None = None, fd: int | None = None) -> None:
+    def __init__(
+        self,
+        at: str | None = None,
+        fd: int | None = None,
+        first: Callable[[], Iterable[int]] | None = None,
+    ) -> None:
         """`at`: `label#n`, by default `$RC_KILL_AT`; `fd`: the pipe to the parent, by
-        default `$RC_KILL_FD` (`child.run_worker` sets both)."""
+        default `$RC_KILL_FD` (`child.run_worker` sets both); `first`: asked at the point,
+        the PIDs of the processes to be killed before this one (by default none)."""
         if at is None:
             at = os.environ.get(KILL_ENV) or None
         if fd is None and os.environ.get(FD_ENV):
@@ -88,6 +132,7 @@ class KillPoints:
         if at:
             label, _, nth = at.partition("#")
             self.label, self.occurrence = label, int(nth or 1)
+        self.first: Callable[[], Iterable[int]] = first or tuple
         self.fd = fd
         self.seen: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -109,11 +154,14 @@ class KillPoints:
 
     def stop(self, point: str, told: dict[str, Any] | None = None) -> NoReturn:
         """Tells the parent that this process stands at `point` (and `told`, what it knows
-        there) and stops for its SIGKILL; with no parent to kill it, kills itself."""
+        there, and `first`, what must die before it) and stops for its SIGKILL; with no parent
+        to kill it, kills those and then itself."""
+        first = list(self.first())
         if self.fd is None:
+            kill_first(first)
             os.kill(os.getpid(), signal.SIGKILL)
             raise AssertionError("SIGKILL returned")  # never reached
-        tell_and_stop(self.fd, kill_message(point, told))
+        tell_and_stop(self.fd, kill_message(point, told, first))
 
 
 def barrier(

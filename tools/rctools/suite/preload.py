@@ -59,6 +59,11 @@ class _Forked:
     def pid(self) -> int | None:
         return self.process.pid
 
+    @property
+    def cpu_seconds(self) -> float | None:
+        """None: the fork server reaps its children, so their resource usage is not ours."""
+        return None
+
     def wait(self, timeout: float) -> int | None:
         self.process.join(timeout)
         return None if self.process.is_alive() else self.process.exitcode

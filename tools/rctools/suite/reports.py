@@ -37,11 +37,16 @@ class WorkerReport:
     # what the child told with its kill point beyond its name (`crash.kill_message`):
     # LangGraph's saver call cut, writes in flight, saver calls so far
     told: dict[str, Any] | None = None
+    # CPU seconds the process and the children it waited for used (wait4; a suite's cost
+    # figure: the sandbox agent's, criu and tool commands included); None where the harness
+    # does not reap it (a fork server's child)
+    cpu_seconds: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        if self.told is None:
-            del data["told"]
+        for unset in ("told", "cpu_seconds"):
+            if data[unset] is None:
+                del data[unset]
         return data
 
 
