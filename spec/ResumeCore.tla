@@ -363,7 +363,8 @@ FamilyBegunOutside(c, tasks) ==
 \* ended otherwise than ok and its ok result was not yet stored on a stored
 \* checkpoint) for at-least-once; and (but for at-most-once) it is skipped only
 \* if it fired.
-Unfired == [fired |-> 0, by |-> 0, task |-> 0, at |-> 0, hosts |-> {}, over |-> TRUE, cut |-> FALSE]
+Unfired == [fired |-> 0, by |-> 0, task |-> 0, at |-> 0, hosts |-> {}, over |-> TRUE, cut |-> FALSE,
+           levels |-> {}]
 \* p's attempt of task t ended otherwise than ok: a later crash of p does not cut
 \* short the effects it fired.
 Over(l, p, t) == [k \in DOMAIN l |-> IF l[k].by = p /\ l[k].task = t THEN [l[k] EXCEPT !.over = TRUE]
@@ -373,15 +374,21 @@ Over(l, p, t) == [k \in DOMAIN l |-> IF l[k].by = p /\ l[k].task = t THEN [l[k] 
 \* result is safe only once its host's is: a host run again runs it again).
 Safe(c, t) == c # 0 /\ ck[c].st = "stored" /\ StoredOk(c, t)
 Saved(l) == Safe(l.at, l.task) /\ \A h \in l.hosts : Safe(h[1], h[2])
+\* An effect's level is its own, not an event's: the levels of the kinds its
+\* fires were recorded with all hold (a fire recorded without its kind, or with
+\* another, does not weaken the promise the first one made).
 EffectWrong(key, kind, status) ==
-    LET level == LevelOf(kind)
-        seen == Get(ledger, key, Unfired)
+    LET seen == Get(ledger, key, Unfired)
+        levels == seen.levels \cup {LevelOf(kind)}
     IN  IF status = "fired"
-        THEN seen.fired > 0 /\ (level # "at-least-once" \/ ~seen.cut)
-        ELSE seen.fired = 0 /\ level # "at-most-once"
+        THEN seen.fired > 0 /\ (levels # {"at-least-once"} \/ ~seen.cut)
+        ELSE seen.fired = 0 /\ levels # {"at-most-once"}
 
 \* CO: an interrupt receives only a value answered to it.
 DeliversForeign(res) == \E d \in res : d.value \notin Heard(d.interrupt)
+
+\* CO: an attempt receives one value per interrupt (its interrupt() call returns once).
+TwoValues(res) == \E d, x \in res : d.interrupt = x.interrupt /\ d.value # x.value
 
 \* CO: an answer to an interrupt a task raised reaches only that task, resumed on
 \* the checkpoint it parked on (an attempt of it there that ended raised or
@@ -675,7 +682,8 @@ Effect(p, ch, t, i, k, status) ==
     /\ ledger' = IF status = "fired"
                  THEN Put(ledger, key, [fired |-> seen.fired + 1, by |-> p, task |-> t, at |-> r.cur,
                                         hosts |-> HostsOf(p, ch, Cardinality(DOMAIN run)),
-                                        over |-> FALSE, cut |-> FALSE])
+                                        over |-> FALSE, cut |-> FALSE,
+                                        levels |-> seen.levels \cup {LevelOf(k)}])
                  ELSE ledger
     /\ run' = [run EXCEPT ![<<p, ch>>].pos[t] = @ + 1]
     /\ UNCHANGED <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, alive, holders, inflight,
@@ -694,6 +702,7 @@ EndTask(p, ch, t, outcome, a, res, d) ==
     /\ Observe([ev |-> "end", p |-> p, ch |-> ch, task |-> t, outcome |-> outcome, interrupt |-> a,
                 res |-> res, digest |-> w.digest])
     /\ Broke({<<"CO", DeliversForeign(res)>>, <<"CO", ReceivesUnraised(r.cur, t, res)>>,
+              <<"CO", TwoValues(res)>>,
               <<"FD", ChangesOtherBranch(p, ch, r.cur)>>, <<"PC", EndsOverParked(p, ch, t, outcome)>>})
     /\ wr' = Put(wr, r.cur, Put(WritesOf(r.cur), t,
                                 [WriteOf(r.cur, t) EXCEPT !.fly = Put(@, p, w),

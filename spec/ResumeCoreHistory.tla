@@ -472,7 +472,8 @@ PCRightAt(i) ==
                  /\ ParkedAt(e.p, hist[j].ch, i)
 HistPC == Last(PCRightAt)
 
-\* EO over the history: an effect key fired again only for at-least-once, and only
+\* EO over the history: an effect key fired again only for at-least-once (the
+\* level of every kind its fires were recorded with), and only
 \* after a crash cut short the work that fired it last -- its process crashed
 \* before that task's attempt ended otherwise than ok and before its ok result,
 \* and that of every task it ran inside, was stored on a stored checkpoint;
@@ -502,19 +503,23 @@ EORightAt(i) ==
                 fired == {j \in Before(i) : Is(j, {"effect"}) /\ hist[j].status = "fired"
                                             /\ KeyAt(j) = KeyAt(i)
                                             /\ ~\E k \in Between(j, i) : ForgetsAt(j, k)}
+                \* the effect's level: its earlier fires' kinds hold as well as this event's
+                levels == {LevelOf(hist[j].kind) : j \in fired} \cup {LevelOf(e.kind)}
             IN  /\ e.status = "fired" /\ fired # {} =>
-                     /\ LevelOf(e.kind) = "at-least-once"
+                     /\ levels = {"at-least-once"}
                      /\ CutShort(MaxOf(fired), i)
                 /\ e.status = "skipped" => fired # {} \/ LevelOf(e.kind) = "at-most-once"
 HistEO == Last(EORightAt)
 
-\* CO over the history: a task receives only values answered to that interrupt and
+\* CO over the history: a task's attempt receives one value per interrupt, only
+\* values answered to that interrupt and
 \* not lost, or recorded received by a stored write, and only for an interrupt it
 \* raised there itself or one no task raised (a live wait); an interrupt not yet
 \* consumed gets no second answer; under a lease no process loads, edits, forks or
 \* (running nothing there itself) writes on a chain another runs.
 CORightAt(i) ==
         LET e == hist[i] IN
+        /\ Is(i, {"end"}) => ~\E d, x \in e.res : d.interrupt = x.interrupt /\ d.value # x.value
         /\ Is(i, {"end"}) => \A d \in e.res :
               /\ HeardAt(d.interrupt, d.value, i)
               /\ \/ d.interrupt \in RaisedOnAt(CurAt(e.p, e.ch, i), e.task, i)
