@@ -916,9 +916,17 @@ Delete(p, ch) ==
     /\ ledger' = [k \in {k \in DOMAIN ledger : ~LedgerOn(ledger, k, ch)} |-> ledger[k]]
     /\ UNCHANGED <<wf, sched, wr, aw, ans, dlv, closed, run, alive, holders, crashes, ending>>
 
+\* The checkpoints p has in flight that the saver may have been handed: in exit
+\* durability only the last of each chain (the exit save's) and edits, which
+\* are put at once; the intermediate steps' never leave p's memory.
+Handed(p) ==
+    {c \in inflight[p].cks :
+        ~(wf.durability = "exit" /\ ~ck[c].edit /\
+          \E d \in inflight[p].cks : ck[d].ch = ck[c].ch /\ ~ck[d].edit /\ Order(d) > Order(c))}
+
 \* The parts of what p has in flight that the store may already hold.
 Keepable(p) ==
-    [cks : SUBSET inflight[p].cks, wrs : SUBSET inflight[p].wrs, ans : SUBSET inflight[p].ans]
+    [cks : SUBSET Handed(p), wrs : SUBSET inflight[p].wrs, ans : SUBSET inflight[p].ans]
 
 \* Process p is killed.  The store may already hold some of what p had in
 \* flight (`kept`, one of Keepable(p)); the rest is lost with p's memory.

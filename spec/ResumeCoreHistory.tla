@@ -75,12 +75,22 @@ ChainOf(c) == hist[MadeIdx(c)].ch
 MadeParent(c) == hist[MadeIdx(c)].parent
 IsFork(c) == c # 0 /\ Is(MadeIdx(c), {"fork"})
 
+IsEdit(c) == Is(MadeIdx(c), {"update"})
+
+\* Exit durability: c is an intermediate step's checkpoint at event j -- its
+\* maker made a later one of its chain since (neither an edit) -- which no save
+\* is ever handed, so a crash cannot leave it in the store.
+Intermediate(c, j) ==
+    /\ wf.durability = "exit" /\ ~IsEdit(c)
+    /\ \E x \in MadeSet(j) : /\ Maker(x) = Maker(c) /\ ChainOf(x) = ChainOf(c)
+                            /\ MadeIdx(x) > MadeIdx(c) /\ ~IsEdit(x)
+
 \* Event j stored checkpoint c: the saver acknowledged it, a crash left it in
-\* the store, or a load returned it.
+\* the store (in exit durability, not an intermediate step's), or a load returned it.
 StoresCk(c, j) ==
     /\ c # 0
     /\ \/ Is(j, {"put"}) /\ hist[j].c = c
-       \/ Is(j, {"crash"}) /\ c \in hist[j].kept.cks
+       \/ Is(j, {"crash"}) /\ c \in hist[j].kept.cks /\ ~Intermediate(c, j)
        \/ Is(j, {"load", "read"}) /\ hist[j].got = c
 StoredAt(c, i) == \E j \in Before(i) : StoresCk(c, j)
 FirstStored(c, i) == CHOOSE j \in Before(i) : StoresCk(c, j) /\ ~StoredAt(c, j)
@@ -88,7 +98,6 @@ FirstStored(c, i) == CHOOSE j \in Before(i) : StoresCk(c, j) /\ ~StoredAt(c, j)
 \* Exit durability: event k saved a later checkpoint of c's chain that p's run
 \* made, and what p made on c never reaches the store.  (An edit is no run's
 \* checkpoint: saving one loses nothing, and it is never lost so.)
-IsEdit(c) == Is(MadeIdx(c), {"update"})
 ExitSaves(p, c, k) ==
     /\ wf.durability = "exit" /\ Is(k, {"put"}) /\ hist[k].p = p
     /\ hist[k].c \in MadeSet(k) /\ ChainOf(hist[k].c) = ChainOf(c)
