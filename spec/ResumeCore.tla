@@ -359,10 +359,10 @@ FamilyBegunOutside(c, tasks) ==
 
 \* EO: an effect fires as often as its kind's declared level allows: at most
 \* once for exactly-once and at-most-once, again only after a crash cut short
-\* the work that fired it last (its process crashed while that attempt had not
-\* ended otherwise than ok and its ok result was not yet stored on a stored
-\* checkpoint) for at-least-once; and (but for at-most-once) it is skipped only
-\* if it fired.
+\* the work that fired it last (its process crashed, or its invocation returned,
+\* while that attempt had not ended otherwise than ok and its ok result was not
+\* yet stored on a stored checkpoint) for at-least-once; and (but for
+\* at-most-once) it is skipped only if it fired.
 Unfired == [fired |-> 0, by |-> 0, task |-> 0, at |-> 0, hosts |-> {}, over |-> TRUE, cut |-> FALSE,
            levels |-> {}]
 \* p's attempt of task t ended otherwise than ok: a later crash of p does not cut
@@ -374,6 +374,12 @@ Over(l, p, t) == [k \in DOMAIN l |-> IF l[k].by = p /\ l[k].task = t THEN [l[k] 
 \* result is safe only once its host's is: a host run again runs it again).
 Safe(c, t) == c # 0 /\ ck[c].st = "stored" /\ StoredOk(c, t)
 Saved(l) == Safe(l.at, l.task) /\ \A h \in l.hosts : Safe(h[1], h[2])
+\* The ledger once p's memory is gone (killed, or its invocation returned): the
+\* effects p fired last in work not over and not saved were cut short.
+CutBy(p) == [k \in DOMAIN ledger |->
+                IF ledger[k].by = p /\ ~ledger[k].over /\ ~Saved(ledger[k])
+                THEN [ledger[k] EXCEPT !.cut = TRUE, !.by = 0]
+                ELSE ledger[k]]
 \* An effect's level is its own, not an event's: the levels of the kinds its
 \* fires were recorded with all hold (a fire recorded without its kind, or with
 \* another, does not weaken the promise the first one made).
@@ -874,6 +880,9 @@ PutAnswers(p, c) ==
 \* Process p's invocation returns: "done", "parked" or "failed", and its runs end
 \* (a process runs one invocation at a time; its next one starts with a load).  In
 \* exit mode the checkpoints of its intermediate steps, never saved, are dropped.
+\* Returning cuts short, as a crash does, the work whose result is not safe yet:
+\* an attempt still running when a sibling's failure ends the invocation (LangGraph
+\* does not wait for it) may run again, its effects fired again at-least-once.
 Finish(p, outcome) ==
     /\ alive[p] = "up"
     /\ Observe([ev |-> "finish", p |-> p, outcome |-> outcome])
@@ -885,7 +894,8 @@ Finish(p, outcome) ==
     /\ ck' = [c \in DOMAIN ck |-> IF c \in inflight[p].cks /\ ck[c].st = "made"
                                  THEN [ck[c] EXCEPT !.st = "lost"] ELSE ck[c]]
     /\ inflight' = [inflight EXCEPT ![p].cks = {}]
-    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, ledger, crashes>>
+    /\ ledger' = CutBy(p)
+    /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, crashes>>
 
 \* The ledger entries of work on chain ch: keyed by it (the chain its work is
 \* named after) or fired inside a host task whose checkpoint is on ch.
@@ -981,10 +991,7 @@ Crash(p, kept) ==
     /\ holders' = [ch \in DOMAIN holders |-> holders[ch] \ {p}]
     /\ inflight' = [inflight EXCEPT ![p] = Empty]
     /\ crashes' = crashes + 1
-    /\ ledger' = [k \in DOMAIN ledger |->
-                    IF ledger[k].by = p /\ ~ledger[k].over /\ ~Saved(ledger[k])
-                    THEN [ledger[k] EXCEPT !.cut = TRUE, !.by = 0]
-                    ELSE ledger[k]]
+    /\ ledger' = CutBy(p)
     /\ ending' = IF \E q \in Procs \ {p} : alive[q] = "up" THEN "running" ELSE "crashed"
     /\ UNCHANGED <<wf, sched>>
 

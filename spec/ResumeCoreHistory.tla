@@ -483,8 +483,9 @@ HistPC == Last(PCRightAt)
 
 \* EO over the history: an effect key fired again only for at-least-once (the
 \* level of every kind its fires were recorded with), and only
-\* after a crash cut short the work that fired it last -- its process crashed
-\* before that task's attempt ended otherwise than ok and before its ok result,
+\* after a crash cut short the work that fired it last -- its process crashed, or
+\* its invocation returned, before that task's attempt ended otherwise than ok
+\* and before its ok result,
 \* and that of every task it ran inside, was stored on a stored checkpoint;
 \* skipped only if fired.  A fire before a delete of its work's chain is of an
 \* execution the store forgot: it does not count.
@@ -495,7 +496,7 @@ CutShort(j, i) ==
         c == CurAt(p, hist[j].ch, j)
         ups == HostsUpAt(p, hist[j].ch, j, j)
     IN  \E k \in Between(j, i) :
-            /\ CrashAt(p, k)
+            /\ EndsAt(p, k)
             /\ ~\E m \in Between(j, k) :
                    hist[m].p = p /\ Is(m, {"end"}) /\ hist[m].task = t /\ hist[m].outcome # "ok"
             /\ ~(SafeAt(c, t, k) /\ \A h \in ups : SafeAt(h[1], h[2], k))

@@ -36,7 +36,8 @@ TraceProcs == 1..IdCounts.proc
 (* `past` keeps, per task, effect and interrupt, the event of its last attempt  *)
 (* and the last crash; `allowed` names, for each repeat the contract accepted,  *)
 (* the event that justified it: the later of the last crash and the end of the  *)
-(* earlier attempt.  They are functions of the events, so the VIEW omits them.  *)
+(* earlier attempt (or the return that left it running).  They are functions of *)
+(* the events, so the VIEW omits them.                                          *)
 NothingPast == [task |-> [x \in {} |-> 0], effect |-> [x \in {} |-> 0],
              answer |-> [x \in {} |-> 0], ended |-> [x \in {} |-> 0], crash |-> 0]
 
@@ -68,6 +69,13 @@ Justify(e) ==
                                     !.answer = [x \in DOMAIN @ \cup e.resumed |-> l]]
       [] e.ev = "crash" ->
             /\ past' = [past EXCEPT !.crash = l]
+            /\ UNCHANGED allowed
+      \* a return ends the attempts its process still runs (LangGraph does not wait
+      \* for a failed step's siblings): a later run of them repeats no live attempt
+      [] e.ev = "finish" ->
+            LET running == UNION {run[k].running : k \in {k \in DOMAIN run : k[1] = e.proc}} IN
+            /\ past' = [past EXCEPT !.ended = [x \in DOMAIN @ \cup running |->
+                                                  IF x \in running THEN l ELSE @[x]]]
             /\ UNCHANGED allowed
       \* a fresh run after a delete is a new execution: its fires repeat nothing
       [] e.ev = "delete" ->
