@@ -120,6 +120,8 @@ APPS = [*STATIC, FANOUT]
 
 @dataclass
 class Measured:
+    """One run: the revision, the policy, the point it arrived at, what it cost."""
+
     app: str
     revision: Revision
     policy: str
