@@ -157,9 +157,10 @@ def _probe(app: App) -> Probed:
     return Probed(fault_free.calls, points, frozenset(fault_free.fanouts))
 
 
-def _measure(folder: Path, probed: dict[str, Probed]) -> list[Measured]:
+def _measure(folder: Path, apps: Iterable[App], probed: dict[str, Probed]) -> list[Measured]:
+    """Every revision of each app at every point `probed` lists, under every policy."""
     found = []
-    for app in APPS:
+    for app in apps:
         factory = app.factory()
         for k, rev in enumerate(app.revisions):
             for policy in APP_POLICIES:
@@ -291,19 +292,24 @@ def _why(app: App, measured: list[Measured], probed: Probed) -> list[str]:
     return lines
 
 
+def _judge(measured: list[Measured]) -> None:
+    """DagRevision's verdict on every run, in one batch."""
+    verdicts = {
+        v.path.resolve(): v
+        for v in judge([m.outcome.trace for m in measured], spec_paths=default_spec_paths())
+    }
+    for m in measured:
+        m.status = verdicts[m.outcome.trace.resolve()].status
+
+
 @click.command()
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the report.")
 def main(out: Path | None) -> None:
     load_before = os.getloadavg()
     probed = {app.name: _probe(app) for app in APPS}
     with tempfile.TemporaryDirectory(prefix="revapp-bench-") as scratch:
-        measured = _measure(Path(scratch), probed)
-        verdicts = {
-            v.path.resolve(): v
-            for v in judge([m.outcome.trace for m in measured], spec_paths=default_spec_paths())
-        }
-        for m in measured:
-            m.status = verdicts[m.outcome.trace.resolve()].status
+        measured = _measure(Path(scratch), APPS, probed)
+        _judge(measured)
     load_after = os.getloadavg()
     wrong = [m for m in measured if m.policy != "stale" and m.status is not Status.CONFORMS]
     if wrong:
