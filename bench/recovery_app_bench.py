@@ -12,7 +12,8 @@ command's one TLC run. Per (app, failure): the counts of the last repeat per pol
 the repeats the range of unsafe restores (under a kill, whether a sibling's writes were saved
 before the kill depends on thread timing, so native's counts may vary; a range says so), and
 the median wall and CPU seconds of the whole command (CPU of the command and its children: TLC,
-the killed processes)."""
+the killed processes). The machine may be shared: the load average at the start and the end is
+printed beside the timings."""
 
 from __future__ import annotations
 
@@ -68,6 +69,8 @@ def once(app: str, given: str, kill: bool, out: Path) -> tuple[dict, float, floa
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the report.")
 def main(repeats: int, out: Path | None) -> None:
     rows, costs = [], []
+    needless: list[str] = []
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="recovery-app-bench-") as folder:
         for app, given in GRAPHS:
             for kill in (False, True):
@@ -87,6 +90,8 @@ def main(repeats: int, out: Path | None) -> None:
                         else f"{min(spread)}-{max(spread)}"
                     )
                     broken = ", ".join(f"{k} {v}" for k, v in sorted(r["properties"].items()))
+                    if r["blocks"] != r["necessary_blocks"]:
+                        needless.append(f"{app} {failure} {r['policy']}")
                     rows.append(
                         f"| {app} | {failure} | {r['policy']} | {r['runs']} | {r['restores']} | "
                         f"{seen} | {r['blocks']} ({r['necessary_blocks']}) | {broken or '-'} |"
@@ -97,7 +102,15 @@ def main(repeats: int, out: Path | None) -> None:
                     f"| {app} | {failure} | {cells} | {statistics.median(walls):.1f} | "
                     f"{statistics.median(cpus):.1f} |"
                 )
+    load_after = os.getloadavg()
     stamp = datetime.date.today().isoformat()
+    blocks = (
+        f"Blocks the contract does not count necessary: {', '.join(needless)}."
+        if needless
+        else "Every block is necessary (SemanticRecovery's summary counts none needless; a "
+        "restore must roll back with the failed instance the siblings LangGraph cancelled and "
+        "will run again: the forced rollback, `localize`'s `with`)."
+    )
     text = "\n".join(
         [
             "# `run recovery --app`: a tool raising beside a SIGKILL, on user-style graphs",
@@ -107,14 +120,17 @@ def main(repeats: int, out: Path | None) -> None:
             f"--repeats {repeats}`.",
             "",
             "Counts per policy over every failure point of the app (the last repeat); unsafe: "
-            f"the range over the {repeats} repeats.",
+            f"the range over the {repeats} repeats. {blocks}",
             "",
             "| app | failure | policy | runs | restores | unsafe | blocks (necessary) | "
             "properties broken (runs) |",
             "|---|---|---|---:|---:|---:|---:|---|",
             *rows,
             "",
-            f"The whole command (recording every cell and one TLC run), medians of {repeats}:",
+            f"The whole command (recording every cell and one TLC run), medians of {repeats}. "
+            f"Load average {load_before[0]:.1f} at the start, {load_after[0]:.1f} at the end "
+            f"(1 min, {os.cpu_count()} CPUs shared with other jobs): wall seconds are noisy, CPU "
+            "seconds (the command and its children) less so:",
             "",
             "| app | failure | cells | wall s | CPU s |",
             "|---|---|---:|---:|---:|",
