@@ -325,21 +325,42 @@ def test_a_break_before_the_kill_is_the_saver_s_whatever_instant_the_reference_d
     assert (after.finding, after.checks, after.inconclusive) == ("inconclusive", (), ("CV",))
 
 
-LOST_RACE = CORPORA / "langgraph" / "valkey" / "findings" / "fanout.none.sync.jsonl"  # EO at 32
-WON_RACE = CORPORA / "langgraph" / "sqlite" / "fanout.none.sync.jsonl"  # conforms
+RACE = CORPORA / "langgraph" / "memory" / "fanout.none.sync.jsonl"  # search left running
+WON_RACE = CORPORA / "langgraph" / "sqlite" / "fanout.none.sync.jsonl"  # search ended first
+
+
+def _exactly_once(trace: Path, folder: Path) -> Path:
+    """`trace` with its effects declared exactly-once."""
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    header["guarantees"]["effects"]["default"] = "exactly-once"
+    out = folder / trace.name
+    out.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", "utf-8")
+    return out
+
+
+@pytest.fixture(scope="module")
+def races(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """RACE and WON_RACE with their effects declared exactly-once. In RACE, `search`, still
+    running when `lookup` raised and the invocation returned, runs again in the next one and
+    fires its effect again: EO at event 31 (at-least-once allows it: the return cut that
+    work short). In WON_RACE `search` ended and its write was stored first: it conforms."""
+    lost, won = (tmp_path_factory.mktemp(name) for name in ("lost", "won"))
+    return _exactly_once(RACE, lost), _exactly_once(WON_RACE, won)
 
 
 def test_a_runtime_race_the_saver_under_test_lost_is_never_its_finding(
-    judgments: Judgments,
+    races: tuple[Path, Path], judgments: Judgments
 ) -> None:
     """LangGraph's sibling-error race in `fanout`: `search` fires its effect, `lookup`
-    raises, and the invocation may end before `search`'s write reaches any saver, so the next
-    one fires it again (EO). A saver whose timing loses that race more often than the
-    reference (valkey; a wrapper whose async methods block the event loop) breaks EO where no
+    raises, and the invocation may return before `search` ends, so the next one fires it
+    again (EO for an exactly-once effect). A saver whose timing loses that race more often
+    than the reference (a wrapper whose async methods block the event loop) breaks EO where no
     reference run does, and may do so every time: with every load answered as the contract
     requires, the EO is the runtime's, never the saver's."""
-    for again in (WON_RACE, LOST_RACE):
-        made = Cell(CellKey("fanout", "none", "sync"), _side(LOST_RACE), _side(WON_RACE))
+    lost_race, won_race = races
+    for again in (won_race, lost_race):
+        made = Cell(CellKey("fanout", "none", "sync"), _side(lost_race), _side(won_race))
         made.retested.append(_side(again))
         _matrix([made], judgments)
         assert (made.finding, made.checks, made.runtime) == ("runtime", (), ("EO",))
