@@ -429,13 +429,30 @@ def test_a_few_matrix_cells_conform_on_the_saver(
     backend: str, services: dict[str, str], tmp_path: Path
 ) -> None:
     """chain and node-error, fault-free and SIGKILLed at every 6th point, on each third-party
-    saver: every cell conforms (the full matrices are `make record-langgraph`'s)."""
+    saver: every cell conforms (the full matrices are `make record-langgraph`'s) -- but where
+    dynamodb-checkpoint drops writes with an empty value (below)."""
     document = _matrix(
         backend, "chain,node-error", tmp_path, "--kill-stride", "6", "--no-reference"
     )
     cells = document["details"]["cells"]
     assert len([c for c in cells if c["fault"] != "none"]) >= 4
-    assert [c["tested"]["trace"] for c in cells if c["finding"] != "conforms"] == []
+    broken = [c for c in cells if c["finding"] != "conforms"]
+    if backend == "dynamodb-checkpoint" and _none_serializes_empty():
+        assert broken and all(c["tested"]["properties"] == ["CV"] for c in broken), broken
+    else:
+        assert [c["tested"]["trace"] for c in broken] == []
+
+
+def _none_serializes_empty() -> bool:
+    """langgraph-dynamodb-checkpoint (0.4-0.5) loads a pending write only if its stored value
+    is non-empty (`_load_writes`: `if data["type"] and data["value"]`); a serializer that
+    writes None as no bytes (langgraph-checkpoint 4.3) makes every `branch:to:NODE` write
+    (value None) vanish on load. A run resumed after a node then finds the node's result
+    without its branch and ends early: CV at the load, whose result content differs from the
+    one handed over."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    return JsonPlusSerializer().dumps_typed(None)[1] == b""
 
 
 @pytest.mark.slow
