@@ -482,12 +482,11 @@ PCRightAt(i) ==
 HistPC == Last(PCRightAt)
 
 \* EO over the history: an effect key fired again only for at-least-once (the
-\* level of every kind its fires were recorded with), and only
-\* after a crash cut short the work that fired it last -- its process crashed, or
-\* its invocation returned, before that task's attempt ended otherwise than ok
-\* and before its ok result,
-\* and that of every task it ran inside, was stored on a stored checkpoint;
-\* skipped only if fired.  A fire before a delete of its work's chain is of an
+\* level of every kind its fires were recorded with), and only after a crash cut
+\* short the work that fired it last -- its process crashed, or its invocation
+\* returned, before that task's attempt ended otherwise than ok and before its ok
+\* result, and that of every task it ran inside, was stored on a stored
+\* checkpoint; skipped only if fired.  A fire before a delete of its work's chain is of an
 \* execution the store forgot: it does not count.
 SafeAt(c, t, k) == StoredAt(c, k) /\ HeldW(c, t, k - 1).kind = "ok"
 CutShort(j, i) ==
@@ -522,8 +521,8 @@ EORightAt(i) ==
 HistEO == Last(EORightAt)
 
 \* CO over the history: a task's attempt receives one value per interrupt, only
-\* values answered to that interrupt and
-\* not lost, or recorded received by a stored write, and only for an interrupt it
+\* values answered to that interrupt and not lost, or recorded received by a
+\* stored write, and only for an interrupt it
 \* raised there itself or one no task raised (a live wait); an interrupt not yet
 \* consumed gets no second answer; under a lease no process loads, edits, forks or
 \* (running nothing there itself) writes on a chain another runs.
@@ -589,9 +588,8 @@ HistCV == Last(CVRightAt)
 \* FD over the history: a run writes, answers and steps only on its own branch,
 \* never from an older checkpoint it loaded without forking; a write is stored
 \* only by the process that made it while in flight, by an edit, or again as
-\* the store holds it;
-\* a fork copy has its source's content and work, and steps only when its work
-\* is done.
+\* the store holds it; a fork copy has its source's content and work, and steps
+\* only when its work is done.
 \* Event i (a write) is an edit's: on a checkpoint its update made or on the latest.
 EditsAt(i) ==
     LET e == hist[i] IN
