@@ -530,7 +530,8 @@ StoreSeen(got, digest, writes, answers) ==
 \* Process p reads chain ch: it asked the saver for checkpoint `asked` (0: the
 \* latest, or with `before` # 0 the latest made before checkpoint `before`) and
 \* got checkpoint `got` (0: none) with that parent, content digest, pending writes
-\* and answers.
+\* and answers.  A read inside p's run on ch orders that run's later checkpoints
+\* after every one made so far, as its load did (hz).
 Read(p, ch, asked, before, got, parent, digest, writes, answers) ==
     /\ Observe([ev |-> "read", p |-> p, ch |-> ch, asked |-> asked, before |-> before, got |-> got,
                 parent |-> parent, digest |-> digest, writes |-> Shapes(writes),
@@ -538,7 +539,9 @@ Read(p, ch, asked, before, got, parent, digest, writes, answers) ==
     /\ Broke({<<"CV", LoadWrong(ch, asked, before, got, parent, digest, writes, answers)>>,
               <<"FD", FamilyDiffers(got, digest)>>, <<"CV", WriteContentWrong(got, writes)>>})
     /\ StoreSeen(got, digest, writes, answers)
-    /\ UNCHANGED <<wf, sched, ans, run, alive, holders, inflight, ledger, crashes, ending>>
+    /\ run' = IF <<p, ch>> \in DOMAIN run THEN [run EXCEPT ![<<p, ch>>].hz = Cardinality(DOMAIN ck)]
+              ELSE run
+    /\ UNCHANGED <<wf, sched, ans, alive, holders, inflight, ledger, crashes, ending>>
 
 \* Process p starts (or restarts) its run on chain ch from what a load returned;
 \* `into`: the invocation asked to continue from that checkpoint of another chain

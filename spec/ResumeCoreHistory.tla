@@ -125,9 +125,13 @@ LatestAt(ch, i) ==
 Newer(c, d) == d = 0 \/ MadeIdx(c) > MadeIdx(d)
 
 \* Checkpoint x surely came after c: its maker made c first, or made x in a run
-\* begun (by a load or a fork) after c was made; outside a run, after c was made.
+\* begun (by a load or a fork) or read (a read of the chain in the run) after c was
+\* made; outside a run, after c was made.
 HorizonOf(x) ==
-    LET o == OpenAt(Maker(x), ChainOf(x), MadeIdx(x)) IN IF o = 0 THEN MadeIdx(x) ELSE o
+    LET o == OpenAt(Maker(x), ChainOf(x), MadeIdx(x))
+        reads == {j \in Between(o, MadeIdx(x)) :
+                    Is(j, {"read"}) /\ hist[j].p = Maker(x) /\ hist[j].ch = ChainOf(x)}
+    IN  IF o = 0 THEN MadeIdx(x) ELSE IF reads = {} THEN o ELSE MaxOf(reads)
 AfterH(x, c) == MadeIdx(c) < HorizonOf(x) \/ (Maker(x) = Maker(c) /\ MadeIdx(c) < MadeIdx(x))
 
 \* As of event i, c is a stored checkpoint of ch that no stored one surely came after.
