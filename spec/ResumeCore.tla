@@ -408,6 +408,10 @@ ReceivesUnraised(c, t, res) ==
 \* stored, a late answer can no longer reach it).
 AnsweredTwice(a, entries) == a \notin closed /\ Cardinality(entries) > 1
 
+\* CO: an interrupt not yet consumed is answered with a value other than one a
+\* stored task write records it received (that answer lost since with its writer).
+ReceivedOther(a, v) == a \notin closed /\ \E x \in Get(dlv, a, {}) : x # v
+
 \* CO: under a lease, one process at a time runs a chain.
 Unfenced(ch, p) == wf.fencing = "lease" /\ Get(holders, ch, {}) \ {p} # {}
 
@@ -731,7 +735,8 @@ Resume(p, ch, c, a, v) ==
     IN
     /\ HasRun(p, ch)
     /\ Observe([ev |-> "resume", p |-> p, ch |-> ch, c |-> c, interrupt |-> a, value |-> v])
-    /\ Broke({<<"CO", AnsweredTwice(a, entries)>>, <<"FD", ChangesOtherBranch(p, ch, c)>>})
+    /\ Broke({<<"CO", AnsweredTwice(a, entries)>>, <<"CO", ReceivedOther(a, v)>>,
+              <<"FD", ChangesOtherBranch(p, ch, c)>>})
     /\ ans' = Put(ans, a, entries)
     /\ aw' = Put(aw, c, [AnswersOf(c) EXCEPT !.fly = @ \cup {[interrupt |-> a, value |-> v, by |-> p]}])
     /\ inflight' = [inflight EXCEPT ![p].ans = @ \cup {<<c, a, v>>}]

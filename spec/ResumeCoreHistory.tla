@@ -528,7 +528,8 @@ HistEO == Last(EORightAt)
 \* values answered to that interrupt and not lost, or recorded received by a
 \* stored write, and only for an interrupt it
 \* raised there itself or one no task raised (a live wait); an interrupt not yet
-\* consumed gets no second answer; under a lease no process loads, edits, forks or
+\* consumed gets no second answer, nor one other than a value a stored write records
+\* it received; under a lease no process loads, edits, forks or
 \* (running nothing there itself) writes on a chain another runs.
 CORightAt(i) ==
         LET e == hist[i] IN
@@ -538,7 +539,9 @@ CORightAt(i) ==
               /\ \/ d.interrupt \in RaisedOnAt(CurAt(e.p, e.ch, i), e.task, i)
                  \/ ~RaisedAnywhereAt(d.interrupt, i)
         /\ Is(i, {"resume"}) /\ ~ClosedAt(e.interrupt, i) =>
-              \A j \in LiveAnswers(e.interrupt, i) : hist[j].p = e.p /\ hist[j].value = e.value
+              /\ \A j \in LiveAnswers(e.interrupt, i) : hist[j].p = e.p /\ hist[j].value = e.value
+              /\ \A j \in Before(i) : Is(j, {"end"}) /\ WriteStored(j, i) =>
+                    \A d \in hist[j].res : d.interrupt = e.interrupt => d.value = e.value
         /\ Is(i, {"load", "update", "fork"}) /\ wf.fencing = "lease" =>
               \A q \in Procs \ {e.p} : ~Holds(q, e.ch, i)
         /\ Is(i, {"putw", "edit"}) /\ wf.fencing = "lease" /\ ~Holds(e.p, e.ch, i) =>
