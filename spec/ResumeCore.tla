@@ -209,9 +209,20 @@ StartedAs(r, t) == CHOOSE s \in r.started : s.task = t
 Failing(checks) == {c[1] : c \in {c \in checks : c[2]}}
 
 \* Checkpoint x surely comes after checkpoint c: its maker made c before it, or
-\* made it in a run whose load began after c was made.  Two processes running one
-\* chain at once make checkpoints in no order the trace can see.
-After(x, c) == Order(c) <= ck[x].hz \/ (ck[x].by = ck[c].by /\ Order(c) < Order(x))
+\* made it in a run whose load began after c was made, or a load returned x as
+\* the latest while c was stored (`below`).  Two processes running one chain at
+\* once make checkpoints in an order the trace can see only so.
+After(x, c) == Order(c) <= ck[x].hz \/ (ck[x].by = ck[c].by /\ Order(c) < Order(x)) \/ c \in ck[x].below
+
+\* A stored checkpoint of ch a load returned as the latest while c was stored.
+ShownAbove(ch, c) == \E x \in DOMAIN ck : Stored(x) /\ ck[x].ch = ch /\ c \in ck[x].below
+
+\* What a load returning got as the latest of ch shows came before it: the
+\* checkpoints of ch stored then (none for a load asked for one, or for the latest
+\* before another).
+ShownBelow(ch, asked, before, got) ==
+    IF asked = 0 /\ before = 0 /\ got # 0
+    THEN {x \in DOMAIN ck : Stored(x) /\ ck[x].ch = ch /\ x # got} ELSE {}
 
 \* A stored checkpoint of ch that no other stored one of ch surely comes after: the
 \* stored one of highest creation order is one; one made concurrently with it is too.
@@ -233,7 +244,8 @@ BeforeWrong(ch, b, got) ==
 \* CV: the checkpoint a load returned is the one it had to return: the one
 \* asked for (or nothing, if no checkpoint of that id was stored on this chain),
 \* or (none asked) the stored one of highest creation order (or one
-\* made concurrently with it, see After) or a newer one still in flight, or (asked
+\* made concurrently with it, see After, never one an earlier load of the latest
+\* returned a stored one over) or a newer one still in flight, or (asked
 \* for the latest before b) the latest stored before b; with the parent, content
 \* and pending writes that were saved.
 LoadWrong(ch, asked, before, got, parent, digest, writes, answers) ==
@@ -241,8 +253,9 @@ LoadWrong(ch, asked, before, got, parent, digest, writes, answers) ==
     \/ asked = 0 /\ before # 0 /\ BeforeWrong(ch, before, got)
     \/ asked = 0 /\ before = 0 /\ got = 0 /\ Latest(ch) # 0
     \/ asked = 0 /\ before = 0 /\ got # 0 /\
-          ~(got = Latest(ch) \/ Newest(ch, got)
-            \/ (Known(got) /\ ck[got].st = "made" /\ Order(got) > Order(Latest(ch))))
+          \/ ~(got = Latest(ch) \/ Newest(ch, got)
+               \/ (Known(got) /\ ck[got].st = "made" /\ Order(got) > Order(Latest(ch))))
+          \/ ShownAbove(ch, got)
     \/ got # 0 /\ ~Known(got)
     \/ got # 0 /\ Known(got) /\
           \/ ck[got].ch # ch
@@ -504,11 +517,13 @@ Settle(recs) ==
 \* The writes in flight of task t on c that a load returned: they had landed.
 Landed(c, t, writes) == {w \in Flying(c, t) : SeenWrite(t, w) \in Shapes(writes)}
 
-\* What a load saw becomes stored: the checkpoint and every write it returned.
-StoreSeen(got, digest, writes, answers) ==
+\* What a load saw becomes stored: the checkpoint and every write it returned;
+\* and what it showed came before the checkpoint (`below`, ShownBelow).
+StoreSeen(got, digest, writes, answers, below) ==
     /\ ck' = IF got # 0 /\ Known(got)
              THEN [ck EXCEPT ![got].st = IF @ = "made" THEN "stored" ELSE @,
-                             ![got].digest = IF @ = 0 THEN digest ELSE @]
+                             ![got].digest = IF @ = 0 THEN digest ELSE @,
+                             ![got].below = @ \cup below]
              ELSE ck
     /\ latest' = IF got # 0 /\ Known(got) /\ Order(got) > Order(Latest(ck[got].ch))
                  THEN Put(latest, ck[got].ch, got) ELSE latest
@@ -542,7 +557,7 @@ Read(p, ch, asked, before, got, parent, digest, writes, answers) ==
                 contents |-> Contents(writes), answers |-> answers])
     /\ Broke({<<"CV", LoadWrong(ch, asked, before, got, parent, digest, writes, answers)>>,
               <<"FD", FamilyDiffers(got, digest)>>, <<"CV", WriteContentWrong(got, writes)>>})
-    /\ StoreSeen(got, digest, writes, answers)
+    /\ StoreSeen(got, digest, writes, answers, ShownBelow(ch, asked, before, got))
     /\ run' = IF <<p, ch>> \in DOMAIN run THEN [run EXCEPT ![<<p, ch>>].hz = Cardinality(DOMAIN ck)]
               ELSE run
     /\ UNCHANGED <<wf, sched, ans, alive, holders, inflight, ledger, crashes, ending>>
@@ -559,7 +574,7 @@ LoadInto(p, ch, asked, before, got, parent, digest, writes, answers, nested, und
     /\ Broke({<<"CV", LoadWrong(ch, asked, before, got, parent, digest, writes, answers)>>,
               <<"FD", FamilyDiffers(got, digest)>>, <<"CO", Unfenced(ch, p)>>,
               <<"PC", NestedOrphan(p, ch, nested, under)>>, <<"CV", WriteContentWrong(got, writes)>>})
-    /\ StoreSeen(got, digest, writes, answers)
+    /\ StoreSeen(got, digest, writes, answers, ShownBelow(ch, asked, before, got))
     /\ run' = Put([k \in DOMAIN run |->
                       IF k[1] = p /\ nested /\ Continues(run[k].into, got, digest)
                       THEN [run[k] EXCEPT !.into = 0] ELSE run[k]],
@@ -593,7 +608,7 @@ Refused(p, ch) ==
 Made(p, ch, c, parent, depth, branch, origin, d) ==
     [ch |-> ch, parent |-> parent, order |-> Cardinality(DOMAIN ck) + 1, depth |-> depth,
      branch |-> branch, st |-> "made", by |-> p, digest |-> d, origin |-> origin, edit |-> FALSE,
-     begun |-> {}, handled |-> {},
+     begun |-> {}, handled |-> {}, below |-> {},
      root |-> IF origin = 0 THEN c ELSE ck[origin].root, family |-> {c},
      hz |-> IF <<p, ch>> \in DOMAIN run THEN run[<<p, ch>>].hz ELSE Cardinality(DOMAIN ck)]
 

@@ -133,11 +133,17 @@ HorizonOf(x) ==
                     Is(j, {"read"}) /\ hist[j].p = Maker(x) /\ hist[j].ch = ChainOf(x)}
     IN  IF o = 0 THEN MadeIdx(x) ELSE IF reads = {} THEN o ELSE MaxOf(reads)
 AfterH(x, c) == MadeIdx(c) < HorizonOf(x) \/ (Maker(x) = Maker(c) /\ MadeIdx(c) < MadeIdx(x))
+\* ... or, as of event i, a load returned x as the latest of its chain while c was held.
+ShownAfter(x, c, i) ==
+    \E j \in Before(i) : /\ Is(j, {"load", "read"}) /\ hist[j].asked = 0 /\ hist[j].before = 0
+                        /\ hist[j].got = x /\ x # c /\ c \in MadeSet(j)
+                        /\ ChainOf(c) = hist[j].ch /\ HeldAt(c, j)
+AfterAt(x, c, i) == AfterH(x, c) \/ ShownAfter(x, c, i)
 
 \* As of event i, c is a stored checkpoint of ch that no stored one surely came after.
 NewestAt(ch, c, i) ==
     /\ c \in MadeSet(i) /\ ChainOf(c) = ch /\ HeldAt(c, i)
-    /\ ~\E x \in MadeSet(i) : ChainOf(x) = ch /\ HeldAt(x, i) /\ AfterH(x, c)
+    /\ ~\E x \in MadeSet(i) : ChainOf(x) = ch /\ HeldAt(x, i) /\ AfterAt(x, c, i)
 
 \* The parent a load must report: the one it was made with, but (exit durability)
 \* one saved by its maker hangs under the nearest checkpoint stored before.
@@ -572,11 +578,13 @@ LoadRightAt(i) ==
     /\ e.asked = 0 /\ e.before # 0 /\ e.got = 0 => StoredBeforeAt(e.ch, e.before, i) = {}
     /\ e.got # 0 =>
          /\ e.got \in MadeSet(i) /\ ChainOf(e.got) = e.ch /\ ~LostAt(e.got, i) /\ ~DeletedAt(e.got, i)
-         /\ e.asked = 0 /\ e.before = 0 => \/ e.got = last \/ NewestAt(e.ch, e.got, i)
-                                           \/ ~StoredAt(e.got, i) /\ Newer(e.got, last)
+         /\ e.asked = 0 /\ e.before = 0 =>
+              /\ \/ e.got = last \/ NewestAt(e.ch, e.got, i)
+                 \/ ~StoredAt(e.got, i) /\ Newer(e.got, last)
+              /\ ~\E x \in MadeSet(i) : ChainOf(x) = e.ch /\ HeldAt(x, i) /\ ShownAfter(x, e.got, i)
          /\ e.asked = 0 /\ e.before # 0 =>
               /\ MadeBeforeAt(e.got, e.before, i)
-              /\ ~\E x \in StoredBeforeAt(e.ch, e.before, i) : AfterH(x, e.got)
+              /\ ~\E x \in StoredBeforeAt(e.ch, e.before, i) : AfterAt(x, e.got, i)
          /\ e.parent = ParentAt(e.got, i)
          /\ SameContent(e.got, e.digest, i)
          /\ MustWritesAt(e.got, i) \subseteq e.writes
