@@ -377,7 +377,7 @@ FamilyBegunOutside(c, tasks) ==
 \* yet stored on a stored checkpoint) for at-least-once; and (but for
 \* at-most-once) it is skipped only if it fired.
 Unfired == [fired |-> 0, by |-> 0, task |-> 0, at |-> 0, hosts |-> {}, over |-> TRUE, cut |-> FALSE,
-           levels |-> {}]
+           ended |-> FALSE, levels |-> {}]
 \* p's attempt of task t ended otherwise than ok: a later crash of p does not cut
 \* short the effects it fired.
 Over(l, p, t) == [k \in DOMAIN l |-> IF l[k].by = p /\ l[k].task = t THEN [l[k] EXCEPT !.over = TRUE]
@@ -388,11 +388,17 @@ Over(l, p, t) == [k \in DOMAIN l |-> IF l[k].by = p /\ l[k].task = t THEN [l[k] 
 Safe(c, t) == c # 0 /\ ck[c].st = "stored" /\ StoredOk(c, t)
 Saved(l) == Safe(l.at, l.task) /\ \A h \in l.hosts : Safe(h[1], h[2])
 \* The ledger once p's memory is gone (killed, or its invocation returned): the
-\* effects p fired last in work not over and not saved were cut short.
+\* effects p fired last in work not over and not saved were cut short; those in
+\* work saved then have `ended`, and are cut short once that work is no longer
+\* saved (a concurrent run's write replaced its result: see Cut).
 CutBy(p) == [k \in DOMAIN ledger |->
-                IF ledger[k].by = p /\ ~ledger[k].over /\ ~Saved(ledger[k])
-                THEN [ledger[k] EXCEPT !.cut = TRUE, !.by = 0]
+                IF ledger[k].by = p /\ ~ledger[k].over
+                THEN IF ~Saved(ledger[k]) THEN [ledger[k] EXCEPT !.cut = TRUE, !.by = 0]
+                     ELSE [ledger[k] EXCEPT !.ended = TRUE]
                 ELSE ledger[k]]
+\* The work that fired ledger entry l was cut short: so when its process's memory
+\* went, or since, its process gone, another write replaced the saved result.
+Cut(l) == l.cut \/ (l.ended /\ ~Saved(l))
 \* An effect's level is its own, not an event's: the levels of the kinds its
 \* fires were recorded with all hold (a fire recorded without its kind, or with
 \* another, does not weaken the promise the first one made).
@@ -400,7 +406,7 @@ EffectWrong(key, kind, status) ==
     LET seen == Get(ledger, key, Unfired)
         levels == seen.levels \cup {LevelOf(kind)}
     IN  IF status = "fired"
-        THEN seen.fired > 0 /\ (levels # {"at-least-once"} \/ ~seen.cut)
+        THEN seen.fired > 0 /\ (levels # {"at-least-once"} \/ ~Cut(seen))
         ELSE seen.fired = 0 /\ levels # {"at-most-once"}
 
 \* CO: an interrupt receives only a value answered to it.
@@ -710,7 +716,7 @@ Effect(p, ch, t, i, k, status) ==
     /\ ledger' = IF status = "fired"
                  THEN Put(ledger, key, [fired |-> seen.fired + 1, by |-> p, task |-> t, at |-> r.cur,
                                         hosts |-> HostsOf(p, ch, Cardinality(DOMAIN run)),
-                                        over |-> FALSE, cut |-> FALSE,
+                                        over |-> FALSE, cut |-> FALSE, ended |-> FALSE,
                                         levels |-> seen.levels \cup {LevelOf(k)}])
                  ELSE ledger
     /\ run' = [run EXCEPT ![<<p, ch>>].pos[t] = @ + 1]

@@ -494,9 +494,10 @@ HistPC == Last(PCRightAt)
 \* EO over the history: an effect key fired again only for at-least-once (the
 \* level of every kind its fires were recorded with), and only after a crash cut
 \* short the work that fired it last -- its process crashed, or its invocation
-\* returned, before that task's attempt ended otherwise than ok and before its ok
-\* result, and that of every task it ran inside, was stored on a stored
-\* checkpoint; skipped only if fired.  A fire before a delete of its work's chain is of an
+\* returned, before that task's attempt ended otherwise than ok, and either
+\* before its ok result, and that of every task it ran inside, was stored on a
+\* stored checkpoint, or with them stored and since replaced (by a concurrent
+\* run's write); skipped only if fired.  A fire before a delete of its work's chain is of an
 \* execution the store forgot: it does not count.
 SafeAt(c, t, k) == StoredAt(c, k) /\ HeldW(c, t, k - 1).kind = "ok"
 CutShort(j, i) ==
@@ -508,7 +509,8 @@ CutShort(j, i) ==
             /\ EndsAt(p, k)
             /\ ~\E m \in Between(j, k) :
                    hist[m].p = p /\ Is(m, {"end"}) /\ hist[m].task = t /\ hist[m].outcome # "ok"
-            /\ ~(SafeAt(c, t, k) /\ \A h \in ups : SafeAt(h[1], h[2], k))
+            /\ \/ ~(SafeAt(c, t, k) /\ \A h \in ups : SafeAt(h[1], h[2], k))
+               \/ ~(SafeAt(c, t, i) /\ \A h \in ups : SafeAt(h[1], h[2], i))
 \* A delete at k of the chain fire j's work is named after, or of the chain of a
 \* host it ran inside: the run after it is a new execution.
 ForgetsAt(j, k) ==
