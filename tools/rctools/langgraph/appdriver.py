@@ -62,8 +62,9 @@ class _SavingSaver(SqliteSaver):
         return saved
 
 
-class SyncDriver:
-    """A graph of plain nodes: `invoke` on the SQLite saver."""
+class _Driver:
+    """The graph `factory` builds on the saver the driver opens (`_open`), run at
+    `durability`."""
 
     def __init__(
         self,
@@ -73,10 +74,21 @@ class SyncDriver:
         listener: Listener | None = None,
     ) -> None:
         self.durability = durability
+        self.graph = factory(self._open(db_path, listener or Listener()))
+
+    def _open(self, db_path: Path, listener: Listener) -> Any:
+        """The saver on `db_path` that tells `listener` what it saved."""
+        raise NotImplementedError
+
+
+class SyncDriver(_Driver):
+    """A graph of plain nodes: `invoke` on the SQLite saver."""
+
+    def _open(self, db_path: Path, listener: Listener) -> Any:
         self.db = sqlite3.connect(db_path, check_same_thread=False, timeout=30)
         saver = _SavingSaver(self.db)
-        saver.listener = listener or Listener()
-        self.graph = factory(saver)
+        saver.listener = listener
+        return saver
 
     def invoke(self, payload: Any, config: dict[str, Any]) -> Any:
         return self.graph.invoke(payload, config, durability=self.durability)
@@ -93,32 +105,24 @@ class SyncDriver:
         self.db.close()
 
 
-class AsyncDriver:
+class AsyncDriver(_Driver):
     """A graph with async-only nodes: `ainvoke` on AsyncSqliteSaver, on a loop thread."""
 
-    def __init__(
-        self,
-        factory: Callable[[Any], Any],
-        db_path: Path,
-        durability: str,
-        listener: Listener | None = None,
-    ) -> None:
+    def _open(self, db_path: Path, listener: Listener) -> Any:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-        told = listener or Listener()
 
         class SavingSaver(AsyncSqliteSaver):
             async def aput_writes(
                 self, config: Any, writes: Any, task_id: str, task_path: str = ""
             ) -> None:
                 await super().aput_writes(config, writes, task_id, task_path)
-                told.saved(task_id)
+                listener.saved(task_id)
 
             async def aput(
                 self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any
             ) -> Any:
                 saved = await super().aput(config, checkpoint, metadata, new_versions)
-                _tell(told, config, metadata)
+                _tell(listener, config, metadata)
                 return saved
 
         self.loop = asyncio.new_event_loop()
@@ -130,9 +134,8 @@ class AsyncDriver:
 
             return SavingSaver(await aiosqlite.connect(db_path))
 
-        self.durability = durability
         self.saver = self._on_loop(open_saver())
-        self.graph = factory(self.saver)
+        return self.saver
 
     def _on_loop(self, coroutine: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()

@@ -10,7 +10,7 @@ its intent is the tool's name and a digest of its input, its kind the tool's nam
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -19,17 +19,21 @@ from langgraph.errors import GraphInterrupt
 from rctools.langgraph.observe import value_id
 from rctools.langgraph.recorder import Attempt, Recorder
 
+T = TypeVar("T")
 
-class RecorderCallbacks(BaseCallbackHandler):
-    """Feeds task starts and ends and tool calls to the recorder; a SIGKILL may land right
-    after a task's start or end."""
+
+class NodeCallbacks(BaseCallbackHandler, Generic[T]):
+    """A node's own runs, from LangGraph's callbacks: the run whose name equals
+    `metadata["langgraph_node"]` starts (`node_started`, which keeps what it tracks in `runs`
+    under the run's id), then ends (`node_finished`) or raises (`node_failed`, an interrupt
+    included). One place decides which chain runs are nodes, for the recorder and for the
+    recovery suite's engine."""
 
     raise_error = True
     run_inline = True
 
-    def __init__(self, recorder: Recorder) -> None:
-        self.recorder = recorder
-        self._runs: dict[UUID, Attempt] = {}
+    def __init__(self) -> None:
+        self.runs: dict[UUID, T] = {}
 
     def on_chain_start(
         self,
@@ -42,28 +46,55 @@ class RecorderCallbacks(BaseCallbackHandler):
     ) -> None:
         metadata = metadata or {}
         node = metadata.get("langgraph_node")
-        if not node or kwargs.get("name") != node:
-            return
+        if node and kwargs.get("name") == node:
+            self.node_started(run_id, node, metadata, inputs)
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        tracked = self.runs.pop(run_id, None)
+        if tracked is not None:
+            self.node_finished(tracked, outputs)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        tracked = self.runs.pop(run_id, None)
+        if tracked is not None:
+            self.node_failed(tracked, error)
+
+    def node_started(self, run_id: UUID, node: str, metadata: dict[str, Any], inputs: Any) -> None:
+        """A node's run started: track it in `runs[run_id]`, or leave it untracked."""
+        raise NotImplementedError
+
+    def node_finished(self, tracked: T, outputs: Any) -> None:
+        """A tracked run returned `outputs`."""
+        raise NotImplementedError
+
+    def node_failed(self, tracked: T, error: BaseException) -> None:
+        """A tracked run raised `error` (an interrupt is a `GraphInterrupt`)."""
+        raise NotImplementedError
+
+
+class RecorderCallbacks(NodeCallbacks[Attempt]):
+    """Feeds task starts and ends and tool calls to the recorder; a SIGKILL may land right
+    after a task's start or end."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        super().__init__()
+        self.recorder = recorder
+
+    def node_started(self, run_id: UUID, node: str, metadata: dict[str, Any], inputs: Any) -> None:
         attempt = self.recorder.task_started(metadata)
         if attempt is None:
             return
-        self._runs[run_id] = attempt
+        self.runs[run_id] = attempt
         self.recorder.kill.hit(f"start {node}")
 
-    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        attempt = self._runs.pop(run_id, None)
-        if attempt is None:
-            return
-        self.recorder.task_finished(attempt, "ok", None)
-        self.recorder.kill.hit(f"end {attempt.node}")
+    def node_finished(self, tracked: Attempt, outputs: Any) -> None:
+        self.recorder.task_finished(tracked, "ok", None)
+        self.recorder.kill.hit(f"end {tracked.node}")
 
-    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        attempt = self._runs.pop(run_id, None)
-        if attempt is None:
-            return
+    def node_failed(self, tracked: Attempt, error: BaseException) -> None:
         outcome = "interrupt" if isinstance(error, GraphInterrupt) else "error"
-        self.recorder.task_finished(attempt, outcome, error)
-        self.recorder.kill.hit(f"end {attempt.node}")
+        self.recorder.task_finished(tracked, outcome, error)
+        self.recorder.kill.hit(f"end {tracked.node}")
 
     def on_tool_start(
         self,

@@ -448,11 +448,20 @@ def hook_statements(inner: Any, kill: KillSwitch) -> list[str]:
         if isinstance(value, sqlite3.Connection):
             value.set_trace_callback(_sqlite_hook(value, kill))
             hooked.append("sqlite3")
-        elif _hook_psycopg(value, kill):
+        elif _instance(value, "psycopg", "Connection"):
+            _hook_psycopg(value, kill)
             hooked.append("psycopg")
-        elif _hook_redis(value, kill):
+        elif _instance(value, "redis", "Redis"):
+            _hook_redis(value, kill)
             hooked.append("redis")
     return hooked
+
+
+def _instance(value: Any, package: str, name: str) -> bool:
+    """`value` is a `package.name`. A driver the saver holds is imported already, so a
+    package not in `sys.modules` answers no without importing it."""
+    module = sys.modules.get(package)
+    return module is not None and isinstance(value, getattr(module, name))
 
 
 def _sqlite_hook(conn: sqlite3.Connection, kill: KillSwitch) -> Callable[[str], None]:
@@ -468,13 +477,7 @@ def _verb(query: Any) -> str:
     return query if isinstance(query, str) else "SQL"
 
 
-def _hook_psycopg(conn: Any, kill: KillSwitch) -> bool:
-    try:
-        import psycopg
-    except ImportError:
-        return False
-    if not isinstance(conn, psycopg.Connection):
-        return False
+def _hook_psycopg(conn: Any, kill: KillSwitch) -> None:
     base = conn.cursor_factory
 
     class Hooked(base):  # type: ignore[misc, valid-type]
@@ -487,7 +490,6 @@ def _hook_psycopg(conn: Any, kill: KillSwitch) -> bool:
             return super().executemany(query, *args, **kwargs)
 
     conn.cursor_factory = Hooked
-    return True
 
 
 def _idle(conn: Any) -> bool:
@@ -497,13 +499,7 @@ def _idle(conn: Any) -> bool:
     return bool(conn.info.transaction_status == pq.TransactionStatus.IDLE)
 
 
-def _hook_redis(client: Any, kill: KillSwitch) -> bool:
-    try:
-        import redis
-    except ImportError:
-        return False
-    if not isinstance(client, redis.Redis):
-        return False
+def _hook_redis(client: Any, kill: KillSwitch) -> None:
     command = client.execute_command
     pipeline = client.pipeline
 
@@ -524,4 +520,3 @@ def _hook_redis(client: Any, kill: KillSwitch) -> bool:
 
     client.execute_command = execute_command
     client.pipeline = hooked_pipeline
-    return True

@@ -39,10 +39,10 @@ from pathlib import Path
 from typing import Any, Literal
 from uuid import UUID
 
-from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.config import get_config
 
 from rctools.langgraph.appdriver import Listener, driver
+from rctools.langgraph.callbacks import NodeCallbacks
 from rctools.langgraph.observe import value_id
 from rctools.recovery.app import RecoveryApp, Tool
 from rctools.recovery.appkill import KILL_POINT, SideLog
@@ -99,39 +99,22 @@ class Instance:
         return self.points[-1] if self.points else ("entry", 0, 0, 0)
 
 
-class _Callbacks(BaseCallbackHandler):
-    """Node starts and ends, from LangGraph's callbacks (as rctools.langgraph.callbacks)."""
-
-    raise_error = True
-    run_inline = True
+class _Callbacks(NodeCallbacks[Instance]):
+    """Node starts and ends of the graph's own nodes (a subgraph's nodes run inside theirs)."""
 
     def __init__(self, run: AppRun) -> None:
+        super().__init__()
         self.run = run
-        self.runs: dict[UUID, Instance] = {}
 
-    def on_chain_start(
-        self,
-        serialized: dict[str, Any] | None,
-        inputs: Any,
-        *,
-        run_id: UUID,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        node = (metadata or {}).get("langgraph_node")
-        inside = "|" in str((metadata or {}).get("langgraph_checkpoint_ns", ""))
-        if node and kwargs.get("name") == node and not inside:  # a subgraph's nodes: inside
-            self.runs[run_id] = self.run.started(node, _task(metadata or {}), inputs)
+    def node_started(self, run_id: UUID, node: str, metadata: dict[str, Any], inputs: Any) -> None:
+        if "|" not in str(metadata.get("langgraph_checkpoint_ns", "")):
+            self.runs[run_id] = self.run.started(node, _task(metadata), inputs)
 
-    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        inst = self.runs.pop(run_id, None)
-        if inst is not None:
-            self.run.finished(inst, outputs)
+    def node_finished(self, tracked: Instance, outputs: Any) -> None:
+        self.run.finished(tracked, outputs)
 
-    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        inst = self.runs.pop(run_id, None)
-        if inst is not None:
-            self.run.ended(inst, error)
+    def node_failed(self, tracked: Instance, error: BaseException) -> None:
+        self.run.ended(tracked, error)
 
 
 def _task(metadata: dict[str, Any]) -> str:
