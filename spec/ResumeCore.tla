@@ -210,19 +210,21 @@ Failing(checks) == {c[1] : c \in {c \in checks : c[2]}}
 
 \* Checkpoint x surely comes after checkpoint c: its maker made c before it, or
 \* made it in a run whose load began after c was made, or a load returned x as
-\* the latest while c was stored (`below`).  Two processes running one chain at
+\* the latest while c was stored (`above`).  Two processes running one chain at
 \* once make checkpoints in an order the trace can see only so.
-After(x, c) == Order(c) <= ck[x].hz \/ (ck[x].by = ck[c].by /\ Order(c) < Order(x)) \/ c \in ck[x].below
+MadeAfter(x, c) == Order(c) <= ck[x].hz \/ (ck[x].by = ck[c].by /\ Order(c) < Order(x))
+After(x, c) == MadeAfter(x, c) \/ x \in ck[c].above
 
-\* A stored checkpoint of ch a load returned as the latest while c was stored.
-ShownAbove(ch, c) == \E x \in DOMAIN ck : Stored(x) /\ ck[x].ch = ch /\ c \in ck[x].below
+\* A stored checkpoint a load returned as the latest while c was stored.
+ShownAbove(c) == Known(c) /\ \E x \in ck[c].above : Stored(x)
 
 \* What a load returning got as the latest of ch shows came before it: the
-\* checkpoints of ch stored then (none for a load asked for one, or for the latest
-\* before another).
+\* checkpoints of ch stored then that it was not already known to come after
+\* (none for a load asked for one, or for the latest before another).  Kept on
+\* each of them (`above`): one process's run makes none, so the state stays small.
 ShownBelow(ch, asked, before, got) ==
-    IF asked = 0 /\ before = 0 /\ got # 0
-    THEN {x \in DOMAIN ck : Stored(x) /\ ck[x].ch = ch /\ x # got} ELSE {}
+    IF asked = 0 /\ before = 0 /\ got # 0 /\ Known(got)
+    THEN {x \in DOMAIN ck : Stored(x) /\ ck[x].ch = ch /\ x # got /\ ~MadeAfter(got, x)} ELSE {}
 
 \* A stored checkpoint of ch that no other stored one of ch surely comes after: the
 \* stored one of highest creation order is one; one made concurrently with it is too.
@@ -255,7 +257,7 @@ LoadWrong(ch, asked, before, got, parent, digest, writes, answers) ==
     \/ asked = 0 /\ before = 0 /\ got # 0 /\
           \/ ~(got = Latest(ch) \/ Newest(ch, got)
                \/ (Known(got) /\ ck[got].st = "made" /\ Order(got) > Order(Latest(ch))))
-          \/ ShownAbove(ch, got)
+          \/ ShownAbove(got)
     \/ got # 0 /\ ~Known(got)
     \/ got # 0 /\ Known(got) /\
           \/ ck[got].ch # ch
@@ -526,11 +528,13 @@ Landed(c, t, writes) == {w \in Flying(c, t) : SeenWrite(t, w) \in Shapes(writes)
 \* What a load saw becomes stored: the checkpoint and every write it returned;
 \* and what it showed came before the checkpoint (`below`, ShownBelow).
 StoreSeen(got, digest, writes, answers, below) ==
-    /\ ck' = IF got # 0 /\ Known(got)
-             THEN [ck EXCEPT ![got].st = IF @ = "made" THEN "stored" ELSE @,
-                             ![got].digest = IF @ = 0 THEN digest ELSE @,
-                             ![got].below = @ \cup below]
-             ELSE ck
+    /\ ck' = LET own == IF got # 0 /\ Known(got)
+                        THEN [ck EXCEPT ![got].st = IF @ = "made" THEN "stored" ELSE @,
+                                        ![got].digest = IF @ = 0 THEN digest ELSE @]
+                        ELSE ck
+             IN  IF below = {} THEN own
+                 ELSE [x \in DOMAIN own |-> IF x \in below THEN [own[x] EXCEPT !.above = @ \cup {got}]
+                                          ELSE own[x]]
     /\ latest' = IF got # 0 /\ Known(got) /\ Order(got) > Order(Latest(ck[got].ch))
                  THEN Put(latest, ck[got].ch, got) ELSE latest
     /\ Settle(IF got = 0 \/ got \notin DOMAIN wr THEN {}
@@ -614,7 +618,7 @@ Refused(p, ch) ==
 Made(p, ch, c, parent, depth, branch, origin, d) ==
     [ch |-> ch, parent |-> parent, order |-> Cardinality(DOMAIN ck) + 1, depth |-> depth,
      branch |-> branch, st |-> "made", by |-> p, digest |-> d, origin |-> origin, edit |-> FALSE,
-     begun |-> {}, handled |-> {}, below |-> {},
+     begun |-> {}, handled |-> {}, above |-> {},
      root |-> IF origin = 0 THEN c ELSE ck[origin].root, family |-> {c},
      hz |-> IF <<p, ch>> \in DOMAIN run THEN run[<<p, ch>>].hz ELSE Cardinality(DOMAIN ck)]
 
