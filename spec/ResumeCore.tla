@@ -398,8 +398,8 @@ CutBy(p) == [k \in DOMAIN ledger |->
                 THEN IF ~Saved(ledger[k]) THEN [ledger[k] EXCEPT !.cut = TRUE, !.by = 0]
                      ELSE [ledger[k] EXCEPT !.ended = TRUE]
                 ELSE ledger[k]]
-\* The work that fired ledger entry l was cut short: so when its process's memory
-\* went, or since, its process gone, another write replaced the saved result.
+\* The work that fired ledger entry l was cut short: when its process's memory
+\* went, or since then, by another write replacing the result it had saved.
 Cut(l) == l.cut \/ (l.ended /\ ~Saved(l))
 \* An effect's level is its own, not an event's: the levels of the kinds its
 \* fires were recorded with all hold (a fire recorded without its kind, or with
@@ -526,7 +526,8 @@ Settle(recs) ==
 Landed(c, t, writes) == {w \in Flying(c, t) : SeenWrite(t, w) \in Shapes(writes)}
 
 \* What a load saw becomes stored: the checkpoint and every write it returned;
-\* and what it showed came before the checkpoint (`below`, ShownBelow).
+\* and each checkpoint it showed came before got (`below`, from ShownBelow) has got
+\* in its `above`.
 StoreSeen(got, digest, writes, answers, below) ==
     /\ ck' = LET own == IF got # 0 /\ Known(got)
                         THEN [ck EXCEPT ![got].st = IF @ = "made" THEN "stored" ELSE @,
