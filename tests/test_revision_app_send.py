@@ -129,6 +129,50 @@ def test_a_wrong_replan_of_the_fan_out_is_rejected(tmp_path: Path) -> None:
     assert returned.properties == ["RouteValidity"]
 
 
+def test_an_irreversible_effect_of_the_send_target_is_one_per_slot(tmp_path: Path) -> None:
+    """`research` declared irreversible (each task e-mails its finding): each slot's effect is
+    held to its commit and sent once. A new style (read by `write` only) sends both; a new
+    request while `research` commits withholds the stale ones and sends the re-run's; one
+    that arrives once the e-mails are out is refused as too late; `stale` sends an e-mail
+    computed from the old request and is rejected for IrreversibleEffects."""
+    effects = {"research": False}
+    wf = workflow_of(load_factory(APP)(InMemorySaver()), INPUTS, effects, bound=2)
+    assert wf.effects == {"research#1": False, "research#2": False}
+    cells = {
+        "style": ("style", "formal", Point("commit", "research#2"), "validity"),
+        "request": ("request", SHRINKS, Point("commit", "research#2"), "validity"),
+        "late": ("request", SHRINKS, Point("node", "write"), "validity"),
+        "stale": ("request", SHRINKS, Point("commit", "research#2"), "stale"),
+    }
+    traces = {}
+    for name, (path, value, point, policy) in cells.items():
+        run = AppRevisionRun(
+            load_factory(APP), INPUTS, path, value, point, policy, tmp_path / f"{name}.db",
+            effects,
+        )  # fmt: skip
+        traces[name] = run.run(tmp_path / f"{name}.jsonl").trace
+    verdicts = revision_apps.verdicts(list(traces.values()))
+    assert verdicts["stale.jsonl"].properties == ["IrreversibleEffects"]
+    for name in ("style", "request", "late"):
+        assert verdicts[f"{name}.jsonl"].status is Status.CONFORMS, verdicts[f"{name}.jsonl"]
+
+    def sent(name: str) -> list[str]:
+        events = revision_apps.events(traces[name])
+        node = {e["attempt"]: e["node"] for e in events if e["ev"] == "start"}
+        assert not [e for e in events if e["ev"] == "revoke"]
+        return [node[e["attempt"]] for e in events if e["ev"] == "publish"]
+
+    def accepted(name: str) -> list[bool]:
+        """Each revision the run received: accepted, or refused as too late."""
+        events = revision_apps.events(traces[name])
+        return [e.get("accepted", True) for e in events if e["ev"] == "revise"]
+
+    assert sorted(sent("style")) == ["research#1", "research#2"] and accepted("style") == [True]
+    assert sent("request") == ["research#1"] and accepted("request") == [True]  # solar only
+    assert sorted(sent("late")) == ["research#1", "research#2"] and accepted("late") == [False]
+    assert accepted("stale") == [True]
+
+
 def test_a_fan_out_above_the_bound_is_refused_up_front() -> None:
     with pytest.raises(SendBound, match=r"plan sent 2 tasks to research, above the bound of 1"):
         points_of(load_factory(APP), INPUTS, 1)

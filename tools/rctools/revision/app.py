@@ -191,17 +191,21 @@ def workflow_of(
         for n, t in router.guards(dag, entry, reachable_end=END in router.ends.values())
     ]
     unknown = sorted(set(effects or {}) - set(nodes) - set(slots))
-    if set(effects or {}) & set(slots):
-        raise UnsupportedApp("run revision --app: an effect of a Send target is not supported yet")
     if unknown:
         raise AppError(f"--effect/--irreversible: no node {', '.join(unknown)} in the graph")
+    # an effect of a Send target is one of each of its slots: every task sent there has it
+    effects = {
+        slot: revocable
+        for n, revocable in (effects or {}).items()
+        for slot in slots.get(n, [n])
+    }
     order = list(nx.lexicographical_topological_sort(dag))
     return AppWorkflow(
         order,
         sorted(edges),
         paths,
         {n: sorted(r) for n, r in reads.items()},
-        dict(effects or {}),
+        effects,
         routers,
         sorted(branches),
         slots,
