@@ -195,9 +195,7 @@ def workflow_of(
         raise AppError(f"--effect/--irreversible: no node {', '.join(unknown)} in the graph")
     # an effect of a Send target is one of each of its slots: every task sent there has it
     effects = {
-        slot: revocable
-        for n, revocable in (effects or {}).items()
-        for slot in slots.get(n, [n])
+        slot: revocable for n, revocable in (effects or {}).items() for slot in slots.get(n, [n])
     }
     order = list(nx.lexicographical_topological_sort(dag))
     return AppWorkflow(
