@@ -66,7 +66,12 @@ def build(checkpointer):
             'order="o2"',
             "the graph has a cycle; only DAGs are supported",
         ),
-        ("research_subgraph.py", '{"topic": "tla"}', 'topic="x"', "subgraphs are not supported"),
+        (
+            "../revapp/subgraph_report.py:make_persistent_graph",
+            '{"request": "r", "style": "plain"}',
+            'style="formal"',
+            "the subgraph research is compiled with a checkpointer of its own",
+        ),
         (
             "approval_desk.py",
             '{"to": "ada", "request": "r"}',
@@ -86,8 +91,9 @@ def test_an_unseen_shape_is_refused_before_any_cell(
         path = source
     else:
         path = APPS / app
+    spec = str(path) if ":" in app else f"{path}:build"
     done = invoke(
-        "run", "revision", "--policy", "validity", "--app", f"{path}:build",
+        "run", "revision", "--policy", "validity", "--app", spec,
         "--input", given, "--revise", revise, "--out", tmp_path / "out", "--no-progress",
     )  # fmt: skip
     done.assert_no_traceback()
@@ -156,3 +162,33 @@ def test_an_unseen_graph_with_a_send_fan_out_runs(tmp_path: Path) -> None:
     assert summary["exit"] == 0, summary
     assert len(summary["cells"]) == 13
     assert all(c["status"] == "conforms" for c in summary["cells"])
+
+
+def test_an_unseen_graph_with_a_subgraph_runs(tmp_path: Path) -> None:
+    """tests/fixtures/apps/research_subgraph.py (written for the recovery suite): a compiled
+    research graph added as one node. A new topic re-runs it: every cell conforms under
+    validity, the subgraph one node whose model call inside is a point like any other."""
+    app = f"{APPS / 'research_subgraph.py'}:build"
+    summary = _run(tmp_path, app, '{"topic": "tides"}', 'topic="waves"', "validity")
+    assert summary["exit"] == 0, summary
+    assert "app-validity-call-1" in [c["cell"] for c in summary["cells"]]  # inside the subgraph
+    assert len(summary["cells"]) == 7
+    assert all(c["status"] == "conforms" for c in summary["cells"])
+
+
+def test_a_subgraph_reads_only_its_own_input_keys(tmp_path: Path) -> None:
+    """tests/fixtures/revapp/subgraph_report.py: the subgraph is handed the whole state but
+    takes in only `request` (its own state's keys). A new style, read by `write` only, keeps
+    the subgraph's two model calls under validity; `stale`, which lets `write` commit on the
+    old style, is rejected where `write` read it before the revision."""
+    app = f"{ROOT / 'tests' / 'fixtures' / 'revapp' / 'subgraph_report.py'}:make_graph"
+    given = '{"request": "solar", "style": "plain"}'
+    validity = _run(tmp_path / "v", app, given, 'style="formal"', "validity")
+    assert validity["exit"] == 0, validity
+    assert all(c["status"] == "conforms" for c in validity["cells"])
+    figures = validity["figures"]
+    assert (figures["model_calls"], figures["full_calls"]) == (24, 38)
+    stale = _run(tmp_path / "s", app, given, 'style="formal"', "stale")
+    assert stale["exit"] == 1, stale
+    broken = [c for c in stale["cells"] if c["status"] == "violates"]
+    assert len(broken) == 3 and all(c["properties"] == ["NoStaleCommit"] for c in broken)

@@ -33,7 +33,9 @@ A fan-out with `Send` runs too, in bounded slots (`routing.py`): the i-th task t
 to T is an attempt of slot `T#i` (matched by its Send argument, in the order the router listed
 them), and the `route` event of the router's attempt names the slots with their arguments.
 
-Not yet (said up front, `UnsupportedApp`): the functional API, subgraphs, cycles,
+A subgraph (a compiled StateGraph added as a node) runs as one node, reading its own state's
+keys. Not yet (said up front, `UnsupportedApp`): the functional API, a subgraph with a
+checkpointer of its own, cycles,
 interrupts (static ones from the compiled graph, dynamic ones -- `interrupt()` in a node -- from
 the fault-free run the points are drawn from), and the conditional edges `routing.py` names.
 
@@ -146,6 +148,18 @@ def _slotted(
     return [m for n in nodes for m in slots.get(n, [n])], out, slots
 
 
+def _channels(graph: Any, node: str) -> set[str]:
+    """The state keys a node reads. A compiled StateGraph added as the node itself (a
+    subgraph) is handed the whole state but takes in only its input schema's keys; a node
+    function that calls a graph inside reads what the function reads."""
+    channels = set(graph.nodes[node].channels)
+    sub = graph.builder.nodes[node].runnable
+    builder = getattr(sub, "builder", None)
+    if isinstance(builder, StateGraph):
+        channels &= set(builder.schemas[builder.input_schema])
+    return channels
+
+
 def workflow_of(
     graph: Any,
     inputs: dict[str, Any],
@@ -161,8 +175,18 @@ def workflow_of(
             "run revision --app: the functional API (@entrypoint) is not supported yet; "
             "give a StateGraph compiled with the checkpointer passed in"
         )
-    if list(graph.get_subgraphs()):
-        raise UnsupportedApp("run revision --app: subgraphs are not supported yet")
+    persistent = sorted(
+        name
+        for name, sub in graph.get_subgraphs(recurse=True)
+        if sub.checkpointer not in (None, False)
+    )
+    if persistent:
+        raise UnsupportedApp(
+            f"run revision --app: the subgraph {', '.join(persistent)} is compiled with a "
+            "checkpointer of its own (checkpointer=True or a saver), so it keeps state from one "
+            "run to the next, a read the workflow cannot state; a subgraph that inherits the "
+            "graph's checkpointer (compile() with none, LangGraph's default) runs as one node"
+        )
     if graph.interrupt_before_nodes or graph.interrupt_after_nodes:
         raise UnsupportedApp(
             "run revision --app: interrupts (interrupt_before/interrupt_after) are not "
@@ -180,8 +204,7 @@ def workflow_of(
         raise UnsupportedApp("run revision --app: the graph has a cycle; only DAGs are supported")
     paths = sorted(inputs)
     # a slot's input is its Send argument (the router's output), never the state's channels
-    reads = {n: set(graph.nodes[n].channels) & set(paths) if n in graph.nodes else set()
-             for n in nodes}  # fmt: skip
+    reads = {n: _channels(graph, n) & set(paths) if n in graph.nodes else set() for n in nodes}
     for r, router in routers.items():  # the router reads as part of its node's attempt
         reads[r] |= set(router.reads) & set(paths)
     entry = {b for a, b in builder.edges if a == START}
