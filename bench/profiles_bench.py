@@ -42,6 +42,7 @@ ZOO = (
     "stops_early",
     "two_step_put",
     "thread_prefix",
+    "put_hides_earlier_writes",
 )
 
 
@@ -83,7 +84,16 @@ def run(saver: str, profile: str) -> dict[str, object]:
 @click.option("--savers", default=",".join(CORRECT + ZOO))
 @click.option("--out", type=click.Path(path_type=Path))
 def main(profiles: str, savers: str, out: Path | None) -> None:
-    lines = ["# `run langgraph --profile` (`bench/profiles_bench.py`)", ""]
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+    ).stdout.strip()
+    lines = [
+        "# `run langgraph --profile` (`bench/profiles_bench.py`)",
+        "",
+        f"{time.strftime('%Y-%m-%d', time.gmtime())}, commit {commit}, `--jobs 2 --api sync`; "
+        "wall and CPU-seconds of one run each (the machine is shared: read them together).",
+        "",
+    ]
     for profile in profiles.split(","):
         rows = [run(saver, profile) for saver in savers.split(",")]
         caught = [r for r in rows if r["saver"] in ZOO and r.get("saver_findings")]

@@ -68,6 +68,9 @@ def test_profiles_narrow_in_order_and_full_is_every_point() -> None:
     quick, pr, full = PROFILES["quick"], PROFILES["pr"], PROFILES["full"]
     assert full.per_kind == 0 and full.killed == KILLED and full.left_out == "nothing"
     assert set(quick.killed) < set(pr.killed) == set(KILLED)
-    assert set(quick.durabilities) < set(pr.durabilities) == set(full.durabilities)
+    # every durability fault-free, faults in fewer of them
+    assert quick.durabilities == pr.durabilities == full.durabilities
+    assert quick.faulted is not None and set(quick.faulted) < set(quick.durabilities)
+    assert pr.faulted is None and full.faulted is None
     assert 0 < quick.per_kind < pr.per_kind
     assert quick.scenarios == pr.scenarios == full.scenarios  # every scenario fault-free

@@ -340,6 +340,7 @@ def _settings(marker: pytest.Mark | None, config: pytest.Config) -> tuple[Any, b
         kill_stride=int(stride or 1),
         per_kind=0 if stride else profile.per_kind,
         killed=None if scenarios else profile.killed,
+        faulted=None if durability else profile.faulted,
         reference=bool(kwargs.get("reference", True))
         and not config.getoption("--resume-check-no-reference"),
         in_process=bool(kwargs.get("in_process", False)),

@@ -48,6 +48,8 @@ class Settings:
     # the scenarios killed (None: the matrix's own) -- rctools.langgraph.profiles
     per_kind: int = 0
     killed: tuple[str, ...] | None = None
+    # the durabilities whose cells include kills and races (None: every one)
+    faulted: tuple[str, ...] | None = None
     reference: bool = True
     in_process: bool = False
     lifespan: Callable[[], AsyncIterator[None]] | None = None
@@ -204,6 +206,7 @@ class PlannedCells:
                 apis=apis,
                 per_kind=settings.per_kind,
                 killed=settings.killed,
+                faulted=settings.faulted,
             )
             self._planned = plan_matrix(
                 self.out, settings.name, settings.factory, self._plan, self.clock

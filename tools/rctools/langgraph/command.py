@@ -109,11 +109,12 @@ NEEDS_SERVER = {
     type=click.Choice(list(PROFILES)),
     default=DEFAULT_PROFILE,
     show_default=True,
-    help="How much of the matrix to record. quick: every scenario fault-free, durability "
-    "sync, the latest kill point of each kind (node start/end, each saver call's entry and "
-    "exit, inside a write) in four killed scenarios -- about two minutes; pr: every "
-    "durability and killed scenario, the latest and the first point of each kind; full: "
-    "every kill point. --scenarios, --durability and --kill-stride override it.",
+    help="How much of the matrix to record. quick: every scenario fault-free in every "
+    "durability, and in sync durability the latest kill point of each kind (node start/end, "
+    "each saver call's entry and exit, inside a write) in four killed scenarios -- about two "
+    "minutes; pr: every durability and killed scenario, the latest and the first point of "
+    "each kind; full: every kill point. --scenarios, --durability (each mode named with its "
+    "faults) and --kill-stride override it.",
 )
 @click.option(
     "--durability",
@@ -287,6 +288,7 @@ def command(
             per_kind=0 if kill_stride else profile.per_kind,
             # an app's scenarios are killed as the app plans them; --scenarios names what to kill
             killed=None if app_spec or scenarios else profile.killed,
+            faulted=None if durability else profile.faulted,
             in_process=name == "memory",
             kill_inside=kill_inside,
             seed=seed,

@@ -224,6 +224,10 @@ class Plan:
     per_kind: int = 0
     # the scenarios killed (None: KILLED, and every app scenario that asks to be)
     killed: tuple[str, ...] | None = None
+    # the durabilities whose cells include faults, kills and races (None: every one); the
+    # others record their fault-free runs only (a profile's choice: a saver bug that needs a
+    # write landing before its checkpoint shows fault-free in async durability)
+    faulted: tuple[str, ...] | None = None
 
 
 Progress = Callable[[int, int, str], None]
@@ -285,6 +289,8 @@ def plan_matrix(
                 catalogue.update((s.name, s) for s in more)
                 wave += [CellKey(s.name, "none", key.durability, key.api) for s in more]
                 expected[0] += len(more)
+            if plan.faulted is not None and key.durability not in plan.faulted:
+                continue
             if plan.races and not plan.in_process and _several(scenario):
                 planned.keys.append(CellKey(key.scenario, RACE, key.durability, key.api))
             if plan.in_process or not _killed(plan, key.scenario, scenario):
