@@ -37,6 +37,26 @@ def build(checkpointer):
     return graph.compile(checkpointer=checkpointer, interrupt_before=["answer"])
 """
 
+TWO_LOOPS = """
+from typing import TypedDict
+from langgraph.graph import END, START, StateGraph
+
+class S(TypedDict, total=False):
+    request: str
+    n: int
+
+def build(checkpointer):
+    graph = StateGraph(S)
+    for name in ("a", "b", "c", "d"):
+        graph.add_node(name, lambda s: {"n": s.get("n", 0) + 1})
+    graph.add_edge(START, "a")
+    graph.add_edge("a", "b")
+    graph.add_conditional_edges("b", lambda s: "a" if s["n"] < 2 else "c", ["a", "c"])
+    graph.add_edge("c", "d")
+    graph.add_conditional_edges("d", lambda s: "c" if s["n"] < 4 else END, ["c", END])
+    return graph.compile(checkpointer=checkpointer)
+"""
+
 RAISES = """
 from typing import TypedDict
 from langgraph.graph import END, START, StateGraph
@@ -60,12 +80,7 @@ def build(checkpointer):
 @pytest.mark.parametrize(
     ("app", "given", "revise", "says"),
     [
-        (
-            "react_refunds.py",
-            '{"customer": "ada", "order": "o1"}',
-            'order="o2"',
-            "the graph has a cycle; only DAGs are supported",
-        ),
+        ("<two-loops>", '{"request": "r"}', 'request="r2"', "several loops; one loop is"),
         (
             "../revapp/subgraph_report.py:make_persistent_graph",
             '{"request": "r", "style": "plain"}',
@@ -87,7 +102,8 @@ def test_an_unseen_shape_is_refused_before_any_cell(
 ) -> None:
     if app.startswith("<"):
         source = tmp_path / "userapp.py"
-        source.write_text(STATIC_INTERRUPT if app == "<static>" else RAISES)
+        sources = {"<static>": STATIC_INTERRUPT, "<raises>": RAISES, "<two-loops>": TWO_LOOPS}
+        source.write_text(sources[app])
         path = source
     else:
         path = APPS / app

@@ -34,8 +34,9 @@ to T is an attempt of slot `T#i` (matched by its Send argument, in the order the
 them), and the `route` event of the router's attempt names the slots with their arguments.
 
 A subgraph (a compiled StateGraph added as a node) runs as one node, reading its own state's
-keys. Not yet (said up front, `UnsupportedApp`): the functional API, a subgraph with a
-checkpointer of its own, cycles,
+keys. A loop runs as bounded laps (`loops.py`): the k-th run of a loop's node N on the current
+route is an attempt of `N(k)`. Not yet (said up front, `UnsupportedApp`): the functional API, a
+subgraph with a checkpointer of its own, the loops `loops.py` names,
 interrupts (static ones from the compiled graph, dynamic ones -- `interrupt()` in a node -- from
 the fault-free run the points are drawn from), and the conditional edges `routing.py` names.
 
@@ -68,6 +69,7 @@ from langgraph.types import Command, Send, StateUpdate
 
 from rctools.langgraph.app import AppError, async_only_nodes, load_factory
 from rctools.langgraph.appdriver import driver
+from rctools.revision.loops import DEFAULT_LOOP_BOUND, beyond, unroll
 from rctools.revision.recorder import Recorder, stage
 from rctools.revision.routing import (
     DEFAULT_SEND_BOUND,
@@ -95,6 +97,15 @@ class AppWorkflow:
     """(node, router, target): `node` is on the route only while `router` chose `target`."""
     slots: dict[str, list[str]] = field(default_factory=dict)
     """A Send target -> its slots (`T#1..T#K`), the nodes of the workflow its tasks run as."""
+    laps: dict[str, list[str]] = field(default_factory=dict)
+    """A node of the graph's loop -> its laps (`N(1)..N(K)`, loops.py), in order."""
+
+    def origin(self, node: str) -> str:
+        """The LangGraph node a workflow node runs as (a slot's target, a lap's node)."""
+        for name, copies in (*self.slots.items(), *self.laps.items()):
+            if node in copies:
+                return name
+        return node
 
     def preds(self, node: str) -> list[str]:
         return [a for a, b in self.edges if b == node]
@@ -166,9 +177,11 @@ def workflow_of(
     effects: dict[str, bool] | None = None,
     bound: int = DEFAULT_SEND_BOUND,
     fanouts: Collection[str] = (),
+    loop_bound: int = DEFAULT_LOOP_BOUND,
 ) -> AppWorkflow:
     """Reads the DAG off the compiled graph, or says why this shape is not supported. A Send
-    target becomes `bound` slots; `fanouts` names routers seen sending Send packets."""
+    target becomes `bound` slots; `fanouts` names routers seen sending Send packets; a loop
+    becomes `loop_bound` laps."""
     builder = getattr(graph, "builder", None)
     if not isinstance(builder, StateGraph):
         raise UnsupportedApp(
@@ -200,25 +213,39 @@ def workflow_of(
     edges |= {(r, t) for r, router in routers.items() for t in router.targets}
     dag = nx.DiGraph(sorted(edges))
     dag.add_nodes_from(nodes)
+    entry = {b for a, b in builder.edges if a == START}
+    laps: dict[str, list[str]] = {}
     if not nx.is_directed_acyclic_graph(dag):
-        raise UnsupportedApp("run revision --app: the graph has a cycle; only DAGs are supported")
+        unrolled = unroll(dag, routers, entry, slots, loop_bound)
+        nodes, edges, routers = unrolled.nodes, unrolled.edges, unrolled.routers
+        entry, laps = unrolled.entry, unrolled.laps
+        dag = nx.DiGraph(sorted(edges))
+        dag.add_nodes_from(nodes)
+    origin = {c: n for n, copies in laps.items() for c in copies}
     paths = sorted(inputs)
-    # a slot's input is its Send argument (the router's output), never the state's channels
-    reads = {n: _channels(graph, n) & set(paths) if n in graph.nodes else set() for n in nodes}
+    # a slot's input is its Send argument (the router's output), never the state's channels;
+    # a lap reads what its node reads
+    reads = {
+        n: _channels(graph, origin.get(n, n)) & set(paths)
+        if origin.get(n, n) in graph.nodes
+        else set()
+        for n in nodes
+    }
     for r, router in routers.items():  # the router reads as part of its node's attempt
         reads[r] |= set(router.reads) & set(paths)
-    entry = {b for a, b in builder.edges if a == START}
     branches = [
         (n, r, t)
         for r, router in routers.items()
         for n, t in router.guards(dag, entry, reachable_end=END in router.ends.values())
     ]
-    unknown = sorted(set(effects or {}) - set(nodes) - set(slots))
+    copies = {**slots, **laps}
+    unknown = sorted(set(effects or {}) - set(nodes) - set(copies))
     if unknown:
         raise AppError(f"--effect/--irreversible: no node {', '.join(unknown)} in the graph")
-    # an effect of a Send target is one of each of its slots: every task sent there has it
+    # an effect of a Send target is one of each of its slots (every task sent there has it),
+    # and an effect of a node in a loop one of each of its laps
     effects = {
-        slot: revocable for n, revocable in (effects or {}).items() for slot in slots.get(n, [n])
+        copy: revocable for n, revocable in (effects or {}).items() for copy in copies.get(n, [n])
     }
     order = list(nx.lexicographical_topological_sort(dag))
     return AppWorkflow(
@@ -230,6 +257,7 @@ def workflow_of(
         routers,
         sorted(branches),
         slots,
+        laps,
     )
 
 
@@ -255,6 +283,8 @@ class _Calls(BaseCallbackHandler):
         self.chosen: dict[str, tuple[str, Any]] = {}
         """LangGraph task id -> (router node, what the router returned)."""
         self.ran: list[str] = []
+        self.tasks: dict[str, set[str]] = {}
+        """Node -> the LangGraph tasks it ran as (how often it ran: a loop's laps)."""
         self.fanouts: set[str] = set()
         """(After `probe`) the routers that fan out with Send."""
         self.slots: list[str] = []
@@ -264,8 +294,11 @@ class _Calls(BaseCallbackHandler):
         meta = kw.get("metadata") or {}
         node = str(meta.get("langgraph_node", ""))
         tags = kw.get("tags") or []
-        if any(str(t).startswith("graph:step") for t in tags) and node not in self.ran:
-            self.ran.append(node)
+        if any(str(t).startswith("graph:step") for t in tags):
+            if node not in self.ran:
+                self.ran.append(node)
+            task = str(meta.get("langgraph_checkpoint_ns", "")).split("|")[-1]
+            self.tasks.setdefault(node, set()).add(task)
         router = self.routers.get(node)
         if router is None or kw.get("name") != router.name:
             return
@@ -397,13 +430,24 @@ def points_of(
     inputs: dict[str, Any],
     bound: int = DEFAULT_SEND_BOUND,
     fault_free: _Calls | None = None,
+    loop_bound: int = DEFAULT_LOOP_BOUND,
 ) -> list[Point]:
-    """Every point of a run: inside each model call, at each node's (or slot's) start,
-    between each one's end and its commit (from `fault_free`, a `probe` of it, when given)."""
+    """Every point of a run: inside each model call, at each node's (slot's, lap's) start,
+    between each one's end and its commit (from `fault_free`, a `probe` of it, when given).
+    A fault-free run that goes round its loop more than `loop_bound` times is refused here."""
     fault_free = fault_free or probe(factory, inputs, bound)
-    wf = workflow_of(factory(InMemorySaver()), inputs, None, bound, fault_free.fanouts)
+    graph = factory(InMemorySaver())
+    wf = workflow_of(graph, inputs, None, bound, fault_free.fanouts, loop_bound)
     calls = [Point("call", str(k)) for k in range(1, fault_free.calls + 1)]
-    ran = [n for n in wf.order if n in fault_free.ran or n in fault_free.slots]  # not taken: none
+    laps = set()
+    for node, copies in wf.laps.items():
+        runs = len(fault_free.tasks.get(node, ()))
+        if runs > len(copies):
+            raise beyond(node, runs, len(copies))
+        laps |= set(copies[:runs])
+    ran = [  # not taken: none
+        n for n in wf.order if n in fault_free.ran or n in fault_free.slots or n in laps
+    ]
     nodes = [Point(kind, n) for n in ran for kind in ("node", "commit")]
     return calls + nodes
 
@@ -416,20 +460,22 @@ class AppRevisionRun:
         self, factory: Callable[[Any], Any], inputs: dict[str, Any], path: str, value: Any,
         point: Point, policy: str, db: Path, effects: dict[str, bool] | None = None,
         bound: int = DEFAULT_SEND_BOUND, fanouts: Collection[str] = (),
+        loop_bound: int = DEFAULT_LOOP_BOUND,
     ) -> None:  # fmt: skip
         self.driver = driver(factory, db, False, "sync")
         if async_only_nodes(self.driver.graph):  # only async graphs are built twice
             self.driver.close()
             self.driver = driver(factory, db, True, "sync")
         self.graph = self.driver.graph
-        self.wf = workflow_of(self.graph, inputs, effects, bound, fanouts)
+        self.wf = workflow_of(self.graph, inputs, effects, bound, fanouts, loop_bound)
         if path not in self.wf.paths:
             raise AppError(f"--revise: {path!r} is not an input channel ({self.wf.paths})")
         self.inputs, self.path, self.value = inputs, path, value
         self.point, self.policy = point, policy
         self.versions = dict.fromkeys(self.wf.paths, 0)
         at = int(point.at) if point.kind == "call" else None
-        self.model = _Calls(at, self._revise, self.wf.routers)
+        graph_routers = {self.wf.origin(n): r for n, r in self.wf.routers.items()}
+        self.model = _Calls(at, self._revise, graph_routers)
         scenario = f"revision of {path} at {point.label}"
         self.record = Recorder(self.wf.header(scenario, policy))
         self.attempts: list[_Attempt] = []
@@ -488,7 +534,7 @@ class AppRevisionRun:
         config = {**config, "callbacks": [self.model]}
         for mode, data in self.driver.stream(given, config, ["tasks", "checkpoints"]):
             name = data.get("name") if mode == "tasks" else None
-            if name in self.wf.reads or name in self.wf.slots:
+            if name in self.wf.reads or name in self.wf.slots or name in self.wf.laps:
                 if "result" not in data:
                     self._start(data["id"], self._node_of(name, data.get("input")))
                 else:
@@ -502,12 +548,22 @@ class AppRevisionRun:
 
     def _node_of(self, name: str, arg: Any) -> str:
         """The workflow node a task runs as: a Send task's slot is the first one of the
-        router's current output with its argument that no task of this step has taken."""
-        if name not in self.wf.slots:
-            return name
+        router's current output with its argument that no task of this step has taken; a
+        loop's node runs as the lap after the last one on the current route."""
         taken = {
             a.node for a in self.attempts if a.step == self.step and a.state in ("run", "done")
         }
+        if name in self.wf.laps:
+            laps = self.wf.laps[name]
+            gone = [
+                k for k, n in enumerate(laps) if n in taken or (n in self.cur and self._active(n))
+            ]
+            k = max(gone, default=-1) + 1
+            if k == len(laps):
+                raise beyond(name, k + 1, len(laps))
+            return laps[k]
+        if name not in self.wf.slots:
+            return name
         for router in self.cur.values():
             for slot, sent in router.sends:
                 if slot in self.wf.slots[name] and sent == arg and slot not in taken:
@@ -540,6 +596,10 @@ class AppRevisionRun:
                     "revision (not in the fault-free run, nor by its return type)"
                 )
             attempt.chose = router.destinations(returned)
+            past = [d for d in attempt.chose if d not in self.wf.reads]  # a lap past the last
+            if past:
+                laps = self.wf.laps[self.wf.origin(attempt.node)]
+                raise beyond(self.wf.origin(attempt.node), len(laps) + 1, len(laps))
             if router.bound:  # a fan-out: the slots, each with its Send argument
                 attempt.sends = router.sends(returned)
                 sends = [{"to": slot, "arg": _jsonable(arg)} for slot, arg in attempt.sends]
@@ -605,7 +665,8 @@ class AppRevisionRun:
             return self._write_through()
         affected = stale | self.wf.descendants(stale)
         step = min(a.step for a in work if a.node in affected)
-        fork, nxt = self._before(step)
+        fork, names = self._before(step)
+        nxt = self._as_workflow(names, step, work)
         if self.policy == "suffix":
             first = min(self.wf.order.index(n) for n in stale)
             redo = set(self.wf.order[first:]) | {a.node for a in work if a.step >= step}
@@ -639,7 +700,16 @@ class AppRevisionRun:
         snapshot = self.graph.get_state(self.thread)
         while snapshot.metadata["step"] > step - 1:
             snapshot = self.graph.get_state(snapshot.parent_config)
-        return snapshot, [n for n in snapshot.next if n in self.wf.reads]
+        return snapshot, [n for n in snapshot.next if n in self.wf.reads or n in self.wf.laps]
+
+    def _as_workflow(self, names: list[str], step: int, work: list[_Attempt]) -> list[str]:
+        """The workflow nodes of LangGraph nodes pending before superstep `step`: a loop's
+        node as the lap its attempt of that step ran as."""
+        out: list[str] = []
+        for n in names:
+            laps = [a.node for a in work if a.step == step and self.wf.origin(a.node) == n]
+            out += sorted(set(laps)) if n in self.wf.laps and laps else [n]
+        return out
 
     def _as_node_before(self, snapshot: Any) -> str:
         """A node of the superstep that led to `snapshot` (START for the first)."""
@@ -654,19 +724,22 @@ class AppRevisionRun:
         writes = {a.node: a.writes for a in [*done, *self.cur.values()] if a.node in reused}
         if reused:
             first, *rest = sorted(reused)
-            updates = [StateUpdate({**(writes[first] or {}), self.path: self.value}, first)]
-            updates += [StateUpdate(writes[n] or {}, n) for n in rest]
+            as_node = self.wf.origin
+            updates = [
+                StateUpdate({**(writes[first] or {}), self.path: self.value}, as_node(first))
+            ]
+            updates += [StateUpdate(writes[n] or {}, as_node(n)) for n in rest]
             config = self.graph.bulk_update_state(fork.config, [updates])
         else:
             as_node = self._as_node_before(fork)
             config = self.graph.update_state(fork.config, {self.path: self.value}, as_node=as_node)
-        run = sorted(set(nxt) - reused)
+        run = sorted({self.wf.origin(n) for n in set(nxt) - reused})
         return (Command(goto=run) if run else None), config
 
     def _write_through(self) -> tuple[Any, Any]:
         """Nothing to recompute: the new value goes into the thread, the pending nodes go on."""
         latest = self.graph.get_state(self.thread)
-        nxt = [n for n in latest.next if n in self.wf.reads]
+        nxt = [n for n in latest.next if n in self.wf.reads or n in self.wf.laps]
         as_node = self._as_node_before(latest)
         config = self.graph.update_state(latest.config, {self.path: self.value}, as_node=as_node)
         return (Command(goto=nxt) if nxt else None), config

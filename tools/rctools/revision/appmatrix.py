@@ -21,6 +21,7 @@ from resumecheck.errors import UsageError
 
 from rctools.langgraph.app import AppError, load_factory, parse_json
 from rctools.revision.app import AppRevisionRun, Point, points_of, probe, workflow_of
+from rctools.revision.loops import DEFAULT_LOOP_BOUND
 from rctools.revision.routing import DEFAULT_SEND_BOUND
 from rctools.suite.matrix import CellByCell, Judged
 from rctools.suite.reports import Cell, CellReport, Figures
@@ -59,13 +60,14 @@ class AppMatrix(CellByCell):
         policy: str,
         effects: dict[str, bool] | None = None,
         bound: int = DEFAULT_SEND_BOUND,
+        loop_bound: int = DEFAULT_LOOP_BOUND,
     ) -> None:
         try:
             self.factory: Callable[[Any], Any] = load_factory(spec)
             if not isinstance(inputs, dict) or not inputs:
                 raise AppError("with --app, --input takes a JSON object: the input channels")
             graph = self.factory(InMemorySaver())
-            workflow_of(graph, inputs, effects, bound)  # refused now, not later
+            workflow_of(graph, inputs, effects, bound, (), loop_bound)  # refused now, not later
             if revision[0] not in inputs:
                 known = ", ".join(sorted(inputs))
                 raise AppError(
@@ -73,12 +75,12 @@ class AppMatrix(CellByCell):
                 )
             fault_free = probe(self.factory, inputs, bound)  # the one run before the cells
             self.fanouts = fault_free.fanouts  # a router seen sending Send packets
-            workflow_of(graph, inputs, effects, bound, self.fanouts)
-            self.points = points_of(self.factory, inputs, bound, fault_free)
+            workflow_of(graph, inputs, effects, bound, self.fanouts, loop_bound)
+            self.points = points_of(self.factory, inputs, bound, fault_free, loop_bound)
         except AppError as exc:
             raise UsageError(str(exc)) from None
         self.spec, self.inputs, self.revision, self.policy = spec, inputs, revision, policy
-        self.effects, self.bound = dict(effects or {}), bound
+        self.effects, self.bound, self.loop_bound = dict(effects or {}), bound, loop_bound
 
     def cells(self) -> list[Cell]:
         path = self.revision[0]
@@ -100,7 +102,7 @@ class AppMatrix(CellByCell):
         db = scratch / f"{trace.stem}-{policy}.sqlite"
         run = AppRevisionRun(
             self.factory, self.inputs, path, value, point, policy, db, self.effects,
-            self.bound, self.fanouts,
+            self.bound, self.fanouts, self.loop_bound,
         )  # fmt: skip
         return run.run(trace)
 
@@ -168,6 +170,7 @@ def configure_app(
     effects: tuple[str, ...] = (),
     irreversible: tuple[str, ...] = (),
     send_bound: int = DEFAULT_SEND_BOUND,
+    loop_bound: int = DEFAULT_LOOP_BOUND,
 ) -> AppMatrix:
     """The matrix of `run revision --app`; any problem with the app or the options is a usage
     error (exit code 2) before a cell runs."""
@@ -179,4 +182,4 @@ def configure_app(
     if both:
         raise UsageError(f"{', '.join(both)}: --effect (revocable) or --irreversible, not both")
     declared = {n: True for n in effects} | {n: False for n in irreversible}
-    return AppMatrix(spec, inputs, parse_revision(revise), policy, declared, send_bound)
+    return AppMatrix(spec, inputs, parse_revision(revise), policy, declared, send_bound, loop_bound)

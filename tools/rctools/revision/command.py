@@ -22,6 +22,7 @@ from resumecheck.errors import UsageError
 from rctools.revision.appmatrix import AppMatrix, configure_app
 from rctools.revision.crash import crash_points
 from rctools.revision.injection import Injection, injection_points
+from rctools.revision.loops import DEFAULT_LOOP_BOUND
 from rctools.revision.matrix import Run, record_crashed, record_one, record_race
 from rctools.revision.policies import POLICIES
 from rctools.revision.racing import RUNTIME, RaceOutcome
@@ -235,16 +236,18 @@ def configure(
     effects: tuple[str, ...],
     irreversible: tuple[str, ...],
     send_bound: int | None,
+    loop_bound: int | None,
 ) -> RevisionMatrix | AppMatrix:
     if app is not None:
         if workloads or crash or racing:
             raise UsageError("--app runs your graph: --workload, --crash and --racing do not apply")
         bound = DEFAULT_SEND_BOUND if send_bound is None else send_bound
-        return configure_app(app, input_json, revise, policy, effects, irreversible, bound)
+        laps = DEFAULT_LOOP_BOUND if loop_bound is None else loop_bound
+        return configure_app(app, input_json, revise, policy, effects, irreversible, bound, laps)
     if input_json is not None or revise is not None or effects or irreversible:
         raise UsageError("--input, --revise, --effect and --irreversible go with --app")
-    if send_bound is not None:
-        raise UsageError("--send-bound goes with --app")
+    if send_bound is not None or loop_bound is not None:
+        raise UsageError("--send-bound and --loop-bound go with --app")
     names = workloads or sorted(RACING_WORKLOADS if racing else WORKLOADS)
     if not racing and "digest" in names:
         raise UsageError("workload digest runs only with --racing")
@@ -348,6 +351,14 @@ OPTIONS: list[Callable[[Any], Any]] = [
         default=None,
         help=f"With --app: the most Send tasks a fan-out may send to one node (its slots; "
         f"default {DEFAULT_SEND_BOUND}); a run that sends more is refused, saying so.",
+    ),
+    click.option(
+        "--loop-bound",
+        type=click.IntRange(1, 16),
+        default=None,
+        help=f"With --app: the most times a run may go round the graph's loop (a ReAct agent's "
+        f"model-tools turns; its laps, default {DEFAULT_LOOP_BOUND}); a run that goes round more "
+        "is refused, saying so.",
     ),
 ]
 

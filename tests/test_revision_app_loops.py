@@ -1,0 +1,152 @@
+"""`run revision --app` on a graph with a loop, stated as bounded laps (rctools/revision/loops.py).
+
+tests/fixtures/revapp/plan_execute_loop.py is plain user code in the shape of LangGraph's
+plan-and-execute tutorial: a planner lists the `;`-separated steps of the request, then agent ->
+replan -> agent until every step is done. Its k-th agent turn is node `agent(k)`, a branch of
+`replan(k-1)` (on the route only while that replanner chose to go round again). A new request
+that drops a step takes a lap off the route (it must not reach the result), one that adds a step
+puts a lap on it; a new tone, read by the replanner only, keeps the planner and the first agent
+turn. The recovering policies conform, `stale` and a runtime that returns a dropped lap are
+rejected -- so the conforming verdicts are earned. A run that goes round more than the laps
+declared is refused with its own message, up front or when a revision lengthens the loop.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import revision_apps
+from conftest import ROOT, invoke
+from langgraph.checkpoint.memory import InMemorySaver
+from rctools.langgraph.app import load_factory
+from rctools.revision.app import (
+    APP_POLICIES,
+    AppOutcome,
+    AppRevisionRun,
+    Point,
+    points_of,
+    workflow_of,
+)
+from rctools.revision.loops import LoopBound
+from resumecheck.verdict import Status
+
+APP = f"{ROOT / 'tests' / 'fixtures' / 'revapp' / 'plan_execute_loop.py'}:make_graph"
+INPUTS = {"request": "a; b; c", "tone": "plain"}
+REACT = f"{ROOT / 'tests' / 'fixtures' / 'apps' / 'react_refunds.py'}:build"
+
+
+def _run(
+    folder: Path, path: str, new: str, point: Point, policy: str, loop_bound: int = 4
+) -> AppOutcome:
+    name = f"{path}-{len(new)}-{policy}-{point.label}"
+    run = AppRevisionRun(
+        load_factory(APP), INPUTS, path, new, point, policy, folder / f"{name}.db",
+        loop_bound=loop_bound,
+    )  # fmt: skip
+    return run.run(folder / f"{name}.jsonl")
+
+
+def test_the_loop_is_read_off_langgraph_as_laps() -> None:
+    wf = workflow_of(load_factory(APP)(InMemorySaver()), INPUTS, loop_bound=3)
+    assert wf.laps == {
+        "agent": ["agent(1)", "agent(2)", "agent(3)"],
+        "replan": ["replan(1)", "replan(2)", "replan(3)"],
+    }
+    assert wf.order[:3] == ["planner", "agent(1)", "replan(1)"]
+    assert ("replan(1)", "agent(2)") in wf.edges and ("replan(3)", "agent(4)") not in wf.edges
+    assert ("agent(2)", "replan(1)", "agent(2)") in wf.branches
+    # the router (should_end, on the whole State) reads the request too
+    assert wf.reads["agent(2)"] == [] and wf.reads["replan(2)"] == ["request", "tone"]
+    labels = [p.label for p in points_of(load_factory(APP), INPUTS, loop_bound=3)]
+    assert "node-replan(3)" in labels and "node-agent(1)" in labels
+
+
+def _nodes(events: list[dict[str, Any]]) -> dict[str, str]:
+    return {e["attempt"]: e["node"] for e in events if e["ev"] == "start"}
+
+
+def test_a_loop_that_shrinks_recovers_and_stale_is_caught(tmp_path: Path) -> None:
+    """The request drops its last step while the second replan runs: every recovering policy
+    re-runs the planner and goes round twice; the third lap is off the route; stale keeps
+    the old plan and is rejected."""
+    point = Point("node", "replan(2)")
+    runs = {p: _run(tmp_path, "request", "a; b", point, p) for p in APP_POLICIES}
+    for events in revision_apps.recovered(runs).values():
+        assert events[-1]["result"] == ["planner", "agent(1)", "replan(1)", "agent(2)", "replan(2)"]
+
+
+def test_a_loop_that_grows_runs_the_new_lap(tmp_path: Path) -> None:
+    point = Point("commit", "agent(1)")
+    runs = {p: _run(tmp_path, "request", "a; b; c; d", point, p) for p in APP_POLICIES}
+    for events in revision_apps.recovered(runs).values():
+        assert events[-1]["result"][-2:] == ["agent(4)", "replan(4)"]
+
+
+def test_a_new_tone_keeps_the_planner_and_the_first_turn(tmp_path: Path) -> None:
+    """Read by the replanner only: validity re-runs the first replan and every lap after it
+    (each lap's input is the one before it), and keeps the planner and agent(1)."""
+    point = Point("node", "replan(3)")
+    runs = {p: _run(tmp_path, "tone", "formal", point, p) for p in APP_POLICIES}
+    events = revision_apps.recovered(runs)["validity"]
+    nodes = _nodes(events)
+    plan = next(e for e in events if e["ev"] == "plan")
+    assert [nodes[a] for a in plan["cancel"]] == ["replan(3)"]
+    assert "planner" not in plan["invalidate"] and "agent(1)" not in plan["invalidate"]
+    assert "replan(1)" in plan["invalidate"]
+    assert runs["validity"].calls < runs["full"].calls
+
+
+def test_a_runtime_that_returns_a_dropped_lap_is_rejected(tmp_path: Path) -> None:
+    good = _run(tmp_path, "request", "a; b", Point("node", "replan(2)"), "validity").trace
+
+    def returns_dropped(evs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        old = ["planner", "agent(1)", "replan(1)", "agent(2)", "replan(2)", "agent(3)"]
+        return [{**e, "result": old} if e["ev"] == "finish" else e for e in evs]
+
+    bad = revision_apps.edited(good, tmp_path / "returns-dropped.jsonl", returns_dropped)
+    found = revision_apps.verdicts([good, bad])
+    assert found[good.name].status is Status.CONFORMS
+    assert found[bad.name].properties == ["RouteValidity"]
+
+
+def test_a_loop_beyond_the_bound_is_said(tmp_path: Path) -> None:
+    """Up front, from the fault-free run (three turns, two laps declared); and when a
+    revision lengthens the loop past the bound, the run stops saying so, never truncated."""
+    with pytest.raises(
+        LoopBound, match=r"agent ran 3 times .* bound of 2 laps; give --loop-bound 3"
+    ):
+        points_of(load_factory(APP), INPUTS, loop_bound=2)
+    with pytest.raises(LoopBound, match=r"give --loop-bound 4 \(or more\)"):
+        _run(tmp_path, "request", "a; b; c; d", Point("commit", "agent(1)"), "validity", 3)
+    given = json.dumps(INPUTS)
+    done = invoke(
+        "run", "revision", "--policy", "validity", "--app", APP, "--input", given,
+        "--revise", 'tone="x"',
+        "--loop-bound", "2", "--out", tmp_path / "out", "--no-progress",
+    )  # fmt: skip
+    done.assert_no_traceback()
+    assert done.returncode == 2 and "give --loop-bound 3" in done.stderr, done
+    done = invoke(
+        "run", "revision", "--policy", "validity", "--loop-bound", "2", "--out", tmp_path / "o2"
+    )
+    assert done.returncode == 2 and "--loop-bound go with --app" in done.stderr, done
+
+
+def test_an_unseen_react_agent_runs(tmp_path: Path) -> None:
+    """tests/fixtures/apps/react_refunds.py (written for the recovery suite; refused before
+    as a cycle): agent and tools take turns until the model answers. A new order number at
+    every point conforms under validity, each turn a lap."""
+    done = invoke(
+        "run", "revision", "--policy", "validity", "--app", REACT,
+        "--input", '{"customer": "ada", "order": "o1"}', "--revise", 'order="o2"',
+        "--out", tmp_path, "--format", "json", "--no-progress",
+    )  # fmt: skip
+    done.assert_no_traceback()
+    summary = done.json()
+    assert done.returncode == 0, summary
+    cells = [c["cell"] for c in summary["cells"]]
+    assert len(cells) == 10 and "app-validity-node-agent(3)" in cells
+    assert all(c["status"] == "conforms" for c in summary["cells"])
