@@ -150,3 +150,27 @@ def test_an_unseen_react_agent_runs(tmp_path: Path) -> None:
     cells = [c["cell"] for c in summary["cells"]]
     assert len(cells) == 10 and "app-validity-node-agent(3)" in cells
     assert all(c["status"] == "conforms" for c in summary["cells"])
+
+
+def test_an_llmcompiler_loop_without_a_path_map_runs(tmp_path: Path) -> None:
+    """tests/fixtures/revapp/compiler_loop.py, LLMCompiler in the tutorial's shape: the
+    joiner's router names no path_map (read off its source: END or the planner). A new
+    language, read by the joiner only, keeps the first plan's round under validity; stale
+    is rejected wherever the joiner had read the old one."""
+    app = f"{ROOT / 'tests' / 'fixtures' / 'revapp' / 'compiler_loop.py'}:make_graph"
+    given = '{"question": "solar? wind? tides?", "language": "en"}'
+    summaries = {}
+    for policy in ("validity", "stale"):
+        done = invoke(
+            "run", "revision", "--policy", policy, "--app", app, "--input", given,
+            "--revise", 'language="fr"', "--out", tmp_path / policy, "--format", "json",
+            "--no-progress",
+        )  # fmt: skip
+        done.assert_no_traceback()
+        summaries[policy] = done.json()
+    validity = summaries["validity"]
+    assert len(validity["cells"]) == 18
+    assert all(c["status"] == "conforms" for c in validity["cells"])
+    figures = validity["figures"]
+    assert figures["model_calls"] < figures["full_calls"]
+    assert sum(c["status"] == "violates" for c in summaries["stale"]["cells"]) == 15

@@ -20,7 +20,7 @@ import pytest
 import revision_apps
 from conftest import ROOT
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import StateGraph
+from langgraph.graph import END, StateGraph
 from rctools.langgraph.app import load_factory
 from rctools.revision.app import (
     APP_POLICIES,
@@ -190,6 +190,36 @@ def _joins_all(b: Any) -> None:
     b.add_edge("b", "d")
     b.add_edge("c", "e")
     b.add_edge("d", "e")
+
+
+def _to_c_or_end(s: Any) -> str:
+    if s.get("x"):
+        return END
+    return "c"
+
+
+def _computed(s: Any) -> str:
+    return "c" if s.get("x") else "b"
+
+
+def _named_by_source(b: Any) -> None:
+    b.add_edge("__start__", "a")
+    b.add_conditional_edges("a", _to_c_or_end)
+
+
+def _not_named_by_source(b: Any) -> None:
+    b.add_edge("__start__", "a")
+    b.add_conditional_edges("a", _computed)
+
+
+def test_a_router_without_a_path_map_is_read_off_its_source() -> None:
+    """Every return a string constant or END: those are its branches (as LangGraph's own
+    tutorials write routers); a computed return names nothing, and the edge is refused."""
+    wf = workflow_of(_graph(_named_by_source), {"x": "0"})
+    assert wf.routers["a"].ends == {"c": "c", END: END}
+    assert wf.branches == [("c", "a", "c")]
+    with pytest.raises(UnsupportedApp, match="does not name where it may go"):
+        workflow_of(_graph(_not_named_by_source), {"x": "0"})
 
 
 @pytest.mark.parametrize(

@@ -18,15 +18,21 @@ every slot. So a revision of what the router read makes every slot's input stale
 does not see which argument changed), a list that shrinks takes the last slots off the route,
 and one that grows puts new slots on it.
 
-Said up front, never guessed (`UnsupportedApp`, exit code 2): a router whose destinations
-LangGraph cannot name (no path_map, no `Literal` return type), a fan-out of more than K tasks to
-one target (`SendBound`), two conditional edges on one node, a branch target reached another way
-too (its activity would be a disjunction the contract does not state), and a node that joins
-only some of a router's branches, or all of them when the router may end the run (the same).
+A router with neither a path_map nor a `Literal` return type is read off its source: when every
+`return` of the function gives a string constant or a module name bound to one (`END`), those
+are where it may go. Said up front, never guessed (`UnsupportedApp`, exit code 2): a router
+whose destinations neither LangGraph nor its source names (a computed return, a lambda), a
+fan-out of more than K tasks to one target (`SendBound`), two conditional edges on one node, a
+branch target reached another way too (its activity would be a disjunction the contract does not
+state), and a node that joins only some of a router's branches, or all of them when the router
+may end the run (the same).
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any, get_type_hints
@@ -169,6 +175,40 @@ def _returns_send(func: Any) -> bool:
     return hint is not None and "Send" in repr(hint)
 
 
+def _returned_names(func: Any) -> list[str] | None:
+    """The node names a router function can return, read off its source: every `return` of
+    the function itself gives a string constant, or a name of its module bound to a string
+    (`END`). None when any return gives something else (computed, a list, a Send) or the source
+    cannot be read -- then nothing is assumed."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    if len(defs) != 1:
+        return None  # a lambda, or a source that is not one function
+    names: set[str] = set()
+    for ret in _own_returns(defs[0]):
+        value = ret.value
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            names.add(value.value)
+        elif isinstance(value, ast.Name) and isinstance(func.__globals__.get(value.id), str):
+            names.add(func.__globals__[value.id])
+        else:
+            return None
+    return sorted(names) or None
+
+
+def _own_returns(fn: ast.AST) -> Iterator[ast.Return]:
+    """The `return` statements of a function, not of functions or classes inside it."""
+    for child in ast.iter_child_nodes(fn):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        if isinstance(child, ast.Return):
+            yield child
+        yield from _own_returns(child)
+
+
 def routers_of(
     builder: Any, bound: int = DEFAULT_SEND_BOUND, fanouts: Collection[str] = ()
 ) -> dict[str, Router]:
@@ -187,7 +227,10 @@ def routers_of(
         ((_, spec),) = specs.items()
         func = getattr(spec.path, "func", None) or getattr(spec.path, "afunc", None)
         fans = node in fanouts or (func is not None and _returns_send(func))
-        if spec.ends is None:
+        named = spec.ends
+        if named is None and func is not None and not fans:
+            named = {x: x for x in _returned_names(func) or ()} or None
+        if named is None:
             raise UnsupportedApp(
                 f"run revision --app: the conditional edge of {node} does not name where it "
                 "may go; give add_conditional_edges a path_map, or the router a Literal "
@@ -195,6 +238,6 @@ def routers_of(
             )
         schema = spec.input_schema or builder.nodes[node].input_schema
         reads = sorted(builder.schemas[schema])
-        ends = {str(k): v for k, v in spec.ends.items()}
+        ends = {str(k): v for k, v in named.items()}
         routers[node] = Router(node, ends, reads, spec.path.get_name(), bound if fans else 0)
     return routers
