@@ -174,3 +174,29 @@ def test_an_llmcompiler_loop_without_a_path_map_runs(tmp_path: Path) -> None:
     figures = validity["figures"]
     assert figures["model_calls"] < figures["full_calls"]
     assert sum(c["status"] == "violates" for c in summaries["stale"]["cells"]) == 15
+
+
+def test_the_prebuilt_react_agent_runs_with_its_tool_calls_as_slots(tmp_path: Path) -> None:
+    """tests/fixtures/revapp/react_prebuilt.py: LangGraph's `create_react_agent`, whose tool
+    calls are Send tasks of `tools` inside the loop. In lap k they run as slots
+    `tools#1(k)`, `tools#2(k)`; the next turn joins them, on the route while the turn before
+    sent any (its first slot). A new user message at every point conforms under validity;
+    stale is rejected in every cell."""
+    app = f"{ROOT / 'tests' / 'fixtures' / 'revapp' / 'react_prebuilt.py'}:make_graph"
+    given = '{"messages": [["user", "where is my order o1?"]]}'
+    wf = workflow_of(load_factory(app)(InMemorySaver()), json.loads(given), bound=2, loop_bound=2)
+    assert wf.slots["tools"] == ["tools#1(1)", "tools#1(2)", "tools#2(1)", "tools#2(2)"]
+    assert ("agent(2)", "agent(1)", "tools#1(1)") in wf.branches
+    summaries = {}
+    for policy in ("validity", "stale"):
+        done = invoke(
+            "run", "revision", "--policy", policy, "--app", app, "--input", given,
+            "--revise", 'messages=[["user", "and order o2?"]]', "--out", tmp_path / policy,
+            "--format", "json", "--no-progress",
+        )  # fmt: skip
+        done.assert_no_traceback()
+        summaries[policy] = done.json()
+    cells = [c["cell"] for c in summaries["validity"]["cells"]]
+    assert "app-validity-node-tools#2(1)" in cells and "app-validity-node-agent(2)" in cells
+    assert all(c["status"] == "conforms" for c in summaries["validity"]["cells"])
+    assert all(c["status"] == "violates" for c in summaries["stale"]["cells"])

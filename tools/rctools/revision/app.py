@@ -218,7 +218,7 @@ def workflow_of(
     if not nx.is_directed_acyclic_graph(dag):
         unrolled = unroll(dag, routers, entry, slots, loop_bound)
         nodes, edges, routers = unrolled.nodes, unrolled.edges, unrolled.routers
-        entry, laps = unrolled.entry, unrolled.laps
+        entry, laps, slots = unrolled.entry, unrolled.laps, unrolled.slots
         dag = nx.DiGraph(sorted(edges))
         dag.add_nodes_from(nodes)
     origin = {c: n for n, copies in laps.items() for c in copies}
@@ -407,7 +407,7 @@ def probe(
         if node in counter.fanouts:
             slots = routers[node].destinations(returned)  # more than bound: refused
             counter.slots += slots
-            if not slots:
+            if not slots and END not in routers[node].ends.values():  # (may end: stated)
                 raise UnsupportedApp(
                     f"run revision --app: {node} sent no Send task in the fault-free run; a "
                     "fan-out of none leaves the nodes after it unrun, which the workflow's "
@@ -445,6 +445,11 @@ def points_of(
         if runs > len(copies):
             raise beyond(node, runs, len(copies))
         laps |= set(copies[:runs])
+    rounds: dict[str, int] = {}
+    for node, returned in fault_free.chosen.values():  # in the order the routers returned
+        if node in wf.laps and wf.routers[wf.laps[node][0]].bound:  # a fan-out in the loop
+            rounds[node] = rounds.get(node, 0) + 1
+            laps |= set(wf.routers[wf.laps[node][rounds[node] - 1]].destinations(returned))
     ran = [  # not taken: none
         n for n in wf.order if n in fault_free.ran or n in fault_free.slots or n in laps
     ]
@@ -755,6 +760,11 @@ class AppRevisionRun:
         self._release_held()
         self.record("finish", result=[n for n in self.wf.order if n in self.cur])
         self.driver.close()
+        if not self.fired:  # a cell with no revision in it would conform unearned
+            raise AppError(
+                f"run revision --app: the run never reached {self.point.label}, where the "
+                "revision was to arrive (the graph ran otherwise than its fault-free run)"
+            )
         self.record.write(out)
         calls, tokens = self.model.calls, self.model.tokens
         return AppOutcome(out, calls, tokens, self.revised_in, self.recomputed)

@@ -11,9 +11,12 @@ round again. The k-th run of N on the current route is an attempt of `N(k)`: a r
 re-runs lap 1 makes every later lap stale with it, and a lap the new route no longer takes
 leaves the route. A run that would start a lap beyond K is said (`LoopBound`), never truncated.
 
+A `Send` fan-out inside the loop (LangGraph's prebuilt ReAct agent sends one task per tool call)
+sends, in lap k, to that lap's slots `T#1(k)..T#B(k)`.
+
 Supported: one loop, entered only at its head (every edge into it from outside, and START's,
 goes to the head), with no loop inside it (the body without its edges back to the head is a
-DAG), and no `Send` fan-out in it or into it. Anything else is said up front.
+DAG), and no `Send` fan-out into it from outside. Anything else is said up front.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ class Unrolled:
     routers: dict[str, Router]
     entry: set[str]
     laps: dict[str, list[str]]
+    slots: dict[str, list[str]]
 
 
 def unroll(
@@ -88,13 +92,12 @@ def unroll(
             f"run revision --app: the loop through {head} has a loop inside it; one loop is "
             "supported"
         )
-    sending = sorted(
-        n for n, r in routers.items() if r.bound and (n in body or set(r.sent_to) & body)
-    )
-    if sending or set(slots) & body:
+    into = sorted(n for n, r in routers.items() if r.bound and n not in body and r.sent_to)
+    into = [n for n in into if set(slots_of_all(routers[n], slots)) & body]
+    if into:
         raise UnsupportedApp(
-            f"run revision --app: a Send fan-out in the loop through {head} "
-            f"({', '.join(sending or sorted(set(slots) & body))}); not supported yet"
+            f"run revision --app: a Send fan-out into the loop through {head} from "
+            f"{', '.join(into)}; a fan-out inside the loop is supported"
         )
 
     def at(node: str, k: int) -> str | None:
@@ -112,6 +115,9 @@ def unroll(
         edges |= {(lap(a, k), to) for a, b in dag.edges if a in body and (to := at(b, k))}
     laid: dict[str, Router] = {}
     for n, r in routers.items():
+        if r.bound and n in body:  # a fan-out: lap k sends to its own slots T#i(k)
+            laid |= {lap(n, k): replace(r, node=lap(n, k), lap=k) for k in range(1, bound + 1)}
+            continue
         if n not in body:
             ends = {label: lap(head, 1) if d == head else d for label, d in r.ends.items()}
             laid[n] = replace(r, ends=ends)
@@ -125,4 +131,11 @@ def unroll(
             laid[lap(n, k)] = replace(r, node=lap(n, k), ends=ends)
     entry = {lap(head, 1) if n == head else n for n in entry}
     laps = {n: [lap(n, k) for k in range(1, bound + 1)] for n in sorted(body)}
-    return Unrolled(nodes, edges, laid, entry, laps)
+    # a Send target's slots are every lap's: a task sent there runs as one of them
+    slots = {t: [c for s in ss for c in laps.get(s, [s])] for t, ss in slots.items()}
+    return Unrolled(nodes, edges, laid, entry, laps, slots)
+
+
+def slots_of_all(router: Router, slots: dict[str, list[str]]) -> list[str]:
+    """Every slot a fan-out router sends to."""
+    return [s for t in router.sent_to for s in slots.get(t, [])]

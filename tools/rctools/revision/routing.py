@@ -69,6 +69,9 @@ class Router:
     """The router function's run name (what its callback events are called)."""
     bound: int = 0
     """A fan-out (`Send`): the slots per target; 0 for a router that names nodes."""
+    lap: int = 0
+    """A fan-out in a graph's loop: the lap this copy of it sends in (its slots `T#i(lap)`,
+    loops.py); 0 outside a loop."""
 
     @property
     def sent_to(self) -> list[str]:
@@ -80,7 +83,7 @@ class Router:
         """Its branches: the nodes it may go to, or a fan-out's slots."""
         if not self.bound:
             return self.sent_to
-        return [slot for t in self.sent_to for slot in slots_of(t, self.bound)]
+        return [slot for t in self.sent_to for slot in slots_of(t, self.bound, self.lap)]
 
     def destinations(self, returned: Any) -> list[str]:
         """The branches a router's return value goes to (END left out)."""
@@ -93,6 +96,8 @@ class Router:
         """A fan-out's return value as (slot, Send argument): the i-th Send to T goes to
         slot T#i; more than `bound` to one target is said, not truncated."""
         packets = returned if isinstance(returned, list | tuple) else [returned]
+        if list(packets) == [END]:  # it ends the run: no task sent
+            return []
         if not all(isinstance(p, Send) for p in packets):
             raise UnsupportedApp(
                 f"run revision --app: the conditional edge of {self.node} returns Send packets "
@@ -115,7 +120,7 @@ class Router:
                     f"bound of {self.bound} slot{'s' * (self.bound > 1)}; give --send-bound {n} "
                     "(or more)"
                 )
-            out.append((f"{p.node}#{i}", p.arg))
+            out.append((slots_of(p.node, i, self.lap)[-1], p.arg))
         return out
 
     def guards(
@@ -140,7 +145,13 @@ class Router:
             if ts:
                 yield from ((n, t) for t in ts)
                 continue
-            if reachable_end or not all(n in below[t] for t in self.targets):
+            joins_all = all(n in below[t] for t in self.targets)
+            if reachable_end and joins_all and self.bound and len(self.sent_to) == 1:
+                # below every slot of a fan-out to one node, which may also end the run: it
+                # runs once the router sent any task, that is, while it chose the first slot
+                yield (n, self.targets[0])
+                continue
+            if reachable_end or not joins_all:
                 raise UnsupportedApp(
                     f"run revision --app: {n} joins "
                     + (
@@ -162,9 +173,10 @@ def _dominators(idom: dict[str, str], node: str) -> set[str]:
     return out
 
 
-def slots_of(target: str, bound: int) -> list[str]:
-    """The slots of a Send target: `T#1..T#K`."""
-    return [f"{target}#{i}" for i in range(1, bound + 1)]
+def slots_of(target: str, bound: int, lap: int = 0) -> list[str]:
+    """The slots of a Send target: `T#1..T#K` (in lap k of a loop, `T#1(k)..T#K(k)`)."""
+    suffix = f"({lap})" if lap else ""
+    return [f"{target}#{i}{suffix}" for i in range(1, bound + 1)]
 
 
 def _returns_send(func: Any) -> bool:
