@@ -37,6 +37,59 @@ APP = f"{ROOT / 'tests' / 'fixtures' / 'revapp' / 'plan_execute_loop.py'}:make_g
 INPUTS = {"request": "a; b; c", "tone": "plain"}
 REACT = f"{ROOT / 'tests' / 'fixtures' / 'apps' / 'react_refunds.py'}:build"
 
+# A node after the loop, reached from the router inside it: it runs in the lap the loop ends in.
+AFTER_THE_LOOP = """
+import operator
+from typing import Annotated, TypedDict
+from langgraph.graph import END, START, StateGraph
+
+class S(TypedDict, total=False):
+    q: str
+    tone: str
+    obs: Annotated[list[str], operator.add]
+    answer: str
+
+def route(s):
+    if len(s.get("obs", [])) >= len(s["q"].split()):
+        return "respond"
+    return "tools"
+
+def build(checkpointer):
+    g = StateGraph(S)
+    g.add_node("agent", lambda s: {})
+    g.add_node("tools", lambda s: {"obs": [s["q"]]})
+    g.add_node("respond", lambda s: {"answer": s["tone"] + str(len(s["obs"]))})
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", route)
+    g.add_edge("tools", "agent")
+    g.add_edge("respond", END)
+    return g.compile(checkpointer=checkpointer)
+"""
+
+# A loop back to the first node, its router a conditional expression.
+BACK_TO_THE_START = """
+import operator
+from typing import Annotated, TypedDict
+from langgraph.graph import END, START, StateGraph
+
+class S(TypedDict, total=False):
+    q: str
+    n: Annotated[int, operator.add]
+    out: str
+
+def again(s):
+    return "planner" if s["n"] < 2 else END
+
+def build(checkpointer):
+    g = StateGraph(S)
+    g.add_node("planner", lambda s: {"n": 1})
+    g.add_node("worker", lambda s: {"out": f"{s['q']}-{s['n']}"})
+    g.add_edge(START, "planner")
+    g.add_edge("planner", "worker")
+    g.add_conditional_edges("worker", again)
+    return g.compile(checkpointer=checkpointer)
+"""
+
 
 def _run(
     folder: Path, path: str, new: str, point: Point, policy: str, loop_bound: int = 4
@@ -116,7 +169,7 @@ def test_a_loop_beyond_the_bound_is_said(tmp_path: Path) -> None:
     """Up front, from the fault-free run (three turns, two laps declared); and when a
     revision lengthens the loop past the bound, the run stops saying so, never truncated."""
     with pytest.raises(
-        LoopBound, match=r"agent ran 3 times .* bound of 2 laps; give --loop-bound 3"
+        LoopBound, match=r"agent runs 3 times .* bound of 2 laps; give --loop-bound 3"
     ):
         points_of(load_factory(APP), INPUTS, loop_bound=2)
     with pytest.raises(LoopBound, match=r"give --loop-bound 4 \(or more\)"):
@@ -200,3 +253,31 @@ def test_the_prebuilt_react_agent_runs_with_its_tool_calls_as_slots(tmp_path: Pa
     assert "app-validity-node-tools#2(1)" in cells and "app-validity-node-agent(2)" in cells
     assert all(c["status"] == "conforms" for c in summaries["validity"]["cells"])
     assert all(c["status"] == "violates" for c in summaries["stale"]["cells"])
+
+
+@pytest.mark.parametrize(
+    ("source", "given", "revise", "cells"),
+    [
+        (AFTER_THE_LOOP, '{"q": "a b", "tone": "t"}', 'q="a b c"', 12),
+        (BACK_TO_THE_START, '{"q": "a"}', 'q="b"', 8),
+    ],
+    ids=["after-the-loop", "back-to-the-start"],
+)
+def test_more_loop_shapes_conform_and_stale_is_caught(
+    tmp_path: Path, source: str, given: str, revise: str, cells: int
+) -> None:
+    """`respond` runs in the lap the loop ends in (`respond(3)`), not in its first; a loop
+    back to the first node with a router that returns `"planner" if ... else END`."""
+    app = tmp_path / "userapp.py"
+    app.write_text(source)
+    statuses = {}
+    for policy in ("validity", "stale"):
+        done = invoke(
+            "run", "revision", "--policy", policy, "--app", f"{app}:build", "--input", given,
+            "--revise", revise, "--out", tmp_path / policy, "--format", "json",
+            "--no-progress",
+        )  # fmt: skip
+        done.assert_no_traceback()
+        statuses[policy] = [c["status"] for c in done.json()["cells"]]
+    assert statuses["validity"] == ["conforms"] * cells
+    assert statuses["stale"] == ["violates"] * cells

@@ -54,6 +54,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import tempfile
 import uuid
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -283,8 +284,6 @@ class _Calls(BaseCallbackHandler):
         self.chosen: dict[str, tuple[str, Any]] = {}
         """LangGraph task id -> (router node, what the router returned)."""
         self.ran: list[str] = []
-        self.tasks: dict[str, set[str]] = {}
-        """Node -> the LangGraph tasks it ran as (how often it ran: a loop's laps)."""
         self.fanouts: set[str] = set()
         """(After `probe`) the routers that fan out with Send."""
         self.slots: list[str] = []
@@ -294,11 +293,8 @@ class _Calls(BaseCallbackHandler):
         meta = kw.get("metadata") or {}
         node = str(meta.get("langgraph_node", ""))
         tags = kw.get("tags") or []
-        if any(str(t).startswith("graph:step") for t in tags):
-            if node not in self.ran:
-                self.ran.append(node)
-            task = str(meta.get("langgraph_checkpoint_ns", "")).split("|")[-1]
-            self.tasks.setdefault(node, set()).add(task)
+        if any(str(t).startswith("graph:step") for t in tags) and node not in self.ran:
+            self.ran.append(node)
         router = self.routers.get(node)
         if router is None or kw.get("name") != router.name:
             return
@@ -439,22 +435,30 @@ def points_of(
     graph = factory(InMemorySaver())
     wf = workflow_of(graph, inputs, None, bound, fault_free.fanouts, loop_bound)
     calls = [Point("call", str(k)) for k in range(1, fault_free.calls + 1)]
-    laps = set()
-    for node, copies in wf.laps.items():
-        runs = len(fault_free.tasks.get(node, ()))
-        if runs > len(copies):
-            raise beyond(node, runs, len(copies))
-        laps |= set(copies[:runs])
-    rounds: dict[str, int] = {}
-    for node, returned in fault_free.chosen.values():  # in the order the routers returned
-        if node in wf.laps and wf.routers[wf.laps[node][0]].bound:  # a fan-out in the loop
-            rounds[node] = rounds.get(node, 0) + 1
-            laps |= set(wf.routers[wf.laps[node][rounds[node] - 1]].destinations(returned))
+    laps = _walk(factory, inputs, bound, fault_free.fanouts, loop_bound) if wf.laps else set()
     ran = [  # not taken: none
         n for n in wf.order if n in fault_free.ran or n in fault_free.slots or n in laps
     ]
     nodes = [Point(kind, n) for n in ran for kind in ("node", "commit")]
     return calls + nodes
+
+
+def _walk(
+    factory: Callable[[Any], Any], inputs: dict[str, Any], bound: int,
+    fanouts: Collection[str], loop_bound: int,
+) -> set[str]:  # fmt: skip
+    """The workflow nodes a fault-free run of a graph with a loop ran as: which lap each run
+    of a node was is known only by following the route as a cell does (a node after the loop
+    runs in the lap the loop ended in). A run that goes round more than `loop_bound` times
+    is refused here."""
+    with tempfile.TemporaryDirectory(prefix="resume-check-walk-") as scratch:
+        folder = Path(scratch)
+        run = AppRevisionRun(
+            factory, inputs, sorted(inputs)[0], None, Point("none", ""), "validity",
+            folder / "walk.sqlite", None, bound, fanouts, loop_bound,
+        )  # fmt: skip
+        run.run(folder / "walk.jsonl", revised=False)
+        return {a.node for a in run.attempts}
 
 
 class AppRevisionRun:
@@ -553,25 +557,26 @@ class AppRevisionRun:
 
     def _node_of(self, name: str, arg: Any) -> str:
         """The workflow node a task runs as: a Send task's slot is the first one of the
-        router's current output with its argument that no task of this step has taken; a
-        loop's node runs as the lap after the last one on the current route."""
+        router's current output with its argument that no task has taken; a loop's node runs
+        as its first lap on the current route (every router guarding it chose its way) that
+        has not run, or else its first lap that has not run."""
         taken = {
             a.node for a in self.attempts if a.step == self.step and a.state in ("run", "done")
         }
         if name in self.wf.laps:
             laps = self.wf.laps[name]
-            gone = [
-                k for k, n in enumerate(laps) if n in taken or (n in self.cur and self._active(n))
-            ]
-            k = max(gone, default=-1) + 1
-            if k == len(laps):
-                raise beyond(name, k + 1, len(laps))
-            return laps[k]
+            left = [n for n in laps if n not in self.cur and n not in taken]
+            if not left:
+                raise beyond(name, len(laps) + 1, len(laps))
+            # off the route (a runtime that ran what no route leads to): its first lap not
+            # run, which the trace then shows started off the route
+            return next((n for n in left if self._active(n)), left[0])
         if name not in self.wf.slots:
             return name
         for router in self.cur.values():
             for slot, sent in router.sends:
-                if slot in self.wf.slots[name] and sent == arg and slot not in taken:
+                fresh = slot not in taken and slot not in self.cur
+                if slot in self.wf.slots[name] and sent == arg and fresh:
                     return slot
         raise AppError(f"run revision --app: a {name} task with no Send of its argument {arg!r}")
 
@@ -602,9 +607,9 @@ class AppRevisionRun:
                 )
             attempt.chose = router.destinations(returned)
             past = [d for d in attempt.chose if d not in self.wf.reads]  # a lap past the last
-            if past:
+            if past:  # the router goes round once more than the laps: to `past`'s next lap
                 laps = self.wf.laps[self.wf.origin(attempt.node)]
-                raise beyond(self.wf.origin(attempt.node), len(laps) + 1, len(laps))
+                raise beyond(past[0], len(laps) + 1, len(laps))
             if router.bound:  # a fan-out: the slots, each with its Send argument
                 attempt.sends = router.sends(returned)
                 sends = [{"to": slot, "arg": _jsonable(arg)} for slot, arg in attempt.sends]
@@ -749,7 +754,7 @@ class AppRevisionRun:
         config = self.graph.update_state(latest.config, {self.path: self.value}, as_node=as_node)
         return (Command(goto=nxt) if nxt else None), config
 
-    def run(self, out: Path) -> AppOutcome:
+    def run(self, out: Path, revised: bool = True) -> AppOutcome:
         go_on: tuple[Any, Any] | None = (self.inputs, self.thread)
         while go_on is not None:
             go_on = self._stream(*go_on)
@@ -760,7 +765,7 @@ class AppRevisionRun:
         self._release_held()
         self.record("finish", result=[n for n in self.wf.order if n in self.cur])
         self.driver.close()
-        if not self.fired:  # a cell with no revision in it would conform unearned
+        if revised and not self.fired:  # a cell with no revision would conform unearned
             raise AppError(
                 f"run revision --app: the run never reached {self.point.label}, where the "
                 "revision was to arrive (the graph ran otherwise than its fault-free run)"

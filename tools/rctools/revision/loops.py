@@ -44,7 +44,7 @@ def lap(node: str, k: int) -> str:
 
 def beyond(node: str, runs: int, bound: int) -> LoopBound:
     return LoopBound(
-        f"run revision --app: {node} ran {runs} times round the graph's loop, above the bound "
+        f"run revision --app: {node} runs {runs} times round the graph's loop, above the bound "
         f"of {bound} lap{'s' * (bound > 1)}; give --loop-bound {runs} (or more)"
     )
 

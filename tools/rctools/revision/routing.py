@@ -19,9 +19,10 @@ does not see which argument changed), a list that shrinks takes the last slots o
 and one that grows puts new slots on it.
 
 A router with neither a path_map nor a `Literal` return type is read off its source: when every
-`return` of the function gives a string constant or a module name bound to one (`END`), those
-are where it may go. Said up front, never guessed (`UnsupportedApp`, exit code 2): a router
-whose destinations neither LangGraph nor its source names (a computed return, a lambda), a
+`return` of the function gives a string constant or a module name bound to one (`END`), or a
+choice of two such (`a if cond else b`), those are where it may go. Said up front, never
+guessed (`UnsupportedApp`, exit code 2): a router whose destinations neither LangGraph nor its
+source names (a computed return, a lambda), a
 fan-out of more than K tasks to one target (`SendBound`), two conditional edges on one node, a
 branch target reached another way too (its activity would be a disjunction the contract does not
 state), and a node that joins only some of a router's branches, or all of them when the router
@@ -201,14 +202,24 @@ def _returned_names(func: Any) -> list[str] | None:
         return None  # a lambda, or a source that is not one function
     names: set[str] = set()
     for ret in _own_returns(defs[0]):
-        value = ret.value
-        if isinstance(value, ast.Constant) and isinstance(value.value, str):
-            names.add(value.value)
-        elif isinstance(value, ast.Name) and isinstance(func.__globals__.get(value.id), str):
-            names.add(func.__globals__[value.id])
-        else:
+        found = _names_in(ret.value, func.__globals__)
+        if found is None:
             return None
+        names |= found
     return sorted(names) or None
+
+
+def _names_in(value: ast.expr | None, scope: dict[str, Any]) -> set[str] | None:
+    """The strings an expression of a `return` can be: a string constant, a module name
+    bound to one, either side of `a if cond else b`; None for anything else."""
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return {value.value}
+    if isinstance(value, ast.Name) and isinstance(scope.get(value.id), str):
+        return {scope[value.id]}
+    if isinstance(value, ast.IfExp):
+        body, orelse = _names_in(value.body, scope), _names_in(value.orelse, scope)
+        return None if body is None or orelse is None else body | orelse
+    return None
 
 
 def _own_returns(fn: ast.AST) -> Iterator[ast.Return]:
