@@ -199,7 +199,7 @@ def _to_c_or_end(s: Any) -> str:
 
 
 def _computed(s: Any) -> str:
-    return "c" if s.get("x") else "b"
+    return "c" if s.get("x") else s["next"]
 
 
 def _named_by_source(b: Any) -> None:
