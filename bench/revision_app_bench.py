@@ -115,7 +115,30 @@ FANOUT = App(
         Revision("style", "formal", "style (read only by write)"),
     ),
 )
-APPS = [*STATIC, FANOUT]
+# Loops, stated as laps (`--loop-bound`, 4 by default): the request sets how often each goes round
+LOOPS = [
+    App(
+        "plan_execute_loop",
+        {"request": "a; b; c", "tone": "plain"},
+        "planner, then agent -> replan per step (three laps)",
+        (
+            Revision("request", "a; b", "request: one step fewer"),
+            Revision("request", "a; b; c; d", "request: one step more"),
+            Revision("tone", "formal", "tone (read by replan)"),
+        ),
+    ),
+    App(
+        "compiler_loop",
+        {"question": "solar? wind? tides?", "language": "en"},
+        "plan_and_schedule (parallel tools inside) -> join per round (three laps)",
+        (
+            Revision("question", "solar? wind?", "question: one round fewer"),
+            Revision("question", "solar? wind? tides? waves?", "question: one round more"),
+            Revision("language", "fr", "language (read by join)"),
+        ),
+    ),
+]
+APPS = [*STATIC, FANOUT, *LOOPS]
 
 
 @dataclass
@@ -355,6 +378,17 @@ def main(out: Path | None) -> None:
             _table([FANOUT], measured, probed),
             "",
             *_why(FANOUT, measured, probed[FANOUT.name]),
+            "",
+            "## Loops as laps (`plan_execute_loop.py`, `compiler_loop.py`)",
+            "",
+            "A loop's k-th turn is node `N(k)`, a branch of the turn before; the node order counts "
+            "every lap of the bound (4). A revision a lap reads re-runs that lap and every later "
+            "one (each lap's input is the one before), so validity keeps what comes before the "
+            "first reader and saves over suffix only where the DAG is wider than a chain.",
+            "",
+            _table(LOOPS, measured, probed),
+            "",
+            *[line for app in LOOPS for line in _why(app, measured, probed[app.name])],
             "",
         ]
     )
