@@ -208,3 +208,54 @@ def test_a_subgraph_reads_only_its_own_input_keys(tmp_path: Path) -> None:
     assert stale["exit"] == 1, stale
     broken = [c for c in stale["cells"] if c["status"] == "violates"]
     assert len(broken) == 3 and all(c["properties"] == ["NoStaleCommit"] for c in broken)
+
+
+ASKS_FOREVER = """
+from typing import TypedDict
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+
+class S(TypedDict, total=False):
+    request: str
+    asked: int
+
+def ask(s):
+    interrupt("again?")
+    return {"asked": s.get("asked", 0) + 1}
+
+def build(checkpointer):
+    graph = StateGraph(S)
+    graph.add_node("ask", ask)
+    graph.add_edge(START, "ask")
+    graph.add_conditional_edges("ask", lambda s: "ask", ["ask"])
+    return graph.compile(checkpointer=checkpointer)
+"""
+
+
+def test_a_graph_that_waits_for_a_human_runs_with_an_answer(tmp_path: Path) -> None:
+    """tests/fixtures/apps/approval_desk.py (refused before: it parks at `interrupt()`): with
+    `--answer true` every interrupt is answered, the approver's attempt spans its wait, and a
+    new request also arrives while it waits (`parked-approve`). Every cell conforms under
+    validity; stale is rejected in every cell."""
+    app, given = f"{APPS / 'approval_desk.py'}:build", '{"to": "ada", "request": "r"}'
+    statuses = {}
+    for policy in ("validity", "stale"):
+        done = run_cli(
+            "run", "revision", "--policy", policy, "--app", app, "--input", given,
+            "--revise", 'request="r2"', "--answer", "true", "--out", tmp_path / policy,
+            "--format", "json", "--no-progress", timeout=300,
+        )  # fmt: skip
+        done.assert_no_traceback()
+        statuses[policy] = {c["cell"]: c["status"] for c in done.json()["cells"]}
+    assert "app-validity-parked-approve" in statuses["validity"]
+    assert set(statuses["validity"].values()) == {"conforms"}
+    assert set(statuses["stale"].values()) == {"violates"}
+    source = tmp_path / "forever.py"
+    source.write_text(ASKS_FOREVER)
+    done = invoke(
+        "run", "revision", "--policy", "validity", "--app", f"{source}:build", "--input",
+        '{"request": "r"}', "--revise", 'request="r2"', "--answer", '"yes"', "--out",
+        tmp_path / "forever", "--no-progress",
+    )  # fmt: skip
+    done.assert_no_traceback()
+    assert done.returncode == 2 and "still parked after 32 answers" in done.stderr, done

@@ -36,9 +36,10 @@ them), and the `route` event of the router's attempt names the slots with their 
 A subgraph (a compiled StateGraph added as a node) runs as one node, reading its own state's
 keys. A loop runs as bounded laps (`loops.py`): the k-th run of a loop's node N on the current
 route is an attempt of `N(k)`. Not yet (said up front, `UnsupportedApp`): the functional API, a
-subgraph with a checkpointer of its own, the loops `loops.py` names,
-interrupts (static ones from the compiled graph, dynamic ones -- `interrupt()` in a node -- from
-the fault-free run the points are drawn from), and the conditional edges `routing.py` names.
+subgraph with a checkpointer of its own, the loops `loops.py` names, static interrupts
+(`interrupt_before`/`interrupt_after`), a dynamic one (`interrupt()` in a node) unless a human's
+answer is given (`answer`: the run is resumed with it at every interrupt, and the parked
+attempt spans the wait), and the conditional edges `routing.py` names.
 
 Effects (`effects`, node -> revocable): a declared node's writes are an outbox -- what it asks
 the outside world to do (an e-mail to send) -- which the suite performs once the step has
@@ -320,6 +321,9 @@ class _Calls(BaseCallbackHandler):
 
 
 APP_POLICIES = ("full", "suffix", "stale", "validity")
+MAX_RESUMES = 32
+"""The most interrupts one run is answered at (`--answer`): a graph that asks again after as many
+answers never ends."""
 
 
 def _jsonable(value: Any) -> Any:
@@ -334,8 +338,8 @@ def _jsonable(value: Any) -> Any:
 @dataclass(frozen=True)
 class Point:
     """Where the revision arrives: inside model call number `at` ("call"), when node `at`'s
-    first task starts ("node"), or when it has ended and its step is not yet checkpointed
-    ("commit")."""
+    first task starts ("node"), when it has ended and its step is not yet checkpointed
+    ("commit"), or while it waits at an interrupt for its human's answer ("parked")."""
 
     kind: str
     at: str
@@ -352,7 +356,7 @@ class _Attempt:
     reads: dict[str, int]
     step: int
     parents: list[str]
-    state: str = "run"  # run, done, committed, rejected, cancelled
+    state: str = "run"  # run, parked (at an interrupt), done, committed, rejected, cancelled
     writes: Any = None
     chose: list[str] = field(default_factory=list)
     sends: list[tuple[str, Any]] = field(default_factory=list)
@@ -371,7 +375,10 @@ class AppOutcome:
 
 
 def probe(
-    factory: Callable[[Any], Any], inputs: dict[str, Any], bound: int = DEFAULT_SEND_BOUND
+    factory: Callable[[Any], Any],
+    inputs: dict[str, Any],
+    bound: int = DEFAULT_SEND_BOUND,
+    answer: tuple[Any, ...] = (),
 ) -> _Calls:
     """A fault-free run: its model calls are the instants a revision can be drawn from, its
     nodes the ones it can arrive at. A run that raises, parks at an `interrupt()` a node
@@ -381,11 +388,16 @@ def probe(
     fanouts = {n for n, r in routers_of(graph.builder, bound).items() if r.bound}
     counter = _Calls(None, lambda _: None, routers_of(graph.builder, bound, fanouts))
     config = {"configurable": {"thread_id": "probe"}, "callbacks": [counter]}
+    given: Any = inputs
     try:
-        if async_only_nodes(graph):
-            asyncio.run(graph.ainvoke(inputs, config))
-        else:
-            graph.invoke(inputs, config)
+        for _ in range(MAX_RESUMES + 1):
+            if async_only_nodes(graph):
+                asyncio.run(graph.ainvoke(given, config))
+            else:
+                graph.invoke(given, config)
+            if not (answer and graph.get_state(config).interrupts):
+                break
+            given = Command(resume=answer[0])  # the human's answer, as `--answer` gives it
     except Exception as exc:  # the user's graph: anything can go wrong in it
         raise AppError(
             f"run revision --app: the fault-free run raised {type(exc).__name__}: {exc}"
@@ -393,8 +405,12 @@ def probe(
     if graph.get_state(config).next:
         raise UnsupportedApp(
             "run revision --app: the fault-free run parked at an interrupt (interrupt() in a "
-            "node); interrupts are not supported yet: a run that waits for a human has no end "
-            "to judge"
+            "node)"
+            + (
+                f" and was still parked after {MAX_RESUMES} answers"
+                if answer
+                else "; give --answer JSON, the value a human answers every interrupt with"
+            )
         )
     sent = {node for node, returned in counter.chosen.values() if _sends(returned)}
     counter.fanouts = fanouts | sent
@@ -427,38 +443,43 @@ def points_of(
     bound: int = DEFAULT_SEND_BOUND,
     fault_free: _Calls | None = None,
     loop_bound: int = DEFAULT_LOOP_BOUND,
+    answer: tuple[Any, ...] = (),
 ) -> list[Point]:
     """Every point of a run: inside each model call, at each node's (slot's, lap's) start,
     between each one's end and its commit (from `fault_free`, a `probe` of it, when given).
     A fault-free run that goes round its loop more than `loop_bound` times is refused here."""
-    fault_free = fault_free or probe(factory, inputs, bound)
+    fault_free = fault_free or probe(factory, inputs, bound, answer)
     graph = factory(InMemorySaver())
     wf = workflow_of(graph, inputs, None, bound, fault_free.fanouts, loop_bound)
     calls = [Point("call", str(k)) for k in range(1, fault_free.calls + 1)]
-    laps = _walk(factory, inputs, bound, fault_free.fanouts, loop_bound) if wf.laps else set()
+    laps: set[str] = set()
+    parks: list[str] = []
+    if wf.laps or answer:
+        laps, parks = _walk(factory, inputs, bound, fault_free.fanouts, loop_bound, answer)
     ran = [  # not taken: none
         n for n in wf.order if n in fault_free.ran or n in fault_free.slots or n in laps
     ]
     nodes = [Point(kind, n) for n in ran for kind in ("node", "commit")]
-    return calls + nodes
+    waits = [Point("parked", n) for n in dict.fromkeys(parks)]  # each node that parked, once
+    return calls + nodes + waits
 
 
 def _walk(
     factory: Callable[[Any], Any], inputs: dict[str, Any], bound: int,
-    fanouts: Collection[str], loop_bound: int,
-) -> set[str]:  # fmt: skip
-    """The workflow nodes a fault-free run of a graph with a loop ran as: which lap each run
-    of a node was is known only by following the route as a cell does (a node after the loop
-    runs in the lap the loop ended in). A run that goes round more than `loop_bound` times
-    is refused here."""
+    fanouts: Collection[str], loop_bound: int, answer: tuple[Any, ...],
+) -> tuple[set[str], list[str]]:  # fmt: skip
+    """The workflow nodes a fault-free run ran as, and those that parked at an interrupt:
+    which lap each run of a loop's node was is known only by following the route as a cell
+    does (a node after the loop runs in the lap the loop ended in). A run that goes round more
+    than `loop_bound` times is refused here."""
     with tempfile.TemporaryDirectory(prefix="resume-check-walk-") as scratch:
         folder = Path(scratch)
         run = AppRevisionRun(
             factory, inputs, sorted(inputs)[0], None, Point("none", ""), "validity",
-            folder / "walk.sqlite", None, bound, fanouts, loop_bound,
+            folder / "walk.sqlite", None, bound, fanouts, loop_bound, answer,
         )  # fmt: skip
         run.run(folder / "walk.jsonl", revised=False)
-        return {a.node for a in run.attempts}
+        return {a.node for a in run.attempts}, run.parks
 
 
 class AppRevisionRun:
@@ -469,8 +490,12 @@ class AppRevisionRun:
         self, factory: Callable[[Any], Any], inputs: dict[str, Any], path: str, value: Any,
         point: Point, policy: str, db: Path, effects: dict[str, bool] | None = None,
         bound: int = DEFAULT_SEND_BOUND, fanouts: Collection[str] = (),
-        loop_bound: int = DEFAULT_LOOP_BOUND,
+        loop_bound: int = DEFAULT_LOOP_BOUND, answer: tuple[Any, ...] = (),
     ) -> None:  # fmt: skip
+        self.answer = answer
+        """What a human answers every interrupt with (empty: the graph has none)."""
+        self.parks: list[str] = []
+        """The nodes whose attempts parked at an interrupt, in order."""
         self.driver = driver(factory, db, False, "sync")
         if async_only_nodes(self.driver.graph):  # only async graphs are built twice
             self.driver.close()
@@ -544,8 +569,18 @@ class AppRevisionRun:
         for mode, data in self.driver.stream(given, config, ["tasks", "checkpoints"]):
             name = data.get("name") if mode == "tasks" else None
             if name in self.wf.reads or name in self.wf.slots or name in self.wf.laps:
-                if "result" not in data:
+                waiting = self.by_task.get(data["id"])
+                if "result" not in data and waiting is not None and waiting.state == "parked":
+                    waiting.state = "run"  # answered: the same attempt goes on (LangGraph
+                    # runs the node again from its start, its model calls included)
+                elif "result" not in data:
                     self._start(data["id"], self._node_of(name, data.get("input")))
+                elif data.get("interrupts"):
+                    parked = self.by_task[data["id"]]
+                    parked.state = "parked"  # waits for its human
+                    self.parks.append(parked.node)
+                    if self.point == Point("parked", parked.node):
+                        self._revise(parked.node)
                 else:
                     self._end(data["id"], data["result"])
             elif mode == "checkpoints":
@@ -625,7 +660,8 @@ class AppRevisionRun:
     def _at_checkpoint(self) -> tuple[Any, Any] | None:
         """The step's writes are durable: commit what is still valid (all of it under
         `stale`); after a revision, plan first and answer where to go on from."""
-        done = [a for a in self.attempts if a.state == "done"]
+        # an attempt parked at an interrupt is in flight too: a plan may cancel it
+        done = [a for a in self.attempts if a.state in ("done", "parked")]
         go_on = self._plan(done) if self.pending else None
         for a in done:
             if a.state != "done":
@@ -754,14 +790,24 @@ class AppRevisionRun:
         config = self.graph.update_state(latest.config, {self.path: self.value}, as_node=as_node)
         return (Command(goto=nxt) if nxt else None), config
 
-    def run(self, out: Path, revised: bool = True) -> AppOutcome:
-        go_on: tuple[Any, Any] | None = (self.inputs, self.thread)
+    def _go_on(self, go_on: tuple[Any, Any] | None) -> None:
+        """Streams until the run ends, answering each interrupt it parks at."""
+        resumes = 0
         while go_on is not None:
             go_on = self._stream(*go_on)
+            parked = any(a.state == "parked" for a in self.attempts)
+            if go_on is None and parked and self.answer and resumes < MAX_RESUMES:
+                resumes += 1
+                go_on = Command(resume=self.answer[0]), self._thread_now()
+
+    def _thread_now(self) -> dict[str, Any]:
+        """The current thread, at its latest checkpoint."""
+        return {"configurable": {"thread_id": self.thread["configurable"]["thread_id"]}}
+
+    def run(self, out: Path, revised: bool = True) -> AppOutcome:
+        self._go_on((self.inputs, self.thread))
         if self.pending:  # arrived after the last checkpoint: plan once more
-            go_on = self._at_checkpoint()
-            while go_on is not None:
-                go_on = self._stream(*go_on)
+            self._go_on(self._at_checkpoint())
         self._release_held()
         self.record("finish", result=[n for n in self.wf.order if n in self.cur])
         self.driver.close()

@@ -30,6 +30,7 @@ WHERE = {
     "call": "inside model call {}",
     "node": "when {} starts",
     "commit": "after {} ends, before its commit",
+    "parked": "while {} waits at its interrupt for the human's answer",
 }
 
 
@@ -61,6 +62,7 @@ class AppMatrix(CellByCell):
         effects: dict[str, bool] | None = None,
         bound: int = DEFAULT_SEND_BOUND,
         loop_bound: int = DEFAULT_LOOP_BOUND,
+        answer: tuple[Any, ...] = (),
     ) -> None:
         try:
             self.factory: Callable[[Any], Any] = load_factory(spec)
@@ -73,14 +75,15 @@ class AppMatrix(CellByCell):
                 raise AppError(
                     f"--revise: {revision[0]!r} is not an input channel of --input ({known})"
                 )
-            fault_free = probe(self.factory, inputs, bound)  # the one run before the cells
+            fault_free = probe(self.factory, inputs, bound, answer)  # the run before the cells
             self.fanouts = fault_free.fanouts  # a router seen sending Send packets
             workflow_of(graph, inputs, effects, bound, self.fanouts, loop_bound)
-            self.points = points_of(self.factory, inputs, bound, fault_free, loop_bound)
+            self.points = points_of(self.factory, inputs, bound, fault_free, loop_bound, answer)
         except AppError as exc:
             raise UsageError(str(exc)) from None
         self.spec, self.inputs, self.revision, self.policy = spec, inputs, revision, policy
         self.effects, self.bound, self.loop_bound = dict(effects or {}), bound, loop_bound
+        self.answer = answer
 
     def cells(self) -> list[Cell]:
         path = self.revision[0]
@@ -102,7 +105,7 @@ class AppMatrix(CellByCell):
         db = scratch / f"{trace.stem}-{policy}.sqlite"
         run = AppRevisionRun(
             self.factory, self.inputs, path, value, point, policy, db, self.effects,
-            self.bound, self.fanouts, self.loop_bound,
+            self.bound, self.fanouts, self.loop_bound, self.answer,
         )  # fmt: skip
         return run.run(trace)
 
@@ -171,15 +174,19 @@ def configure_app(
     irreversible: tuple[str, ...] = (),
     send_bound: int = DEFAULT_SEND_BOUND,
     loop_bound: int = DEFAULT_LOOP_BOUND,
+    answer_json: str | None = None,
 ) -> AppMatrix:
     """The matrix of `run revision --app`; any problem with the app or the options is a usage
     error (exit code 2) before a cell runs."""
     try:
         inputs = parse_json("--input", input_json, None)
+        answer = () if answer_json is None else (parse_json("--answer", answer_json, None),)
     except AppError as exc:
         raise UsageError(str(exc)) from None
     both = sorted(set(effects) & set(irreversible))
     if both:
         raise UsageError(f"{', '.join(both)}: --effect (revocable) or --irreversible, not both")
     declared = {n: True for n in effects} | {n: False for n in irreversible}
-    return AppMatrix(spec, inputs, parse_revision(revise), policy, declared, send_bound, loop_bound)
+    return AppMatrix(
+        spec, inputs, parse_revision(revise), policy, declared, send_bound, loop_bound, answer
+    )

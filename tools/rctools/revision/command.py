@@ -237,15 +237,18 @@ def configure(
     irreversible: tuple[str, ...],
     send_bound: int | None,
     loop_bound: int | None,
+    answer_json: str | None,
 ) -> RevisionMatrix | AppMatrix:
     if app is not None:
         if workloads or crash or racing:
             raise UsageError("--app runs your graph: --workload, --crash and --racing do not apply")
         bound = DEFAULT_SEND_BOUND if send_bound is None else send_bound
         laps = DEFAULT_LOOP_BOUND if loop_bound is None else loop_bound
-        return configure_app(app, input_json, revise, policy, effects, irreversible, bound, laps)
-    if input_json is not None or revise is not None or effects or irreversible:
-        raise UsageError("--input, --revise, --effect and --irreversible go with --app")
+        return configure_app(
+            app, input_json, revise, policy, effects, irreversible, bound, laps, answer_json
+        )
+    if input_json is not None or revise is not None or effects or irreversible or answer_json:
+        raise UsageError("--input, --revise, --effect, --irreversible and --answer go with --app")
     if send_bound is not None or loop_bound is not None:
         raise UsageError("--send-bound and --loop-bound go with --app")
     names = workloads or sorted(RACING_WORKLOADS if racing else WORKLOADS)
@@ -359,6 +362,14 @@ OPTIONS: list[Callable[[Any], Any]] = [
         help=f"With --app: the most times a run may go round the graph's loop (a ReAct agent's "
         f"model-tools turns; its laps, default {DEFAULT_LOOP_BOUND}); a run that goes round more "
         "is refused, saying so.",
+    ),
+    click.option(
+        "--answer",
+        "answer_json",
+        metavar="JSON",
+        default=None,
+        help="With --app: what a human answers every interrupt() of your graph with (the "
+        "value of Command(resume=...)); without it, a graph that parks is refused.",
     ),
 ]
 
