@@ -255,27 +255,58 @@ def test_the_prebuilt_react_agent_runs_with_its_tool_calls_as_slots(tmp_path: Pa
     assert all(c["status"] == "violates" for c in summaries["stale"]["cells"])
 
 
+# A human approves each step of the loop (interrupt() in `act`, answered by --answer).
+APPROVED_EACH_TURN = """
+import operator
+from typing import Annotated, TypedDict
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+
+class S(TypedDict, total=False):
+    q: str
+    done: Annotated[list[str], operator.add]
+
+def act(s):
+    ok = interrupt({"step": len(s.get("done", []))})
+    return {"done": [f"{s['q']}:{ok}"]}
+
+def route(s):
+    return "act" if len(s.get("done", [])) < len(s["q"].split()) else END
+
+def build(checkpointer):
+    g = StateGraph(S)
+    g.add_node("agent", lambda s: {})
+    g.add_node("act", act)
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", route)
+    g.add_edge("act", "agent")
+    return g.compile(checkpointer=checkpointer)
+"""
+
+
 @pytest.mark.parametrize(
     ("source", "given", "revise", "cells"),
     [
         (AFTER_THE_LOOP, '{"q": "a b", "tone": "t"}', 'q="a b c"', 12),
         (BACK_TO_THE_START, '{"q": "a"}', 'q="b"', 8),
+        (APPROVED_EACH_TURN, '{"q": "a b"}', 'q="a b c"', 12),
     ],
-    ids=["after-the-loop", "back-to-the-start"],
+    ids=["after-the-loop", "back-to-the-start", "approved-each-turn"],
 )
 def test_more_loop_shapes_conform_and_stale_is_caught(
     tmp_path: Path, source: str, given: str, revise: str, cells: int
 ) -> None:
     """`respond` runs in the lap the loop ends in (`respond(3)`), not in its first; a loop
-    back to the first node with a router that returns `"planner" if ... else END`."""
+    back to the first node with a router that returns `"planner" if ... else END`; a loop
+    whose every turn waits for a human (`--answer`, the parked points included)."""
     app = tmp_path / "userapp.py"
     app.write_text(source)
     statuses = {}
     for policy in ("validity", "stale"):
         done = invoke(
             "run", "revision", "--policy", policy, "--app", f"{app}:build", "--input", given,
-            "--revise", revise, "--out", tmp_path / policy, "--format", "json",
-            "--no-progress",
+            "--revise", revise, "--answer", '"yes"', "--out", tmp_path / policy,
+            "--format", "json", "--no-progress",
         )  # fmt: skip
         done.assert_no_traceback()
         statuses[policy] = [c["status"] for c in done.json()["cells"]]
