@@ -202,6 +202,19 @@ def _computed(s: Any) -> str:
     return "c" if s.get("x") else s["next"]
 
 
+target = "c"  # a module name bound to a node's name, which `_shadowed` binds again itself
+
+
+def _shadowed(s: Any) -> str:
+    target = s["next"]
+    return target
+
+
+def _shadowed_by_source(b: Any) -> None:
+    b.add_edge("__start__", "a")
+    b.add_conditional_edges("a", _shadowed)
+
+
 def _named_by_source(b: Any) -> None:
     b.add_edge("__start__", "a")
     b.add_conditional_edges("a", _to_c_or_end)
@@ -220,6 +233,8 @@ def test_a_router_without_a_path_map_is_read_off_its_source() -> None:
     assert wf.branches == [("c", "a", "c")]
     with pytest.raises(UnsupportedApp, match="does not name where it may go"):
         workflow_of(_graph(_not_named_by_source), {"x": "0"})
+    with pytest.raises(UnsupportedApp, match="does not name where it may go"):
+        workflow_of(_graph(_shadowed_by_source), {"x": "0"})  # its own `target`, not "c"
 
 
 @pytest.mark.parametrize(

@@ -642,9 +642,11 @@ class AppRevisionRun:
                 )
             attempt.chose = router.destinations(returned)
             past = [d for d in attempt.chose if d not in self.wf.reads]  # a lap past the last
-            if past:  # the router goes round once more than the laps: to `past`'s next lap
-                laps = self.wf.laps[self.wf.origin(attempt.node)]
+            laps = self.wf.laps.get(self.wf.origin(attempt.node))
+            if past and laps:  # the router goes round once more than the laps declared
                 raise beyond(past[0], len(laps) + 1, len(laps))
+            if past:
+                raise AppError(f"run revision --app: {attempt.node} routed to {past[0]}, no node")
             if router.bound:  # a fan-out: the slots, each with its Send argument
                 attempt.sends = router.sends(returned)
                 sends = [{"to": slot, "arg": _jsonable(arg)} for slot, arg in attempt.sends]
@@ -795,14 +797,15 @@ class AppRevisionRun:
         resumes = 0
         while go_on is not None:
             go_on = self._stream(*go_on)
-            parked = any(a.state == "parked" for a in self.attempts)
-            if go_on is None and parked and self.answer and resumes < MAX_RESUMES:
-                resumes += 1
-                go_on = Command(resume=self.answer[0]), self._thread_now()
-
-    def _thread_now(self) -> dict[str, Any]:
-        """The current thread, at its latest checkpoint."""
-        return {"configurable": {"thread_id": self.thread["configurable"]["thread_id"]}}
+            if go_on is not None or not self.graph.get_state(self.thread).interrupts:
+                continue  # going on elsewhere, or the thread is not waiting for its human
+            if not self.answer or resumes == MAX_RESUMES:  # a parked run has no end to judge
+                raise AppError(
+                    "run revision --app: the revised run parked at an interrupt"
+                    + (f" {MAX_RESUMES} times" if self.answer else "; give --answer JSON")
+                )
+            resumes += 1
+            go_on = Command(resume=self.answer[0]), self.thread  # the thread's latest
 
     def run(self, out: Path, revised: bool = True) -> AppOutcome:
         self._go_on((self.inputs, self.thread))

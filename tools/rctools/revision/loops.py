@@ -52,7 +52,8 @@ def beyond(node: str, runs: int, bound: int) -> LoopBound:
 @dataclass
 class Unrolled:
     """The graph with its loop unrolled: nodes, edges, routers (keyed by workflow node),
-    START's nodes, and `laps` (a LangGraph node of the loop -> its laps, in order)."""
+    START's nodes, `laps` (a LangGraph node of the loop -> its laps, in order) and `slots` (a
+    Send target -> its slots in every lap)."""
 
     nodes: list[str]
     edges: set[tuple[str, str]]
@@ -92,8 +93,11 @@ def unroll(
             f"run revision --app: the loop through {head} has a loop inside it; one loop is "
             "supported"
         )
-    into = sorted(n for n, r in routers.items() if r.bound and n not in body and r.sent_to)
-    into = [n for n in into if set(slots_of_all(routers[n], slots)) & body]
+    into = sorted(
+        n
+        for n, r in routers.items()
+        if r.bound and n not in body and body & {s for t in r.sent_to for s in slots.get(t, [])}
+    )
     if into:
         raise UnsupportedApp(
             f"run revision --app: a Send fan-out into the loop through {head} from "
@@ -134,8 +138,3 @@ def unroll(
     # a Send target's slots are every lap's: a task sent there runs as one of them
     slots = {t: [c for s in ss for c in laps.get(s, [s])] for t, ss in slots.items()}
     return Unrolled(nodes, edges, laid, entry, laps, slots)
-
-
-def slots_of_all(router: Router, slots: dict[str, list[str]]) -> list[str]:
-    """Every slot a fan-out router sends to."""
-    return [s for t in router.sent_to for s in slots.get(t, [])]

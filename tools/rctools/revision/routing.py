@@ -200,9 +200,14 @@ def _returned_names(func: Any) -> list[str] | None:
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     if len(defs) != 1:
         return None  # a lambda, or a source that is not one function
+    # a module name the function binds itself (an argument, an assignment) is not the module's
+    local = {a.arg for a in ast.walk(defs[0].args) if isinstance(a, ast.arg)} | {
+        n.id for n in ast.walk(defs[0]) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    scope = {k: v for k, v in func.__globals__.items() if k not in local}
     names: set[str] = set()
     for ret in _own_returns(defs[0]):
-        found = _names_in(ret.value, func.__globals__)
+        found = _names_in(ret.value, scope)
         if found is None:
             return None
         names |= found
