@@ -36,7 +36,8 @@ TaskSet == IF "one-task" \in Moves THEN {[task |-> 1, node |-> "A", path |-> "a"
 \* host's work runs its subgraph in two namespaces ("three-chains").
 Chains == IF "three-chains" \in Moves THEN {1, 2, 3}
           ELSE IF {"nested", "before"} \cap Moves # {} THEN {1, 2} ELSE {1}
-Interrupts == {1}
+\* One interrupt; two where answers to two interrupts share a checkpoint's answer slot.
+Interrupts == IF "two-interrupts" \in Moves THEN {1, 2} ELSE {1}
 Intents == {1}
 Kinds == {"k"}
 
@@ -127,4 +128,9 @@ SoundSymmetry == Permutations(Procs)
 \* a state of its own and only the shortest histories could be explored.
 SoundView == <<wf, ck, latest, sched, wr, aw, ans, dlv, closed, run, alive, holders, inflight,
                ledger, crashes, ending, broke>>
+
+\* SoundView with the last event: a move whose report changes no state of the checks
+\* (a load's answers) is judged for every report it could make, each reached by
+\* its shortest behaviour.
+LastView == <<SoundView, IF hist = <<>> THEN <<>> ELSE hist[Len(hist)]>>
 =============================================================================

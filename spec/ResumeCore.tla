@@ -64,7 +64,7 @@ VARIABLES
     latest,   \* chain -> the stored checkpoint of highest creation order
     sched,    \* checkpoint id -> the set of [task, node, path] it schedules, once known
     wr,       \* checkpoint id -> task -> [stored, fly, kinds, raised, made]: the task's pending write
-    aw,       \* checkpoint id -> the answers written on it: [stored, fly]
+    aw,       \* checkpoint id -> the answers written on it: [stored, fly, old]
     ans,      \* interrupt -> the live answers addressed to it, as <<proc, value>>
     dlv,      \* interrupt -> the values stored task writes record it received
     closed,   \* the interrupts whose task's final result is stored: answers to them are inert
@@ -151,17 +151,30 @@ MustWrites(c) == {SeenWrite(t, WriteOf(c, t).stored) :
                     t \in {t \in DOMAIN WritesOf(c) : WriteOf(c, t).stored.kind # "none"}}
 MayWrites(c) == MustWrites(c) \cup
                 UNION {{SeenWrite(t, w) : w \in Flying(c, t)} : t \in DOMAIN WritesOf(c)}
-AnswersOf(c) == Get(aw, c, [stored |-> {}, fly |-> {}])
+\* An answer in flight is [interrupt, value, by, over]: `over`, the answers stored
+\* on the checkpoint when it was handed to the saver, which it replaces once it
+\* lands; `old`, the stored answers so replaced.
+AnswersOf(c) == Get(aw, c, [stored |-> {}, fly |-> {}, old |-> {}])
+Answer(a) == [interrupt |-> a.interrupt, value |-> a.value]
+InFlight(c, a, v, p) == \E x \in AnswersOf(c).fly : x.interrupt = a /\ x.value = v /\ x.by = p
+\* The record of c's answers once the answers in flight `landed` reached the store.
+Land(r, landed) ==
+    [stored |-> r.stored \cup {Answer(a) : a \in landed},
+     fly |-> r.fly \ landed,
+     old |-> (r.old \cup UNION {a.over : a \in landed}) \ {Answer(a) : a \in landed}]
 \* A stored answer may leave the store once a stored task write records that its
-\* interrupt received it (a saver keeps one answer slot per checkpoint).
-MustAnswers(c) == {x \in AnswersOf(c).stored : x.value \notin Get(dlv, x.interrupt, {})}
+\* interrupt received it, or once a later answer replaced it (a saver keeps one
+\* answer slot per checkpoint).
+MustAnswers(c) == {x \in AnswersOf(c).stored \ AnswersOf(c).old : x.value \notin Get(dlv, x.interrupt, {})}
 KeptAnswers(c) == AnswersOf(c).stored
-MayAnswers(c) == KeptAnswers(c) \cup {[interrupt |-> a.interrupt, value |-> a.value] : a \in AnswersOf(c).fly}
+FlyAnswers(c) == {Answer(a) : a \in AnswersOf(c).fly}
+MayAnswers(c) == KeptAnswers(c) \cup FlyAnswers(c)
 
 \* One answer slot per checkpoint: a later answer stored there replaces an earlier
-\* one, so of the answers stored and not yet received a load returns at least one
-\* (the last stored, where the trace cannot tell which one that was).
-OneSlot(must, answers) == must # {} => must \cap answers # {}
+\* one, so a load returns at least one of the answers stored, not yet received and
+\* not replaced (the last stored, where the trace cannot tell which one that was),
+\* unless it returns one still in flight, which may have landed over them.
+OneSlot(must, fly, answers) == must # {} => (must \cap answers # {} \/ fly \cap answers # {})
 
 \* The values interrupt a may legitimately receive.
 Heard(a) == {x[2] : x \in Get(ans, a, {})} \cup Get(dlv, a, {})
@@ -265,7 +278,7 @@ LoadWrong(ch, asked, before, got, parent, digest, writes, answers) ==
           \/ ck[got].parent # parent
           \/ ck[got].digest # 0 /\ digest # 0 /\ ck[got].digest # digest
           \/ ~(MustWrites(got) \subseteq Shapes(writes) /\ Shapes(writes) \subseteq MayWrites(got))
-          \/ ~(OneSlot(MustAnswers(got), answers) /\ answers \subseteq MayAnswers(got))
+          \/ ~(OneSlot(MustAnswers(got), FlyAnswers(got), answers) /\ answers \subseteq MayAnswers(got))
 
 \* CV: a successful write a load returned has a content one of the task's
 \* writes on that checkpoint was handed to the saver with (a write stored in
@@ -311,7 +324,7 @@ FinishWrong(p, outcome) ==
     LET mine == {k \in DOMAIN run : k[1] = p}
         curs == {run[k].cur : k \in mine}
     IN  \/ \E c \in inflight[p].cks : ~Stored(c) /\ wf.durability # "exit"
-        \/ \E x \in inflight[p].ans : [interrupt |-> x[2], value |-> x[3], by |-> p] \in AnswersOf(x[1]).fly
+        \/ \E x \in inflight[p].ans : InFlight(x[1], x[2], x[3], p)
         \/ \E w \in inflight[p].wrs : w[1] \in curs /\ p \in DOMAIN WriteOf(w[1], w[2]).fly
         \/ \E k \in mine : run[k].cur # 0 /\ ~Stored(run[k].cur) /\ ~SavedWithParent(k)
         \/ outcome = "done" /\ \E c \in curs : c \notin DOMAIN sched \/ sched[c] # {}
@@ -551,11 +564,7 @@ StoreSeen(got, digest, writes, answers, below) ==
                               raised |-> @[t].raised \cup UNION {Raises(w) : w \in landed},
                               made |-> @[t].made]]]
     /\ aw' = IF got = 0 \/ got \notin DOMAIN aw THEN aw
-             ELSE [aw EXCEPT ![got] =
-                     [stored |-> @.stored \cup {[interrupt |-> a.interrupt, value |-> a.value] :
-                                                  a \in {a \in @.fly :
-                                                    [interrupt |-> a.interrupt, value |-> a.value] \in answers}},
-                      fly |-> {a \in @.fly : [interrupt |-> a.interrupt, value |-> a.value] \notin answers}]]
+             ELSE [aw EXCEPT ![got] = Land(@, {a \in @.fly : Answer(a) \in answers})]
 
 \* Process p reads chain ch: it asked the saver for checkpoint `asked` (0: the
 \* latest, or with `before` # 0 the latest made before checkpoint `before`) and
@@ -764,7 +773,8 @@ Resume(p, ch, c, a, v) ==
     /\ Broke({<<"CO", AnsweredTwice(a, entries)>>, <<"CO", ReceivedOther(a, v)>>,
               <<"FD", ChangesOtherBranch(p, ch, c)>>})
     /\ ans' = Put(ans, a, entries)
-    /\ aw' = Put(aw, c, [AnswersOf(c) EXCEPT !.fly = @ \cup {[interrupt |-> a, value |-> v, by |-> p]}])
+    /\ aw' = Put(aw, c, [AnswersOf(c) EXCEPT !.fly = @ \cup {[interrupt |-> a, value |-> v, by |-> p,
+                                                                 over |-> AnswersOf(c).stored]}])
     /\ inflight' = [inflight EXCEPT ![p].ans = @ \cup {<<c, a, v>>}]
     /\ UNCHANGED <<wf, ck, latest, sched, wr, dlv, closed, run, alive, holders, ledger, crashes, ending>>
 
@@ -906,8 +916,7 @@ PutAnswers(p, c) ==
     /\ \E x \in inflight[p].ans : x[1] = c
     /\ Observe([ev |-> "puta", p |-> p, c |-> c])
     /\ Broke({})
-    /\ aw' = [aw EXCEPT ![c] = [stored |-> @.stored \cup {[interrupt |-> a.interrupt, value |-> a.value] : a \in mine},
-                               fly |-> @.fly \ mine]]
+    /\ aw' = [aw EXCEPT ![c] = Land(@, mine)]
     /\ inflight' = [inflight EXCEPT ![p].ans = {x \in @ : x[1] # c}]
     /\ UNCHANGED <<wf, ck, latest, sched, wr, ans, dlv, closed, run, alive, holders, ledger, crashes, ending>>
 
@@ -977,8 +986,7 @@ Keepable(p) ==
 Crash(p, kept) ==
     LET f == inflight[p]
         \* the answers lost with p: in flight, not kept, and not seen stored by a load
-        lostAns == {x \in f.ans \ kept.ans :
-                      [interrupt |-> x[2], value |-> x[3], by |-> p] \in AnswersOf(x[1]).fly}
+        lostAns == {x \in f.ans \ kept.ans : InFlight(x[1], x[2], x[3], p)}
     IN
     /\ kept \in Keepable(p)
     /\ Observe([ev |-> "crash", p |-> p, kept |-> kept])
@@ -1011,9 +1019,8 @@ Crash(p, kept) ==
     /\ Settle({FlyOf(w[1], w[2], p) : w \in {w \in kept.wrs : p \in DOMAIN WriteOf(w[1], w[2]).fly}})
     /\ aw' = [c \in DOMAIN aw |->
                 IF \E x \in f.ans : x[1] = c
-                THEN [stored |-> aw[c].stored \cup {[interrupt |-> a.interrupt, value |-> a.value] :
-                                   a \in {a \in aw[c].fly : a.by = p /\ <<c, a.interrupt, a.value>> \in kept.ans}},
-                      fly |-> {a \in aw[c].fly : a.by # p}]
+                THEN [Land(aw[c], {a \in aw[c].fly : a.by = p /\ <<c, a.interrupt, a.value>> \in kept.ans})
+                        EXCEPT !.fly = {a \in @ : a.by # p}]
                 ELSE aw[c]]
     \* (an entry stays live while an answer it stands for is stored somewhere)
     /\ ans' = [a \in DOMAIN ans |->

@@ -316,17 +316,24 @@ FlyingW(c, w, i) ==
                                     /\ hist[k].task = w.task
 
 \* Answers: the answer of resume j reached the store before i (acknowledged, left
-\* by a crash, or returned by a load).  A load must return every stored answer
-\* no stored task write records as received, and may return one still in flight.
+\* by a crash, or returned by a load).  A load must return one of the stored
+\* answers that no stored task write records as received and that no other
+\* answer, handed to the saver after it was stored and stored since, replaced --
+\* or else one still in flight -- and may return any stored or in flight.
 AnswerStored(j, i) ==
     \/ AnswerKept(j, i)
     \/ \E k \in Between(j, i) : CrashAt(hist[j].p, k)
                                /\ <<hist[j].c, hist[j].interrupt, hist[j].value>> \in hist[k].kept.ans
 AnswerOf(j) == [interrupt |-> hist[j].interrupt, value |-> hist[j].value]
 ResumesOn(c, i) == {j \in Before(i) : Is(j, {"resume"}) /\ hist[j].c = c}
+ReplacedAt(j, i) ==
+    \E k \in ResumesOn(hist[j].c, i) :
+        j < k /\ AnswerStored(j, k) /\ AnswerStored(k, i) /\ AnswerOf(k) # AnswerOf(j)
 MustAnswersAt(c, i) ==
-    {AnswerOf(j) : j \in {j \in ResumesOn(c, i) : AnswerStored(j, i)
+    {AnswerOf(j) : j \in {j \in ResumesOn(c, i) : AnswerStored(j, i) /\ ~ReplacedAt(j, i)
                          /\ ~Recorded(hist[j].interrupt, hist[j].value, i, {"ok", "error", "interrupt"})}}
+FlyAnswersAt(c, i) ==
+    {AnswerOf(j) : j \in {j \in ResumesOn(c, i) : ~AnswerStored(j, i) /\ NoCrash(hist[j].p, j, i)}}
 MayAnswersAt(c, i) ==
     {AnswerOf(j) : j \in {j \in ResumesOn(c, i) : AnswerStored(j, i) \/ NoCrash(hist[j].p, j, i)}}
 
@@ -593,7 +600,7 @@ LoadRightAt(i) ==
          /\ \A w \in e.writes : w = HeldW(e.got, w.task, i - 1) \/ FlyingW(e.got, w, i)
          /\ \A x \in e.contents : LET made == MadeContentsAt(e.got, x.task, i)
                                  IN  0 \in made \/ x.digest \in made
-         /\ OneSlot(MustAnswersAt(e.got, i), e.answers)
+         /\ OneSlot(MustAnswersAt(e.got, i), FlyAnswersAt(e.got, i), e.answers)
          /\ e.answers \subseteq MayAnswersAt(e.got, i)
 
 CVRightAt(i) ==

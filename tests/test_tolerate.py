@@ -57,3 +57,21 @@ def test_past_two_answers_to_one_interrupt_a_load_returns_one_of_them() -> None:
     assert (code, v["status"], v["tolerated"]) == (0, "conforms", {"CO": 14})
     code, v = _verdict("--tolerate", "CO", TRACES / "core" / "co-cv-both-answers-lost.jsonl")
     assert (code, v["status"], v["properties"], v["event_index"]) == (1, "violates", ["CV"], 17)
+
+
+def test_the_answer_slot_knows_which_answer_came_later() -> None:
+    """The slot's order cuts both ways. An answer handed over after another was stored
+    replaces it once stored, and one still in flight may already have landed over the stored
+    one: LangGraph answering an interrupt twice (CO, the runtime's) then leaves the saver
+    blameless (both shapes were objectstorage false alarms at stride 1). A saver that keeps
+    the first answer and ignores a later one is CV, with no CO to set aside."""
+    for name, co in (
+        ("co-answer-in-flight-shown-over-the-stored-one.jsonl", 12),
+        ("co-answer-stored-then-replaced-by-a-second-answer.jsonl", 13),
+    ):
+        code, v = _verdict("--tolerate", "CO", TRACES / "core" / name)
+        assert (code, v["status"], v["tolerated"]) == (0, "conforms", {"CO": co}), name
+        assert v["matched"] == v["events"], name
+    kept = TRACES / "core" / "cv-answer-slot-keeps-the-replaced-answer.jsonl"
+    code, v = _verdict(kept)
+    assert (code, v["status"], v["properties"], v["event_index"]) == (1, "violates", ["CV"], 20)
