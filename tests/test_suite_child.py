@@ -272,3 +272,41 @@ def test_the_cpu_a_worker_used_is_reported_where_this_process_reaps_it(
 def _gone(pid: int) -> bool:
     """Whether the SIGKILLed `pid` has died (a signal's delivery is not instant)."""
     return poll(lambda: not _alive(pid), timeout=30, every=0.01)
+
+
+def test_a_worker_is_awaited_whatever_its_descriptors_are_numbered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long matrix in one process once held more than 1,024 descriptors, and select() cannot
+    wait on one numbered past that: the run ended in an internal error. The harness waits with
+    poll, which can."""
+    import resource
+
+    monkeypatch.delenv(KILL_ENV, raising=False)
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1200:
+        pytest.skip(f"this process may open only {soft} descriptors")
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        done = start_forked(_steps(tmp_path / "steps"), proc="w1", role="run").wait()
+        assert (done.exit, done.result) == ("returned", {"steps": 4})
+        hung = start_forked(lambda _fd: time.sleep(600), proc="w2", role="run", timeout=0.5)
+        assert hung.wait().exit == "error"
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
+def test_a_trace_writer_dropped_unclosed_gives_its_descriptor_back(tmp_path: Path) -> None:
+    """A driver writes a header or a crash line through a writer it then drops; thousands of
+    cells in one process must not keep a descriptor each."""
+    from rctools.suite.trace import TraceWriter
+
+    before = len(os.listdir("/proc/self/fd"))
+    for n in range(200):
+        TraceWriter(tmp_path / "trace.jsonl", "w1").event("crash", n=n)
+    with TraceWriter(tmp_path / "trace.jsonl", "w2") as writer:
+        writer.event("crash")
+    writer.close()  # closing twice is harmless
+    assert len(os.listdir("/proc/self/fd")) <= before + 1
+    assert len((tmp_path / "trace.jsonl").read_text().splitlines()) == 201

@@ -113,7 +113,8 @@ def run_cell(
         serialize=serialize,
         api=api,
     )
-    TraceFile(trace, "-").header(header(scenario, fault, durability, backend, api))
+    with TraceFile(trace, "-") as first:
+        first.header(header(scenario, fault, durability, backend, api))
     result = CellRun(trace)
     if isinstance(kill_point, tuple):
         kill_point = KillPoint(*kill_point)
@@ -404,7 +405,8 @@ def _wait(cell: worker.Cell, job: worker.Invocation, running: Running) -> dict[s
     ended = running.wait()
     if ended.exit == "killed":
         if _has_events(cell.trace, job.proc):  # else it died before doing anything
-            TraceFile(cell.trace, job.proc).event("crash")
+            with TraceFile(cell.trace, job.proc) as lines:
+                lines.event("crash")
         point = dict(ended.told or {})
         calls = point.pop("saver_calls", None) or {}
         return {"killed": point, "saver_calls": calls}

@@ -77,7 +77,10 @@ class _Reaped:
 
     def wait(self, timeout: float | None) -> int | None:
         if self._code is None:
-            if not select.select([self._pidfd], [], [], timeout)[0]:
+            # poll, not select: a pidfd numbered past 1,023 is out of select()'s range
+            ready = select.poll()
+            ready.register(self._pidfd, select.POLLIN)
+            if not ready.poll(None if timeout is None else max(0, timeout) * 1000):
                 return None
             _, status, usage = os.wait4(self._pid, 0)
             self._code = os.waitstatus_to_exitcode(status)

@@ -166,4 +166,19 @@ class TraceWriter:
         os.write(self._fd, (json.dumps(obj, separators=(", ", ": ")) + "\n").encode())
 
     def close(self) -> None:
-        os.close(self._fd)
+        """Closes the descriptor; again, or after a fork's copy closed its own, a no-op."""
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # A writer dropped unclosed (one line written by a driver, a header) must not keep its
+        # descriptor: a matrix makes thousands, and a process has 1,024 that select() takes.
+        with contextlib.suppress(Exception):
+            self.close()
