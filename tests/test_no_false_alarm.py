@@ -5,10 +5,12 @@ themselves take hours (the make target); tests/test_langgraph_savers.py runs a s
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from conftest import ROOT
+from rctools.langgraph import no_false_alarm
 from rctools.langgraph.no_false_alarm import BEGIN, END, Row, command, main, merge
 
 DOCS = ROOT / "docs" / "langgraph.md"
@@ -56,6 +58,23 @@ def test_an_unknown_saver_is_refused_before_anything_runs() -> None:
     result = CliRunner().invoke(main, ["--savers", "sqlite,mine"])
     assert result.exit_code == 2
     assert "not a correct saver of the project: mine" in result.output
+
+
+def test_a_saver_not_correct_here_runs_on_request_and_never_enters_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """objectstorage on file:// tears objects under a kill: run by name, never by default, its
+    findings fail the run, and its row is not written among the correct savers'."""
+    assert "objectstorage" not in no_false_alarm.BUNDLED
+    on_file = command("objectstorage", 1, ROOT / "out", 2, None)
+    assert on_file[on_file.index("--backend") + 1] == "objectstorage"
+    monkeypatch.setattr(no_false_alarm, "run_one", lambda saver, *_: _row(saver, 20))
+    doc = tmp_path / "figures.md"
+    doc.write_text(f"{BEGIN}\n{END}\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["--savers", "objectstorage", "--write", str(doc)])
+    assert result.exit_code == 1, result.output
+    assert "torn object" in result.output
+    assert "objectstorage" not in doc.read_text(encoding="utf-8")
 
 
 def test_the_committed_figures_show_no_saver_finding_on_any_correct_saver() -> None:
