@@ -29,7 +29,7 @@ import click
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
-CORRECT = ("correct_sqlite",)
+CORRECT = ("correct_sqlite", "slow_ack_sqlite")
 ZOO = (
     "drops_pending_writes",
     "parent_as_latest",
