@@ -166,7 +166,7 @@ class TraceWriter:
         os.write(self._fd, (json.dumps(obj, separators=(", ", ": ")) + "\n").encode())
 
     def close(self) -> None:
-        """Closes the descriptor; again, or after a fork's copy closed its own, a no-op."""
+        """Closes the descriptor; a second close is a no-op."""
         fd, self._fd = self._fd, -1
         if fd >= 0:
             os.close(fd)
