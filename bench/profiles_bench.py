@@ -59,7 +59,9 @@ def run(saver: str, profile: str) -> dict[str, object]:
             *("--saver", f"broken_savers:{saver}", "--profile", profile, "--api", "sync"),
             *("--jobs", "2", "--no-progress", "--format", "json", "--out", out),
         ]
-        env = {**os.environ, "PYTHONPATH": str(FIXTURES)}
+        # The fixtures first; a PYTHONPATH given (a worktree's checker and tools) is kept.
+        path = [str(FIXTURES), *filter(None, [os.environ.get("PYTHONPATH")])]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
         wall, cpu = time.monotonic(), _children_cpu()
         done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
         wall, cpu = time.monotonic() - wall, _children_cpu() - cpu
