@@ -21,20 +21,29 @@ from conftest import ROOT, invoke, run_cli
 
 APPS = ROOT / "tests" / "fixtures" / "apps"
 
-STATIC_INTERRUPT = """
+STATIC_INTERRUPTS = """
 from typing import TypedDict
 from langgraph.graph import END, START, StateGraph
 
 class S(TypedDict, total=False):
     request: str
+    draft: str
     reply: str
 
-def build(checkpointer):
+def _graph():
     graph = StateGraph(S)
-    graph.add_node("answer", lambda s: {"reply": s["request"]})
-    graph.add_edge(START, "answer")
+    graph.add_node("draft", lambda s: {"draft": "d:" + s["request"]})
+    graph.add_node("answer", lambda s: {"reply": s["draft"] + "!"})
+    graph.add_edge(START, "draft")
+    graph.add_edge("draft", "answer")
     graph.add_edge("answer", END)
-    return graph.compile(checkpointer=checkpointer, interrupt_before=["answer"])
+    return graph
+
+def before(checkpointer):
+    return _graph().compile(checkpointer=checkpointer, interrupt_before=["answer"])
+
+def after(checkpointer):
+    return _graph().compile(checkpointer=checkpointer, interrupt_after=["draft"])
 """
 
 TWO_LOOPS = """
@@ -93,7 +102,6 @@ def build(checkpointer):
             'request="r2"',
             "the fault-free run parked at an interrupt",
         ),
-        ("<static>", '{"request": "r"}', 'request="r2"', "interrupt_before/interrupt_after"),
         ("<raises>", '{"request": "r"}', 'request="r2"', "raised ValueError: no model configured"),
     ],
 )
@@ -102,7 +110,7 @@ def test_an_unseen_shape_is_refused_before_any_cell(
 ) -> None:
     if app.startswith("<"):
         source = tmp_path / "userapp.py"
-        sources = {"<static>": STATIC_INTERRUPT, "<raises>": RAISES, "<two-loops>": TWO_LOOPS}
+        sources = {"<raises>": RAISES, "<two-loops>": TWO_LOOPS}
         source.write_text(sources[app])
         path = source
     else:
@@ -259,3 +267,45 @@ def test_a_graph_that_waits_for_a_human_runs_with_an_answer(tmp_path: Path) -> N
     )  # fmt: skip
     done.assert_no_traceback()
     assert done.returncode == 2 and "still parked after 32 answers" in done.stderr, done
+
+
+@pytest.mark.parametrize("compiled", ["before", "after"])
+def test_a_static_interrupt_is_a_pause_a_revision_can_arrive_in(
+    tmp_path: Path, compiled: str
+) -> None:
+    """interrupt_before/interrupt_after (refused before): the run waits between two steps, no
+    attempt in flight, and goes on as LangGraph resumes it (`invoke(None)`); a revision may
+    also arrive while it waits (`paused-answer`). Every cell conforms under validity; under
+    stale the pause's cell is rejected too (the reply is computed from the old draft)."""
+    source = tmp_path / "userapp.py"
+    source.write_text(STATIC_INTERRUPTS)
+    statuses = {}
+    for policy in ("validity", "stale"):
+        done = invoke(
+            "run", "revision", "--policy", policy, "--app", f"{source}:{compiled}", "--input",
+            '{"request": "r"}', "--revise", 'request="r2"', "--out", tmp_path / policy,
+            "--format", "json", "--no-progress",
+        )  # fmt: skip
+        done.assert_no_traceback()
+        statuses[policy] = {c["cell"]: c["status"] for c in done.json()["cells"]}
+    assert "app-validity-paused-answer" in statuses["validity"]
+    assert set(statuses["validity"].values()) == {"conforms"}, statuses
+    assert set(statuses["stale"].values()) == {"violates"}, statuses
+
+
+def test_the_prebuilt_agent_with_its_tools_approved_runs(tmp_path: Path) -> None:
+    """tests/fixtures/revapp/react_prebuilt.py:make_approved_graph -- `create_react_agent`
+    with `interrupt_before=["tools"]`, LangGraph's tutorial for a human approving tool calls:
+    a new user message at every point, the wait for the approval included, conforms under
+    validity."""
+    app = f"{ROOT / 'tests' / 'fixtures' / 'revapp' / 'react_prebuilt.py'}:make_approved_graph"
+    done = invoke(
+        "run", "revision", "--policy", "validity", "--app", app, "--input",
+        '{"messages": [["user", "where is my order o1?"]]}', "--revise",
+        'messages=[["user", "and order o2?"]]', "--send-bound", "2", "--loop-bound", "2",
+        "--out", tmp_path / "out", "--format", "json", "--no-progress",
+    )  # fmt: skip
+    done.assert_no_traceback()
+    statuses = {c["cell"]: c["status"] for c in done.json()["cells"]}
+    assert "app-validity-paused-tools" in statuses
+    assert set(statuses.values()) == {"conforms"}, statuses

@@ -35,11 +35,14 @@ them), and the `route` event of the router's attempt names the slots with their 
 
 A subgraph (a compiled StateGraph added as a node) runs as one node, reading its own state's
 keys. A loop runs as bounded laps (`loops.py`): the k-th run of a loop's node N on the current
-route is an attempt of `N(k)`. Not yet (said up front, `UnsupportedApp`): the functional API, a
-subgraph with a checkpointer of its own, the loops `loops.py` names, static interrupts
-(`interrupt_before`/`interrupt_after`), a dynamic one (`interrupt()` in a node) unless a human's
-answer is given (`answer`: the run is resumed with it at every interrupt, and the parked
-attempt spans the wait), and the conditional edges `routing.py` names.
+route is an attempt of `N(k)`. A static interrupt (`interrupt_before`/`interrupt_after`) is a
+pause between two steps, no attempt in flight: the run goes on as LangGraph's own docs resume
+one (`invoke(None)`), and a revision may also arrive while it waits (`paused-N`, N the first
+node it waits before). Not yet (said up front, `UnsupportedApp`): the functional API, a
+subgraph with a checkpointer of its own, the loops `loops.py` names, a dynamic interrupt
+(`interrupt()` in a node) unless a human's answer is given (`answer`: the run is resumed with
+it at every interrupt, and the parked attempt spans the wait), and the conditional edges
+`routing.py` names.
 
 Effects (`effects`, node -> revocable): a declared node's writes are an outbox -- what it asks
 the outside world to do (an e-mail to send) -- which the suite performs once the step has
@@ -101,6 +104,8 @@ class AppWorkflow:
     """A Send target -> its slots (`T#1..T#K`), the nodes of the workflow its tasks run as."""
     laps: dict[str, list[str]] = field(default_factory=dict)
     """A node of the graph's loop -> its laps (`N(1)..N(K)`, loops.py), in order."""
+    static: bool = False
+    """The graph stops at static interrupts (`interrupt_before`/`interrupt_after`)."""
 
     def origin(self, node: str) -> str:
         """The LangGraph node a workflow node runs as (a slot's target, a lap's node)."""
@@ -202,11 +207,6 @@ def workflow_of(
             "run to the next, a read the workflow cannot state; a subgraph that inherits the "
             "graph's checkpointer (compile() with none, LangGraph's default) runs as one node"
         )
-    if graph.interrupt_before_nodes or graph.interrupt_after_nodes:
-        raise UnsupportedApp(
-            "run revision --app: interrupts (interrupt_before/interrupt_after) are not "
-            "supported yet: a run that parks for a human has no end to judge"
-        )
     nodes = [n for n in builder.nodes if n not in (START, END)]
     edges = {(a, b) for a, b in builder.edges if a != START and b != END}
     edges |= {(a, b) for sources, b in builder.waiting_edges for a in sources if b != END}
@@ -260,6 +260,7 @@ def workflow_of(
         sorted(branches),
         slots,
         laps,
+        bool(graph.interrupt_before_nodes or graph.interrupt_after_nodes),
     )
 
 
@@ -322,8 +323,8 @@ class _Calls(BaseCallbackHandler):
 
 APP_POLICIES = ("full", "suffix", "stale", "validity")
 MAX_RESUMES = 32
-"""The most interrupts one run is answered at (`--answer`): a graph that asks again after as many
-answers never ends."""
+"""The most interrupts one run is answered at (`--answer`) or goes on from (a static one): a graph
+that stops again after as many never ends."""
 
 
 def _jsonable(value: Any) -> Any:
@@ -339,7 +340,8 @@ def _jsonable(value: Any) -> Any:
 class Point:
     """Where the revision arrives: inside model call number `at` ("call"), when node `at`'s
     first task starts ("node"), when it has ended and its step is not yet checkpointed
-    ("commit"), or while it waits at an interrupt for its human's answer ("parked")."""
+    ("commit"), while it waits at an interrupt for its human's answer ("parked"), or while it
+    waits at a static interrupt before node `at` ("paused")."""
 
     kind: str
     at: str
@@ -395,14 +397,20 @@ def probe(
                 asyncio.run(graph.ainvoke(given, config))
             else:
                 graph.invoke(given, config)
-            if not (answer and graph.get_state(config).interrupts):
+            given = resumed(graph.get_state(config), answer)
+            if given is _STOPS:
                 break
-            given = Command(resume=answer[0])  # the human's answer, as `--answer` gives it
     except Exception as exc:  # the user's graph: anything can go wrong in it
         raise AppError(
             f"run revision --app: the fault-free run raised {type(exc).__name__}: {exc}"
         ) from None
-    if graph.get_state(config).next:
+    state = graph.get_state(config)
+    if state.next and not state.interrupts:
+        raise UnsupportedApp(
+            "run revision --app: the fault-free run was still waiting at a static interrupt "
+            f"(interrupt_before/interrupt_after) after going on {MAX_RESUMES} times"
+        )
+    if state.next:
         raise UnsupportedApp(
             "run revision --app: the fault-free run parked at an interrupt (interrupt() in a "
             "node)"
@@ -426,6 +434,23 @@ def probe(
                     "edges do not state"
                 )
     return counter
+
+
+_STOPS = object()
+"""`resumed`'s answer when the run cannot go on by itself: it ended, or it waits for a human's
+answer that `--answer` did not give."""
+
+
+def resumed(state: Any, answer: tuple[Any, ...]) -> Any:
+    """How a run waiting at `state` goes on: with the human's answer at an `interrupt()`
+    (`Command(resume=...)`, as `--answer` gives it), with no input at a static interrupt
+    (`interrupt_before`/`interrupt_after`: the human only says "go on", LangGraph's
+    `invoke(None)`), or `_STOPS`."""
+    if not state.next:
+        return _STOPS
+    if state.interrupts:
+        return Command(resume=answer[0]) if answer else _STOPS
+    return None
 
 
 def _sends(returned: Any) -> bool:
@@ -454,21 +479,22 @@ def points_of(
     calls = [Point("call", str(k)) for k in range(1, fault_free.calls + 1)]
     laps: set[str] = set()
     parks: list[str] = []
-    if wf.laps or answer:
+    if wf.laps or answer or wf.static:
         laps, parks = _walk(factory, inputs, bound, fault_free.fanouts, loop_bound, answer)
     ran = [  # not taken: none
         n for n in wf.order if n in fault_free.ran or n in fault_free.slots or n in laps
     ]
     nodes = [Point(kind, n) for n in ran for kind in ("node", "commit")]
-    waits = [Point("parked", n) for n in dict.fromkeys(parks)]  # each node that parked, once
+    waits = [Point(kind, n) for kind, n in dict.fromkeys(parks)]  # each wait, once
     return calls + nodes + waits
 
 
 def _walk(
     factory: Callable[[Any], Any], inputs: dict[str, Any], bound: int,
     fanouts: Collection[str], loop_bound: int, answer: tuple[Any, ...],
-) -> tuple[set[str], list[str]]:  # fmt: skip
-    """The workflow nodes a fault-free run ran as, and those that parked at an interrupt:
+) -> tuple[set[str], list[tuple[str, str]]]:  # fmt: skip
+    """The workflow nodes a fault-free run ran as, and where it waited (`parked` at an
+    interrupt in a node, `paused` at a static one before a node), in order:
     which lap each run of a loop's node was is known only by following the route as a cell
     does (a node after the loop runs in the lap the loop ended in). A run that goes round more
     than `loop_bound` times is refused here."""
@@ -494,8 +520,9 @@ class AppRevisionRun:
     ) -> None:  # fmt: skip
         self.answer = answer
         """What a human answers every interrupt with (empty: the graph has none)."""
-        self.parks: list[str] = []
-        """The nodes whose attempts parked at an interrupt, in order."""
+        self.parks: list[tuple[str, str]] = []
+        """Where the run waited, in order: ("parked", node) for an attempt parked at an
+        interrupt, ("paused", node) for a static interrupt before `node`."""
         self.driver = driver(factory, db, False, "sync")
         if async_only_nodes(self.driver.graph):  # only async graphs are built twice
             self.driver.close()
@@ -578,7 +605,7 @@ class AppRevisionRun:
                 elif data.get("interrupts"):
                     parked = self.by_task[data["id"]]
                     parked.state = "parked"  # waits for its human
-                    self.parks.append(parked.node)
+                    self.parks.append(("parked", parked.node))
                     if self.point == Point("parked", parked.node):
                         self._revise(parked.node)
                 else:
@@ -793,19 +820,39 @@ class AppRevisionRun:
         return (Command(goto=nxt) if nxt else None), config
 
     def _go_on(self, go_on: tuple[Any, Any] | None) -> None:
-        """Streams until the run ends, answering each interrupt it parks at."""
+        """Streams until the run ends, answering each interrupt it parks at and going on from
+        each static one (where a revision may arrive: no attempt is in flight, so it is
+        planned at once, on the checkpoint the run waits at)."""
         resumes = 0
         while go_on is not None:
             go_on = self._stream(*go_on)
-            if go_on is not None or not self.graph.get_state(self.thread).interrupts:
-                continue  # going on elsewhere, or the thread is not waiting for its human
-            if not self.answer or resumes == MAX_RESUMES:  # a parked run has no end to judge
+            state = self.graph.get_state(self.thread)
+            if go_on is not None or not state.next:
+                continue  # going on elsewhere, or the run ended
+            given = resumed(state, self.answer)
+            if given is _STOPS or resumes == MAX_RESUMES:  # a waiting run has no end to judge
                 raise AppError(
-                    "run revision --app: the revised run parked at an interrupt"
-                    + (f" {MAX_RESUMES} times" if self.answer else "; give --answer JSON")
+                    "run revision --app: the revised run "
+                    + (
+                        "waited at a static interrupt"
+                        if not state.interrupts
+                        else "parked at an interrupt"
+                    )
+                    + (f" {MAX_RESUMES} times" if given is not _STOPS else "; give --answer JSON")
                 )
             resumes += 1
-            go_on = Command(resume=self.answer[0]), self.thread  # the thread's latest
+            go_on = given, self.thread  # the thread's latest
+            if not state.interrupts:
+                go_on = self._paused(state) or go_on
+
+    def _paused(self, state: Any) -> tuple[Any, Any] | None:
+        """A static interrupt before `state.next`: the wait is a point, and a revision that
+        arrives in it is planned at once."""
+        before = sorted(state.next)[0]
+        self.parks.append(("paused", before))
+        if self.point == Point("paused", before):
+            self._revise(before)
+        return self._at_checkpoint() if self.pending else None
 
     def run(self, out: Path, revised: bool = True) -> AppOutcome:
         self._go_on((self.inputs, self.thread))

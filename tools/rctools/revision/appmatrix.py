@@ -31,6 +31,7 @@ WHERE = {
     "node": "when {} starts",
     "commit": "after {} ends, before its commit",
     "parked": "while {} waits at its interrupt for the human's answer",
+    "paused": "while the run waits at a static interrupt before {}",
 }
 
 
