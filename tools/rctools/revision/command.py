@@ -369,7 +369,8 @@ OPTIONS: list[Callable[[Any], Any]] = [
         metavar="JSON",
         default=None,
         help="With --app: what a human answers every interrupt() of your graph with (the "
-        "value of Command(resume=...)); without it, a graph that parks is refused.",
+        "value of Command(resume=...)); without it, a graph that parks is refused. A static "
+        "interrupt (interrupt_before/after) needs none: the run goes on with invoke(None).",
     ),
 ]
 
