@@ -151,3 +151,24 @@ def test_unsupported_shapes_are_refused_up_front(tmp_path: Path) -> None:
         run.assert_no_traceback()
         assert run.returncode == 2, (args, run)
         assert message in run.stderr, (args, run.stderr)
+
+
+def test_a_static_interrupt_changes_nothing_the_audit_sees(tmp_path: Path) -> None:
+    """`build_approved` stops before `pay` for a human's approval (`interrupt_before`; refused
+    before) and goes on with `invoke(None)`: no instance is in flight at the stop, so every
+    cell's verdict and the audit's counts are those of the same graph without the stop."""
+    seen = {}
+    for factory in ("build", "build_approved"):
+        run = invoke(
+            "run", "recovery", "--app", f"{APPS / 'trip_booking.py'}:{factory}", "--tools",
+            TOOLS, "--input", INPUT, "--policy", "admissible", "--policy", "resume", "--out",
+            tmp_path / factory, "--format", "json", "--no-progress",
+        )  # fmt: skip
+        run.assert_no_traceback()
+        seen[factory] = (
+            {cell: (c["status"], c["properties"]) for cell, c in _cells(run).items()},
+            _rows(run),
+        )
+    assert seen["build_approved"] == seen["build"]
+    cells, rows = seen["build"]
+    assert len(cells) == 12 and rows["resume"]["properties"] == {"BlockWhenNone": 1}

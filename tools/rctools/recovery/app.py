@@ -21,7 +21,9 @@ A graph with async-only nodes runs through `ainvoke` (appdriver); its tools and 
 `async def`. Refused up front, each with its own message (exit 2): a graph that is not a
 StateGraph (an `@entrypoint`), one with subgraphs, a tools file that is not as above, a tool or
 undo that is not a callable of the module, and (after the fault-free run) a graph that parks at
-an interrupt or calls no declared tool (no boundary to fail at).
+an `interrupt()` in a node or calls no declared tool (no boundary to fail at). A static
+interrupt (`interrupt_before`/`interrupt_after`) is a stop between two steps: the run goes on
+from it with `invoke(None)` (`appengine.AppRun._invoke`).
 """
 
 from __future__ import annotations

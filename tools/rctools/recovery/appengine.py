@@ -53,6 +53,9 @@ from rctools.suite.crash import KillPoints
 
 APP_POLICIES = ("retry", "native", "resume", "admissible")
 MAX_RECOVERIES = 3
+MAX_PAUSES = 32
+"""The most static interrupts one run goes on from: a graph that stops again after as many
+never ends."""
 DRAIN_SECONDS = 30.0
 
 
@@ -446,10 +449,7 @@ class AppRun(Listener):
         for _ in range(MAX_RECOVERIES + 1):
             if not killed:
                 try:
-                    self.driver.invoke(payload, config)
-                    self._settle(commit=True)
-                    if self.graph.get_state(thread).next:
-                        raise Stuck(f"{self.app.spec}: parked at an interrupt (not supported)")
+                    self._invoke(payload, config, thread)
                     break
                 except InjectedFailure:
                     pass
@@ -530,6 +530,25 @@ class AppRun(Listener):
             reruns=counts["rerun"],
             through_langgraph=counts["restore"],
             to_point=counts["point"],
+        )
+
+    def _invoke(self, payload: Any, config: dict[str, Any], thread: dict[str, Any]) -> None:
+        """Runs the graph to its end. At a static interrupt (`interrupt_before`/
+        `interrupt_after`) the run stops between two steps with nothing in flight, and goes on
+        as LangGraph resumes one (`invoke(None)`); an `interrupt()` in a node, which waits for
+        a human's answer, is not supported."""
+        for _ in range(MAX_PAUSES + 1):
+            self.driver.invoke(payload, config)
+            self._settle(commit=True)  # what ran before a stop is done, whatever fails after
+            state = self.graph.get_state(thread)
+            if not state.next:
+                return
+            if state.interrupts:
+                raise Stuck(f"{self.app.spec}: parked at an interrupt (not supported)")
+            payload, config = None, thread
+        raise Stuck(
+            f"{self.app.spec}: still waiting at a static interrupt after going on "
+            f"{MAX_PAUSES} times"
         )
 
     def _settle(self, commit: bool) -> None:
