@@ -102,7 +102,7 @@ record-langgraph: setup
 ## No false alarm: the full matrix at stride 1 (every kill point) on every bundled correct saver
 ## (LangGraph's own and the project's correct wrappers), zero saver findings required; the
 ## figures go into docs/langgraph.md. Hours on two cores: not in CI (SAVERS=a,b for fewer).
-SAVERS ?= sqlite,sqlite-async,memory,postgres,redis,lmdb,correct_sqlite,table_saver,file_dict_saver,slow_ack_sqlite
+SAVERS ?= sqlite,sqlite-async,memory,postgres,redis,lmdb,correct_sqlite,table_saver,file_dict_saver,slow_ack_sqlite,log_dir_saver
 no-false-alarm: setup
 	$(BIN)/python -m rctools.langgraph.no_false_alarm --savers $(SAVERS) --out out/no-false-alarm \
 	  --write docs/langgraph.md

@@ -107,7 +107,7 @@ ZOO = [
         "calls not serialized) exist, but two resumers' puts have not yet been seen to cross",
     ),
 ]
-CORRECT = ("correct_sqlite", "table_saver", "file_dict_saver", "slow_ack_sqlite")
+CORRECT = ("correct_sqlite", "table_saver", "file_dict_saver", "slow_ack_sqlite", "log_dir_saver")
 # Every kind of kill point a saver of one statement per call has (killpoints.kind).
 KINDS = {
     "start", "end", "get_tuple entry", "get_tuple exit", "put entry", "put exit", "put @",

@@ -95,3 +95,32 @@ def test_the_quick_profile_kills_once_per_kind_of_point(tmp_path: Path) -> None:
         return found
 
     assert sorted(kinds(quick)) == sorted(set(kinds(full)))  # every kind, once
+
+
+def test_a_saver_without_delete_thread_runs_without_the_delete_scenario_said_up_front(
+    tmp_path: Path,
+) -> None:
+    """LMDBSaver (bundled, correct) leaves `delete_thread` as LangGraph's base class has it,
+    raising NotImplementedError. A thread it cannot delete is a method it lacks, not a bug of
+    what it stores: the `delete` scenario is left out and said so, never a saver finding
+    (before, its three fault-free cells were RUNS findings, exit 1)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from langgraph_checkpoint_lmdb import LMDBSaver
+    from rctools.langgraph.backends import deletes_of
+
+    assert deletes_of(LMDBSaver.__new__(LMDBSaver)) == set()
+    assert deletes_of(SqliteSaver.__new__(SqliteSaver)) == {"sync"}
+    assert deletes_of(AsyncSqliteSaver.__new__(AsyncSqliteSaver)) == {"async"}
+    lmdb = ("--backend", "lmdb", "--durability", "sync", "--no-progress", "--format", "json")
+    run = run_cli("run", "langgraph", *lmdb, "--scenarios", "delete,chain",
+                  "--kill-stride", "40", "--out", tmp_path / "both")  # fmt: skip
+    run.assert_no_traceback()
+    assert run.returncode == 0, run
+    document = run.json()
+    assert "no delete_thread" in document["details"]["profile"]["left_out"], document
+    scenarios = {c["scenario"] for c in document["details"]["cells"]}
+    assert scenarios == {"chain"}, scenarios
+    alone = run_cli("run", "langgraph", *lmdb, "--scenarios", "delete", "--out", tmp_path / "one")
+    alone.assert_no_traceback()
+    assert alone.returncode == 2 and "no cell to record" in alone.stderr, alone

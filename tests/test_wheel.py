@@ -199,3 +199,59 @@ def test_run_langgraph_judges_a_saver_module_outside_the_checkout(
     )
     cells = document["details"]["cells"]
     assert cells and {c["finding"] for c in cells} == {"conforms"}, cells
+
+
+BROKEN_SAVER = '''
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+
+class MySaver(SqliteSaver):
+    """Asked for the latest checkpoint, returns the one before it (an off-by-one in ORDER BY)."""
+
+    def get_tuple(self, config):
+        latest = super().get_tuple(config)
+        if config["configurable"].get("checkpoint_id") or latest is None:
+            return latest
+        return super().get_tuple(latest.parent_config) if latest.parent_config else latest
+'''
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("saver", ["correct", "broken"])
+def test_the_documented_pytest_example_runs_verbatim_from_the_wheel(
+    installed_for_savers: Path, tmp_path: Path, saver: str
+) -> None:
+    """docs/pytest.md's worked example, copied from the page, run by the pytest of a fresh venv
+    that holds only the wheel (its `sqlite` extra) and pytest: green on LangGraph's own
+    SqliteSaver; on one with a bug, exit 1 and every failure's first line naming the check and
+    the cell (tests/test_pytest_docs_example.py runs it in the checkout's venv)."""
+    from test_pytest_docs_example import CHECKS, example
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_resume.py").write_text(example(), encoding="utf-8")
+    my_pkg = (
+        "from langgraph.checkpoint.sqlite import SqliteSaver as MySaver\n"
+        if saver == "correct"
+        else BROKEN_SAVER
+    )
+    (tmp_path / "my_pkg.py").write_text(my_pkg, encoding="utf-8")
+    junit = tmp_path / "junit.xml"
+    narrow = [] if saver == "correct" else ["--resume-check-scenarios=chain"]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("RESUME_CHECK_", "PYTHON"))}
+    done = subprocess.run(
+        [installed_for_savers / "python", "-m", "pytest", "tests/test_resume.py", "-v",
+         "-p", "no:cacheprovider", f"--junitxml={junit}", *narrow],
+        cwd=tmp_path, env={**clean, "PYTHONPATH": str(tmp_path)}, capture_output=True,
+        text=True, timeout=1200, check=False,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    cases = {c.get("name", ""): c for c in ET.parse(junit).iter("testcase")}
+    failures = {n: c.find("failure") for n, c in cases.items() if c.find("failure") is not None}
+    if saver == "correct":
+        assert done.returncode == 0 and len(cases) > 20 and not failures, output
+        return
+    assert done.returncode == 1 and failures, output
+    for name, failure in failures.items():
+        cell = name.split("[", 1)[1].rstrip("]")
+        first = failure.get("message", "").removeprefix("Failed: ").splitlines()[0]
+        assert re.match(rf"{CHECKS}\b.* in cell {re.escape(cell)}: saver", first), first

@@ -389,6 +389,7 @@ def _cases(config: pytest.Config, settings: Any, strict: bool) -> tuple[list[Cel
             say(
                 f"resume-check: {settings.name}: {len(planned.slugs)} cells planned in "
                 f"{time.monotonic() - started:.0f} s"
+                + (f"; left out: {planned.left_out}" if planned.left_out else "")
             )
         except CellError as exc:
             planned.close()

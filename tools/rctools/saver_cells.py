@@ -188,22 +188,33 @@ class PlannedCells:
         self._stack.enter_context(_lifespan(self.settings.lifespan))
         return self
 
+    @property
+    def left_out(self) -> str | None:
+        """What the plan leaves out because the saver lacks a method, in words (None:
+        nothing)."""
+        from rctools.langgraph.matrix import Driven
+
+        plan = self._plan
+        return Driven(plan.apis, plan.apis if plan.deleting is None else plan.deleting).left_out()
+
     def _plan_here(self) -> PlannedCells:
-        from rctools.langgraph.matrix import Plan, apis_for, plan_matrix
+        from rctools.langgraph.matrix import Driven, Plan, driven, plan_matrix
 
         settings = self.settings
         shutil.rmtree(self.out, ignore_errors=True)
         with _errors(), _store_kept():
             self._stack.enter_context(_lifespan(settings.lifespan))
-            apis = ("",)
+            surface = Driven(("",), ("",))  # in one process: InMemorySaver deletes
             if not settings.in_process:
-                apis = apis_for(settings.api, settings.factory, self.out / "cells" / "api-probe")
+                probe = self.out / "cells" / "api-probe"
+                surface = driven(settings.api, settings.factory, probe)
             self._plan = Plan(
                 settings.scenarios,
                 settings.durabilities,
                 settings.kill_stride,
                 settings.in_process,
-                apis=apis,
+                apis=surface.apis,
+                deleting=surface.deleting,
                 per_kind=settings.per_kind,
                 killed=settings.killed,
                 faulted=settings.faulted,

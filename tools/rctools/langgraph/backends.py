@@ -644,6 +644,15 @@ def _implements(saver: BaseCheckpointSaver, name: str) -> bool:
     return "run_coroutine_threadsafe" not in names
 
 
+def deletes_of(saver: BaseCheckpointSaver) -> set[str]:
+    """{"sync"}, {"async"}, both or none: through which API the saver deletes a thread
+    (`delete_thread`, `adelete_thread`). LangGraph's base class raises NotImplementedError for
+    both, and a saver may leave them so (LMDBSaver does): a thread it cannot delete is a
+    method it lacks, not a bug of what it stores."""
+    names = {"sync": "delete_thread", "async": "adelete_thread"}
+    return {api for api, name in names.items() if _implements(saver, name)}
+
+
 def api_of(saver: BaseCheckpointSaver) -> set[str]:
     """{"sync"}, {"async"} or both: which API the saver really implements."""
     api = set()

@@ -30,10 +30,11 @@ from rctools.langgraph.matrix import (
     MODES,
     REFERENCE,
     Catalogue,
+    Driven,
     Expand,
     Plan,
-    apis_for,
     async_api,
+    driven,
     is_reference_saver,
     plan_matrix,
     run_matrix,
@@ -281,6 +282,7 @@ def command(
     fresh_traces(out)
     shown = Progress(progress)
     try:
+        surface = _driven(api_choice, name, factory, out, app.async_nodes if app else ())
         plan = Plan(
             picked,
             modes,
@@ -292,7 +294,8 @@ def command(
             in_process=name == "memory",
             kill_inside=kill_inside,
             seed=seed,
-            apis=_apis(api_choice, name, factory, out, app.async_nodes if app else ()),
+            apis=surface.apis,
+            deleting=surface.deleting,
         )
         shown.note(f"planning: the fault-free runs on {name} into {out}")
         planned = plan_matrix(
@@ -306,6 +309,11 @@ def command(
             jobs=jobs,
         )
         shown.clear()
+        if not planned.keys:  # nothing recorded, nothing judged: no verdict to give
+            raise UsageError(
+                "no cell to record"
+                + (f"; left out: {lacks}" if (lacks := surface.left_out()) else "")
+            )
         named = {key.slug: key for key in planned.keys}
         listed = [reports.Cell(k.slug, k.scenario, fault_words(k)) for k in planned.keys]
         chosen = select(listed, cells)[::stride]
@@ -344,7 +352,10 @@ def command(
         )
         if value
     ]
-    left_out = profile.left_out + (f"; {', '.join(given)} as given" if given else "")
+    left_out = profile.left_out
+    if lacks := surface.left_out():  # a method the saver lacks, said beside the profile's
+        left_out = lacks if left_out == "nothing" else f"{left_out}; {lacks}"
+    left_out += f"; {', '.join(given)} as given" if given else ""
     return finish_matrix(
         matrix,
         invocation,
@@ -371,15 +382,17 @@ def _at_versions(versions: list[Version], fmt: str, out: Path) -> int:
     return code
 
 
-def _apis(
+def _driven(
     choice: str, name: str, factory: Factory, out: Path, async_nodes: tuple[str, ...]
-) -> tuple[str, ...]:
+) -> Driven:
     """The APIs the cells are driven through (the in-memory saver: in one process, through
-    its sync API unless the app's nodes are async def only)."""
+    its sync API unless the app's nodes are async def only), and those the saver deletes a
+    thread through."""
     try:
-        if name == "memory":
-            return (async_api(choice, async_nodes),) if async_nodes else ("",)
-        return apis_for(choice, factory, out / "cells" / "api-probe", async_nodes)
+        if name == "memory":  # InMemorySaver deletes through both
+            apis = (async_api(choice, async_nodes),) if async_nodes else ("",)
+            return Driven(apis, apis)
+        return driven(choice, factory, out / "cells" / "api-probe", async_nodes)
     except BackendError as exc:
         raise UsageError(f"{name}: {exc}") from None
 

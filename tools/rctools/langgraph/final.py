@@ -27,7 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rctools.langgraph.backends import STORE_VAR, BackendError, aopen_saver, api_of, open_saver
+from rctools.langgraph.backends import (
+    STORE_VAR,
+    BackendError,
+    aopen_saver,
+    api_of,
+    deletes_of,
+    open_saver,
+)
 from rctools.suite.child import start_forked
 
 READ_TIMEOUT = 60.0
@@ -109,19 +116,28 @@ def _read(build: Callable[[], Any], factory: Callable[[], Any]) -> dict[str, Any
 def _apis(factory: Callable[[], Any]) -> dict[str, Any]:
     async def aapis() -> dict[str, Any]:
         async with aopen_saver(factory) as saver:  # opens sync and async factories alike
-            return {"apis": sorted(api_of(saver))}
+            return {"apis": sorted(api_of(saver)), "deletes": sorted(deletes_of(saver))}
 
     return asyncio.run(aapis())
 
 
-def saver_apis(store: Path, factory: Callable[[], Any]) -> frozenset[str]:
-    """Which APIs the saver really implements ("sync", "async"), asked of a saver opened on
-    `store` by a fresh process (opening one may bind a connection or an event loop); raises
-    BackendError with the reason when it cannot be opened."""
+@dataclass(frozen=True)
+class Surface:
+    """What a saver really implements: its APIs ("sync", "async") and the APIs through which
+    it deletes a thread (`backends.deletes_of`)."""
+
+    apis: frozenset[str]
+    deletes: frozenset[str]
+
+
+def saver_surface(store: Path, factory: Callable[[], Any]) -> Surface:
+    """The saver's `Surface`, asked of a saver opened on `store` by a fresh process (opening
+    one may bind a connection or an event loop); raises BackendError with the reason when it
+    cannot be opened."""
     answer = in_fresh_process(store, lambda: _apis(factory))
     if "problem" in answer:
         raise BackendError(f"the saver could not be opened: {answer['problem']}")
-    return frozenset(answer["apis"])
+    return Surface(frozenset(answer["apis"]), frozenset(answer["deletes"]))
 
 
 def read_final(store: Path, build: Callable[[], Any], factory: Callable[[], Any]) -> FinalState:

@@ -50,7 +50,7 @@ from rctools.langgraph.backends import (
 )
 from rctools.langgraph.coverage import Coverage, coverage
 from rctools.langgraph.driver import CellRun, run_cell
-from rctools.langgraph.final import FinalState, read_final, saver_apis
+from rctools.langgraph.final import FinalState, read_final, saver_surface
 from rctools.langgraph.killpoints import KillPoint
 from rctools.langgraph.record import CONTRACT
 from rctools.langgraph.scenarios import ALL as SCENARIOS
@@ -228,6 +228,9 @@ class Plan:
     # others record their fault-free runs only (a profile's choice: a saver bug that needs a
     # write landing before its checkpoint shows fault-free in async durability)
     faulted: tuple[str, ...] | None = None
+    # the APIs of `apis` through which the saver deletes a thread (None: every one); a
+    # scenario that deletes one is left out of the others (`Driven`)
+    deleting: tuple[str, ...] | None = None
 
 
 Progress = Callable[[int, int, str], None]
@@ -274,7 +277,7 @@ def plan_matrix(
         for api in plan.apis
         for d in plan.durabilities
         for s in plan.scenarios
-        if _runs_in(plan, catalogue[s], d)
+        if _runs_in(plan, catalogue[s], d, api)
     ]
     while wave:
         tasks = [_Task(folder, k, backend, factory, plan.in_process) for k in wave]
@@ -285,7 +288,11 @@ def plan_matrix(
             planned.keys.append(key)
             scenario = catalogue[key.scenario]
             if expand is not None and not clean.run.failure:
-                more = [s for s in expand(scenario, clean.run) if _runs_in(plan, s, key.durability)]
+                more = [
+                    s
+                    for s in expand(scenario, clean.run)
+                    if _runs_in(plan, s, key.durability, key.api)
+                ]
                 catalogue.update((s.name, s) for s in more)
                 wave += [CellKey(s.name, "none", key.durability, key.api) for s in more]
                 expected[0] += len(more)
@@ -659,20 +666,48 @@ def _rerun(
     return sides
 
 
-def apis_for(
-    choice: str, factory: Factory, probe: Path, async_nodes: Sequence[str] = ()
-) -> tuple[str, ...]:
-    """`Plan.apis` for a choice of "both", "sync" or "async", from the APIs the saver
-    implements (asked of a fresh process with its store in `probe`, removed afterwards): ""
-    its sync API, "async" its async API (the only one of a saver without the sync API). An
-    app with `async_nodes` (async def only) runs through the async API alone, on both sides,
-    since LangGraph's `invoke` cannot run them. BackendError when the saver cannot be opened
-    or lacks the API chosen."""
+@dataclass(frozen=True)
+class Driven:
+    """How a saver's cells are driven: `apis` (`Plan.apis`) and those of them through which it
+    deletes a thread (`Plan.deleting`)."""
+
+    apis: tuple[str, ...]
+    deleting: tuple[str, ...]
+
+    def left_out(self) -> str | None:
+        """What the plan leaves out because the saver lacks a method, in words (None:
+        nothing)."""
+        if set(self.apis) <= set(self.deleting):
+            return None
+        without = [a or "sync" for a in self.apis if a not in self.deleting]
+        return (
+            "a thread deleted (delete scenarios) through the "
+            + " and ".join(without)
+            + " API: the saver implements no "
+            + " or ".join("adelete_thread" if a == "async" else "delete_thread" for a in without)
+            + " (LangGraph's base class raises NotImplementedError)"
+        )
+
+
+def driven(choice: str, factory: Factory, probe: Path, async_nodes: Sequence[str] = ()) -> Driven:
+    """`apis_for` and the APIs of them through which the saver deletes a thread, from what
+    it implements (asked of a fresh process with its store in `probe`, removed afterwards)."""
     probe.mkdir(parents=True, exist_ok=True)
     try:
-        has = saver_apis(probe, factory)
+        surface = saver_surface(probe, factory)
     finally:
         shutil.rmtree(probe, ignore_errors=True)
+    apis = apis_for(choice, surface.apis, async_nodes)
+    deleting = tuple(a for a in apis if (a or "sync") in surface.deletes)
+    return Driven(apis, deleting)
+
+
+def apis_for(choice: str, has: frozenset[str], async_nodes: Sequence[str] = ()) -> tuple[str, ...]:
+    """`Plan.apis` for a choice of "both", "sync" or "async", from the APIs the saver
+    implements (`has`): "" its sync API, "async" its async API (the only one of a saver
+    without the sync API). An app with `async_nodes` (async def only) runs through the async
+    API alone, on both sides, since LangGraph's `invoke` cannot run them. BackendError when
+    the saver lacks the API chosen."""
     if choice not in ("both", *APIS):
         raise BackendError(f"api takes both, sync or async, not {choice!r}")
     if async_nodes:
@@ -731,13 +766,21 @@ def _reference_point(cell: Cell) -> KillPoint | None:
     return run.reference_point or run.asked
 
 
-def _runs_in(plan: Plan, scenario: Scenario, durability: str) -> bool:
-    """A scenario runs in every mode, but a shape recorded in one mode (exit) only in it,
-    and a multi-process scenario not on a saver that lives in one process."""
+def _runs_in(plan: Plan, scenario: Scenario, durability: str, api: str) -> bool:
+    """A scenario runs in every mode, but a shape recorded in one mode (exit) only in it, a
+    multi-process scenario not on a saver that lives in one process, and one that deletes a
+    thread only through an API the saver deletes through."""
     fixed = scenario.durability
     if fixed is not None and fixed != durability:
         return False
+    if plan.deleting is not None and api not in plan.deleting and deletes(scenario):
+        return False
     return not (plan.in_process and _several(scenario))
+
+
+def deletes(scenario: Scenario) -> bool:
+    """Whether the scenario's script deletes a thread (`delete_thread`)."""
+    return any(step[0] == "delete" for step in scenario.script)
 
 
 def _several(scenario: Scenario) -> bool:
@@ -746,7 +789,12 @@ def _several(scenario: Scenario) -> bool:
 
 
 def _clean_cells(plan: Plan, catalogue: Catalogue) -> int:
-    return sum(_runs_in(plan, catalogue[s], d) for s in plan.scenarios for d in plan.durabilities)
+    return sum(
+        _runs_in(plan, catalogue[s], d, api)
+        for api in plan.apis
+        for s in plan.scenarios
+        for d in plan.durabilities
+    )
 
 
 def folder_name(backend: str) -> str:

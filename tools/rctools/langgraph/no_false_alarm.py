@@ -42,7 +42,13 @@ NOT_CORRECT = {
     "objectstorage": "on a file:// folder it writes each object in place (fsspec's pipe_file, no "
     "temporary file and rename), so a kill mid-write leaves a torn object (docs/langgraph.md)",
 }
-FIXTURES = ("correct_sqlite", "table_saver", "file_dict_saver", "slow_ack_sqlite")
+FIXTURES = (
+    "correct_sqlite",
+    "table_saver",
+    "file_dict_saver",
+    "slow_ack_sqlite",
+    "log_dir_saver",
+)
 SERVERS = {"postgres": "postgres", "redis": "redis"}  # backend -> the server it needs
 BEGIN, END = "<!-- no-false-alarm -->", "<!-- end no-false-alarm -->"
 BLOCK = re.compile(re.escape(BEGIN) + r"\n(?P<body>.*?)" + re.escape(END), re.S)
