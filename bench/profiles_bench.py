@@ -97,27 +97,39 @@ def main(profiles: str, savers: str, out: Path | None) -> None:
         "",
     ]
     for profile in profiles.split(","):
-        rows = [run(saver, profile) for saver in savers.split(",")]
-        caught = [r for r in rows if r["saver"] in ZOO and r.get("saver_findings")]
-        zoo = [r for r in rows if r["saver"] in ZOO]
-        lines += [
-            f"## {profile}: {len(caught)} of {len(zoo)} broken savers caught",
-            "",
-            "| saver | cells | wall | CPU (children) | saver findings | checks | exit |",
-            "|---|---:|---:|---:|---:|---|---:|",
-        ]
-        for r in rows:
-            if "error" in r:
-                lines.append(f"| {r['saver']} | could not run: {r['error']!r} | | | | | |")
-                continue
-            lines.append(
-                f"| {r['saver']} | {r['cells']} | {r['wall']:.0f} s | {r['cpu']:.0f} s | "
-                f"{r['saver_findings']} | {', '.join(r['checks']) or '-'} | {r['exit']} |"
-            )
-        lines.append("")
-        print("\n".join(lines), flush=True)
+        rows: list[dict[str, object]] = []
+        for saver in savers.split(","):
+            rows.append(run(saver, profile))
+            print(_row(rows[-1]), flush=True)  # each as it comes: a run takes minutes
+            if out:  # kept so far, in case the bench is stopped
+                out.write_text("\n".join([*lines, *_table(profile, rows)]), encoding="utf-8")
+        lines += _table(profile, rows)
+    print("\n".join(lines), flush=True)
     if out:
         out.write_text("\n".join(lines), encoding="utf-8")
+
+
+def _table(profile: str, rows: list[dict[str, object]]) -> list[str]:
+    caught = [r for r in rows if r["saver"] in ZOO and r.get("saver_findings")]
+    zoo = [r for r in rows if r["saver"] in ZOO]
+    return [
+        f"## {profile}: {len(caught)} of {len(zoo)} broken savers caught",
+        "",
+        "| saver | cells | wall | CPU (children) | saver findings | checks | exit |",
+        "|---|---:|---:|---:|---:|---|---:|",
+        *(_row(r) for r in rows),
+        "",
+    ]
+
+
+def _row(r: dict[str, object]) -> str:
+    if "error" in r:
+        return f"| {r['saver']} | could not run: {r['error']!r} | | | | | |"
+    checks = ", ".join(r["checks"]) or "-"  # type: ignore[call-overload]
+    return (
+        f"| {r['saver']} | {r['cells']} | {r['wall']:.0f} s | {r['cpu']:.0f} s | "
+        f"{r['saver_findings']} | {checks} | {r['exit']} |"
+    )
 
 
 if __name__ == "__main__":
