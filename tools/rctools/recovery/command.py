@@ -27,7 +27,7 @@ from rctools.recovery.generate import generate
 from rctools.recovery.matrix import judged_runs, record_cell, run_one
 from rctools.recovery.policies import POLICIES
 from rctools.recovery.workloads import WORKLOADS, Workload
-from rctools.suite.command import suite_command
+from rctools.suite.command import option_with, suite_command
 from rctools.suite.matrix import CellByCell
 from rctools.suite.matrix import Judged as JudgedCells
 from rctools.suite.reports import Cell, CellReport, Figures
@@ -174,19 +174,15 @@ OPTIONS: list[Callable[[Any], Any]] = [
         help="Instead of the hand-written workloads, audit the policies on generated "
         "commitment-sensitive workflows (five domains); every run is judged by the spec.",
     ),
-    click.option(
-        "--workflows",
-        type=click.IntRange(min=1),
-        default=200,
-        show_default=True,
-        help="With --audit: how many workflows to generate.",
+    option_with(
+        "--audit", "--workflows", click.IntRange(min=1), 200, "how many workflows to generate."
     ),
-    click.option(
+    option_with(
+        "--audit",
         "--seed",
-        type=int,
-        default=0,
-        show_default=True,
-        help="With --audit: the generator's seed (the same seed, the same workflows).",
+        int,
+        0,
+        "the generator's seed (the same seed, the same workflows).",
     ),
     click.option(
         "--app",

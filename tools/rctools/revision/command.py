@@ -29,7 +29,7 @@ from rctools.revision.racing import RUNTIME, RaceOutcome
 from rctools.revision.routing import DEFAULT_SEND_BOUND
 from rctools.revision.sender import RevisionSender
 from rctools.revision.workloads import RACING_WORKLOADS, WORKLOADS, Workload
-from rctools.suite.command import suite_command
+from rctools.suite.command import option_with, suite_command
 from rctools.suite.matrix import CellByCell, Judged
 from rctools.suite.pool import run_pool
 from rctools.suite.reports import Cell, CellReport, Figures
@@ -285,33 +285,27 @@ OPTIONS: list[Callable[[Any], Any]] = [
         help="Run in parallel on worker threads while another process sends revisions at random "
         "(seeded) instants, several per execution, racing the commits.",
     ),
-    click.option(
+    option_with(
+        "--racing",
         "--executions",
-        type=click.IntRange(1, 100_000),
-        default=300,
-        show_default=True,
-        help="With --racing: how many executions (the workloads in turn).",
+        click.IntRange(1, 100_000),
+        300,
+        "how many executions (the workloads in turn).",
     ),
-    click.option(
-        "--seed",
-        type=int,
-        default=1,
-        show_default=True,
-        help="With --racing: the seed of the revision instants and choices.",
-    ),
-    click.option(
+    option_with("--racing", "--seed", int, 1, "the seed of the revision instants and choices."),
+    option_with(
+        "--racing",
         "--revisions",
-        type=click.IntRange(1, 50),
-        default=3,
-        show_default=True,
-        help="With --racing: accepted revisions per execution (refused ones come on top).",
+        click.IntRange(1, 50),
+        3,
+        "accepted revisions per execution (refused ones come on top).",
     ),
-    click.option(
+    option_with(
+        "--racing",
         "--width",
-        type=click.IntRange(1, 32),
-        default=3,
-        show_default=True,
-        help="With --racing: worker threads, i.e. attempts running at once.",
+        click.IntRange(1, 32),
+        3,
+        "worker threads, i.e. attempts running at once.",
     ),
     click.option(
         "--app",

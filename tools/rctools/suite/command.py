@@ -104,6 +104,14 @@ def suite_options(func: F) -> F:
     return output_options(selection_options(func))
 
 
+def option_with(flag: str, name: str, kind: Any, default: Any, help: str) -> Callable[[F], F]:
+    """A suite's own option that is read only together with `flag` (`--racing`, `--audit`): a
+    value with its default shown, its help starting "With FLAG:" alike on every suite."""
+    return click.option(
+        name, type=kind, default=default, show_default=True, help=f"With {flag}: {help}"
+    )
+
+
 def select(cells: Sequence[Cell], patterns: Sequence[str]) -> list[Cell]:
     """The cells a --cells filter keeps, in matrix order; an unmatched pattern is an error."""
     if not patterns:
