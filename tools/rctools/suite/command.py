@@ -346,13 +346,15 @@ def suite_command(
     options: Sequence[Callable[[F], F]] = (),
     configure: Callable[..., SuiteMatrix] | None = None,
     defaults: dict[str, Any] | None = None,
+    show_defaults: bool = False,
 ) -> click.Command:
     """The `resume-check run SUITE` command: the shared options, the report of `run SUITE`,
     and `run_suite` on `matrix`, so that every suite has the same options and output.
 
     `options` are the suite's own click options, after the shared ones; their values go to
     `configure(**values)`, which returns the matrix to run (or raises UsageError).
-    `defaults` overrides a shared option's default (e.g. `{"jobs": 4}`)."""
+    `defaults` overrides a shared option's default (e.g. `{"jobs": 4}`); `show_defaults` has
+    the help show every option's default (one with none shows nothing)."""
 
     if configure is not None:
         make = configure
@@ -371,7 +373,7 @@ def suite_command(
         name=suite,
         help=help_text,
         epilog=exit_codes_help(),
-        context_settings={"default_map": defaults} if defaults else {},
+        context_settings={"default_map": defaults or {}, "show_default": show_defaults},
     )
     @suite_options
     @own_options
