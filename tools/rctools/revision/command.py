@@ -30,7 +30,7 @@ from rctools.revision.routing import DEFAULT_SEND_BOUND
 from rctools.revision.sender import RevisionSender
 from rctools.revision.workloads import RACING_WORKLOADS, WORKLOADS, Workload
 from rctools.suite.command import option_with, suite_command
-from rctools.suite.matrix import CellByCell, Judged
+from rctools.suite.matrix import CellByCell, Done, Judged
 from rctools.suite.pool import run_pool
 from rctools.suite.reports import Cell, CellReport, Figures
 
@@ -160,13 +160,7 @@ class RacingMatrix(RevisionMatrix):
         return dict(RUNTIME)
 
     def record_cells(
-        self,
-        cells: Sequence[Cell],
-        traces: Path,
-        scratch: Path,
-        *,
-        jobs: int,
-        done: Callable[[CellReport], None],
+        self, cells: Sequence[Cell], traces: Path, scratch: Path, *, jobs: int, done: Done
     ) -> list[CellReport]:
         if jobs != 1:
             raise UsageError("--racing records its executions one after another; --width sets "

@@ -48,7 +48,7 @@ from rctools.sandbox.scheduler import Scheduler
 from rctools.sandbox.standin import serving
 from rctools.sandbox.workloads import WORKLOADS
 from rctools.suite.command import suite_command
-from rctools.suite.matrix import Judged, SuiteMatrix
+from rctools.suite.matrix import Done, Judged, SuiteMatrix
 from rctools.suite.pool import run_pool
 from rctools.suite.reports import Cell, CellReport, Figures
 
@@ -125,13 +125,7 @@ class SandboxMatrix(SuiteMatrix):
             raise EnvironmentProblem(f"cannot run sandboxes here: {problem}")
 
     def record_cells(
-        self,
-        cells: Sequence[Cell],
-        traces: Path,
-        scratch: Path,
-        *,
-        jobs: int,
-        done: Callable[[CellReport], None],
+        self, cells: Sequence[Cell], traces: Path, scratch: Path, *, jobs: int, done: Done
     ) -> list[CellReport]:
         """Each cell in a sandbox of its own; a fork cell reports one row per rollout
         (`<cell>--<rollout>`); a run the agent could not finish is a cell not recorded."""
