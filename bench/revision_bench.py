@@ -39,7 +39,7 @@ from pathlib import Path
 
 import click
 from rctools.revision.injection import Injection, injection_points
-from rctools.revision.matrix import Run, record_racing
+from rctools.revision.matrix import Racing, Run, record_racing
 from rctools.revision.racing import RaceOutcome
 from rctools.revision.runtime import Outcome, RevisionRuntime
 from rctools.revision.workloads import RACING_WORKLOADS, WORKLOADS, Revision, Workload
@@ -125,11 +125,7 @@ def _bench(folder: Path, out: Path, executions: int, seed: int) -> int:
     racing: list[Run] = []
     for policy in POLICIES:
         racing += record_racing(
-            list(RACING_WORKLOADS.values()),
-            policy,
-            folder / "racing",
-            executions=executions,
-            seed=seed,
+            list(RACING_WORKLOADS.values()), policy, folder / "racing", Racing(executions, seed)
         )
         print(f"recorded {executions} racing executions under {policy}", file=sys.stderr)
     runs = [(m.policy, m.trace) for m, _ in after] + [(m.policy, m.trace) for m in points]

@@ -53,6 +53,28 @@ class RevisedApp:
         return {k: (r, found[r.trace.name]) for k, r in runs.items()}
 
 
+def run_revised(
+    folder: Path,
+    app: str,
+    inputs: Mapping[str, Any],
+    path: str,
+    new: str,
+    point: Point,
+    policy: str,
+    **options: Any,
+) -> AppOutcome:
+    """One run of `app` (`FILE:FACTORY`) on `inputs`, the input `path` revised to `new` at
+    `point` and recovered by `policy`; its trace and database in `folder`, named by the cell
+    (the new value's length tells two revisions of one input apart). `options` go to
+    `AppRevisionRun` (a loop bound, say)."""
+    name = f"{path}-{len(new)}-{policy}-{point.label}"
+    run = AppRevisionRun(
+        load_factory(app), dict(inputs), path, new, point, policy, folder / f"{name}.db",
+        **options,
+    )  # fmt: skip
+    return run.run(folder / f"{name}.jsonl")
+
+
 def verdicts(traces: list[Path]) -> dict[str, Verdict]:
     """The traces' verdicts by file name (one TLC batch)."""
     return {v.path.name: v for v in judge(traces, spec_paths=default_spec_paths())}

@@ -25,7 +25,6 @@ from rctools.langgraph.app import load_factory
 from rctools.revision.app import (
     APP_POLICIES,
     AppOutcome,
-    AppRevisionRun,
     Point,
     points_of,
     workflow_of,
@@ -94,12 +93,9 @@ def build(checkpointer):
 def _run(
     folder: Path, path: str, new: str, point: Point, policy: str, loop_bound: int = 4
 ) -> AppOutcome:
-    name = f"{path}-{len(new)}-{policy}-{point.label}"
-    run = AppRevisionRun(
-        load_factory(APP), INPUTS, path, new, point, policy, folder / f"{name}.db",
-        loop_bound=loop_bound,
-    )  # fmt: skip
-    return run.run(folder / f"{name}.jsonl")
+    return revision_apps.run_revised(
+        folder, APP, INPUTS, path, new, point, policy, loop_bound=loop_bound
+    )
 
 
 def test_the_loop_is_read_off_langgraph_as_laps() -> None:

@@ -44,11 +44,7 @@ GROWS, SHRINKS, CHANGES = "solar, tidal, wind", "solar", "solar, geothermal"
 
 
 def _run(folder: Path, new: str, point: Point, policy: str, app: str = APP) -> AppOutcome:
-    name = f"{len(new)}-{policy}-{point.label}"
-    run = AppRevisionRun(
-        load_factory(app), INPUTS, "request", new, point, policy, folder / f"{name}.db"
-    )
-    return run.run(folder / f"{name}.jsonl")
+    return revision_apps.run_revised(folder, app, INPUTS, "request", new, point, policy)
 
 
 def test_the_fan_out_is_read_off_langgraph_as_slots() -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from rctools.revision.injection import Injection
-from rctools.revision.matrix import Run, record_one, record_racing
+from rctools.revision.matrix import Racing, Run, record_one, record_racing
 from rctools.revision.workloads import WORKLOADS
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
@@ -132,7 +132,7 @@ def test_racing_runs_hold_the_email_and_refuse_late_revisions(tmp_path: Path) ->
         run
         for policy in ("validity", "full", "suffix", "stale")
         for run in record_racing(
-            workloads, policy, tmp_path / policy, executions=12, seed=3, revisions=6
+            workloads, policy, tmp_path / policy, Racing(executions=12, seed=3, revisions=6)
         )
     ]
     verdicts = {

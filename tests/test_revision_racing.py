@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import run_cli
-from rctools.revision.matrix import Run, record_racing
+from rctools.revision.matrix import Racing, Run, record_racing
 from rctools.revision.nested import NestedInputs, TrackedView, parse, read
 from rctools.revision.racing import Attempt, RaceOutcome, RacingRuntime
 from rctools.revision.sender import RevisionSender
@@ -34,7 +34,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Judged:
     runs = [
         run
         for policy, n in EXECUTIONS.items()
-        for run in record_racing(workloads, policy, out, executions=n, seed=SEED)
+        for run in record_racing(workloads, policy, out, Racing(n, SEED))
     ]
     verdicts = judge([r.trace for r in runs], spec_paths=default_spec_paths())
     by_path = {v.path.resolve(): v for v in verdicts}

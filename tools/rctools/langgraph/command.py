@@ -47,10 +47,10 @@ from rctools.langgraph.versions import SUPPORTED, args_again, combined, run_each
 from rctools.langgraph.versions import parse as parse_versions
 from rctools.suite import reports
 from rctools.suite.command import (
+    Selection,
     fresh_traces,
     list_text,
     output_options,
-    select,
     selection_options,
 )
 
@@ -195,10 +195,7 @@ def command(
     fmt: str,
     out: Path,
     progress: bool | None,
-    cells: tuple[str, ...],
-    list_cells: bool,
-    stride: int,
-    jobs: int,
+    selection: Selection,
     invocation: Invocation,
 ) -> int:
     """Record real LangGraph runs on a checkpointer, with faults, and judge every trace.
@@ -250,7 +247,7 @@ def command(
     if not app_spec and (input_json is not None or answer_json is not None):
         raise UsageError("--input and --answer go with --app MODULE:FACTORY")
     name = backend or saver or REFERENCE
-    jobs = max(1, jobs)
+    jobs = max(1, selection.jobs)
     if jobs > 1 and name.startswith(SHARED_STORE):
         raise UsageError(
             f"--jobs above 1 is not safe on {name}: its cells can share a database; use --jobs 1"
@@ -276,7 +273,7 @@ def command(
             reference_factory = resolve(REFERENCE)
     except BackendError as exc:
         raise UsageError(str(exc)) from None
-    if not list_cells:
+    if not selection.list_only:
         find_java(), find_jar()  # no Java, no verdict: say so before recording anything (exit 3)
     started = _servers_for(name)
     fresh_traces(out)
@@ -316,8 +313,8 @@ def command(
             )
         named = {key.slug: key for key in planned.keys}
         listed = [reports.Cell(k.slug, k.scenario, fault_words(k)) for k in planned.keys]
-        chosen = select(listed, cells)[::stride]
-        if list_cells:
+        chosen = selection.chosen(listed)
+        if selection.list_only:
             click.echo(list_text(chosen))
             return 0
         shown.note(

@@ -10,7 +10,7 @@ audit's counts, from the verdicts).
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -27,7 +27,7 @@ from rctools.recovery.generate import generate
 from rctools.recovery.matrix import judged_runs, record_cell, run_one
 from rctools.recovery.policies import POLICIES
 from rctools.recovery.workloads import WORKLOADS, Workload
-from rctools.suite.command import suite_command
+from rctools.suite.command import option_with, suite_command
 from rctools.suite.matrix import CellByCell
 from rctools.suite.matrix import Judged as JudgedCells
 from rctools.suite.reports import Cell, CellReport, Figures
@@ -108,7 +108,9 @@ def configure(
     kill: bool,
 ) -> RecoveryMatrix | AppMatrix:
     if app is not None:
-        return configure_app(policies, workloads, ledger, audit, app, tools, app_input, kill)
+        if workloads or audit or not ledger:
+            raise UsageError("--app runs the user's graph: no --workload, --audit or --no-ledger")
+        return configure_app(app, tools, app_input, policies, kill)
     if tools is not None or app_input is not None or kill:
         raise UsageError("--tools, --input and --kill go with --app")
     chosen = list(policies or POLICIES)
@@ -123,18 +125,10 @@ def configure(
 
 
 def configure_app(
-    policies: tuple[str, ...],
-    workloads: tuple[str, ...],
-    ledger: bool,
-    audit: bool,
-    app: str,
-    tools: Path | None,
-    app_input: str | None,
-    kill: bool = False,
+    app: str, tools: Path | None, app_input: str | None, policies: tuple[str, ...], kill: bool
 ) -> AppMatrix:
-    """`--app`: the user's graph at each of its failure points (appmatrix)."""
-    if workloads or audit or not ledger:
-        raise UsageError("--app runs the user's graph: no --workload, --audit or --no-ledger")
+    """`--app`: the user's graph at each of its failure points (appmatrix); `configure` has
+    turned away the options that do not go with it."""
     if "entry" in policies:
         raise UsageError(
             "--app: on a graph, restoring a node's entry is LangGraph's resume (--policy resume)"
@@ -146,21 +140,20 @@ def configure_app(
         raise UsageError(str(exc)) from None
 
 
+def _some_of(name: str, dest: str, choices: Iterable[str], what: str) -> Callable[[Any], Any]:
+    """An option naming some of `choices`, repeatable; named none, `configure` takes them all."""
+    return click.option(
+        name,
+        dest,
+        multiple=True,
+        type=click.Choice(list(choices)),
+        help=f"{what} (repeatable; default: all).",
+    )
+
+
 OPTIONS: list[Callable[[Any], Any]] = [
-    click.option(
-        "--policy",
-        "policies",
-        multiple=True,
-        type=click.Choice(list(POLICIES)),
-        help="Restore policy (repeatable; default: all).",
-    ),
-    click.option(
-        "--workload",
-        "workloads",
-        multiple=True,
-        type=click.Choice(list(WORKLOADS)),
-        help="Workload (repeatable; default: all).",
-    ),
+    _some_of("--policy", "policies", POLICIES, "Restore policy"),
+    _some_of("--workload", "workloads", WORKLOADS, "Workload"),
     click.option(
         "--ledger/--no-ledger",
         default=True,
@@ -174,19 +167,15 @@ OPTIONS: list[Callable[[Any], Any]] = [
         help="Instead of the hand-written workloads, audit the policies on generated "
         "commitment-sensitive workflows (five domains); every run is judged by the spec.",
     ),
-    click.option(
-        "--workflows",
-        type=click.IntRange(min=1),
-        default=200,
-        show_default=True,
-        help="With --audit: how many workflows to generate.",
+    option_with(
+        "--audit", "--workflows", click.IntRange(min=1), 200, "how many workflows to generate."
     ),
-    click.option(
+    option_with(
+        "--audit",
         "--seed",
-        type=int,
-        default=0,
-        show_default=True,
-        help="With --audit: the generator's seed (the same seed, the same workflows).",
+        int,
+        0,
+        "the generator's seed (the same seed, the same workflows).",
     ),
     click.option(
         "--app",

@@ -23,14 +23,14 @@ from rctools.revision.appmatrix import AppMatrix, configure_app
 from rctools.revision.crash import crash_points
 from rctools.revision.injection import Injection, injection_points
 from rctools.revision.loops import DEFAULT_LOOP_BOUND
-from rctools.revision.matrix import Run, record_crashed, record_one, record_race
+from rctools.revision.matrix import Racing, Run, record_crashed, record_one, record_race
 from rctools.revision.policies import POLICIES
 from rctools.revision.racing import RUNTIME, RaceOutcome
 from rctools.revision.routing import DEFAULT_SEND_BOUND
 from rctools.revision.sender import RevisionSender
 from rctools.revision.workloads import RACING_WORKLOADS, WORKLOADS, Workload
-from rctools.suite.command import suite_command
-from rctools.suite.matrix import CellByCell, Judged
+from rctools.suite.command import option_with, suite_command
+from rctools.suite.matrix import CellByCell, Done, Judged
 from rctools.suite.pool import run_pool
 from rctools.suite.reports import Cell, CellReport, Figures
 
@@ -128,28 +128,19 @@ class RacingMatrix(RevisionMatrix):
     the sender. Not a SuiteMatrix of cells recorded on their own (`CellByCell`) because of
     that sender; not several at once, because the races would move each other."""
 
-    def __init__(
-        self,
-        policy: str,
-        workloads: Sequence[Workload],
-        *,
-        executions: int,
-        seed: int,
-        revisions: int,
-        width: int,
-    ) -> None:
+    def __init__(self, policy: str, workloads: Sequence[Workload], racing: Racing) -> None:
         super().__init__(policy, workloads, crash=False)
-        self.executions, self.seed, self.revisions, self.width = executions, seed, revisions, width
+        self.racing = racing
 
     def cells(self) -> list[Cell]:
         """`<workload>-<policy>-race-<index>`."""
         chosen = list(self.workloads.values())
         found = []
-        for index in range(self.executions):
+        for index in range(self.racing.executions):
             w = chosen[index % len(chosen)]
             what = (
-                f"racing execution {index}: {self.revisions} revisions at seeded instants, "
-                f"{self.width} worker threads; {self.policy} recovers"
+                f"racing execution {index}: {self.racing.revisions} revisions at seeded "
+                f"instants, {self.racing.width} worker threads; {self.policy} recovers"
             )
             found.append(
                 Cell(f"{w.name}-{self.policy}-race-{index}", w.name, what, {"index": index})
@@ -160,13 +151,7 @@ class RacingMatrix(RevisionMatrix):
         return dict(RUNTIME)
 
     def record_cells(
-        self,
-        cells: Sequence[Cell],
-        traces: Path,
-        scratch: Path,
-        *,
-        jobs: int,
-        done: Callable[[CellReport], None],
+        self, cells: Sequence[Cell], traces: Path, scratch: Path, *, jobs: int, done: Done
     ) -> list[CellReport]:
         if jobs != 1:
             raise UsageError("--racing records its executions one after another; --width sets "
@@ -176,16 +161,9 @@ class RacingMatrix(RevisionMatrix):
             def one(cell: Cell) -> CellReport:
                 report = CellReport(cell, f"{cell.name}.jsonl")
                 try:
-                    run = record_race(
-                        self.workloads[cell.scenario],
-                        self.policy,
-                        sender,
-                        traces,
-                        index=cell.params["index"],
-                        seed=self.seed,
-                        revisions=self.revisions,
-                        width=self.width,
-                    )
+                    workload = self.workloads[cell.scenario]
+                    index = cell.params["index"]
+                    run = record_race(workload, self.policy, sender, traces, self.racing, index)
                     report.notes = notes(run)
                 except Exception as exc:  # the runtime under test failed: not a verdict
                     report.problem = f"recording failed: {exc!r}"
@@ -206,7 +184,11 @@ class RacingMatrix(RevisionMatrix):
         base = super().figures(judged)
         raced = [r.notes for r, _ in judged if "revisions" in r.notes]
         data = base.data | {
-            "racing": {"executions": self.executions, "seed": self.seed, "width": self.width}
+            "racing": {
+                "executions": self.racing.executions,
+                "seed": self.racing.seed,
+                "width": self.racing.width,
+            }
         }
         if not raced:
             return Figures(data, base.text)
@@ -258,9 +240,7 @@ def configure(
         raise UsageError("--crash and --racing do not combine")
     chosen = [{**WORKLOADS, **RACING_WORKLOADS}[name] for name in names]
     if racing:
-        return RacingMatrix(
-            policy, chosen, executions=executions, seed=seed, revisions=revisions, width=width
-        )
+        return RacingMatrix(policy, chosen, Racing(executions, seed, revisions, width))
     return RevisionMatrix(policy, chosen, crash=crash)
 
 
@@ -285,33 +265,27 @@ OPTIONS: list[Callable[[Any], Any]] = [
         help="Run in parallel on worker threads while another process sends revisions at random "
         "(seeded) instants, several per execution, racing the commits.",
     ),
-    click.option(
+    option_with(
+        "--racing",
         "--executions",
-        type=click.IntRange(1, 100_000),
-        default=300,
-        show_default=True,
-        help="With --racing: how many executions (the workloads in turn).",
+        click.IntRange(1, 100_000),
+        300,
+        "how many executions (the workloads in turn).",
     ),
-    click.option(
-        "--seed",
-        type=int,
-        default=1,
-        show_default=True,
-        help="With --racing: the seed of the revision instants and choices.",
-    ),
-    click.option(
+    option_with("--racing", "--seed", int, 1, "the seed of the revision instants and choices."),
+    option_with(
+        "--racing",
         "--revisions",
-        type=click.IntRange(1, 50),
-        default=3,
-        show_default=True,
-        help="With --racing: accepted revisions per execution (refused ones come on top).",
+        click.IntRange(1, 50),
+        3,
+        "accepted revisions per execution (refused ones come on top).",
     ),
-    click.option(
+    option_with(
+        "--racing",
         "--width",
-        type=click.IntRange(1, 32),
-        default=3,
-        show_default=True,
-        help="With --racing: worker threads, i.e. attempts running at once.",
+        click.IntRange(1, 32),
+        3,
+        "worker threads, i.e. attempts running at once.",
     ),
     click.option(
         "--app",

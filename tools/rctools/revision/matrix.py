@@ -78,6 +78,18 @@ def record_crashed(workload: Workload, policy: str, point: str, out: Path, scrat
     return Run(workload.name, f"crash-{point}", policy, moved, None)
 
 
+@dataclass(frozen=True)
+class Racing:
+    """A batch of racing executions: how many, the seed of their revision instants and
+    choices (each execution's own from `execution_seed`), the revisions each must accept and
+    the worker threads each runs on (attempts at once)."""
+
+    executions: int
+    seed: int
+    revisions: int = 3
+    width: int = 3
+
+
 def execution_seed(seed: int, index: int) -> int:
     """The seed of racing execution `index` of a batch seeded `seed`: the same for every
     policy, so policies are compared on the same revision schedules."""
@@ -89,21 +101,18 @@ def record_race(
     policy: str,
     sender: RevisionSender,
     out: Path,
-    *,
+    racing: Racing,
     index: int,
-    seed: int,
-    revisions: int,
-    width: int,
 ) -> Run:
-    """Racing execution `index` of a batch seeded `seed`, its revisions sent by `sender`;
+    """Racing execution `index` of the batch `racing`, its revisions sent by `sender`;
     out/<workload>-<policy>-race-<index>.jsonl."""
     runtime = RacingRuntime(
         workload,
         policy,
         sender,
-        seed=execution_seed(seed, index),
-        revisions=revisions,
-        width=width,
+        seed=execution_seed(racing.seed, index),
+        revisions=racing.revisions,
+        width=racing.width,
     )
     outcome = runtime.run()
     point = f"race-{index}"
@@ -116,32 +125,17 @@ def record_racing(
     workloads: list[Workload],
     policy: str,
     out: Path,
-    *,
-    executions: int,
-    seed: int,
-    revisions: int = 3,
-    width: int = 3,
+    racing: Racing,
     on_run: Callable[[Run], None] | None = None,
 ) -> list[Run]:
-    """`executions` racing runs under `policy`, the workloads taken in turn, each with
-    `revisions` accepted revisions sent by one sender process; writes the traces."""
+    """The executions of `racing` under `policy`, the workloads taken in turn, their
+    revisions sent by one sender process; writes the traces."""
     out.mkdir(parents=True, exist_ok=True)
     runs: list[Run] = []
     with RevisionSender() as sender:
-        for index in range(executions):
+        for index in range(racing.executions):
             workload = workloads[index % len(workloads)]
-            runs.append(
-                record_race(
-                    workload,
-                    policy,
-                    sender,
-                    out,
-                    index=index,
-                    seed=seed,
-                    revisions=revisions,
-                    width=width,
-                )
-            )
+            runs.append(record_race(workload, policy, sender, out, racing, index))
             if on_run:
                 on_run(runs[-1])
     return runs

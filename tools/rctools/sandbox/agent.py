@@ -34,6 +34,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -62,24 +63,48 @@ def crash_label(turn: int, point: str) -> str:
     return f"t{turn}-{point}"
 
 
+@dataclass(frozen=True)
+class Run:
+    """One sandbox run as both its runtimes take it, the scripted agent and the host
+    (`host.py`): its folder, the workload and checkpoint policy, how process images are taken
+    and effects inspected, and the host's checkpoint scheduler (None: no limit)."""
+
+    run_dir: Path
+    workload: Workload
+    policy: Policy
+    processes: str
+    inspector: str
+    scheduler: Scheduler | None
+
+    @classmethod
+    def named(
+        cls,
+        run_dir: Path,
+        workload: str,
+        policy: str,
+        processes: str,
+        inspector: str,
+        slots: Path | None,
+    ) -> Run:
+        """The run the command line names (`run_options`, `resume_options`, `slots_option`)."""
+        scheduler = Scheduler.at(slots) if slots else None
+        return cls(run_dir, WORKLOADS[workload], POLICIES[policy], processes, inspector, scheduler)
+
+
 class Agent:
     def __init__(
         self,
-        run_dir: Path,
-        workload: Workload,
-        policy: Policy,
+        run: Run,
         latency: float,
         *,
-        processes: str = "criu",
-        inspector: str = "fanotify",
         rollback: tuple[int, int] | None = None,
         stop_after: int | None = None,
-        scheduler: Scheduler | None = None,
     ) -> None:
-        self.workload, self.policy, self.latency = workload, policy, latency
-        self.imager = imager(processes)
+        run_dir = run.run_dir
+        self.workload, self.policy, self.latency = run.workload, run.policy, latency
+        self.imager = imager(run.processes)
         self.rollback, self.stop_after = rollback, stop_after
-        self.scheduler = scheduler or Scheduler.unlimited()
+        self.scheduler = run.scheduler or Scheduler.unlimited()
         self.base = run_dir / "base"
         self.upper, self.work = run_dir / "upper", run_dir / "work"
         self.store = Store(run_dir / "store")
@@ -90,7 +115,7 @@ class Agent:
         self.pid_file = run_dir / "sandbox.pid"
         self.base_manifest: Manifest = manifest(self.base)
         self.latest = {"files": 0, "procs": 0}
-        self.inspector_mode = inspector
+        self.inspector_mode = run.inspector
         self.watch: UpperWatch | None = None
         self.inspector = Inspector({}, table_digest([]))
         self.sent = 0
@@ -373,15 +398,10 @@ def main(
         later, earlier = rollback.split(":")
         rollback_to = (int(later), int(earlier))
     agent = Agent(
-        run_dir,
-        WORKLOADS[workload],
-        POLICIES[policy],
+        Run.named(run_dir, workload, policy, processes, inspector, slots),
         latency,
-        processes=processes,
-        inspector=inspector,
         rollback=rollback_to,
         stop_after=stop_after,
-        scheduler=Scheduler.at(slots) if slots else None,
     )
     if resume:
         agent.resume()

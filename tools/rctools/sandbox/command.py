@@ -48,7 +48,7 @@ from rctools.sandbox.scheduler import Scheduler
 from rctools.sandbox.standin import serving
 from rctools.sandbox.workloads import WORKLOADS
 from rctools.suite.command import suite_command
-from rctools.suite.matrix import Judged, SuiteMatrix
+from rctools.suite.matrix import Done, Judged, SuiteMatrix
 from rctools.suite.pool import run_pool
 from rctools.suite.reports import Cell, CellReport, Figures
 
@@ -125,55 +125,38 @@ class SandboxMatrix(SuiteMatrix):
             raise EnvironmentProblem(f"cannot run sandboxes here: {problem}")
 
     def record_cells(
-        self,
-        cells: Sequence[Cell],
-        traces: Path,
-        scratch: Path,
-        *,
-        jobs: int,
-        done: Callable[[CellReport], None],
+        self, cells: Sequence[Cell], traces: Path, scratch: Path, *, jobs: int, done: Done
     ) -> list[CellReport]:
         """Each cell in a sandbox of its own; a fork cell reports one row per rollout
         (`<cell>--<rollout>`); a run the agent could not finish is a cell not recorded."""
         folder = Scheduler.prepare(scratch / "scheduler", self.slots) if self.slots else None
         with contextlib.ExitStack() as stack:
             model = stack.enter_context(serving(self.latency)) if self.agent else None
-            return self._record(cells, traces, scratch, jobs, done, folder, model)
 
-    def _record(
-        self,
-        cells: Sequence[Cell],
-        traces: Path,
-        scratch: Path,
-        jobs: int,
-        done: Callable[[CellReport], None],
-        folder: Path | None,
-        model: str | None,
-    ) -> list[CellReport]:
-        def one(cell: Cell) -> list[CellReport]:
-            spec = self.specs[cell.name]
-            try:
-                results = record(spec, traces, scratch, self.latency, 0, folder, model)
-            except RecordError as exc:
-                return [CellReport(cell, f"{cell.name}.jsonl", problem=str(exc))]
-            return [self._report(cell, result) for result in results]
+            def one(cell: Cell) -> list[CellReport]:
+                spec = self.specs[cell.name]
+                try:
+                    results = record(spec, traces, scratch, self.latency, 0, folder, model)
+                except RecordError as exc:
+                    return [CellReport(cell, f"{cell.name}.jsonl", problem=str(exc))]
+                return [self._report(cell, result) for result in results]
 
-        def ended(_: Cell, reports: list[CellReport]) -> None:
-            for report in reports:
-                if isinstance(report.kept, RunResult):  # back from the cell's process
-                    self.results[report.trace] = report.kept
-                done(report)
+            def ended(_: Cell, reports: list[CellReport]) -> None:
+                for report in reports:
+                    if isinstance(report.kept, RunResult):  # back from the cell's process
+                        self.results[report.trace] = report.kept
+                    done(report)
 
-        # the framework's pool: each cell in a process of its own, `jobs` side by side; the
-        # host's checkpoint budget (Scheduler) and the model stand-in are shared across them
-        per_cell = run_pool(
-            cells,
-            one,
-            jobs=jobs,
-            result_path=lambda c: scratch / "pool" / f"{c.name}.result",
-            name=lambda c: c.name,
-            done=ended,
-        )
+            # the framework's pool: each cell in a process of its own, `jobs` side by side; the
+            # host's checkpoint budget (Scheduler) and the model stand-in are shared across them
+            per_cell = run_pool(
+                cells,
+                one,
+                jobs=jobs,
+                result_path=lambda c: scratch / "pool" / f"{c.name}.result",
+                name=lambda c: c.name,
+                done=ended,
+            )
         return [report for reports in per_cell for report in reports]
 
     def _report(self, cell: Cell, result: RunResult) -> CellReport:
@@ -250,7 +233,6 @@ OPTIONS: list[Callable[[Any], Any]] = [
         multiple=True,
         type=click.Choice([*sorted(POLICIES), "all"]),
         default=("all",),
-        show_default=True,
         help="Checkpoint policy; repeat for several.",
     ),
     click.option(
@@ -259,48 +241,39 @@ OPTIONS: list[Callable[[Any], Any]] = [
         multiple=True,
         type=click.Choice(sorted(WORKLOADS)),
         default=("dev-task",),
-        show_default=True,
         help="Scripted agent workload; repeat for several.",
     ),
     click.option(
         "--crash-points",
         default=",".join(CRASH_POINTS),
-        show_default=True,
         help="Where in each turn to SIGKILL ('none': fault-free runs only).",
     ),
     click.option(
         "--crash-turns",
         default="all",
-        show_default=True,
         help="Turns to SIGKILL in, e.g. '1,4,8'.",
     ),
-    click.option(
-        "--latency", default=0.02, show_default=True, help="Model call stand-in, seconds per turn."
-    ),
+    click.option("--latency", default=0.02, help="Model call stand-in, seconds per turn."),
     click.option(
         "--checkpoint-slots",
         default=1,
-        show_default=True,
         help="Checkpoint jobs the host runs at once, for all sandboxes (0: no limit).",
     ),
     click.option(
         "--processes",
         type=click.Choice(MODES),
         default="criu",
-        show_default=True,
         help="Process images: criu dumps, or the re-spawn baseline (command lines only).",
     ),
     click.option(
         "--inspector",
         type=click.Choice(INSPECTORS),
         default="fanotify",
-        show_default=True,
         help="The inspector's file evidence: kernel events (fanotify) or a diff of the whole tree.",
     ),
     click.option(
         "--rewinds/--no-rewinds",
         default=True,
-        show_default=True,
         help="Add each workload's rollback run and fork run (two rollouts); scripted agent only.",
     ),
     click.option(
@@ -318,4 +291,5 @@ command = suite_command(
     options=OPTIONS,
     configure=configure,
     defaults={"jobs": 4},
+    show_defaults=True,
 )

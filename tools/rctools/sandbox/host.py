@@ -48,16 +48,13 @@ from typing import Any
 
 import click
 
-from rctools.sandbox.agent import Agent, resume_options, run_options, slots_option
+from rctools.sandbox.agent import Agent, Run, resume_options, run_options, slots_option
 from rctools.sandbox.inspector import Inspector
 from rctools.sandbox.namespace import COMMAND_ENV, table_digest
-from rctools.sandbox.policies import POLICIES, Policy
 from rctools.sandbox.proxy import Endpoint
-from rctools.sandbox.scheduler import Scheduler
 from rctools.sandbox.standin import turn_of
 from rctools.sandbox.store import write_atomic
 from rctools.sandbox.tree import digest
-from rctools.sandbox.workloads import WORKLOADS, Workload
 
 MODEL_TIMEOUT = 300.0
 
@@ -69,31 +66,12 @@ class Refused(RuntimeError):
 class Host(Agent):
     """The coordinator of one sandbox; the turn loop is the agent's, driven by its requests."""
 
-    def __init__(
-        self,
-        run_dir: Path,
-        workload: Workload,
-        policy: Policy,
-        agent: str,
-        model: str,
-        *,
-        processes: str = "criu",
-        inspector: str = "fanotify",
-        scheduler: Scheduler | None = None,
-    ) -> None:
-        super().__init__(
-            run_dir,
-            workload,
-            policy,
-            0.0,
-            processes=processes,
-            inspector=inspector,
-            scheduler=scheduler,
-        )
+    def __init__(self, run: Run, agent: str, model: str) -> None:
+        super().__init__(run, 0.0)
         self.agent, self.model = agent, urllib.parse.urlsplit(model)
-        self.transcript = run_dir / "transcript.json"
-        self.agent_log = run_dir / "agent.log"
-        self.turns_log = run_dir / "turns.jsonl"
+        self.transcript = run.run_dir / "transcript.json"
+        self.agent_log = run.run_dir / "agent.log"
+        self.turns_log = run.run_dir / "turns.jsonl"
         self.lock = threading.Lock()  # one request at a time
         self.body: dict[str, Any] = {}  # the request being answered
         self.refused: str | None = None  # why a request was refused or failed: the run ends
@@ -282,16 +260,7 @@ def main(
 ) -> None:
     """Exit code 0 when the agent got its final answer and ended; a crash point (`$RC_KILL_AT`)
     ends it by SIGKILL; anything else is a message and exit code 1."""
-    host = Host(
-        run_dir,
-        WORKLOADS[workload],
-        POLICIES[policy],
-        agent,
-        model,
-        processes=processes,
-        inspector=inspector,
-        scheduler=Scheduler.at(slots) if slots else None,
-    )
+    host = Host(Run.named(run_dir, workload, policy, processes, inspector, slots), agent, model)
     if resume:
         host.resume()
     else:

@@ -20,9 +20,11 @@ judge).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import importlib.util
 import shutil
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -73,8 +75,33 @@ def output_options(func: F) -> F:
     return func
 
 
+@dataclass(frozen=True)
+class Selection:
+    """--cells, --list, --stride, --jobs as a suite's command gets them: which of its cells
+    are recorded (or only listed), and how many at once."""
+
+    patterns: tuple[str, ...]
+    list_only: bool
+    stride: int
+    jobs: int
+
+    def chosen(self, cells: Sequence[Cell]) -> list[Cell]:
+        """The cells the --cells globs keep, in matrix order, then every --stride-th of them."""
+        return select(cells, self.patterns)[:: self.stride]
+
+
 def selection_options(func: F) -> F:
-    """--cells, --list, --stride, --jobs: on every suite whose cells are known before it runs."""
+    """--cells, --list, --stride, --jobs: on every suite whose cells are known before it runs;
+    the command gets them as one `selection` (a `Selection`)."""
+
+    # wraps() keeps the options already declared on `func` (click reads every option off the
+    # outermost function), so these come after them as before
+    @functools.wraps(func)
+    def selected(
+        *args: Any, cells: tuple[str, ...], list_cells: bool, stride: int, jobs: int, **kwargs: Any
+    ) -> Any:
+        return func(*args, selection=Selection(cells, list_cells, stride, jobs), **kwargs)
+
     for option in reversed(
         [
             click.option(
@@ -94,14 +121,22 @@ def selection_options(func: F) -> F:
             click.option("--jobs", default=1, show_default=True, help="Cells recorded at once."),
         ]
     ):
-        func = option(func)
-    return func
+        selected = option(selected)
+    return selected  # type: ignore[return-value]
 
 
 def suite_options(func: F) -> F:
     """--out, --format, --progress, --cells, --list, --stride, --jobs: the same on every
     runtime suite."""
     return output_options(selection_options(func))
+
+
+def option_with(flag: str, name: str, kind: Any, default: Any, help: str) -> Callable[[F], F]:
+    """A suite's own option that is read only together with `flag` (`--racing`, `--audit`): a
+    value with its default shown, its help starting "With FLAG:" alike on every suite."""
+    return click.option(
+        name, type=kind, default=default, show_default=True, help=f"With {flag}: {help}"
+    )
 
 
 def select(cells: Sequence[Cell], patterns: Sequence[str]) -> list[Cell]:
@@ -288,14 +323,11 @@ def run_suite(
     fmt: str,
     out: Path,
     progress: bool | None,
-    cells: Sequence[str],
-    list_cells: bool,
-    jobs: int,
-    stride: int = 1,
+    selection: Selection,
 ) -> int:
     """The body of every suite: select cells, check the environment, record them, finish."""
-    chosen = select(matrix.cells(), cells)[::stride]
-    if list_cells:
+    chosen = selection.chosen(matrix.cells())
+    if selection.list_only:
         click.echo(list_text(chosen))
         return 0
     matrix.prepare()
@@ -311,7 +343,8 @@ def run_suite(
     # in resume-check's run folder: a run killed by SIGKILL leaves no sandbox layers behind
     scratch = tempdirs.mkdtemp(f"{suite}-")
     try:
-        reports = matrix.record_cells(chosen, traces, scratch, jobs=max(1, jobs), done=recorded)
+        jobs = max(1, selection.jobs)
+        reports = matrix.record_cells(chosen, traces, scratch, jobs=jobs, done=recorded)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     runtime = matrix.runtime()
@@ -338,13 +371,15 @@ def suite_command(
     options: Sequence[Callable[[F], F]] = (),
     configure: Callable[..., SuiteMatrix] | None = None,
     defaults: dict[str, Any] | None = None,
+    show_defaults: bool = False,
 ) -> click.Command:
     """The `resume-check run SUITE` command: the shared options, the report of `run SUITE`,
     and `run_suite` on `matrix`, so that every suite has the same options and output.
 
     `options` are the suite's own click options, after the shared ones; their values go to
     `configure(**values)`, which returns the matrix to run (or raises UsageError).
-    `defaults` overrides a shared option's default (e.g. `{"jobs": 4}`)."""
+    `defaults` overrides a shared option's default (e.g. `{"jobs": 4}`); `show_defaults` has
+    the help show every option's default (one with none shows nothing)."""
 
     if configure is not None:
         make = configure
@@ -363,7 +398,7 @@ def suite_command(
         name=suite,
         help=help_text,
         epilog=exit_codes_help(),
-        context_settings={"default_map": defaults} if defaults else {},
+        context_settings={"default_map": defaults or {}, "show_default": show_defaults},
     )
     @suite_options
     @own_options
@@ -372,15 +407,10 @@ def suite_command(
         out: Path,
         fmt: str,
         progress: bool | None,
-        cells: tuple[str, ...],
-        list_cells: bool,
-        stride: int,
-        jobs: int,
+        selection: Selection,
         invocation: Invocation,
         **values: Any,
     ) -> int:
-        return run_suite(
-            suite, make(**values), invocation, fmt, out, progress, cells, list_cells, jobs, stride
-        )
+        return run_suite(suite, make(**values), invocation, fmt, out, progress, selection)
 
     return command
