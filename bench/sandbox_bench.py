@@ -75,6 +75,7 @@ from rctools.sandbox.recorder import (
 )
 from rctools.sandbox.standin import serving
 from rctools.sandbox.workloads import WORKLOADS
+from rctools.suite.pool import PoolTaskFailed
 from resumecheck.contract import default_spec_paths
 from resumecheck.judge import judge
 from resumecheck.verdict import Status, Verdict
@@ -138,7 +139,7 @@ def main(**options: Any) -> None:
             code = _pages_study(args, scratch)
         else:
             code = _bench_host(args, scratch) if args.agent else _bench(args, scratch)
-    except (RecordError, BenchError) as exc:
+    except (RecordError, PoolTaskFailed, BenchError) as exc:
         print(f"sandbox_bench: {exc}", file=sys.stderr)
         code = 3
     finally:

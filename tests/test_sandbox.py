@@ -210,3 +210,18 @@ def test_the_violation_is_the_restore_that_lost_the_server(baselines: Any) -> No
     event = json.loads(lines[entry["event"]])  # line 0 is the header, events count from 1
     assert event["ev"] == "restore"
     assert event["turn"] == TURNS - 1
+
+
+def test_the_benches_record_runs_through_the_suites_pool(tmp_path: Path) -> None:
+    """`recorder.record_all` (the sandbox benches' batch of runs) records through the suites'
+    one pool, each run in a process of its own, as `run sandbox` records its cells: the
+    results in the order asked, a run asked twice kept under a name of its own."""
+    from rctools.sandbox.recorder import RunSpec, record_all
+
+    clean = RunSpec("memory-server", "full", None, "respawn")
+    crash = RunSpec("memory-server", "chat-only", (3, "checkpoint"), "respawn")
+    runs = record_all([clean, crash, clean], tmp_path / "out", tmp_path / "run", 0.01, jobs=2)
+    assert [r.spec for r in runs] == [clean, crash, clean]
+    names = [r.trace.name for r in runs]
+    assert names[2] == names[0].replace(".jsonl", "--1.jsonl"), names
+    assert all(r.trace.exists() and r.cpu_seconds > 0 for r in runs)

@@ -32,7 +32,6 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ from rctools.sandbox.scheduler import Scheduler
 from rctools.sandbox.standin import serving
 from rctools.sandbox.workloads import WORKLOADS
 from rctools.suite.child import run_command
+from rctools.suite.pool import run_pool
 from rctools.suite.reports import WorkerReport
 from rctools.suite.trace import V1, TraceWriter, head
 
@@ -308,34 +308,32 @@ def record_all(
     *,
     jobs: int = 2,
     slots: int = 0,
-    on_done: Callable[[RunResult], None] | None = None,
     model: str | None = None,
 ) -> list[RunResult]:
-    """Records every run, `jobs` sandboxes at a time (each has its own namespaces); `slots`
-    (0: no budget) is the host's budget of checkpoint jobs at once, shared by all of them.
-    Agent runs share one model endpoint: `model`, or a stand-in started for the batch."""
+    """Records every run (for the benches, which record runs rather than cells), `jobs`
+    sandboxes at a time, each in a process of its own from the suites' one pool, as `run
+    sandbox` records its cells; `slots` (0: no budget) is the host's budget of checkpoint jobs
+    at once, shared by all of them. Agent runs share one model endpoint: `model`, or a
+    stand-in started for the batch. A run that could not be recorded stops the batch
+    (`PoolTaskFailed`, or its RecordError with `jobs` 1)."""
     if model is None and any(spec.agent for spec in specs):
         with serving(latency) as url:
-            return record_all(
-                specs, out, scratch, latency, jobs=jobs, slots=slots, on_done=on_done, model=url
-            )
+            return record_all(specs, out, scratch, latency, jobs=jobs, slots=slots, model=url)
     out.mkdir(parents=True, exist_ok=True)
     folder = Scheduler.prepare(scratch / "scheduler", slots) if slots else None
     copies: dict[RunSpec, int] = {}
     work = []
     for spec in specs:
-        work.append((spec, copies.get(spec, 0)))
+        work.append((len(work), spec, copies.get(spec, 0)))
         copies[spec] = copies.get(spec, 0) + 1
-
-    def one(item: tuple[RunSpec, int]) -> list[RunResult]:
-        results = record(item[0], out, scratch, latency, item[1], folder, model)
-        for result in results:
-            if on_done:
-                on_done(result)
-        return results
-
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return [result for results in pool.map(one, work) for result in results]
+    per_run = run_pool(
+        work,
+        lambda item: record(item[1], out, scratch, latency, item[2], folder, model),
+        jobs=jobs,
+        result_path=lambda item: scratch / "pool" / f"run-{item[0]}.result",
+        name=lambda item: f"{item[1].name} #{item[2] + 1}",
+    )
+    return [result for results in per_run for result in results]
 
 
 def _agent(argv: list[str], run_dir: Path, role: str, kill_at: str | None = None) -> WorkerReport:
