@@ -66,6 +66,36 @@ def build(checkpointer):
     return graph.compile(checkpointer=checkpointer)
 """
 
+SUPERVISORS = """
+from typing import Literal, TypedDict
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command
+
+class S(TypedDict, total=False):
+    request: str
+    research: str
+
+def _supervisor(s):
+    return Command(goto=END if s.get("research") else "researcher")
+
+def _annotated(s) -> Command[Literal["researcher", "__end__"]]:
+    return _supervisor(s)
+
+def _graph(supervisor):
+    graph = StateGraph(S)
+    graph.add_node("supervisor", supervisor)
+    graph.add_node("researcher", lambda s: {"research": "r:" + s["request"]})
+    graph.add_edge(START, "supervisor")
+    graph.add_edge("researcher", "supervisor")
+    return graph
+
+def annotated(checkpointer):
+    return _graph(_annotated).compile(checkpointer=checkpointer)
+
+def plain(checkpointer):
+    return _graph(_supervisor).compile(checkpointer=checkpointer)
+"""
+
 RAISES = """
 from typing import TypedDict
 from langgraph.graph import END, START, StateGraph
@@ -103,19 +133,23 @@ def build(checkpointer):
             "the fault-free run parked at an interrupt",
         ),
         ("<raises>", '{"request": "r"}', 'request="r2"', "raised ValueError: no model configured"),
+        # routing by Command(goto=...): read off the builder, or seen in the fault-free run
+        ("<supervisors>:annotated", '{"request": "r"}', 'request="r2"', "Command(goto=...)"),
+        ("<supervisors>:plain", '{"request": "r"}', 'request="r2"', "Command(goto=...)"),
     ],
 )
 def test_an_unseen_shape_is_refused_before_any_cell(
     tmp_path: Path, app: str, given: str, revise: str, says: str
 ) -> None:
-    if app.startswith("<"):
+    if app.startswith("<"):  # <SOURCE> or <SOURCE>:FACTORY, written here
+        key, _, factory = app.partition(":")
         source = tmp_path / "userapp.py"
-        sources = {"<raises>": RAISES, "<two-loops>": TWO_LOOPS}
-        source.write_text(sources[app])
-        path = source
+        sources = {"<raises>": RAISES, "<two-loops>": TWO_LOOPS, "<supervisors>": SUPERVISORS}
+        source.write_text(sources[key])
+        spec = f"{source}:{factory or 'build'}"
     else:
         path = APPS / app
-    spec = str(path) if ":" in app else f"{path}:build"
+        spec = str(path) if ":" in app else f"{path}:build"
     done = invoke(
         "run", "revision", "--policy", "validity", "--app", spec,
         "--input", given, "--revise", revise, "--out", tmp_path / "out", "--no-progress",

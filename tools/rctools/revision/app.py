@@ -207,6 +207,9 @@ def workflow_of(
             "run to the next, a read the workflow cannot state; a subgraph that inherits the "
             "graph's checkpointer (compile() with none, LangGraph's default) runs as one node"
         )
+    goes = sorted(n for n, spec in builder.nodes.items() if spec.ends)
+    if goes:
+        raise command_routes(goes)
     nodes = [n for n in builder.nodes if n not in (START, END)]
     edges = {(a, b) for a, b in builder.edges if a != START and b != END}
     edges |= {(a, b) for sources, b in builder.waiting_edges for a in sources if b != END}
@@ -290,13 +293,18 @@ class _Calls(BaseCallbackHandler):
         """(After `probe`) the routers that fan out with Send."""
         self.slots: list[str] = []
         """(After `probe`) the slots its fan-outs sent tasks to."""
+        self.steps: dict[Any, str] = {}
+        self.commands: set[str] = set()
+        """The nodes that returned a Command with a `goto`: routing no edge states."""
 
     def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
         meta = kw.get("metadata") or {}
         node = str(meta.get("langgraph_node", ""))
         tags = kw.get("tags") or []
-        if any(str(t).startswith("graph:step") for t in tags) and node not in self.ran:
-            self.ran.append(node)
+        if any(str(t).startswith("graph:step") for t in tags):
+            self.steps[kw.get("run_id")] = node
+            if node not in self.ran:
+                self.ran.append(node)
         router = self.routers.get(node)
         if router is None or kw.get("name") != router.name:
             return
@@ -306,6 +314,9 @@ class _Calls(BaseCallbackHandler):
         self.routing[kw.get("run_id")] = (node, task)
 
     def on_chain_end(self, outputs: Any, **kw: Any) -> None:
+        node = self.steps.pop(kw.get("run_id"), None)
+        if node is not None and isinstance(outputs, Command) and outputs.goto:
+            self.commands.add(node)
         seen = self.routing.pop(kw.get("run_id"), None)
         if seen is not None:
             self.chosen[seen[1]] = (seen[0], outputs)
@@ -404,6 +415,8 @@ def probe(
         raise AppError(
             f"run revision --app: the fault-free run raised {type(exc).__name__}: {exc}"
         ) from None
+    if counter.commands:  # returned unannotated: no edge of the builder says so
+        raise command_routes(sorted(counter.commands))
     state = graph.get_state(config)
     if state.next and not state.interrupts:
         raise UnsupportedApp(
@@ -451,6 +464,14 @@ def resumed(state: Any, answer: tuple[Any, ...]) -> Any:
     if state.interrupts:
         return Command(resume=answer[0]) if answer else _STOPS
     return None
+
+
+def command_routes(nodes: Collection[str]) -> UnsupportedApp:
+    return UnsupportedApp(
+        f"run revision --app: {', '.join(nodes)} route(s) by returning Command(goto=...) "
+        "(a supervisor, a handoff); not supported yet: where it goes is not an edge of the "
+        "graph the workflow can be read from (give the choice to a conditional edge instead)"
+    )
 
 
 def _sends(returned: Any) -> bool:
