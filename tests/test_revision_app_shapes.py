@@ -343,3 +343,45 @@ def test_the_prebuilt_agent_with_its_tools_approved_runs(tmp_path: Path) -> None
     statuses = {c["cell"]: c["status"] for c in done.json()["cells"]}
     assert "app-validity-paused-tools" in statuses
     assert set(statuses.values()) == {"conforms"}, statuses
+
+
+DEFERRED = """
+from typing import TypedDict
+from langgraph.graph import END, START, StateGraph
+
+class S(TypedDict, total=False):
+    question: str
+    a: str
+    b: str
+    answer: str
+
+def build(checkpointer):
+    graph = StateGraph(S)
+    graph.add_node("left", lambda s: {"a": "L" + s["question"]})
+    graph.add_node("right", lambda s: {"b": "R" + s["question"]})
+    graph.add_node("join", lambda s: {"answer": s.get("a", "") + s.get("b", "")}, defer=True)
+    graph.add_edge(START, "left")
+    graph.add_edge(START, "right")
+    graph.add_edge("left", "join")
+    graph.add_edge("right", "join")
+    graph.add_edge("join", END)
+    return graph.compile(checkpointer=checkpointer)
+"""
+
+
+def test_a_run_that_stops_with_work_left_and_no_interrupt_is_recorded_as_it_is(
+    tmp_path: Path,
+) -> None:
+    """A deferred join under `stale`: after the write-through the run stops with `join` still
+    next and no interrupt. That is no static interrupt to go on from (the graph has none): the
+    trace ends as LangGraph left it and is judged (an early version of static interrupts went
+    on from it 32 times and recorded no cell)."""
+    source = tmp_path / "userapp.py"
+    source.write_text(DEFERRED)
+    done = invoke(
+        "run", "revision", "--policy", "stale", "--app", f"{source}:build", "--input",
+        '{"question": "q"}', "--revise", 'question="q2"', "--out", tmp_path / "out",
+        "--format", "json", "--no-progress",
+    )  # fmt: skip
+    done.assert_no_traceback()
+    assert {c["status"] for c in done.json()["cells"]} == {"violates"}, done.json()["cells"]

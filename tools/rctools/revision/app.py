@@ -263,7 +263,7 @@ def workflow_of(
         sorted(branches),
         slots,
         laps,
-        bool(graph.interrupt_before_nodes or graph.interrupt_after_nodes),
+        _static(graph),
     )
 
 
@@ -408,7 +408,7 @@ def probe(
                 asyncio.run(graph.ainvoke(given, config))
             else:
                 graph.invoke(given, config)
-            given = resumed(graph.get_state(config), answer)
+            given = resumed(graph.get_state(config), answer, _static(graph))
             if given is _STOPS:
                 break
     except Exception as exc:  # the user's graph: anything can go wrong in it
@@ -454,16 +454,22 @@ _STOPS = object()
 answer that `--answer` did not give."""
 
 
-def resumed(state: Any, answer: tuple[Any, ...]) -> Any:
+def resumed(state: Any, answer: tuple[Any, ...], static: bool) -> Any:
     """How a run waiting at `state` goes on: with the human's answer at an `interrupt()`
-    (`Command(resume=...)`, as `--answer` gives it), with no input at a static interrupt
-    (`interrupt_before`/`interrupt_after`: the human only says "go on", LangGraph's
-    `invoke(None)`), or `_STOPS`."""
+    (`Command(resume=...)`, as `--answer` gives it), with no input at a static interrupt of a
+    graph that has them (`static`: `interrupt_before`/`interrupt_after`, the human only says
+    "go on", LangGraph's `invoke(None)`), or `_STOPS`: it ended, it waits for an answer not
+    given, or it stopped with work left and no interrupt (the trace ends there, as LangGraph
+    left it)."""
     if not state.next:
         return _STOPS
     if state.interrupts:
         return Command(resume=answer[0]) if answer else _STOPS
-    return None
+    return None if static else _STOPS
+
+
+def _static(graph: Any) -> bool:
+    return bool(graph.interrupt_before_nodes or graph.interrupt_after_nodes)
 
 
 def command_routes(nodes: Collection[str]) -> UnsupportedApp:
@@ -850,7 +856,9 @@ class AppRevisionRun:
             state = self.graph.get_state(self.thread)
             if go_on is not None or not state.next:
                 continue  # going on elsewhere, or the run ended
-            given = resumed(state, self.answer)
+            if not state.interrupts and not self.wf.static:
+                break  # stopped with work left and no interrupt: the trace ends as it is
+            given = resumed(state, self.answer, self.wf.static)
             if given is _STOPS or resumes == MAX_RESUMES:  # a waiting run has no end to judge
                 raise AppError(
                     "run revision --app: the revised run "
