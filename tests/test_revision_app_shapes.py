@@ -74,6 +74,7 @@ from langgraph.types import Command
 class S(TypedDict, total=False):
     request: str
     research: str
+    note: str
 
 def _supervisor(s):
     return Command(goto=END if s.get("research") else "researcher")
@@ -94,6 +95,17 @@ def annotated(checkpointer):
 
 def plain(checkpointer):
     return _graph(_supervisor).compile(checkpointer=checkpointer)
+
+def _two(s) -> Command[Literal["researcher", "writer", "__end__"]]:
+    if not s.get("research"):
+        return Command(goto="researcher")
+    return Command(goto=END if s.get("note") else "writer")
+
+def two_workers(checkpointer):
+    graph = _graph(_two)
+    graph.add_node("writer", lambda s: {"note": "n:" + s["research"]})
+    graph.add_edge("writer", "supervisor")
+    return graph.compile(checkpointer=checkpointer)
 """
 
 RAISES = """
@@ -133,9 +145,11 @@ def build(checkpointer):
             "the fault-free run parked at an interrupt",
         ),
         ("<raises>", '{"request": "r"}', 'request="r2"', "raised ValueError: no model configured"),
-        # routing by Command(goto=...): read off the builder, or seen in the fault-free run
-        ("<supervisors>:annotated", '{"request": "r"}', 'request="r2"', "Command(goto=...)"),
-        ("<supervisors>:plain", '{"request": "r"}', 'request="r2"', "Command(goto=...)"),
+        # routing by Command(goto=...): a supervisor of two workers joins its own branches (as
+        # with a conditional edge); one with no destinations declared is seen in the fault-free
+        # run
+        ("<supervisors>:two_workers", '{"request": "r"}', 'request="r2"', "joins the branches"),
+        ("<supervisors>:plain", '{"request": "r"}', 'request="r2"', "no destinations declared"),
     ],
 )
 def test_an_unseen_shape_is_refused_before_any_cell(
@@ -385,3 +399,65 @@ def test_a_run_that_stops_with_work_left_and_no_interrupt_is_recorded_as_it_is(
     )  # fmt: skip
     done.assert_no_traceback()
     assert {c["status"] for c in done.json()["cells"]} == {"violates"}, done.json()["cells"]
+
+
+COMMAND_TRIAGE = """
+from typing import Literal, TypedDict
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command
+
+class S(TypedDict, total=False):
+    request: str
+    kind: str
+    reply: str
+
+def triage(s) -> Command[Literal["billing", "support"]]:
+    kind = "billing" if "bill" in s["request"] else "support"
+    return Command(update={"kind": kind}, goto=kind)
+
+def build(checkpointer):
+    graph = StateGraph(S)
+    graph.add_node("triage", triage)
+    graph.add_node("billing", lambda s: {"reply": "billing: " + s["request"]})
+    graph.add_node("support", lambda s: {"reply": "support: " + s["request"]})
+    graph.add_node("send", lambda s: {"reply": s["reply"] + "."})
+    graph.add_edge(START, "triage")
+    graph.add_edge("billing", "send")
+    graph.add_edge("support", "send")
+    graph.add_edge("send", END)
+    return graph.compile(checkpointer=checkpointer)
+"""
+
+
+def test_a_node_that_routes_by_command_goto_is_a_router(tmp_path: Path) -> None:
+    """`triage` returns Command(goto=...) with its destinations in its return annotation: it
+    is read as a router whose choice is its own output (a `route` event of its attempt). A
+    new request that moves the route from billing to support conforms under validity and
+    suffix at every point; stale is rejected at every point. Before, such a graph ran with its
+    routes unseen, and a correct policy was judged violating in every cell."""
+    source = tmp_path / "userapp.py"
+    source.write_text(COMMAND_TRIAGE)
+    statuses = {}
+    for policy in ("validity", "suffix", "stale"):
+        done = invoke(
+            "run", "revision", "--policy", policy, "--app", f"{source}:build", "--input",
+            '{"request": "my bill"}', "--revise", 'request="my laptop"', "--out",
+            tmp_path / policy, "--format", "json", "--no-progress",
+        )  # fmt: skip
+        done.assert_no_traceback()
+        statuses[policy] = {c["status"] for c in done.json()["cells"]}
+    assert statuses == {"validity": {"conforms"}, "suffix": {"conforms"}, "stale": {"violates"}}
+    trace = (tmp_path / "validity" / "traces" / "app-validity-node-billing.jsonl").read_text()
+    assert '"ev": "route", "attempt": "a1", "to": ["billing"]' in trace
+    assert '"to": ["support"]' in trace and '"node": "support"' in trace
+    # a supervisor of one worker, in a loop (supervisor -> researcher -> supervisor): its laps
+    (tmp_path / "supervisor.py").write_text(SUPERVISORS)
+    done = invoke(
+        "run", "revision", "--policy", "validity", "--app", f"{tmp_path / 'supervisor.py'}:"
+        "annotated", "--input", '{"request": "r"}', "--revise", 'request="r2"', "--out",
+        tmp_path / "supervisor", "--format", "json", "--no-progress",
+    )  # fmt: skip
+    done.assert_no_traceback()
+    cells = {c["cell"]: c["status"] for c in done.json()["cells"]}
+    assert "app-validity-node-supervisor(2)" in cells, cells
+    assert set(cells.values()) == {"conforms"}, cells

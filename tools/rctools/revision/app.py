@@ -77,6 +77,7 @@ from rctools.langgraph.appdriver import driver
 from rctools.revision.loops import DEFAULT_LOOP_BOUND, beyond, unroll
 from rctools.revision.recorder import Recorder, stage
 from rctools.revision.routing import (
+    COMMAND,
     DEFAULT_SEND_BOUND,
     Router,
     UnsupportedApp,
@@ -207,9 +208,6 @@ def workflow_of(
             "run to the next, a read the workflow cannot state; a subgraph that inherits the "
             "graph's checkpointer (compile() with none, LangGraph's default) runs as one node"
         )
-    goes = sorted(n for n, spec in builder.nodes.items() if spec.ends)
-    if goes:
-        raise command_routes(goes)
     nodes = [n for n in builder.nodes if n not in (START, END)]
     edges = {(a, b) for a, b in builder.edges if a != START and b != END}
     edges |= {(a, b) for sources, b in builder.waiting_edges for a in sources if b != END}
@@ -293,16 +291,19 @@ class _Calls(BaseCallbackHandler):
         """(After `probe`) the routers that fan out with Send."""
         self.slots: list[str] = []
         """(After `probe`) the slots its fan-outs sent tasks to."""
-        self.steps: dict[Any, str] = {}
+        self.steps: dict[Any, tuple[str, str]] = {}
+        """A node's own run -> (node, LangGraph task id)."""
         self.commands: set[str] = set()
-        """The nodes that returned a Command with a `goto`: routing no edge states."""
+        """The nodes that returned a Command with a `goto` and declare no destinations:
+        routing no edge states."""
 
     def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
         meta = kw.get("metadata") or {}
         node = str(meta.get("langgraph_node", ""))
         tags = kw.get("tags") or []
+        task = str(meta.get("langgraph_checkpoint_ns", "")).split("|")[-1].partition(":")[2]
         if any(str(t).startswith("graph:step") for t in tags):
-            self.steps[kw.get("run_id")] = node
+            self.steps[kw.get("run_id")] = (node, task)
             if node not in self.ran:
                 self.ran.append(node)
         router = self.routers.get(node)
@@ -310,13 +311,16 @@ class _Calls(BaseCallbackHandler):
             return
         if any(str(t).startswith("graph:step") for t in tags):
             return  # the node's own function, named like its router
-        task = str(meta.get("langgraph_checkpoint_ns", "")).split("|")[-1].partition(":")[2]
         self.routing[kw.get("run_id")] = (node, task)
 
     def on_chain_end(self, outputs: Any, **kw: Any) -> None:
-        node = self.steps.pop(kw.get("run_id"), None)
-        if node is not None and isinstance(outputs, Command) and outputs.goto:
-            self.commands.add(node)
+        step = self.steps.pop(kw.get("run_id"), None)
+        if step is not None and isinstance(outputs, Command) and outputs.goto:
+            router = self.routers.get(step[0])
+            if router is not None and router.name == COMMAND:  # its choice: where it goes
+                self.chosen[step[1]] = (step[0], outputs.goto)
+            else:
+                self.commands.add(step[0])
         seen = self.routing.pop(kw.get("run_id"), None)
         if seen is not None:
             self.chosen[seen[1]] = (seen[0], outputs)
@@ -475,8 +479,9 @@ def _static(graph: Any) -> bool:
 def command_routes(nodes: Collection[str]) -> UnsupportedApp:
     return UnsupportedApp(
         f"run revision --app: {', '.join(nodes)} route(s) by returning Command(goto=...) "
-        "(a supervisor, a handoff); not supported yet: where it goes is not an edge of the "
-        "graph the workflow can be read from (give the choice to a conditional edge instead)"
+        "with no destinations declared; annotate the node's return as "
+        "Command[Literal[...]] (or add_node(..., destinations=...)) so that where it may go "
+        "is an edge of the graph"
     )
 
 

@@ -53,6 +53,11 @@ class SendBound(UnsupportedApp):
     """A router sent more tasks to one node than the slots the workflow declares."""
 
 
+COMMAND = "<Command(goto=...)>"
+"""The `Router.name` of a node that routes by returning Command(goto=...), whose `ends` its
+return annotation (`Command[Literal[...]]`) or `add_node(destinations=...)` names: its choice is
+the node's own output, heard at its end, not a router function's run."""
+
 DEFAULT_SEND_BOUND = 4
 """Slots per Send target when `--send-bound` is not given."""
 
@@ -268,4 +273,14 @@ def routers_of(
         reads = sorted(builder.schemas[schema])
         ends = {str(k): v for k, v in named.items()}
         routers[node] = Router(node, ends, reads, spec.path.get_name(), bound if fans else 0)
+    for node, spec in builder.nodes.items():  # a node that returns Command(goto=...)
+        if not spec.ends:
+            continue
+        if node in routers:
+            raise UnsupportedApp(
+                f"run revision --app: {node} routes both by a conditional edge and by "
+                "returning Command(goto=...); one way per node is supported"
+            )
+        reads = sorted(builder.schemas[spec.input_schema])
+        routers[node] = Router(node, {str(d): d for d in spec.ends}, reads, COMMAND)
     return routers
