@@ -773,12 +773,12 @@ def _runs_in(plan: Plan, scenario: Scenario, durability: str, api: str) -> bool:
     fixed = scenario.durability
     if fixed is not None and fixed != durability:
         return False
-    if plan.deleting is not None and api not in plan.deleting and deletes(scenario):
+    if plan.deleting is not None and api not in plan.deleting and _deletes(scenario):
         return False
     return not (plan.in_process and _several(scenario))
 
 
-def deletes(scenario: Scenario) -> bool:
+def _deletes(scenario: Scenario) -> bool:
     """Whether the scenario's script deletes a thread (`delete_thread`)."""
     return any(step[0] == "delete" for step in scenario.script)
 
