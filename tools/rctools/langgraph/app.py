@@ -128,6 +128,13 @@ def _nodes(graph: Pregel) -> list[tuple[str, Any]]:
     return [(name, node) for g in graphs for name, node in getattr(g, "nodes", {}).items()]
 
 
+def static_interrupts(graph: Pregel) -> bool:
+    """Whether the graph stops at static interrupts (`interrupt_before`/`interrupt_after`):
+    only then is a stop with work left and no `interrupt()` a pause to go on from
+    (`invoke(None)`); otherwise the run stopped as LangGraph left it."""
+    return bool(graph.interrupt_before_nodes or graph.interrupt_after_nodes)
+
+
 def async_only_nodes(graph: Pregel) -> list[str]:
     """The nodes (an `@entrypoint` included) whose function is `async def` only."""
     return sorted(

@@ -41,6 +41,7 @@ from uuid import UUID
 
 from langgraph.config import get_config
 
+from rctools.langgraph.app import static_interrupts
 from rctools.langgraph.appdriver import Listener, driver
 from rctools.langgraph.callbacks import NodeCallbacks
 from rctools.langgraph.observe import value_id
@@ -545,6 +546,8 @@ class AppRun(Listener):
                 return
             if state.interrupts:
                 raise Stuck(f"{self.app.spec}: parked at an interrupt (not supported)")
+            if not static_interrupts(self.graph):
+                raise Stuck(f"{self.app.spec}: stopped with {list(state.next)} left to run")
             payload, config = None, thread
         raise Stuck(
             f"{self.app.spec}: still waiting at a static interrupt after going on "

@@ -72,7 +72,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send, StateUpdate
 
-from rctools.langgraph.app import AppError, async_only_nodes, load_factory
+from rctools.langgraph.app import AppError, async_only_nodes, load_factory, static_interrupts
 from rctools.langgraph.appdriver import driver
 from rctools.revision.loops import DEFAULT_LOOP_BOUND, beyond, unroll
 from rctools.revision.recorder import Recorder, stage
@@ -261,7 +261,7 @@ def workflow_of(
         sorted(branches),
         slots,
         laps,
-        _static(graph),
+        static_interrupts(graph),
     )
 
 
@@ -412,7 +412,7 @@ def probe(
                 asyncio.run(graph.ainvoke(given, config))
             else:
                 graph.invoke(given, config)
-            given = resumed(graph.get_state(config), answer, _static(graph))
+            given = resumed(graph.get_state(config), answer, static_interrupts(graph))
             if given is _STOPS:
                 break
     except Exception as exc:  # the user's graph: anything can go wrong in it
@@ -422,7 +422,7 @@ def probe(
     if counter.commands:  # returned unannotated: no edge of the builder says so
         raise command_routes(sorted(counter.commands))
     state = graph.get_state(config)
-    if state.next and not state.interrupts:
+    if state.next and not state.interrupts and static_interrupts(graph):
         raise UnsupportedApp(
             "run revision --app: the fault-free run was still waiting at a static interrupt "
             f"(interrupt_before/interrupt_after) after going on {MAX_RESUMES} times"
@@ -470,10 +470,6 @@ def resumed(state: Any, answer: tuple[Any, ...], static: bool) -> Any:
     if state.interrupts:
         return Command(resume=answer[0]) if answer else _STOPS
     return None if static else _STOPS
-
-
-def _static(graph: Any) -> bool:
-    return bool(graph.interrupt_before_nodes or graph.interrupt_after_nodes)
 
 
 def command_routes(nodes: Collection[str]) -> UnsupportedApp:
@@ -694,6 +690,11 @@ class AppRevisionRun:
         router = self.wf.routers.get(attempt.node)
         if router is not None:  # its choice, made inside its task, is part of its output
             _, returned = self.model.chosen.pop(task, (attempt.node, []))
+            if router.name == COMMAND and _sends(returned):
+                raise UnsupportedApp(
+                    f"run revision --app: {attempt.node} fanned out with Command(goto=Send(...)); "
+                    "a fan-out by Command is not supported yet"
+                )
             if not router.bound and _sends(returned):
                 raise UnsupportedApp(
                     f"run revision --app: {attempt.node} fanned out with Send only after the "
