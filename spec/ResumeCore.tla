@@ -244,6 +244,13 @@ ShownBelow(ch, asked, before, got) ==
 Newest(ch, c) ==
     Stored(c) /\ ck[c].ch = ch /\ ~\E x \in DOMAIN ck : Stored(x) /\ ck[x].ch = ch /\ After(x, c)
 
+\* A checkpoint of ch still in flight that no stored one of ch surely comes
+\* after: a store may show a put before it acknowledges it, so a load in another
+\* process may return one made concurrently with the latest stored, not only a newer one.
+NewestInFlight(ch, c) ==
+    /\ Known(c) /\ ck[c].st = "made" /\ ck[c].ch = ch
+    /\ ~\E x \in DOMAIN ck : Stored(x) /\ ck[x].ch = ch /\ After(x, c)
+
 \* The stored checkpoints of ch made before checkpoint b: what a request for
 \* "the latest before b" chooses from (none if b was never made).
 StoredBefore(ch, b) == {c \in DOMAIN ck : Stored(c) /\ ck[c].ch = ch /\ Order(c) < Order(b)}
@@ -260,7 +267,8 @@ BeforeWrong(ch, b, got) ==
 \* asked for (or nothing, if no checkpoint of that id was stored on this chain),
 \* or (none asked) the stored one of highest creation order (or one
 \* made concurrently with it, see After, never one an earlier load of the latest
-\* returned a stored one over) or a newer one still in flight, or (asked
+\* returned a stored one over) or one still in flight that no stored one surely
+\* comes after (a store may show a put before it acknowledges it), or (asked
 \* for the latest before b) the latest stored before b; with the parent, content
 \* and pending writes that were saved.
 LoadWrong(ch, asked, before, got, parent, digest, writes, answers) ==
@@ -268,8 +276,7 @@ LoadWrong(ch, asked, before, got, parent, digest, writes, answers) ==
     \/ asked = 0 /\ before # 0 /\ BeforeWrong(ch, before, got)
     \/ asked = 0 /\ before = 0 /\ got = 0 /\ Latest(ch) # 0
     \/ asked = 0 /\ before = 0 /\ got # 0 /\
-          \/ ~(got = Latest(ch) \/ Newest(ch, got)
-               \/ (Known(got) /\ ck[got].st = "made" /\ Order(got) > Order(Latest(ch))))
+          \/ ~(got = Latest(ch) \/ Newest(ch, got) \/ NewestInFlight(ch, got))
           \/ ShownAbove(got)
     \/ got # 0 /\ ~Known(got)
     \/ got # 0 /\ Known(got) /\

@@ -570,7 +570,8 @@ StoredBeforeAt(ch, b, i) ==
     {c \in MadeSet(i) : ChainOf(c) = ch /\ HeldAt(c, i) /\ MadeBeforeAt(c, b, i)}
 
 \* CV over the history: a load returns the checkpoint asked for (or nothing, if it
-\* was never stored), or the latest stored one or a newer one in flight (asked for
+\* was never stored), or the latest stored one or one in flight that no stored one
+\* surely came after (asked for
 \* the latest before b: the latest stored one made before b), of its own
 \* chain, not lost, not forgotten by a delete (stored means held: stored and not
 \* deleted since), with the parent, content, writes and answers saved, each
@@ -589,7 +590,8 @@ LoadRightAt(i) ==
          /\ e.got \in MadeSet(i) /\ ChainOf(e.got) = e.ch /\ ~LostAt(e.got, i) /\ ~DeletedAt(e.got, i)
          /\ e.asked = 0 /\ e.before = 0 =>
               /\ \/ e.got = last \/ NewestAt(e.ch, e.got, i)
-                 \/ ~StoredAt(e.got, i) /\ Newer(e.got, last)
+                 \/ /\ ~StoredAt(e.got, i)
+                    /\ ~\E x \in MadeSet(i) : ChainOf(x) = e.ch /\ HeldAt(x, i) /\ AfterAt(x, e.got, i)
               /\ ~\E x \in MadeSet(i) : ChainOf(x) = e.ch /\ HeldAt(x, i) /\ ShownAfter(x, e.got, i)
          /\ e.asked = 0 /\ e.before # 0 =>
               /\ MadeBeforeAt(e.got, e.before, i)
