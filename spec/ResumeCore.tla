@@ -108,16 +108,18 @@ Order(c) == IF Known(c) THEN ck[c].order ELSE 0
 Depth(c) == IF Known(c) THEN ck[c].depth ELSE 0
 Branch(c) == IF Known(c) THEN ck[c].branch ELSE 0
 
-\* The writes of checkpoint c, task -> [stored, fly, kinds, raised, made]: the
+\* The writes of checkpoint c, task -> [stored, fly, back, kinds, raised, made]: the
 \* write the store holds, each process's write not yet acknowledged (process ->
-\* write: two unfenced runs may end one task at once), the kinds ever stored,
+\* write: two unfenced runs may end one task at once), each process's write that
+\* a load showed landed before its call returned (its acknowledgement is still
+\* to come, and changes nothing: a slower store), the kinds ever stored,
 \* the interrupts an attempt of the task that ended raised or received (Raises),
 \* whether its write was stored or not, and the contents its successful writes
 \* were handed to the saver with (0: one whose content was not observed).
 WritesOf(c) == Get(wr, c, [t \in {} |-> None])
 NoFly == [q \in {} |-> NoWrite]
-WriteOf(c, t) == Get(WritesOf(c), t, [stored |-> NoWrite, fly |-> NoFly, kinds |-> {}, raised |-> {},
-                                      made |-> {}])
+WriteOf(c, t) == Get(WritesOf(c), t, [stored |-> NoWrite, fly |-> NoFly, back |-> NoFly, kinds |-> {},
+                                      raised |-> {}, made |-> {}])
 Raises(w) == (IF w.kind = "interrupt" THEN {w.interrupt} ELSE {}) \cup {d.interrupt : d \in w.res}
 FlyOf(c, t, p) == Get(WriteOf(c, t).fly, p, NoWrite)
 Flying(c, t) == {WriteOf(c, t).fly[q] : q \in DOMAIN WriteOf(c, t).fly}
@@ -263,6 +265,13 @@ BeforeWrong(ch, b, got) ==
     IF got = 0 THEN StoredBefore(ch, b) # {}
     ELSE ~(Known(got) /\ Order(got) < Order(b) /\ ~\E x \in StoredBefore(ch, b) : After(x, got))
 
+\* CV: a load of c returned a write the store neither holds nor has in flight, or
+\* left out a task whose write it holds: a task has one write slot, so the load shows
+\* its stored write or one of its writes still in flight, which may have landed over it.
+WritesWrong(c, writes) ==
+    \/ ~(Shapes(writes) \subseteq MayWrites(c))
+    \/ \E m \in MustWrites(c) : ~\E x \in Shapes(writes) : x.task = m.task
+
 \* CV: the checkpoint a load returned is the one it had to return: the one
 \* asked for (or nothing, if no checkpoint of that id was stored on this chain),
 \* or (none asked) the stored one of highest creation order (or one
@@ -284,7 +293,7 @@ LoadWrong(ch, asked, before, got, parent, digest, writes, answers) ==
           \/ ck[got].st = "lost"
           \/ ck[got].parent # parent
           \/ ck[got].digest # 0 /\ digest # 0 /\ ck[got].digest # digest
-          \/ ~(MustWrites(got) \subseteq Shapes(writes) /\ Shapes(writes) \subseteq MayWrites(got))
+          \/ WritesWrong(got, writes)
           \/ ~(OneSlot(MustAnswers(got), FlyAnswers(got), answers) /\ answers \subseteq MayAnswers(got))
 
 \* CV: a successful write a load returned has a content one of the task's
@@ -567,6 +576,8 @@ StoreSeen(got, digest, writes, answers, below) ==
                         IF landed = {} THEN @[t]
                         ELSE [stored |-> CHOOSE w \in landed : TRUE,
                               fly |-> [q \in {q \in DOMAIN @[t].fly : @[t].fly[q] \notin landed} |-> @[t].fly[q]],
+                              back |-> [q \in {q \in DOMAIN @[t].fly : @[t].fly[q] \in landed} |-> @[t].fly[q]]
+                                       @@ @[t].back,
                               kinds |-> @[t].kinds \cup {w.kind : w \in landed},
                               raised |-> @[t].raised \cup UNION {Raises(w) : w \in landed},
                               made |-> @[t].made]]]
@@ -760,7 +771,7 @@ EndTask(p, ch, t, outcome, a, res, d) ==
               <<"CO", TwoValues(res)>>,
               <<"FD", ChangesOtherBranch(p, ch, r.cur)>>, <<"PC", EndsOverParked(p, ch, t, outcome)>>})
     /\ wr' = Put(wr, r.cur, Put(WritesOf(r.cur), t,
-                                [WriteOf(r.cur, t) EXCEPT !.fly = Put(@, p, w),
+                                [WriteOf(r.cur, t) EXCEPT !.fly = Put(@, p, w), !.back = Without(@, p),
                                                           !.raised = @ \cup Raises(w),
                                                           !.made = IF outcome = "ok" THEN @ \cup {d} ELSE @]))
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \cup {<<r.cur, t>>}]
@@ -879,6 +890,7 @@ EditWrite(p, ch, c, t, d) ==
     /\ Observe([ev |-> "edit", p |-> p, ch |-> ch, c |-> c, task |-> t, digest |-> d])
     /\ Broke({<<"FD", ~EditsOn(p, ch, c)>>, <<"CO", ~HasRun(p, ch) /\ Unfenced(ch, p)>>})
     /\ wr' = Put(wr, c, Put(WritesOf(c), t, [WriteOf(c, t) EXCEPT !.fly = Put(@, p, w),
+                                                                 !.back = Without(@, p),
                                                                  !.made = @ \cup {d}]))
     /\ inflight' = [inflight EXCEPT ![p].wrs = @ \cup {<<c, t>>}]
     /\ UNCHANGED <<wf, ck, latest, sched, aw, ans, dlv, closed, run, alive, holders, ledger, crashes,
@@ -898,17 +910,21 @@ PutWrites(p, ch, c, t, k, a, d) ==
         \* the store holds that write already (a load returned it before the saver's
         \* answer came back, or the write is acknowledged again): storing it changes nothing
         same == ~mine /\ w.stored.kind = k /\ w.stored.interrupt = a
+        \* the call returns a write of p's that a load showed landed: a slower store's
+        \* answer, after which the store may hold another process's write (it keeps that)
+        back == ~mine /\ p \in DOMAIN w.back /\ w.back[p].kind = k /\ w.back[p].interrupt = a
         edit == Known(c) /\ k = "ok" /\ EditsOn(p, ch, c)
         dk == IF k = "ok" THEN d ELSE 0
         rec == CASE mine -> [FlyOf(c, t, p) EXCEPT !.digest = IF @ = 0 THEN dk ELSE @]
-                 [] same -> w.stored
+                 [] same \/ back -> w.stored
                  [] OTHER -> [kind |-> k, interrupt |-> a, res |-> {}, by |-> p, digest |-> dk]
     IN
     /\ Known(c) /\ ck[c].ch = ch
     /\ Observe([ev |-> "putw", p |-> p, ch |-> ch, c |-> c, task |-> t, kind |-> k, interrupt |-> a,
                 digest |-> dk])
-    /\ Broke({<<"FD", ~mine /\ ~same /\ ~edit>>, <<"CO", ~HasRun(p, ch) /\ Unfenced(ch, p)>>})
+    /\ Broke({<<"FD", ~mine /\ ~same /\ ~back /\ ~edit>>, <<"CO", ~HasRun(p, ch) /\ Unfenced(ch, p)>>})
     /\ wr' = Put(wr, c, Put(WritesOf(c), t, [stored |-> rec, fly |-> IF mine THEN Without(w.fly, p) ELSE w.fly,
+                                             back |-> Without(w.back, p),
                                              kinds |-> w.kinds \cup {k},
                                              raised |-> w.raised \cup Raises(rec),
                                              made |-> IF k = "ok" THEN w.made \cup {dk} ELSE w.made]))
@@ -984,9 +1000,12 @@ Handed(p) ==
         ~(wf.durability = "exit" /\ ~ck[c].edit /\
           \E d \in inflight[p].cks : ck[d].ch = ck[c].ch /\ ~ck[d].edit /\ Order(d) > Order(c))}
 
-\* The parts of what p has in flight that the store may already hold.
+\* The parts of what p has in flight that the store may already hold (a write a
+\* load showed landed is held already, or was replaced since: no crash keeps it).
 Keepable(p) ==
-    [cks : SUBSET Handed(p), wrs : SUBSET inflight[p].wrs, ans : SUBSET inflight[p].ans]
+    [cks : SUBSET Handed(p),
+     wrs : SUBSET {w \in inflight[p].wrs : p \in DOMAIN WriteOf(w[1], w[2]).fly},
+     ans : SUBSET inflight[p].ans]
 
 \* Process p is killed.  The store may already hold some of what p had in
 \* flight (`kept`, one of Keepable(p)); the rest is lost with p's memory.
@@ -1017,11 +1036,12 @@ Crash(p, kept) ==
                         IF <<c, t>> \in f.wrs /\ p \in DOMAIN wr[c][t].fly
                         THEN IF <<c, t>> \in kept.wrs
                              THEN [stored |-> wr[c][t].fly[p], fly |-> Without(wr[c][t].fly, p),
+                                   back |-> Without(wr[c][t].back, p),
                                    kinds |-> wr[c][t].kinds \cup {wr[c][t].fly[p].kind},
                                    raised |-> wr[c][t].raised \cup Raises(wr[c][t].fly[p]),
                                    made |-> wr[c][t].made]
-                             ELSE [wr[c][t] EXCEPT !.fly = Without(@, p)]
-                        ELSE wr[c][t]]
+                             ELSE [wr[c][t] EXCEPT !.fly = Without(@, p), !.back = Without(@, p)]
+                        ELSE [wr[c][t] EXCEPT !.back = Without(@, p)]]
                 ELSE wr[c]]
     /\ Settle({FlyOf(w[1], w[2], p) : w \in {w \in kept.wrs : p \in DOMAIN WriteOf(w[1], w[2]).fly}})
     /\ aw' = [c \in DOMAIN aw |->

@@ -283,9 +283,32 @@ RaisedAnywhereAt(a, i) == \E j \in Before(i) : Is(j, {"end"}) /\ a \in RaisesH(j
 NoneSeen(t) == [task |-> t, kind |-> "none", interrupt |-> 0]
 LastSentOn(p, c, t, i) ==
     MaxOf({j \in Before(i) : SendOn(j, c, t) /\ hist[j].p = p})
+\* The call that handed over event j's write has not returned before i: its
+\* process has not crashed nor handed over another write of that task there
+\* since, and the write was not acknowledged (an acknowledgement is the return of
+\* the write's one call: it comes once -- after a load showed the write landed,
+\* too: a slower store answers late).
+FlyingAt(j, i) ==
+    LET e == hist[j]
+        c == SentCk(j)
+    IN
+    /\ NoCrash(e.p, j, i)
+    /\ ~\E k \in Between(j, i) :
+          \/ SendOn(k, c, e.task) /\ hist[k].p = e.p
+          \/ Is(k, {"putw"}) /\ hist[k].p = e.p /\ hist[k].c = c /\ hist[k].task = e.task
+             /\ hist[k].kind = SentOf(j).kind /\ hist[k].interrupt = SentOf(j).interrupt
+
+\* Acknowledgement i returns a write its process handed over (at j) that a load
+\* showed landed before: the store got it then, and the return changes nothing.
+ReturnsLanded(i) ==
+    LET e == hist[i] IN
+    \E j \in Before(i) :
+        /\ SendOn(j, e.c, e.task) /\ hist[j].p = e.p /\ FlyingAt(j, i)
+        /\ SentOf(j) = [task |-> e.task, kind |-> e.kind, interrupt |-> e.interrupt]
+        /\ \E k \in Between(j, i) : Is(k, {"load", "read"}) /\ hist[k].got = e.c /\ SentOf(j) \in hist[k].writes
 \* Event j put a write of task t on c into the store, or showed the store held one.
 PutsW(j, c, t) ==
-    \/ Is(j, {"putw"}) /\ hist[j].c = c /\ hist[j].task = t
+    \/ Is(j, {"putw"}) /\ hist[j].c = c /\ hist[j].task = t /\ ~ReturnsLanded(j)
     \/ Is(j, {"crash"}) /\ <<c, t>> \in hist[j].kept.wrs
     \/ Is(j, {"load", "read"}) /\ hist[j].got = c /\ \E w \in hist[j].writes : w.task = t
 RECURSIVE HeldW(_, _, _)
@@ -598,7 +621,8 @@ LoadRightAt(i) ==
               /\ ~\E x \in StoredBeforeAt(e.ch, e.before, i) : AfterAt(x, e.got, i)
          /\ e.parent = ParentAt(e.got, i)
          /\ SameContent(e.got, e.digest, i)
-         /\ MustWritesAt(e.got, i) \subseteq e.writes
+         /\ \A m \in MustWritesAt(e.got, i) :
+               m \in e.writes \/ \E w \in e.writes : w.task = m.task /\ FlyingW(e.got, w, i)
          /\ \A w \in e.writes : w = HeldW(e.got, w.task, i - 1) \/ FlyingW(e.got, w, i)
          /\ \A x \in e.contents : LET made == MadeContentsAt(e.got, x.task, i)
                                  IN  0 \in made \/ x.digest \in made
@@ -621,21 +645,6 @@ EditsAt(i) ==
     LET e == hist[i] IN
     \/ Maker(e.c) = e.p /\ Is(MadeIdx(e.c), {"update"})
     \/ e.c = LatestAt(e.ch, i) /\ ~Holds(e.p, e.ch, i)
-
-\* The write event j handed over is still in flight before i: its process has not
-\* crashed nor handed over another write of that task there since, and the write
-\* was neither acknowledged nor returned by a load (an acknowledgement is the
-\* return of the write's one call: it comes once, and not after the write landed).
-FlyingAt(j, i) ==
-    LET e == hist[j]
-        c == SentCk(j)
-    IN
-    /\ NoCrash(e.p, j, i)
-    /\ ~\E k \in Between(j, i) :
-          \/ SendOn(k, c, e.task) /\ hist[k].p = e.p
-          \/ Is(k, {"putw"}) /\ hist[k].p = e.p /\ hist[k].c = c /\ hist[k].task = e.task
-             /\ hist[k].kind = SentOf(j).kind /\ hist[k].interrupt = SentOf(j).interrupt
-          \/ Is(k, {"load", "read"}) /\ hist[k].got = c /\ SentOf(j) \in hist[k].writes
 
 PutwRightAt(i) ==
     LET e == hist[i] IN

@@ -180,8 +180,8 @@ def render_text(agreement: Agreement, kept: Path | None) -> str:
         where = str(case.path) if kept else case.path.name
         lines.append(f"{case.disagreement}: {where} (from {case.mutant.seed})")
         lines += [f"  {edit}" for edit in case.mutant.edits]
-        lines.append(f"  checker: {_said(case.checker)}")
-        lines.append(f"  oracle:  {_said(case.oracle)}")
+        lines.append(f"  checker: {case.checker.in_brief}")
+        lines.append(f"  oracle:  {case.oracle.in_brief}")
     differ = [case for case in agreement.cases if case.differs]
     if differ:
         lines.append("")
@@ -190,9 +190,8 @@ def render_text(agreement: Agreement, kept: Path | None) -> str:
             "properties (not a disagreement), e.g.:"
         )
         for case in differ[:3]:
-            lines.append(
-                f"  {case.path.name}: checker {_said(case.checker)}; oracle {_said(case.oracle)}"
-            )
+            checker, oracle = case.checker.in_brief, case.oracle.in_brief
+            lines.append(f"  {case.path.name}: checker {checker}; oracle {oracle}")
     n = len(agreement.disagreements)
     lines.append("")
     lines.append(
@@ -202,13 +201,3 @@ def render_text(agreement: Agreement, kept: Path | None) -> str:
     )
     # Paths and reasons may quote a file name or a trace: nothing reaches a terminal raw.
     return "\n".join(escape.text(line) for line in lines) + "\n"
-
-
-def _said(verdict: Verdict) -> str:
-    if verdict.status is Status.VIOLATES:
-        where = f" at event {verdict.event_index}" if verdict.event_index else ""
-        props = ", ".join(verdict.properties) or verdict.reason
-        return f"violates {props}{where}"
-    if verdict.status is Status.CONFORMS:
-        return "conforms"
-    return f"{verdict.status.value}: {verdict.reason}"

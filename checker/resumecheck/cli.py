@@ -33,6 +33,8 @@ from resumecheck.judge import judge, warm
 from resumecheck.output import TRACE_RENDERERS, format_option, reported
 from resumecheck.progress import Progress, TLCProgress, progress_option
 from resumecheck.report import FORMATS, Invocation, exit_code, render_spec
+from resumecheck.slowstore import render_text as render_slower
+from resumecheck.slowstore import slower as slower_store
 from resumecheck.speccheck import Row, check_all, render_table
 from resumecheck.specmanifest import MANIFEST
 from resumecheck.suites import SuiteGroup
@@ -398,6 +400,52 @@ def agree(
     shown.clear()
     click.echo(render_agreement(result, keep), nl=False)
     return 1 if result.disagreements else 0
+
+
+@cli.command(epilog=exit_codes_help())
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the variants here and keep them (default: a temporary folder, removed).",
+)
+@_spec_path_option
+@click.option(
+    "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="TLC runs at once."
+)
+@progress_option
+def slower(
+    paths: tuple[Path, ...],
+    keep: Path | None,
+    spec_paths: tuple[Path, ...],
+    jobs: int,
+    progress: bool | None,
+) -> int:
+    """Judge recorded traces again as a slower store would have given them.
+
+    \b
+    resume-check slower corpora/langgraph
+    resume-check slower out/lg/traces --keep out/slower
+
+    A `put` or `put_writes` records a call's return; what it stored may have reached the
+    store, and been seen by other processes, before. A store that answers later gives the same
+    run with the acknowledgement later, past other processes' events up to its own process's
+    next one. Each such variant of a trace the contract accepts -- as it is, or with every
+    property but the store's (StoreProperties) tolerated -- must be accepted too; one it flags
+    is a false alarm against a correct, slower store. Exit code 1 when any is flagged
+    (docs/contract.md, "A slower store").
+    """
+    shown = Progress(progress)
+    result = slower_store(
+        list(paths),
+        spec_paths=default_spec_paths(spec_paths),
+        keep=keep,
+        jobs=jobs,
+        on_line=TLCProgress(shown),
+    )
+    shown.clear()
+    click.echo(render_slower(result, keep), nl=False)
+    return 1 if result.flagged else 0
 
 
 @cli.group(cls=SuiteGroup, epilog=exit_codes_help())

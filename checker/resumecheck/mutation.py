@@ -175,3 +175,47 @@ def _other(value: Any, pool: list[Any], rng: random.Random) -> Any:
     if isinstance(value, int) and not choices:
         return value + rng.choice((-1, 1))
     return rng.choice(choices) if choices else value
+
+
+ACKNOWLEDGES = "x-acknowledges"
+"""The schema's mark on an event kind that records a call's return (ResumeCore's `put`,
+`put_writes`): what the call handed over may have reached the store, and been seen, at any
+instant before it."""
+
+
+def late_acknowledgements(raw: RawTrace, schema: TraceSchema) -> Iterator[Mutant]:
+    """The trace as a slower store would have given it: each acknowledgement alone, then all at
+    once, moved as late as its process allows -- past the other processes' events, to just
+    before its own process's next event (or the end). A store that answers later gives such a
+    run with nothing else changed, so each is a trace of a correct store wherever the seed is.
+    Acknowledgements already last before their process's next event yield nothing."""
+    if raw.header is None or raw.problem or not raw.events:
+        return
+    late = {kind for kind in schema.event_kinds if schema.defs[f"ev_{kind}"].get(ACKNOWLEDGES)}
+    movable = [i for i in range(len(raw.events)) if _delay(raw.events, i, late) > i]
+    for i in movable:
+        events = list(raw.events)
+        j = _delay(events, i, late)
+        events.insert(j, events.pop(i))
+        yield Mutant(
+            raw.path, (f"acknowledged event {i + 1} late, at {j + 1}",), raw.header, tuple(events)
+        )
+    if len(movable) > 1:
+        events = list(raw.events)
+        for i in reversed(movable):  # from the end: each moves past events already placed
+            events.insert(_delay(events, i, late), events.pop(i))
+        yield Mutant(
+            raw.path, (f"acknowledged {len(movable)} events late",), raw.header, tuple(events)
+        )
+
+
+def _delay(events: list[dict[str, Any]], i: int, late: set[str]) -> int:
+    """Where acknowledgement `i` lands when it comes as late as its process allows (`i` itself
+    for an event of another kind)."""
+    if events[i].get("ev") not in late:
+        return i
+    proc = events[i].get("proc")
+    j = i + 1
+    while j < len(events) and events[j].get("proc") != proc:
+        j += 1
+    return j - 1

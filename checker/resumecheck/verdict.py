@@ -104,6 +104,16 @@ class Verdict:
         complete = self.summary.get("complete")
         return complete if isinstance(complete, bool) else None
 
+    @property
+    def in_brief(self) -> str:
+        """The verdict in a few words for a report line: `violates CV at event 33`."""
+        if self.status is Status.VIOLATES:
+            where = f" at event {self.event_index}" if self.event_index else ""
+            return f"violates {', '.join(self.properties) or self.reason}{where}"
+        if self.status is Status.CONFORMS:
+            return "conforms"
+        return f"{self.status.value}: {self.reason}"
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "path": str(self.path),
