@@ -141,3 +141,6 @@ def test_the_documented_example_runs_verbatim(tmp_path: Path) -> None:
     missing = invoke("slower", tmp_path / "nothing-here", "--no-progress")
     assert missing.returncode == 2
     assert "no such file" in missing.stderr and "Traceback" not in missing.stderr
+    alone = invoke("slower", CORE / "ok-linear-sync.jsonl", "--no-progress")
+    assert alone.returncode == 0
+    assert alone.stdout.startswith("no trace given has an acknowledgement"), alone.stdout

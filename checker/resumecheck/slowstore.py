@@ -165,6 +165,11 @@ def _slug(name: str) -> str:
 
 def render_text(result: SlowerStore, kept: Path | None) -> str:
     """The report for a person: the counts, then each flagged variant with what moved."""
+    if not result.seeds:
+        return (
+            "no trace given has an acknowledgement that another process's event could come "
+            "before: nothing to judge again\n"
+        )
     lines = [
         f"{result.judged} late-acknowledgement variant(s) of {len(result.seeds)} trace(s), "
         "judged as a slower store would have given them:"
