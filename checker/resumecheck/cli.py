@@ -68,6 +68,19 @@ _spec_path_option = click.option(
     help=f"Folder with contract files, searched first, file by file (also ${SPEC_PATH_ENV}).",
 )
 
+# `agree` and `slower`: the traces they make, kept or not, and their TLC runs at once.
+_tlc_jobs_option = click.option(
+    "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="TLC runs at once."
+)
+
+
+def _keep_option(made: str) -> Any:
+    return click.option(
+        "--keep",
+        type=click.Path(file_okay=False, path_type=Path),
+        help=f"Write the {made} here and keep them (default: a temporary folder, removed).",
+    )
+
 
 class _CheckByDefault(click.Group):
     """Lets `resume-check traces/` mean `resume-check check traces/`."""
@@ -351,15 +364,9 @@ def spec(
     help="Mutate only traces with at most this many events (the oracle's cost grows with "
     "a trace's length).",
 )
-@click.option(
-    "--keep",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write the mutants here and keep them (default: a temporary folder, removed).",
-)
+@_keep_option("mutants")
 @_spec_path_option
-@click.option(
-    "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="TLC runs at once."
-)
+@_tlc_jobs_option
 @progress_option
 def agree(
     paths: tuple[Path, ...],
@@ -404,15 +411,9 @@ def agree(
 
 @cli.command(epilog=exit_codes_help())
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--keep",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write the variants here and keep them (default: a temporary folder, removed).",
-)
+@_keep_option("variants")
 @_spec_path_option
-@click.option(
-    "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="TLC runs at once."
-)
+@_tlc_jobs_option
 @progress_option
 def slower(
     paths: tuple[Path, ...],
