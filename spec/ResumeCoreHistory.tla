@@ -193,14 +193,16 @@ SentOf(j) == IF Is(j, {"edit"}) THEN [task |-> hist[j].task, kind |-> "ok", inte
              ELSE [task |-> hist[j].task, kind |-> hist[j].outcome, interrupt |-> hist[j].interrupt]
 SendOn(j, c, t) == Is(j, {"end", "edit"}) /\ hist[j].task = t /\ SentCk(j) = c
 
-\* The write event j handed over reached the store before i: acknowledged, left
-\* by a crash, or returned by a load.
+\* The write event j handed over reached the store before i: acknowledged (by the
+\* return of its own call: its process neither crashed nor handed over another
+\* write of the task there in between), left by a crash, or returned by a load.
 WriteStored(j, i) ==
     LET e == hist[j]
         c == SentCk(j)
     IN  \E k \in Between(j, i) :
           \/ Is(k, {"putw"}) /\ hist[k].p = e.p /\ hist[k].c = c /\ hist[k].task = e.task
-             /\ hist[k].kind = SentOf(j).kind
+             /\ hist[k].kind = SentOf(j).kind /\ hist[k].interrupt = SentOf(j).interrupt
+             /\ NoCrash(e.p, j, k) /\ ~\E m \in Between(j, k) : SendOn(m, c, e.task) /\ hist[m].p = e.p
           \/ CrashAt(e.p, k) /\ <<c, e.task>> \in hist[k].kept.wrs
           \/ Is(k, {"load", "read"}) /\ hist[k].got = c /\ SentOf(j) \in hist[k].writes
 
