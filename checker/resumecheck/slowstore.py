@@ -6,14 +6,15 @@ and been seen by other processes, at any instant before. A store that answers la
 same run with the acknowledgement later among the other processes' events, up to just before
 its own process's next event (`mutation.late_acknowledgements`). So every such variant of a
 trace the contract accepts must be accepted too; one it flags is a false alarm against a
-correct store that is only slower. Two of those were in the contract and are closed: a read
-showing another process's checkpoint before its put returned, and a load showing a task's
-write in flight where the store held an earlier one (docs/contract.md, "A slower store").
+correct store that is only slower. Three such rules were in the contract and are closed
+(docs/contract.md, "A slower store").
 
 Each seed is judged as it is and, where the contract names its `StoreProperties`, with every
 other property tolerated (a race of unfenced processes breaks CO in LangGraph itself, and the
 store's timing shows only past it); a variant is flagged where its seed conforms at a level and
-it does not. Python moves events and compares two statuses; TLC judges every trace.
+it does not. A trace that conforms with nothing tolerated conforms with more tolerated, so the
+second level judges only what the first did not already show conforming. Python moves events
+and compares two statuses; TLC judges every trace.
 """
 
 from __future__ import annotations
@@ -96,8 +97,9 @@ def slower(
         for name, seeds in sorted(by_contract.items()):
             seeds = [(raw, variants) for raw, variants in seeds if variants]
             result.seeds += [raw.path for raw, _ in seeds]
+            conforming: set[Path] = set()  # seeds and variants shown conforming at a lower level
             for level in _levels(name, spec_paths):
-                _judge_level(seeds, level, folder, spec_paths, jobs, on_line, result)
+                _judge_level(seeds, level, folder, spec_paths, jobs, on_line, result, conforming)
     finally:
         if keep is None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -124,25 +126,25 @@ def _judge_level(
     jobs: int,
     on_line: Callable[[str], None] | None,
     result: SlowerStore,
+    conforming: set[Path],
 ) -> None:
-    """Judges the seeds at `level`, then the variants of those that conform."""
-    if not seeds:
-        return
-    verdicts = judge(
-        [raw.path for raw, _ in seeds],
-        spec_paths=spec_paths,
-        tolerate=level.tolerate,
-        jobs=jobs,
-        on_line=on_line,
-    )
+    """Judges the seeds at `level`, then the variants of those that conform; what a lower
+    level showed conforming (`conforming`, which this adds to) is not judged again."""
+    unknown = [raw.path for raw, _ in seeds if raw.path not in conforming]
+    if unknown:
+        verdicts = judge(
+            unknown, spec_paths=spec_paths, tolerate=level.tolerate, jobs=jobs, on_line=on_line
+        )
+        conforming |= {v.path for v in verdicts if v.status is Status.CONFORMS}
     drawn: list[Mutant] = []
     written: list[Path] = []
-    for number, ((raw, variants), verdict) in enumerate(zip(seeds, verdicts, strict=True)):
-        if verdict.status is not Status.CONFORMS:
+    for number, (raw, variants) in enumerate(seeds):
+        if raw.path not in conforming:
             continue
         for index, mutant in enumerate(variants, start=1):
-            name = f"{_slug(level.name)}-{number:05d}-{index:03d}-{raw.path.stem}.jsonl"
-            path = folder / name
+            path = folder / f"{number:05d}-{index:03d}-{raw.path.stem}.jsonl"
+            if path in conforming:
+                continue
             path.write_text(mutant.jsonl(), encoding="utf-8")
             drawn.append(mutant)
             written.append(path)
@@ -152,15 +154,11 @@ def _judge_level(
         written, spec_paths=spec_paths, tolerate=level.tolerate, jobs=jobs, on_line=on_line
     )
     result.judged += len(written)
-    result.flagged += [
-        Flagged(mutant, path, level.name, verdict)
-        for mutant, path, verdict in zip(drawn, written, judged, strict=True)
-        if verdict.status is not Status.CONFORMS
-    ]
-
-
-def _slug(name: str) -> str:
-    return name.replace(" ", "-")
+    for mutant, path, verdict in zip(drawn, written, judged, strict=True):
+        if verdict.status is Status.CONFORMS:
+            conforming.add(path)
+        else:
+            result.flagged.append(Flagged(mutant, path, level.name, verdict))
 
 
 def render_text(result: SlowerStore, kept: Path | None) -> str:
