@@ -163,12 +163,23 @@ def invoke(*args: str | Path, env: dict[str, str | None] | None = None) -> Run:
     return Run(tuple(argv), code, stdout.decode("utf-8"), stderr.decode("utf-8"))
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that asks for the `services` fixture starts PostgreSQL and redis: mark it so
-    (`-m "not services"`), whichever module it is in."""
+    (`-m "not services"`), whichever module it is in.
+
+    Under pytest-xdist (`make test` runs `-n 2 --dist loadgroup`) each item is put in a group
+    that one worker runs whole: its module (a module-scoped fixture -- a whole `resume-check
+    spec` run, a recorded matrix -- is then computed once, not once per worker), or, for every
+    test of the servers, one group `services`: the worker that starts the servers is the one
+    that stops them, after the last test that uses them. This runs before xdist reads the
+    groups (tryfirst)."""
     for item in items:
         if "services" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.services)
+            item.add_marker(pytest.mark.xdist_group("services"))
+        else:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 # A test skipped for this reason prefix found the machine unable to run what it tests (a kernel
