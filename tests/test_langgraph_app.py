@@ -41,10 +41,12 @@ def _cells(document: dict[str, Any], scenario: str | None = None) -> list[dict[s
 
 
 # (app, options, interrupts its fault-free run parks at). `make test` runs a slice that covers
-# the two kinds of program (a graph: a router; the functional API, with parallel tasks and
-# interrupts in tasks and in the entrypoint); the others are minutes more of the same machinery
-# and run under `make test-long` (Send map-reduce goes through `make test` on two savers below).
+# the three kinds of program (a graph: a router; the functional API, with parallel tasks and
+# interrupts in tasks and in the entrypoint; an agent LangChain's create_agent builds); the
+# others are minutes more of the same machinery and run under `make test-long` (Send map-reduce
+# goes through `make test` on two savers below).
 LONG = pytest.mark.long
+LC_INPUT = '{"messages": [{"role": "user", "content": "refund order 42"}]}'
 APPS_SEEN_NEVER = [
     # a ReAct loop: scripted chat model, ToolNode with a real tool, a human approval inside
     pytest.param(
@@ -70,6 +72,13 @@ APPS_SEEN_NEVER = [
     # the functional API: an @entrypoint whose @task calls run in parallel, a task that calls
     # a task, an interrupt inside a task and one in the entrypoint
     (f"{APPS / 'drafting.py'}:make_workflow", ["--input", '{"queries": ["tides"]}'], 2),
+    # LangChain's create_agent: a model node, a tools node fed by Send, the approval
+    # middleware's node that parks (HumanInTheLoopMiddleware) -- no LangGraph code of the user's
+    (
+        f"{APPS / 'lc_agent.py'}:build",
+        ["--input", LC_INPUT, "--answer", '{"decisions": [{"type": "approve"}]}'],
+        1,
+    ),
     # a node whose error handler runs when it raises (a task no checkpoint schedules)
     pytest.param(
         f"{APPS / 'payments.py'}:make_graph", ["--input", '{"item": "lamp"}'], 1, marks=LONG

@@ -111,7 +111,7 @@ def _write_tools(folder: Path, tools: Any) -> Path:
     [
         ({"hold_room": {"policy": "reversible"}}, "name its undo"),
         ({"hold_room": {"policy": "sometimes"}}, "needs a policy"),
-        ({"book_flight": {"policy": "none"}}, "not a callable of the app's module"),
+        ({"book_flight": {"policy": "none"}}, "not a callable or a LangChain tool"),
         ({"charge_card": {"policy": "irreversible", "undo": "release_room"}}, "has no undo"),
     ],
 )

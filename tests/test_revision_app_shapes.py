@@ -150,6 +150,14 @@ def build(checkpointer):
         # run
         ("<supervisors>:two_workers", '{"request": "r"}', 'request="r2"', "joins the branches"),
         ("<supervisors>:plain", '{"request": "r"}', 'request="r2"', "no destinations declared"),
+        # LangChain's create_agent: its tools node gets one Send task per tool call and routes
+        # on itself (back to the model, or to the end for a return_direct tool)
+        (
+            "lc_agent.py",
+            '{"messages": [{"role": "user", "content": "refund order 42"}]}',
+            'messages=[{"role": "user", "content": "refund order 43"}]',
+            "tools gets Send tasks and routes itself",
+        ),
     ],
 )
 def test_an_unseen_shape_is_refused_before_any_cell(

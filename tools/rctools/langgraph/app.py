@@ -48,6 +48,7 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.pregel import Pregel
+from langgraph.types import Command
 
 from rctools.langgraph.scenarios import Scenario
 
@@ -135,6 +136,16 @@ def static_interrupts(graph: Pregel) -> bool:
     return bool(graph.interrupt_before_nodes or graph.interrupt_after_nodes)
 
 
+def resume_all(state: Any, answer: Any) -> Command | None:
+    """The resume that gives `answer` to the interrupts a thread waits at (`state`: its
+    `get_state`; several at once, from parallel tasks, take a map resume), or None when it
+    waits at none."""
+    waiting = [i.id for task in state.tasks for i in task.interrupts]
+    if not waiting:
+        return None
+    return Command(resume={i: answer for i in waiting} if len(waiting) > 1 else answer)
+
+
 def async_only_nodes(graph: Pregel) -> list[str]:
     """The nodes (an `@entrypoint` included) whose function is `async def` only."""
     return sorted(
@@ -154,6 +165,17 @@ def parse_json(option: str, text: str | None, default: Any) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise AppError(f"{option} takes a JSON value: {exc}") from None
+
+
+def parse_answer(text: str | None) -> tuple[Any, ...]:
+    """`--answer JSON`: () when not given, else the one answer; `null` is refused (LangGraph
+    reads `Command(resume=None)` as no answer)."""
+    if text is None:
+        return ()
+    answer = parse_json("--answer", text, None)
+    if answer is None:
+        raise AppError("--answer null is no answer: LangGraph reads Command(resume=None) as none")
+    return (answer,)
 
 
 @dataclass(frozen=True)

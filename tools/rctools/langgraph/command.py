@@ -20,6 +20,7 @@ from rctools.langgraph.app import (
     App,
     AppError,
     load_factory,
+    parse_answer,
     parse_json,
 )
 from rctools.langgraph.app import KINDS as APP_KINDS
@@ -414,10 +415,7 @@ def _plan_for(
             f"with --app, --scenarios takes {', '.join(APP_KINDS)}; not {', '.join(unknown)}"
         )
     try:
-        if answer_json is not None and parse_json("--answer", answer_json, None) is None:
-            raise AppError(
-                "--answer null is no answer: LangGraph reads Command(resume=None) as none"
-            )
+        parse_answer(answer_json)  # refuses null
         app = App(
             app_spec,
             load_factory(app_spec),

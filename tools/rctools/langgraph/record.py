@@ -32,6 +32,7 @@ from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import Command
 
+from rctools.langgraph.app import resume_all
 from rctools.langgraph.callbacks import RecorderCallbacks
 from rctools.langgraph.coverage import CallTally
 from rctools.langgraph.recorder import KillSwitch, Recorder
@@ -243,7 +244,7 @@ def record_run(
         config: dict[str, Any] = {"configurable": {"thread_id": thread}}
         recording.invoke(graph, input, config)
         for answer in answers:
-            resume = _resume(graph.get_state(config), answer)
+            resume = resume_all(graph.get_state(config), answer)
             if resume is None:
                 break
             recording.invoke(graph, resume, config)
@@ -284,7 +285,7 @@ async def arecord_run(
         config: dict[str, Any] = {"configurable": {"thread_id": thread}}
         await recording.ainvoke(graph, input, config)
         for answer in answers:
-            resume = _resume(await graph.aget_state(config), answer)
+            resume = resume_all(await graph.aget_state(config), answer)
             if resume is None:
                 break
             await recording.ainvoke(graph, resume, config)
@@ -296,12 +297,3 @@ def _fresh_db(out: Path) -> Path:
     db = out.with_suffix(".sqlite")
     db.unlink(missing_ok=True)
     return db
-
-
-def _resume(state: Any, answer: Any) -> Command | None:
-    """The resume that gives `answer` to the interrupts the thread waits at (several at once,
-    from parallel tasks, take a map resume), or None when it waits at none."""
-    waiting = [i.id for task in state.tasks for i in task.interrupts]
-    if not waiting:
-        return None
-    return Command(resume={i: answer for i in waiting} if len(waiting) > 1 else answer)

@@ -11,7 +11,11 @@ user declares them in a small JSON file, beside the graph rather than in it:
                "search":      {"policy": "none"}}}
 
 A tool is a module-level callable the nodes call by its name (`hold_room`: an attribute of the
-app's module; `pkg.mod:attr`: of another module, as the nodes' module imports it). Its policy
+app's module; `pkg.mod:attr`: of another module, as the nodes' module imports it), or a
+LangChain tool object there (`@tool`, `StructuredTool`: what `create_agent` and `ToolNode` are
+given). A function is wrapped where it lives, the module's attribute; a LangChain tool is
+wrapped inside the object (its `func` and `coroutine`), since a graph built before the run
+holds the object itself. Its policy
 is one of the contract's: none, reversible (a restore undoes it), compensable (a restore
 compensates it), irreversible (nothing undoes it: the suite's ledger replays its result when
 the same intent comes again). A reversible or compensable tool names its `undo`, called with
@@ -21,9 +25,10 @@ A graph with async-only nodes runs through `ainvoke` (appdriver); its tools and 
 `async def`. Refused up front, each with its own message (exit 2): a graph that is not a
 StateGraph (an `@entrypoint`), one with subgraphs, a tools file that is not as above, a tool or
 undo that is not a callable of the module, and (after the fault-free run) a graph that parks at
-an `interrupt()` in a node or calls no declared tool (no boundary to fail at). A static
-interrupt (`interrupt_before`/`interrupt_after`) is a stop between two steps: the run goes on
-from it with `invoke(None)` (`appengine.AppRun._invoke`).
+an `interrupt()` in a node without `--answer` or calls no declared tool (no boundary to fail
+at). A static interrupt (`interrupt_before`/`interrupt_after`) is a stop between two steps:
+the run goes on from it with `invoke(None)`; an `interrupt()` answered with `--answer` runs its
+node again from its start, as LangGraph does (`appengine.AppRun._invoke`).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import StateGraph
 
@@ -46,11 +52,12 @@ POLICIES = ("none", "reversible", "compensable", "irreversible")
 
 @dataclass(frozen=True)
 class Tool:
-    """A declared tool: where it lives (module and attribute), its policy, its undo."""
+    """A declared tool: where its callables live (`places`: (holder, attribute) pairs -- the
+    module's attribute for a function; a LangChain tool's `func` and `coroutine`), its policy,
+    its undo."""
 
     name: str
-    module: Any
-    attr: str
+    places: tuple[tuple[Any, str], ...]
     policy: str
     undo: Callable[..., Any] | None
 
@@ -67,14 +74,17 @@ class RecoveryApp:
     """The graph has async-only nodes: it runs through `ainvoke` alone."""
     tools_file: Path | None = None
     """Where the tools were declared (a killed cell's child process loads them again)."""
+    answer: tuple[Any, ...] = ()
+    """What a human answers every `interrupt()` with (`--answer`; none: a graph that parks is
+    refused)."""
 
     @property
     def policies(self) -> dict[str, str]:
         return {name: tool.policy for name, tool in self.tools.items()}
 
 
-def _resolve(where: str, app_module: Any, what: str) -> tuple[Any, str, Any]:
-    """`attr` of the app's module or `module:attr` -> (module, attr, the callable)."""
+def _resolve(where: str, app_module: Any, what: str) -> tuple[str, tuple[tuple[Any, str], ...]]:
+    """`attr` of the app's module or `module:attr` -> (attr, where its callables live)."""
     module_name, sep, attr = where.rpartition(":")
     try:
         module = importlib.import_module(module_name) if sep else app_module
@@ -83,9 +93,29 @@ def _resolve(where: str, app_module: Any, what: str) -> tuple[Any, str, Any]:
             f"--tools: {what} {where!r}: importing {module_name!r} failed: {exc}"
         ) from None
     found = getattr(module, attr, None)
+    if isinstance(found, BaseTool):
+        places = tuple(
+            (found, slot) for slot in ("func", "coroutine") if callable(getattr(found, slot, None))
+        )
+        if not places:
+            raise AppError(
+                f"--tools: {what} {where!r} is a LangChain tool of class "
+                f"{type(found).__name__} with no func or coroutine to wrap (a tool made by "
+                "@tool or StructuredTool.from_function is supported)"
+            )
+        return attr, places
     if not callable(found):
-        raise AppError(f"--tools: {what} {where!r} is not a callable of the app's module")
-    return module, attr, found
+        raise AppError(
+            f"--tools: {what} {where!r} is not a callable or a LangChain tool of the app's module"
+        )
+    return attr, ((module, attr),)
+
+
+def _undo_of(where: str, app_module: Any) -> Callable[..., Any]:
+    """The undo named `where`: a function, or a LangChain tool's function."""
+    _, places = _resolve(where, app_module, "undo")
+    holder, slot = places[0]
+    return getattr(holder, slot)
 
 
 def load_tools(path: Path, app_module: Any) -> dict[str, Tool]:
@@ -101,7 +131,7 @@ def load_tools(path: Path, app_module: Any) -> dict[str, Tool]:
     for where, entry in declared.items():
         if not isinstance(entry, dict) or entry.get("policy") not in POLICIES:
             raise AppError(f"--tools: {where!r} needs a policy, one of {', '.join(POLICIES)}")
-        module, attr, _ = _resolve(where, app_module, "tool")
+        attr, places = _resolve(where, app_module, "tool")
         undo = entry.get("undo")
         if entry["policy"] in ("reversible", "compensable"):
             if not isinstance(undo, str):
@@ -109,14 +139,16 @@ def load_tools(path: Path, app_module: Any) -> dict[str, Tool]:
                     f"--tools: {where!r} is {entry['policy']}: name its undo (a callable taking "
                     "the same arguments), or declare it irreversible"
                 )
-            undo = _resolve(undo, app_module, "undo")[2]
+            undo = _undo_of(undo, app_module)
         elif undo is not None:
             raise AppError(f"--tools: {where!r} is {entry['policy']}: it has no undo")
-        tools[attr] = Tool(attr, module, attr, entry["policy"], undo)
+        tools[attr] = Tool(attr, places, entry["policy"], undo)
     return tools
 
 
-def load_app(spec: str, tools_file: Path | None, given_input: Any) -> RecoveryApp:
+def load_app(
+    spec: str, tools_file: Path | None, given_input: Any, answer: tuple[Any, ...] = ()
+) -> RecoveryApp:
     """The app, checked for the shapes the recovery audit supports."""
     if tools_file is None:
         raise AppError("--app needs --tools FILE: which functions act on the world, and how")
@@ -137,4 +169,4 @@ def load_app(spec: str, tools_file: Path | None, given_input: Any) -> RecoveryAp
     app_module = sys.modules[factory.__module__]
     tools = load_tools(tools_file, app_module)
     asynchronous = bool(async_only_nodes(graph))
-    return RecoveryApp(spec, factory, given_input, tools, asynchronous, tools_file)
+    return RecoveryApp(spec, factory, given_input, tools, asynchronous, tools_file, answer)

@@ -40,8 +40,9 @@ from typing import Any, Literal
 from uuid import UUID
 
 from langgraph.config import get_config
+from langgraph.errors import GraphInterrupt
 
-from rctools.langgraph.app import static_interrupts
+from rctools.langgraph.app import resume_all, static_interrupts
 from rctools.langgraph.appdriver import Listener, driver
 from rctools.langgraph.callbacks import NodeCallbacks
 from rctools.langgraph.observe import value_id
@@ -55,8 +56,8 @@ from rctools.suite.crash import KillPoints
 APP_POLICIES = ("retry", "native", "resume", "admissible")
 MAX_RECOVERIES = 3
 MAX_PAUSES = 32
-"""The most static interrupts one run goes on from: a graph that stops again after as many
-never ends."""
+"""The most stops one run goes on from (a static interrupt, or an `interrupt()` answered with
+`--answer`): a graph that stops again after as many never ends."""
 DRAIN_SECONDS = 30.0
 
 
@@ -87,8 +88,9 @@ class Instance:
 
     name: str
     node: str
-    state: Literal["idle", "run", "restored", "ended", "done", "cancelled"] = "idle"
-    """ended: returned, its writes not saved yet; done: committed (its writes saved)."""
+    state: Literal["idle", "run", "restored", "parked", "ended", "done", "cancelled"] = "idle"
+    """ended: returned, its writes not saved yet; done: committed (its writes saved); parked:
+    raised at an `interrupt()`, to run again when answered."""
     attempt: int = 1
     calls: int = 0
     value: str | None = None  # its committed output's id
@@ -169,6 +171,7 @@ class AppRun(Listener):
         self.active: set[str] = set()
         self.ledger: dict[str, Any] = {}
         self.requests = itertools.count(1)
+        self.points: list[FailurePoint] = []  # every declared call made, once (pilot's)
         self.injected = False
         self.undone = 0
         db_path.parent.mkdir(parents=True, exist_ok=True)
@@ -221,6 +224,8 @@ class AppRun(Listener):
                     self.instances[r["instance"]].undo.append(
                         lambda u=undo, a=args, k=kwargs: u(*a, **k)
                     )
+            elif r["kind"] == "unpark":  # taken back before the answer ran it again
+                del self.instances[r["instance"]].undo[r["undo"] :]
         failed = [e["instance"] for e in self.trace.events if e["ev"] == "fail"]
         for inst in self.instances.values():
             if inst.state == "run" and inst.name not in failed:
@@ -241,7 +246,9 @@ class AppRun(Listener):
                 self.side.write("task", task=task, instance=inst.name, node=node)
             self.by_task[task] = inst
             self.active.add(inst.name)
-            if inst.state != "restored":  # a restored instance runs on from its checkpoint
+            # a restored instance runs on from its checkpoint; a parked one, answered, from its
+            # start (see _unpark)
+            if inst.state not in ("restored", "parked"):
                 self.trace.event("begin", instance=inst.name)
             inst.state = "run"
             read = set(inputs) if isinstance(inputs, dict) else set()
@@ -308,10 +315,13 @@ class AppRun(Listener):
         inst.state = "done"
 
     def ended(self, inst: Instance, error: BaseException) -> None:
-        """A node raised, or LangGraph cancelled it mid-run when a sibling failed (async
+        """A node raised, or parked at an `interrupt()` (`GraphInterrupt`: no failure, the
+        answer runs it again), or LangGraph cancelled it mid-run when a sibling failed (async
         nodes: LangGraph will run it again from its start, so a restore rolls it back)."""
         with self.cond:
-            if isinstance(error, asyncio.CancelledError) and inst.state == "run":
+            if isinstance(error, GraphInterrupt) and inst.state == "run":
+                inst.state = "parked"
+            elif isinstance(error, asyncio.CancelledError) and inst.state == "run":
                 inst.state = "cancelled"
             self.active.discard(inst.name)
             self.cond.notify_all()
@@ -330,6 +340,8 @@ class AppRun(Listener):
             inst.calls += 1
             k = inst.calls
             at = FailurePoint(inst.name, k, tool.name)
+            if at not in self.points:
+                self.points.append(at)
             if self.target == at and inst.attempt == 1 and not self.injected:
                 self.injected = True
                 if self.mode == "kill":  # the framework's kill point; the parent kills
@@ -385,6 +397,24 @@ class AppRun(Listener):
         inst.state, inst.attempt, inst.calls, inst.actions = state, inst.attempt + 1, calls, pos
         inst.value, inst.writes = None, frozenset()
 
+    def _unpark(self) -> None:
+        """Before the answer: LangGraph runs each parked node again from its start (a subgraph
+        from its latest checkpoint), so its declared calls come again in the same order, by the
+        same intents -- the ledger replays an irreversible one -- and what it did that can be
+        taken back is taken back first, as a restore to that boundary does. The trace shows no
+        event for it: SemanticRecovery has no park; the node's actions simply come again."""
+        for inst in self.instances.values():
+            if inst.state != "parked":
+                continue
+            _, _, undo, calls = inst.boundary()
+            for take_back in reversed(inst.undo[undo:]):
+                self.driver.settle(take_back())
+                self.undone += 1
+            del inst.undo[undo:]
+            inst.calls = calls
+            if self.side is not None:
+                self.side.write("unpark", instance=inst.name, undo=undo)
+
     def _drain(self) -> None:
         """Waits for the failed step's siblings still running: what they do is recorded
         before the controller decides."""
@@ -394,14 +424,17 @@ class AppRun(Listener):
 
     def run(self) -> RunResult:
         """Runs to completion or to a block, recovering from the injected failure."""
-        originals = {name: getattr(tool.module, tool.attr) for name, tool in self.app.tools.items()}
-        for name, tool in self.app.tools.items():
-            setattr(tool.module, tool.attr, self._wrapped(tool, originals[name]))
+        # a module's attribute, or a LangChain tool's `func` or `coroutine` (a pydantic model
+        # that takes a plain assignment)
+        places = [(tool, place) for tool in self.app.tools.values() for place in tool.places]
+        originals = [getattr(holder, slot) for _, (holder, slot) in places]
+        for (tool, (holder, slot)), original in zip(places, originals, strict=True):
+            setattr(holder, slot, self._wrapped(tool, original))
         try:
             return self._run()
         finally:
-            for name, tool in self.app.tools.items():
-                setattr(tool.module, tool.attr, originals[name])
+            for (_, (holder, slot)), original in zip(places, originals, strict=True):
+                setattr(holder, slot, original)
             self.trace.close()
             self.driver.close()
             if self.side is not None:
@@ -536,8 +569,9 @@ class AppRun(Listener):
     def _invoke(self, payload: Any, config: dict[str, Any], thread: dict[str, Any]) -> None:
         """Runs the graph to its end. At a static interrupt (`interrupt_before`/
         `interrupt_after`) the run stops between two steps with nothing in flight, and goes on
-        as LangGraph resumes one (`invoke(None)`); an `interrupt()` in a node, which waits for
-        a human's answer, is not supported."""
+        as LangGraph resumes one (`invoke(None)`); at an `interrupt()` in a node it goes on with
+        the human's answer (`--answer`: `Command(resume=...)`, a map resume when several wait),
+        which runs the parked node again."""
         for _ in range(MAX_PAUSES + 1):
             self.driver.invoke(payload, config)
             self._settle(commit=True)  # what ran before a stop is done, whatever fails after
@@ -545,13 +579,20 @@ class AppRun(Listener):
             if not state.next:
                 return
             if state.interrupts:
-                raise Stuck(f"{self.app.spec}: parked at an interrupt (not supported)")
+                if not self.app.answer:
+                    raise Stuck(
+                        f"{self.app.spec}: parked at an interrupt(); give --answer JSON, the "
+                        "value a human answers every interrupt with"
+                    )
+                self._unpark()
+                payload, config = resume_all(state, self.app.answer[0]), thread
+                continue
             if not static_interrupts(self.graph):
                 raise Stuck(f"{self.app.spec}: stopped with {list(state.next)} left to run")
             payload, config = None, thread
         raise Stuck(
-            f"{self.app.spec}: still waiting at a static interrupt after going on "
-            f"{MAX_PAUSES} times"
+            f"{self.app.spec}: still waiting after going on {MAX_PAUSES} times (a static "
+            "interrupt, or an interrupt() answered again and again)"
         )
 
     def _settle(self, commit: bool) -> None:
@@ -606,15 +647,5 @@ def pilot(app: RecoveryApp, scratch: Path) -> tuple[list[str], list[FailurePoint
     names = sorted({n for n in app.factory(None).builder.nodes})
     run = AppRun(app, "none", None, scratch / "pilot.jsonl", scratch / "pilot.sqlite", names)
     run.run()
-    points = []
-    for e in run.trace.events:
-        if e["ev"] == "effect":
-            inst = run.instances[e["instance"]]
-            calls = sum(
-                1
-                for x in run.trace.events[: run.trace.events.index(e) + 1]
-                if x["ev"] == "effect" and x["instance"] == inst.name
-            )
-            points.append(FailurePoint(inst.name, calls, e["tool"]))
     instances = sorted(set(names) | set(run.instances))
-    return instances, points
+    return instances, run.points

@@ -79,6 +79,7 @@ def run_killed(
                 "spec": app.spec,
                 "tools": str(app.tools_file),
                 "input": app.input,
+                "answer": list(app.answer),
                 "policy": policy,
                 "point": [point.instance, point.call, point.tool],
                 "trace": str(trace),
@@ -111,7 +112,7 @@ def main(job_path: str) -> int:
     from rctools.recovery.appengine import AppRun, FailurePoint
 
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
-    app = load_app(job["spec"], Path(job["tools"]), job["input"])
+    app = load_app(job["spec"], Path(job["tools"]), job["input"], tuple(job["answer"]))
     point = FailurePoint(*job["point"])
     trace, db = Path(job["trace"]), Path(job["db"])
     run = AppRun(

@@ -18,7 +18,7 @@ import click
 from resumecheck import texttable
 from resumecheck.errors import UsageError
 
-from rctools.langgraph.app import AppError, parse_json
+from rctools.langgraph.app import AppError, parse_answer, parse_json
 from rctools.recovery.app import load_app
 from rctools.recovery.appengine import APP_POLICIES
 from rctools.recovery.appmatrix import AppMatrix
@@ -106,13 +106,14 @@ def configure(
     tools: Path | None,
     app_input: str | None,
     kill: bool,
+    answer_json: str | None,
 ) -> RecoveryMatrix | AppMatrix:
     if app is not None:
         if workloads or audit or not ledger:
             raise UsageError("--app runs the user's graph: no --workload, --audit or --no-ledger")
-        return configure_app(app, tools, app_input, policies, kill)
-    if tools is not None or app_input is not None or kill:
-        raise UsageError("--tools, --input and --kill go with --app")
+        return configure_app(app, tools, app_input, policies, kill, answer_json)
+    if tools is not None or app_input is not None or kill or answer_json is not None:
+        raise UsageError("--tools, --input, --kill and --answer go with --app")
     chosen = list(policies or POLICIES)
     if audit:
         if workloads:
@@ -125,7 +126,12 @@ def configure(
 
 
 def configure_app(
-    app: str, tools: Path | None, app_input: str | None, policies: tuple[str, ...], kill: bool
+    app: str,
+    tools: Path | None,
+    app_input: str | None,
+    policies: tuple[str, ...],
+    kill: bool,
+    answer_json: str | None,
 ) -> AppMatrix:
     """`--app`: the user's graph at each of its failure points (appmatrix); `configure` has
     turned away the options that do not go with it."""
@@ -134,7 +140,8 @@ def configure_app(
             "--app: on a graph, restoring a node's entry is LangGraph's resume (--policy resume)"
         )
     try:
-        loaded = load_app(app, tools, parse_json("--input", app_input, {}))
+        answer = parse_answer(answer_json)
+        loaded = load_app(app, tools, parse_json("--input", app_input, {}), answer)
         return AppMatrix(loaded, list(policies or APP_POLICIES), kill=kill)
     except AppError as exc:
         raise UsageError(str(exc)) from None
@@ -203,6 +210,15 @@ OPTIONS: list[Callable[[Any], Any]] = [
         help="With --app: the failure is a SIGKILL of the process running the graph (its "
         "siblings die with it) instead of the tool raising; this process recovers from "
         "LangGraph's checkpoints on the same thread.",
+    ),
+    click.option(
+        "--answer",
+        "answer_json",
+        metavar="JSON",
+        default=None,
+        help="With --app: what a human answers every interrupt() of your graph with (the "
+        "value of Command(resume=...)); the answered node runs again from its start, as "
+        "LangGraph runs it. Without it, a graph that parks is refused.",
     ),
 ]
 

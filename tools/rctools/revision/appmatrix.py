@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from langgraph.checkpoint.memory import InMemorySaver
 from resumecheck.errors import UsageError
 
-from rctools.langgraph.app import AppError, load_factory, parse_json
+from rctools.langgraph.app import AppError, load_factory, parse_answer, parse_json
 from rctools.revision.app import AppRevisionRun, Point, points_of, probe, workflow_of
 from rctools.revision.loops import DEFAULT_LOOP_BOUND
 from rctools.revision.routing import DEFAULT_SEND_BOUND
@@ -181,7 +181,7 @@ def configure_app(
     error (exit code 2) before a cell runs."""
     try:
         inputs = parse_json("--input", input_json, None)
-        answer = () if answer_json is None else (parse_json("--answer", answer_json, None),)
+        answer = parse_answer(answer_json)
     except AppError as exc:
         raise UsageError(str(exc)) from None
     both = sorted(set(effects) & set(irreversible))
