@@ -27,7 +27,7 @@ from rctools.recovery.generate import generate
 from rctools.recovery.matrix import judged_runs, record_cell, run_one
 from rctools.recovery.policies import POLICIES
 from rctools.recovery.workloads import WORKLOADS, Workload
-from rctools.suite.command import option_with, suite_command
+from rctools.suite.command import answer_option, option_with, suite_command
 from rctools.suite.matrix import CellByCell
 from rctools.suite.matrix import Judged as JudgedCells
 from rctools.suite.reports import Cell, CellReport, Figures
@@ -211,15 +211,7 @@ OPTIONS: list[Callable[[Any], Any]] = [
         "siblings die with it) instead of the tool raising; this process recovers from "
         "LangGraph's checkpoints on the same thread.",
     ),
-    click.option(
-        "--answer",
-        "answer_json",
-        metavar="JSON",
-        default=None,
-        help="With --app: what a human answers every interrupt() of your graph with (the "
-        "value of Command(resume=...)); the answered node runs again from its start, as "
-        "LangGraph runs it. Without it, a graph that parks is refused.",
-    ),
+    answer_option("The answered node runs again from its start, as LangGraph runs it."),
 ]
 
 command = suite_command(

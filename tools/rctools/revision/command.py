@@ -29,7 +29,7 @@ from rctools.revision.racing import RUNTIME, RaceOutcome
 from rctools.revision.routing import DEFAULT_SEND_BOUND
 from rctools.revision.sender import RevisionSender
 from rctools.revision.workloads import RACING_WORKLOADS, WORKLOADS, Workload
-from rctools.suite.command import option_with, suite_command
+from rctools.suite.command import answer_option, option_with, suite_command
 from rctools.suite.matrix import CellByCell, Done, Judged
 from rctools.suite.pool import run_pool
 from rctools.suite.reports import Cell, CellReport, Figures
@@ -337,14 +337,9 @@ OPTIONS: list[Callable[[Any], Any]] = [
         f"model-tools turns; its laps, default {DEFAULT_LOOP_BOUND}); a run that goes round more "
         "is refused, saying so.",
     ),
-    click.option(
-        "--answer",
-        "answer_json",
-        metavar="JSON",
-        default=None,
-        help="With --app: what a human answers every interrupt() of your graph with (the "
-        "value of Command(resume=...)); without it, a graph that parks is refused. A static "
-        "interrupt (interrupt_before/after) needs none: the run goes on with invoke(None).",
+    answer_option(
+        "A revision may also arrive while the run waits for it; a static interrupt "
+        "(interrupt_before/after) needs none: the run goes on with invoke(None)."
     ),
 ]
 

@@ -139,6 +139,20 @@ def option_with(flag: str, name: str, kind: Any, default: Any, help: str) -> Cal
     )
 
 
+def answer_option(after: str) -> Callable[[F], F]:
+    """`--answer JSON` of a suite that runs the user's graph (`--app`): the human's answer to
+    every `interrupt()`, read by `rctools.langgraph.app.parse_answer`; `after` says what the
+    suite does with it."""
+    return click.option(
+        "--answer",
+        "answer_json",
+        metavar="JSON",
+        default=None,
+        help="With --app: what a human answers every interrupt() of your graph with (the value "
+        f"of Command(resume=...)); without it, a graph that parks is refused. {after}",
+    )
+
+
 def select(cells: Sequence[Cell], patterns: Sequence[str]) -> list[Cell]:
     """The cells a --cells filter keeps, in matrix order; an unmatched pattern is an error."""
     if not patterns:
