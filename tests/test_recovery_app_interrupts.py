@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import ROOT, Run, invoke, read_trace_file
 
 APPS = ROOT / "tests" / "fixtures" / "apps"
@@ -69,25 +70,33 @@ def test_an_answered_node_runs_again_and_its_irreversible_call_is_replayed(
     assert cell["notes"]["effects"]["undone"] == 1  # the first hold, before the answer
 
 
-def test_a_create_agent_app_with_human_approval_runs_under_the_audit(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("factory", "tools", "more", "names"),
+    [
+        ("build", "lc_agent_tools.json", ("--answer", APPROVE), ("lookup_order", "issue_refund")),
+        ("build_unattended", "lc_agent_tools.json", (), ("lookup_order", "issue_refund")),
+        # plain functions, made into tools when the graph is built: the graph holds them from
+        # then on, so they are wrapped before it is built (before: "called no declared tool")
+        ("build_plain", "lc_agent_plain_tools.json", (), ("find_order", "refund_order")),
+    ],
+)
+def test_a_create_agent_app_runs_under_the_audit(
+    tmp_path: Path, factory: str, tools: str, more: tuple[str, ...], names: tuple[str, str]
+) -> None:
     """LangChain's `create_agent`: a model node, a tools node fed by `Send`, the approval
-    middleware's node that parks; `lookup_order` and `issue_refund` are `@tool` objects that
-    the graph holds, wrapped inside the object."""
-    for factory, more in (("build", ("--answer", APPROVE)), ("build_unattended", ())):
-        run = _run(
-            tmp_path / factory, f"{APPS / 'lc_agent.py'}:{factory}", "lc_agent_tools.json",
-            AGENT_INPUT, *more,
-        )  # fmt: skip
-        assert run.returncode == 0, run
-        verdicts = _verdicts(run)
-        assert sorted({v[0] for v in verdicts.values()}) == ["conforms"], verdicts
-        assert sorted(c.split("/")[1] for c in verdicts if c.startswith("resume/")) == [
-            "tools#2.1-issue_refund",
-            "tools.1-lookup_order",
-        ]
-        events = _events(run, "admissible/tools#2.1-issue_refund")
-        tools = [e["tool"] for e in events if e["ev"] == "effect"]
-        assert tools == ["lookup_order", "issue_refund"]
+    middleware's node that parks (`build`); its tools `@tool` objects the graph holds, wrapped
+    inside the object, or plain functions."""
+    run = _run(tmp_path, f"{APPS / 'lc_agent.py'}:{factory}", tools, AGENT_INPUT, *more)
+    assert run.returncode == 0, run
+    verdicts = _verdicts(run)
+    assert sorted({v[0] for v in verdicts.values()}) == ["conforms"], verdicts
+    lookup, refund = names
+    assert sorted(c.split("/")[1] for c in verdicts if c.startswith("resume/")) == [
+        f"tools#2.1-{refund}",
+        f"tools.1-{lookup}",
+    ]
+    events = _events(run, f"admissible/tools#2.1-{refund}")
+    assert [e["tool"] for e in events if e["ev"] == "effect"] == [lookup, refund]
 
 
 def test_a_parked_graph_needs_an_answer(tmp_path: Path) -> None:

@@ -28,12 +28,14 @@ The runtime records; the spec judges.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import inspect
 import itertools
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -182,7 +184,7 @@ class AppRun(Listener):
         # Every finished step checkpointed before the next starts: LangGraph's default
         # durability ("async") writes a step's checkpoint while the next step runs, and a kill
         # then loses it -- a committed node runs again on resume.
-        self.driver = driver(app.factory, db_path, app.asynchronous, "sync", self)
+        self.driver = driver(self._built, db_path, app.asynchronous, "sync", self)
         self.graph = self.driver.graph
         self.declared = list(instances)  # the header's: every name a run may use
         header = None if mode == "recover" else self._header(instances)
@@ -422,19 +424,34 @@ class AppRun(Listener):
             if not self.cond.wait_for(lambda: not self.active, timeout=DRAIN_SECONDS):
                 raise Stuck(f"{self.app.spec}: {sorted(self.active)} still running")
 
-    def run(self) -> RunResult:
-        """Runs to completion or to a block, recovering from the injected failure."""
-        # a module's attribute, or a LangChain tool's `func` or `coroutine` (a pydantic model
-        # that takes a plain assignment)
+    @contextlib.contextmanager
+    def _tools_wrapped(self) -> Iterator[None]:
+        """The declared tools wrapped in their places (a module's attribute, or a LangChain
+        tool's `func` or `coroutine`: a pydantic model that takes a plain assignment), and put
+        back after."""
         places = [(tool, place) for tool in self.app.tools.values() for place in tool.places]
         originals = [getattr(holder, slot) for _, (holder, slot) in places]
         for (tool, (holder, slot)), original in zip(places, originals, strict=True):
             setattr(holder, slot, self._wrapped(tool, original))
         try:
-            return self._run()
+            yield
         finally:
             for (_, (holder, slot)), original in zip(places, originals, strict=True):
                 setattr(holder, slot, original)
+
+    def _built(self, saver: Any) -> Any:
+        """The app's graph, built while the tools are wrapped: a graph that takes its tools in
+        when it is built (`ToolNode`, `create_agent` given plain functions) holds the wrapped
+        ones; a node that looks a tool up when it runs finds it wrapped by `run`."""
+        with self._tools_wrapped():
+            return self.app.factory(saver)
+
+    def run(self) -> RunResult:
+        """Runs to completion or to a block, recovering from the injected failure."""
+        try:
+            with self._tools_wrapped():
+                return self._run()
+        finally:
             self.trace.close()
             self.driver.close()
             if self.side is not None:
@@ -445,6 +462,7 @@ class AppRun(Listener):
         `async def` tool stays one."""
         if inspect.iscoroutinefunction(original):
 
+            @functools.wraps(original)  # its name, signature, docstring: a tool's schema
             async def awrapper(*args: Any, **kwargs: Any) -> Any:
                 found = self.before_call(tool)
                 if found is None:
@@ -456,6 +474,7 @@ class AppRun(Listener):
 
             return awrapper
 
+        @functools.wraps(original)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             found = self.before_call(tool)
             if found is None:
