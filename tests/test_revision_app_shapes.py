@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, invoke, run_cli
+from conftest import ROOT, invoke, read_trace_file, run_cli
 
 APPS = ROOT / "tests" / "fixtures" / "apps"
 
@@ -150,13 +150,13 @@ def build(checkpointer):
         # run
         ("<supervisors>:two_workers", '{"request": "r"}', 'request="r2"', "joins the branches"),
         ("<supervisors>:plain", '{"request": "r"}', 'request="r2"', "no destinations declared"),
-        # LangChain's create_agent: its tools node gets one Send task per tool call and routes
-        # on itself (back to the model, or to the end for a return_direct tool)
+        # LangChain's create_agent builds its routers untraced (RunnableCallable(trace=False)):
+        # what they choose cannot be heard
         (
             "lc_agent.py",
             '{"messages": [{"role": "user", "content": "refund order 42"}]}',
             'messages=[{"role": "user", "content": "refund order 43"}]',
-            "tools gets Send tasks and routes itself",
+            "the conditional edge of HumanInTheLoopMiddleware.after_model runs untraced",
         ),
     ],
 )
@@ -180,6 +180,54 @@ def test_an_unseen_shape_is_refused_before_any_cell(
     assert done.returncode == 2, done
     assert says in done.stderr, done.stderr
     assert not (tmp_path / "out" / "traces").exists()
+
+
+ONE_WAY = """
+import operator
+from typing import Annotated, TypedDict
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
+
+class S(TypedDict, total=False):
+    topics: list[str]
+    notes: Annotated[list[str], operator.add]
+    digest: str
+
+def fan(s):
+    return [Send("research", t) for t in s["topics"]]
+
+def back(s):
+    return "digest"
+
+def build(checkpointer):
+    graph = StateGraph(S)
+    graph.add_node("plan", lambda s: {})
+    graph.add_node("research", lambda topic: {"notes": [f"n:{topic}"]})
+    graph.add_node("digest", lambda s: {"digest": ";".join(sorted(s["notes"]))})
+    graph.add_edge(START, "plan")
+    graph.add_conditional_edges("plan", fan, ["research"])
+    graph.add_conditional_edges("research", back, ["digest"])
+    graph.add_edge("digest", END)
+    return graph.compile(checkpointer=checkpointer)
+"""
+
+
+def test_a_conditional_edge_with_one_destination_is_a_static_edge(tmp_path: Path) -> None:
+    """A router whose path_map names one node can go nowhere else (LangGraph refuses a return
+    outside the map), so it is an edge -- here out of a Send target, which was refused before
+    ("research gets Send tasks and routes itself"), as LangChain's create_agent routes its tools
+    node back to the model."""
+    source = tmp_path / "oneway.py"
+    source.write_text(ONE_WAY)
+    given, revise = '{"topics": ["a", "b"]}', 'topics=["a", "c"]'
+    valid = _run(tmp_path / "validity", f"{source}:build", given, revise, "validity")
+    edges = read_trace_file(Path(valid["cells"][0]["trace"]))[0]["workflow"]["edges"]
+    assert ["research#1", "digest"] in edges and ["research#2", "digest"] in edges
+    assert len(valid["cells"]) == 8 and valid["exit"] == 0, valid
+    assert {c["status"] for c in valid["cells"]} == {"conforms"}
+    stale = _run(tmp_path / "stale", f"{source}:build", given, revise, "stale")
+    statuses = {c["cell"]: c["properties"] for c in stale["cells"]}
+    assert statuses["app-stale-commit-digest"] == ["NoStaleCommit"], statuses
 
 
 ASYNC_APP = f"{ROOT / 'tests' / 'fixtures' / 'revapp' / 'plan_execute.py'}:make_async_graph"

@@ -212,6 +212,24 @@ def workflow_of(
     edges = {(a, b) for a, b in builder.edges if a != START and b != END}
     edges |= {(a, b) for sources, b in builder.waiting_edges for a in sources if b != END}
     routers = routers_of(builder, bound, fanouts)
+    # a conditional edge that names one destination goes nowhere else (LangGraph refuses a
+    # return outside its path map): a static edge -- as LangChain's create_agent routes its
+    # tools node back to the model when no tool returns directly
+    single = {
+        n: r
+        for n, r in routers.items()
+        if r.name != COMMAND and not r.bound and len(set(r.ends.values())) == 1
+    }
+    edges |= {(n, t) for n, r in single.items() for t in r.sent_to}
+    routers = {n: r for n, r in routers.items() if n not in single}
+    deaf = sorted(n for n, r in routers.items() if not r.heard)
+    if deaf:
+        raise UnsupportedApp(
+            f"run revision --app: the conditional edge of {', '.join(deaf)} runs untraced "
+            "(RunnableCallable(..., trace=False), as LangChain's create_agent builds its "
+            "routers), so what it chose cannot be heard; a router LangGraph runs traced (a "
+            "function given to add_conditional_edges) is supported"
+        )
     nodes, edges, slots = _slotted(nodes, edges, routers)
     edges |= {(r, t) for r, router in routers.items() for t in router.targets}
     dag = nx.DiGraph(sorted(edges))

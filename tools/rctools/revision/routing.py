@@ -78,6 +78,10 @@ class Router:
     lap: int = 0
     """A fan-out in a graph's loop: the lap this copy of it sends in (its slots `T#i(lap)`,
     loops.py); 0 outside a loop."""
+    heard: bool = True
+    """LangGraph runs the router function traced, so its callbacks say what it returned (a
+    `RunnableCallable(..., trace=False)`, as LangChain's create_agent builds its routers, is
+    not)."""
 
     @property
     def sent_to(self) -> list[str]:
@@ -272,7 +276,10 @@ def routers_of(
         schema = spec.input_schema or builder.nodes[node].input_schema
         reads = sorted(builder.schemas[schema])
         ends = {str(k): v for k, v in named.items()}
-        routers[node] = Router(node, ends, reads, spec.path.get_name(), bound if fans else 0)
+        heard = getattr(spec.path, "trace", True) is not False
+        routers[node] = Router(
+            node, ends, reads, spec.path.get_name(), bound if fans else 0, heard=heard
+        )
     for node, spec in builder.nodes.items():  # a node that returns Command(goto=...)
         if not spec.ends:
             continue
