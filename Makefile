@@ -37,7 +37,7 @@ docs: setup
 ## The test suite, end to end with the real TLC (markers slow, services, corpus; not long).
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -m "not long" -n 2 --dist loadgroup --durations=25
+	$(BIN)/python -m pytest -q -m "not long" -n 2 --dist loadfile --durations=25
 
 ## The checks that take minutes each: docs/pytest.md's worked example run verbatim, twice; the
 ## rest of what `make test` runs a slice of (every unseen app, every correct saver, the whole

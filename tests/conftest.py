@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import services
 from click.testing import CliRunner
 from resumecheck import tracemanifest
 from resumecheck.trace.schema import load_schema
@@ -163,23 +164,16 @@ def invoke(*args: str | Path, env: dict[str, str | None] | None = None) -> Run:
     return Run(tuple(argv), code, stdout.decode("utf-8"), stderr.decode("utf-8"))
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that asks for the `services` fixture starts PostgreSQL and redis: mark it so
-    (`-m "not services"`), whichever module it is in.
-
-    Under pytest-xdist (`make test` runs `-n 2 --dist loadgroup`) each item is put in a group
-    that one worker runs whole: its module (a module-scoped fixture -- a whole `resume-check
-    spec` run, a recorded matrix -- is then computed once, not once per worker), or, for every
-    test of the servers, one group `services`: the worker that starts the servers is the one
-    that stops them, after the last test that uses them. This runs before xdist reads the
-    groups (tryfirst)."""
+    (`-m "not services"`), whichever module it is in."""
     for item in items:
         if "services" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.services)
-            item.add_marker(pytest.mark.xdist_group("services"))
-        else:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    services.configure(config)
 
 
 # A test skipped for this reason prefix found the machine unable to run what it tests (a kernel
@@ -199,6 +193,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _environment_skips and exitstatus == 0:
         session.exitstatus = 3
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    services.finish(config)  # on the xdist controller: after every worker's last test
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
