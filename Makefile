@@ -101,11 +101,15 @@ record-langgraph: setup
 
 ## No false alarm: the full matrix at stride 1 (every kill point) on every bundled correct saver
 ## (LangGraph's own and the project's correct wrappers), zero saver findings required; the
-## figures go into docs/langgraph.md. Hours on two cores: not in CI (SAVERS=a,b for fewer).
+## figures go into docs/langgraph.md. Then every recorded trace again as a slower store would
+## have given it (resume-check slower: no variant may be flagged where its trace conforms).
+## Hours on two cores: not in CI (SAVERS=a,b for fewer).
+comma := ,
 SAVERS ?= sqlite,sqlite-async,memory,postgres,redis,lmdb,correct_sqlite,table_saver,file_dict_saver,slow_ack_sqlite,log_dir_saver
 no-false-alarm: setup
 	$(BIN)/python -m rctools.langgraph.no_false_alarm --savers $(SAVERS) --out out/no-false-alarm \
 	  --write docs/langgraph.md
+	$(BIN)/resume-check slower --jobs 2 $(foreach s,$(subst $(comma), ,$(SAVERS)),out/no-false-alarm/$(s))
 
 ## What judging costs -- batches of 1, 100 and 1,000 traces, ONE 10,000-event trace against 100
 ## short ones, one process per trace, `resume-check spec`, the recorded ResumeCore traces of
