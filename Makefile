@@ -109,7 +109,7 @@ SAVERS ?= sqlite,sqlite-async,memory,postgres,redis,lmdb,correct_sqlite,table_sa
 no-false-alarm: setup
 	$(BIN)/python -m rctools.langgraph.no_false_alarm --savers $(SAVERS) --out out/no-false-alarm \
 	  --write docs/langgraph.md
-	$(BIN)/resume-check slower --jobs 2 $(foreach s,$(subst $(comma), ,$(SAVERS)),out/no-false-alarm/$(s))
+	$(BIN)/resume-check slower --jobs 2 $(foreach s,$(subst $(comma), ,$(SAVERS)),out/no-false-alarm/$(s)/traces)
 
 ## What judging costs -- batches of 1, 100 and 1,000 traces, ONE 10,000-event trace against 100
 ## short ones, one process per trace, `resume-check spec`, the recorded ResumeCore traces of
