@@ -272,6 +272,18 @@ WritesWrong(c, writes) ==
     \/ ~(Shapes(writes) \subseteq MayWrites(c))
     \/ \E m \in MustWrites(c) : ~\E x \in Shapes(writes) : x.task = m.task
 
+\* The nearest stored checkpoint among c and its ancestors (0: none).
+RECURSIVE StoredAncestor(_)
+StoredAncestor(c) ==
+    IF c = 0 THEN 0 ELSE IF ck[c].st = "stored" THEN c ELSE StoredAncestor(ck[c].parent)
+
+\* The parent a load shows checkpoint c with: the one it has, but (exit
+\* durability) a run's checkpoint still in flight is handed to the saver as a
+\* child of the last stored one, as its put will store it (PutCheckpoint).
+ShownParent(c) ==
+    IF wf.durability = "exit" /\ ~ck[c].edit /\ ck[c].st = "made"
+    THEN StoredAncestor(ck[c].parent) ELSE ck[c].parent
+
 \* CV: the checkpoint a load returned is the one it had to return: the one
 \* asked for (or nothing, if no checkpoint of that id was stored on this chain),
 \* or (none asked) the stored one of highest creation order (or one
@@ -291,7 +303,7 @@ LoadWrong(ch, asked, before, got, parent, digest, writes, answers) ==
     \/ got # 0 /\ Known(got) /\
           \/ ck[got].ch # ch
           \/ ck[got].st = "lost"
-          \/ ck[got].parent # parent
+          \/ ShownParent(got) # parent
           \/ ck[got].digest # 0 /\ digest # 0 /\ ck[got].digest # digest
           \/ WritesWrong(got, writes)
           \/ ~(OneSlot(MustAnswers(got), FlyAnswers(got), answers) /\ answers \subseteq MayAnswers(got))
@@ -845,11 +857,6 @@ Update(p, ch, parent, c, d) ==
     /\ inflight' = [inflight EXCEPT ![p].cks = @ \cup {c}]
     /\ UNCHANGED <<wf, latest, sched, wr, aw, ans, dlv, closed, run, alive, holders, ledger, crashes,
                    ending>>
-
-\* The nearest stored checkpoint among c and its ancestors (0: none).
-RECURSIVE StoredAncestor(_)
-StoredAncestor(c) ==
-    IF c = 0 THEN 0 ELSE IF ck[c].st = "stored" THEN c ELSE StoredAncestor(ck[c].parent)
 
 \* The saver acknowledged checkpoint c, given with content digest d.  Exit
 \* durability saves only a run's last checkpoint, as a child of the last stored

@@ -146,13 +146,15 @@ NewestAt(ch, c, i) ==
     /\ ~\E x \in MadeSet(i) : ChainOf(x) = ch /\ HeldAt(x, i) /\ AfterAt(x, c, i)
 
 \* The parent a load must report: the one it was made with, but (exit durability)
-\* one saved by its maker hangs under the nearest checkpoint stored before.
+\* a run's checkpoint is handed to the saver, and saved, under the nearest
+\* checkpoint stored before (as of its first showing as stored, or of the load
+\* itself while it is in flight).
 RECURSIVE StoredAncestorAt(_, _)
 StoredAncestorAt(c, j) ==
     IF c = 0 THEN 0 ELSE IF StoredAt(c, j) THEN c ELSE StoredAncestorAt(MadeParent(c), j)
 ParentAt(c, i) ==
-    IF wf.durability = "exit" /\ ~IsEdit(c) /\ StoredAt(c, i) /\ ~Is(FirstStored(c, i), {"load", "read"})
-    THEN StoredAncestorAt(MadeParent(c), FirstStored(c, i))
+    IF wf.durability = "exit" /\ ~IsEdit(c)
+    THEN StoredAncestorAt(MadeParent(c), IF StoredAt(c, i) THEN FirstStored(c, i) ELSE i)
     ELSE MadeParent(c)
 
 \* The content checkpoint c has before event i: the digest it was made with, else
