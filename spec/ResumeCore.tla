@@ -566,13 +566,14 @@ Settle(recs) ==
 \* The writes in flight of task t on c that a load returned: they had landed.
 Landed(c, t, writes) == {w \in Flying(c, t) : SeenWrite(t, w) \in Shapes(writes)}
 
-\* What a load saw becomes stored: the checkpoint and every write it returned;
-\* and each checkpoint it showed came before got (`below`, from ShownBelow) has got
-\* in its `above`.
+\* What a load saw becomes stored: the checkpoint (under the parent it was shown
+\* with, ShownParent) and every write it returned; and each checkpoint it showed
+\* came before got (`below`, from ShownBelow) has got in its `above`.
 StoreSeen(got, digest, writes, answers, below) ==
     /\ ck' = LET own == IF got # 0 /\ Known(got)
                         THEN [ck EXCEPT ![got].st = IF @ = "made" THEN "stored" ELSE @,
-                                        ![got].digest = IF @ = 0 THEN digest ELSE @]
+                                        ![got].digest = IF @ = 0 THEN digest ELSE @,
+                                        ![got].parent = ShownParent(got)]
                         ELSE ck
              IN  IF below = {} THEN own
                  ELSE [x \in DOMAIN own |-> IF x \in below THEN [own[x] EXCEPT !.above = @ \cup {got}]
