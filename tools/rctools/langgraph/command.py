@@ -415,12 +415,12 @@ def _plan_for(
             f"with --app, --scenarios takes {', '.join(APP_KINDS)}; not {', '.join(unknown)}"
         )
     try:
-        parse_answer(answer_json)  # refuses null
+        given = parse_answer(answer_json)  # refuses null
         app = App(
             app_spec,
             load_factory(app_spec),
             input=parse_json("--input", input_json, DEFAULT_INPUT),
-            answer=parse_json("--answer", answer_json, DEFAULT_ANSWER),
+            answer=given[0] if given else parse_json("--answer", None, DEFAULT_ANSWER),
             kinds=kinds,
         )
     except AppError as exc:

@@ -24,11 +24,12 @@ the same arguments when a restore or a rerun takes the effect back.
 A graph with async-only nodes runs through `ainvoke` (appdriver); its tools and undos may be
 `async def`. Refused up front, each with its own message (exit 2): a graph that is not a
 StateGraph (an `@entrypoint`), one with subgraphs, a tools file that is not as above, a tool or
-undo that is not a callable of the module, and (after the fault-free run) a graph that parks at
-an `interrupt()` in a node without `--answer` or calls no declared tool (no boundary to fail
-at). A static interrupt (`interrupt_before`/`interrupt_after`) is a stop between two steps:
-the run goes on from it with `invoke(None)`; an `interrupt()` answered with `--answer` runs its
-node again from its start, as LangGraph does (`appengine.AppRun._invoke`).
+undo that is neither a callable nor a LangChain tool of the module, and (after the fault-free
+run) a graph that parks at an `interrupt()` in a node without `--answer` or calls no declared
+tool (no boundary to fail at). A static interrupt (`interrupt_before`/`interrupt_after`) is a
+stop between two steps: the run goes on from it with `invoke(None)`; an `interrupt()` answered
+with `--answer` runs its node again from its start, as LangGraph does
+(`appengine.AppRun._invoke`).
 """
 
 from __future__ import annotations

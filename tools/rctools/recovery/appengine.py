@@ -378,11 +378,13 @@ class AppRun(Listener):
 
     # --- recovery ---------------------------------------------------------------------------
 
-    def _take_back(self, inst: Instance) -> None:
-        for undo in reversed(inst.undo):
+    def _take_back(self, inst: Instance, since: int = 0) -> None:
+        """Takes back, latest first, what `inst` did that can be taken back after its first
+        `since` such effects (a boundary's undo count)."""
+        for undo in reversed(inst.undo[since:]):
             self.driver.settle(undo())
             self.undone += 1
-        inst.undo = []
+        del inst.undo[since:]
 
     def _restart(
         self, inst: Instance, state: Literal["idle", "restored"], to: str = "entry"
@@ -391,10 +393,7 @@ class AppRun(Listener):
         start (idle). What it did after that point is taken back."""
         kept = [p for p in inst.points if p[0] == to]
         _, pos, undo, calls = kept[0] if kept else ("entry", 0, 0, 0)
-        for take_back in reversed(inst.undo[undo:]):
-            self.driver.settle(take_back())
-            self.undone += 1
-        del inst.undo[undo:]
+        self._take_back(inst, undo)
         inst.points = inst.points[: inst.points.index(kept[0]) + 1] if kept else []
         inst.state, inst.attempt, inst.calls, inst.actions = state, inst.attempt + 1, calls, pos
         inst.value, inst.writes = None, frozenset()
@@ -409,10 +408,7 @@ class AppRun(Listener):
             if inst.state != "parked":
                 continue
             _, _, undo, calls = inst.boundary()
-            for take_back in reversed(inst.undo[undo:]):
-                self.driver.settle(take_back())
-                self.undone += 1
-            del inst.undo[undo:]
+            self._take_back(inst, undo)
             inst.calls = calls
             if self.side is not None:
                 self.side.write("unpark", instance=inst.name, undo=undo)
